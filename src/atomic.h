@@ -1,0 +1,44 @@
+/* atomic: output files that appear whole or not at all.
+ *
+ * A result is written to a temporary file created exclusively beside its final
+ * path (name not guessable, permissions from the umask) and renamed over the
+ * final path on success. Temporaries still registered when the process gets
+ * SIGINT or SIGTERM, or when fs_atomic_abort runs, are unlinked, so an
+ * existing output is never touched by a failed run. */
+#ifndef FS_ATOMIC_H
+#define FS_ATOMIC_H
+
+#include <mpi.h>
+
+#include "errors.h"
+
+/* The recognisable part of every temporary name: ".<base>.fftshard-tmp-XXXXXX". */
+#define FS_ATOMIC_TAG ".fftshard-tmp-"
+
+/* Create the temporary for final_path. *tmp_path (out) is malloc'ed; the file
+ * exists, empty, when this returns FS_OK. FS_ERR_OUTPUT when the directory is
+ * missing or not writable. */
+fs_status fs_atomic_create(const char *final_path, char **tmp_path);
+
+/* Remember tmp_path (a copy is kept) so a signal or fs_atomic_abort removes
+ * it. Any rank may register the same path. */
+void fs_atomic_register(const char *tmp_path);
+
+/* Rename tmp_path over final_path and forget it. */
+fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
+
+/* Unlink tmp_path (if it exists) and forget it. */
+void fs_atomic_abort(const char *tmp_path);
+
+/* Collective over comm: rank 0 decides whether final_path may be written
+ * (FS_ERR_OUTPUT when it is a directory, exists without `force`, or is the
+ * same file as `input_path`, which may be NULL) and creates the temporary;
+ * every rank gets its name in *tmp_path (malloc'ed) and registers it. The
+ * returned status is agreed and already printed. */
+fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *input_path, int force,
+                          char **tmp_path);
+
+/* Install the SIGINT/SIGTERM handlers that unlink registered temporaries. */
+void fs_atomic_install_signal_handlers(void);
+
+#endif

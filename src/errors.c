@@ -1,0 +1,100 @@
+/* errors: see errors.h. */
+#include "config.h"
+
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static fs_status error_status = FS_OK;
+static char error_message[2048];
+static int error_verbose;
+
+fs_status fs_error_set(fs_status status, const char *fmt, ...)
+{
+    if (error_status != FS_OK || status == FS_OK)
+        return status;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error_message, sizeof error_message, fmt, ap);
+    va_end(ap);
+    error_status = status;
+    return status;
+}
+
+fs_status fs_error_status(void)
+{
+    return error_status;
+}
+
+const char *fs_error_message(void)
+{
+    return error_message;
+}
+
+void fs_error_clear(void)
+{
+    error_status = FS_OK;
+    error_message[0] = '\0';
+}
+
+void fs_error_print(void)
+{
+    fprintf(stderr, "fftshard: error: %s\n",
+            error_message[0] ? error_message : "unknown failure");
+    fflush(stderr);
+}
+
+fs_status fs_error_agree(MPI_Comm comm, fs_status local)
+{
+    int size, rank;
+    if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
+    /* Pack (status, -rank) so that one MAXLOC-like max picks the highest
+     * status and, among equals, the lowest rank. */
+    long long mine = (long long)local * (size + 1) + (size - rank);
+    long long worst;
+    if (MPI_Allreduce(&mine, &worst, 1, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+        /* Agreement itself is broken: nothing safe is left but ending the job. */
+        fprintf(stderr, "fftshard: error: MPI failed while ranks compared their status\n");
+        MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
+    }
+    fs_status agreed = (fs_status)(worst / (size + 1));
+    int reporter = size - (int)(worst % (size + 1));
+    if (agreed != FS_OK && reporter == rank)
+        fs_error_print();
+    return agreed;
+}
+
+void fs_error_set_verbose(int verbose)
+{
+    error_verbose = verbose;
+}
+
+int fs_error_verbose(void)
+{
+    return error_verbose;
+}
+
+const char *fs_mpi_strerror(int mpi_err)
+{
+    static char text[MPI_MAX_ERROR_STRING + 1];
+    int len = 0;
+    if (MPI_Error_string(mpi_err, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error %d", mpi_err);
+    else
+        text[len] = '\0';
+    return text;
+}
+
+void fs_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fftshard: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+}

@@ -1,0 +1,582 @@
+/* h5io: see h5io.h. */
+#include "config.h"
+
+#include "h5io.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit3(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name3(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#else
+typedef H5O_info_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name2(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#endif
+
+void fs_h5_init(void)
+{
+    H5open();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* An HDF5 call failed: record our message; with --verbose show HDF5's stack. */
+static fs_status h5_fail(fs_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static fs_status h5_fail(fs_status status, const char *fmt, ...)
+{
+    char message[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    if (fs_error_verbose() && fs_error_status() == FS_OK) {
+        fprintf(stderr, "fftshard: HDF5 error stack for: %s\n", message);
+        H5Eprint2(H5E_DEFAULT, stderr);
+    }
+    return fs_error_set(status, "%s", message);
+}
+
+const char *fs_dtype_name(fs_dtype t)
+{
+    switch (t) {
+    case FS_DTYPE_FLOAT32: return "float32";
+    case FS_DTYPE_FLOAT64: return "float64";
+    case FS_DTYPE_COMPLEX64: return "complex64";
+    case FS_DTYPE_COMPLEX128: return "complex128";
+    case FS_DTYPE_INTEGER: return "integer";
+    }
+    return "?";
+}
+
+/* ------------------------------------------------------------------ probe */
+
+typedef struct dataset_list {
+    char names[16][FS_PATH_MAX];
+    int count;     /* all datasets, even those not stored in names */
+} dataset_list;
+
+static herr_t collect_dataset(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    dataset_list *list = data;
+    if (info->type == H5O_TYPE_DATASET) {
+        if (list->count < (int)(sizeof list->names / sizeof list->names[0]))
+            snprintf(list->names[list->count], FS_PATH_MAX, "/%s", name);
+        list->count++;
+    }
+    return 0;
+}
+
+static void format_dataset_list(const dataset_list *list, char *buf, size_t size)
+{
+    size_t used = 0;
+    int shown = list->count < 16 ? list->count : 16;
+    buf[0] = '\0';
+    for (int i = 0; i < shown && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", list->names[i]);
+    if (list->count > shown && used < size)
+        snprintf(buf + used, size - used, ", ... (%d in all)", list->count);
+}
+
+/* Name the element type, and say whether fftshard can read it. */
+static fs_status classify_type(hid_t type, fs_input_info *info)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type);
+    switch (cls) {
+    case H5T_FLOAT:
+        snprintf(info->type_name, sizeof info->type_name, "float%zu", 8 * size);
+        if (size == 4 || size == 8) {
+            info->dtype = size == 4 ? FS_DTYPE_FLOAT32 : FS_DTYPE_FLOAT64;
+            return FS_OK;
+        }
+        break;
+    case H5T_INTEGER:
+        snprintf(info->type_name, sizeof info->type_name, "%sint%zu",
+                 H5Tget_sign(type) == H5T_SGN_NONE ? "u" : "", 8 * size);
+        info->dtype = FS_DTYPE_INTEGER;
+        return FS_OK;
+    case H5T_COMPOUND: {
+        int n = H5Tget_nmembers(type);
+        int ok = n == 2;
+        size_t used = (size_t)snprintf(info->type_name, sizeof info->type_name, "compound {");
+        for (int i = 0; i < n && used < sizeof info->type_name; i++) {
+            char *name = H5Tget_member_name(type, (unsigned)i);
+            hid_t mt = H5Tget_member_type(type, (unsigned)i);
+            const char *want = i == 0 ? "r" : "i";
+            ok = ok && name && strcmp(name, want) == 0 && mt >= 0 && H5Tget_class(mt) == H5T_FLOAT &&
+                 (H5Tget_size(mt) == 4 || H5Tget_size(mt) == 8) && H5Tget_size(mt) * 2 <= size;
+            if (i == 1 && ok) {
+                hid_t m0 = H5Tget_member_type(type, 0);
+                ok = H5Tget_size(m0) == H5Tget_size(mt);
+                H5Tclose(m0);
+            }
+            used += (size_t)snprintf(info->type_name + used, sizeof info->type_name - used, "%s%s",
+                                     i ? ", " : "", name ? name : "?");
+            if (mt >= 0)
+                H5Tclose(mt);
+            H5free_memory(name);
+        }
+        if (used < sizeof info->type_name)
+            snprintf(info->type_name + used, sizeof info->type_name - used, "}");
+        if (ok) {
+            hid_t mt = H5Tget_member_type(type, 0);
+            int single = H5Tget_size(mt) == 4;
+            H5Tclose(mt);
+            info->dtype = single ? FS_DTYPE_COMPLEX64 : FS_DTYPE_COMPLEX128;
+            snprintf(info->type_name, sizeof info->type_name, "%s", single ? "complex64" : "complex128");
+            return FS_OK;
+        }
+        return fs_error_set(FS_ERR_INPUT,
+                            "unsupported element type %s (complex data is a compound of two "
+                            "floats named r and i)",
+                            info->type_name);
+    }
+    case H5T_STRING: snprintf(info->type_name, sizeof info->type_name, "string"); break;
+    case H5T_ENUM: snprintf(info->type_name, sizeof info->type_name, "enum"); break;
+    case H5T_BITFIELD: snprintf(info->type_name, sizeof info->type_name, "bitfield"); break;
+    case H5T_OPAQUE: snprintf(info->type_name, sizeof info->type_name, "opaque"); break;
+    case H5T_REFERENCE: snprintf(info->type_name, sizeof info->type_name, "reference"); break;
+    case H5T_ARRAY: snprintf(info->type_name, sizeof info->type_name, "array"); break;
+    case H5T_VLEN: snprintf(info->type_name, sizeof info->type_name, "variable-length"); break;
+    case H5T_TIME: snprintf(info->type_name, sizeof info->type_name, "time"); break;
+    default: snprintf(info->type_name, sizeof info->type_name, "unknown"); break;
+    }
+    return fs_error_set(FS_ERR_INPUT,
+                        "unsupported element type %s (expected float32, float64, complex64, "
+                        "complex128 or an integer type)",
+                        info->type_name);
+}
+
+fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info)
+{
+    fs_status ret = FS_OK;
+    hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, tid = H5I_INVALID_HID,
+          sid = H5I_INVALID_HID;
+    memset(info, 0, sizeof *info);
+
+    struct stat st;
+    if (stat(file, &st) != 0) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: %s", file,
+                           errno == ENOENT ? "no such file" : strerror(errno));
+        goto done;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", file);
+        goto done;
+    }
+    FILE *probe = fopen(file, "rb");
+    if (!probe) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: %s", file, strerror(errno));
+        goto done;
+    }
+    fclose(probe);
+    if (H5Fis_hdf5(file) <= 0) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: not an HDF5 file%s", file,
+                           st.st_size == 0 ? " (it is empty)" : "");
+        goto done;
+    }
+    fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0) {
+        ret = h5_fail(FS_ERR_INPUT, "%s: HDF5 cannot open it (truncated or damaged?)", file);
+        goto done;
+    }
+
+    if (dataset) {
+        fs_h5_oinfo oinfo;
+        /* H5Oget_info_by_name fails for a missing path at any depth. */
+        if (fs_h5_info_by_name(fid, dataset, &oinfo) < 0) {
+            dataset_list list = {.count = 0};
+            char names[1024];
+            fs_h5_visit(fid, collect_dataset, &list);
+            format_dataset_list(&list, names, sizeof names);
+            ret = fs_error_set(FS_ERR_INPUT, "%s: no dataset %s (datasets in the file: %s)", file,
+                               dataset, list.count ? names : "none");
+            goto done;
+        }
+        if (oinfo.type != H5O_TYPE_DATASET) {
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s is a group, not a dataset", file, dataset);
+            goto done;
+        }
+        snprintf(info->dataset, sizeof info->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
+    } else {
+        dataset_list list = {.count = 0};
+        if (fs_h5_visit(fid, collect_dataset, &list) < 0) {
+            ret = h5_fail(FS_ERR_INPUT, "%s: cannot list the objects in the file", file);
+            goto done;
+        }
+        if (list.count == 0) {
+            ret = fs_error_set(FS_ERR_INPUT, "%s: the file holds no dataset", file);
+            goto done;
+        }
+        if (list.count > 1) {
+            char names[1024];
+            format_dataset_list(&list, names, sizeof names);
+            ret = fs_error_set(FS_ERR_INPUT,
+                               "%s: the file holds %d datasets; name one as %s:/path (%s)", file,
+                               list.count, file, names);
+            goto done;
+        }
+        snprintf(info->dataset, sizeof info->dataset, "%s", list.names[0]);
+    }
+
+    did = H5Dopen2(fid, info->dataset, H5P_DEFAULT);
+    if (did < 0) {
+        ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
+        goto done;
+    }
+    tid = H5Dget_type(did);
+    sid = H5Dget_space(did);
+    if (tid < 0 || sid < 0) {
+        ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot read the dataset's type or shape", file,
+                      info->dataset);
+        goto done;
+    }
+    if (classify_type(tid, info) != FS_OK) {
+        /* Put the file and dataset in front of the type's message. */
+        char located[2048];
+        snprintf(located, sizeof located, "%s:%s: %s", file, info->dataset, fs_error_message());
+        fs_error_clear();
+        ret = fs_error_set(FS_ERR_INPUT, "%s", located);
+        goto done;
+    }
+    H5S_class_t space_class = H5Sget_simple_extent_type(sid);
+    if (space_class != H5S_SIMPLE) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s:%s: %s dataset: nothing to transform", file,
+                           info->dataset, space_class == H5S_SCALAR ? "a scalar" : "an empty (null)");
+        goto done;
+    }
+    int ndim = H5Sget_simple_extent_ndims(sid);
+    if (ndim < 1 || ndim > FS_LAYOUT_MAX_DIMS) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s:%s: %d dimensions; fftshard handles 1 to %d", file,
+                           info->dataset, ndim, FS_LAYOUT_MAX_DIMS);
+        goto done;
+    }
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    H5Sget_simple_extent_dims(sid, dims, NULL);
+    info->ndim = ndim;
+    for (int k = 0; k < ndim; k++) {
+        info->shape[k] = (int64_t)dims[k];
+        if (dims[k] == 0) {
+            char shape[256];
+            fs_format_shape(ndim, info->shape, shape, sizeof shape);
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: axis %d has length 0 (shape %s%s)", file,
+                               info->dataset, k, shape, k + 1 < ndim ? "x..." : "");
+            goto done;
+        }
+    }
+done:
+    if (sid >= 0)
+        H5Sclose(sid);
+    if (tid >= 0)
+        H5Tclose(tid);
+    if (did >= 0)
+        H5Dclose(did);
+    if (fid >= 0)
+        H5Fclose(fid);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ shared pieces */
+
+/* The HDF5 type of an element: native in memory, little-endian IEEE in files.
+ * Complex is h5py's compound {r, i}. */
+static hid_t element_type(fs_dtype t, int native)
+{
+    int single = t == FS_DTYPE_FLOAT32 || t == FS_DTYPE_COMPLEX64;
+    hid_t scalar = native ? (single ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE)
+                          : (single ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+    if (t == FS_DTYPE_FLOAT32 || t == FS_DTYPE_FLOAT64 || t == FS_DTYPE_INTEGER)
+        return H5Tcopy(scalar);
+    size_t half = single ? sizeof(float) : sizeof(double);
+    hid_t c = H5Tcreate(H5T_COMPOUND, 2 * half);
+    if (c < 0)
+        return c;
+    if (H5Tinsert(c, "r", 0, scalar) < 0 || H5Tinsert(c, "i", half, scalar) < 0) {
+        H5Tclose(c);
+        return H5I_INVALID_HID;
+    }
+    return c;
+}
+
+static hid_t mpio_fapl(MPI_Comm comm)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0)
+        return fapl;
+    if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0) {
+        H5Pclose(fapl);
+        return H5I_INVALID_HID;
+    }
+    /* Metadata reads by one rank and broadcast, not by every rank. */
+    H5Pset_all_coll_metadata_ops(fapl, 1);
+    H5Pset_coll_metadata_write(fapl, 1);
+    return fapl;
+}
+
+static hid_t collective_dxpl(void)
+{
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (dxpl >= 0 && H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0) {
+        H5Pclose(dxpl);
+        return H5I_INVALID_HID;
+    }
+    return dxpl;
+}
+
+/* Select `box` in the file space (none when empty). */
+static herr_t select_box(hid_t space, const fs_box *box)
+{
+    if (fs_box_elems(box) == 0)
+        return H5Sselect_none(space);
+    hsize_t start[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < box->ndim; k++) {
+        start[k] = (hsize_t)box->start[k];
+        count[k] = (hsize_t)box->count[k];
+    }
+    return H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+}
+
+/* ------------------------------------------------------------------ read */
+
+fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info, const fs_box *box,
+                     void *data)
+{
+    fs_status ret = FS_OK;
+    hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, did = H5I_INVALID_HID,
+          fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID,
+          dxpl = H5I_INVALID_HID;
+    int64_t n = fs_box_elems(box);
+    int is_complex = info->dtype == FS_DTYPE_COMPLEX64 || info->dtype == FS_DTYPE_COMPLEX128;
+
+    fapl = mpio_fapl(comm);
+    dxpl = collective_dxpl();
+    if (fapl < 0 || dxpl < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot set up parallel HDF5 access");
+        goto done;
+    }
+    fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+    if (fid < 0) {
+        ret = h5_fail(FS_ERR_INPUT, "%s: cannot open for parallel reading", file);
+        goto done;
+    }
+    did = H5Dopen2(fid, info->dataset, H5P_DEFAULT);
+    fspace = did >= 0 ? H5Dget_space(did) : H5I_INVALID_HID;
+    if (fspace < 0 || select_box(fspace, box) < 0) {
+        ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
+        goto done;
+    }
+    /* Real data lands in the real parts of the complex buffer: a stride-2
+     * selection of doubles, so no second buffer is needed. */
+    hsize_t mdim = n > 0 ? (hsize_t)(is_complex ? n : 2 * n) : 1;
+    mspace = H5Screate_simple(1, &mdim, NULL);
+    if (mspace < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot create a memory dataspace");
+        goto done;
+    }
+    if (n == 0) {
+        H5Sselect_none(mspace);
+    } else if (!is_complex) {
+        hsize_t start = 0, stride = 2, count = (hsize_t)n;
+        H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &start, &stride, &count, NULL);
+    }
+    mtype = element_type(is_complex ? FS_DTYPE_COMPLEX128 : FS_DTYPE_FLOAT64, 1);
+    if (mtype < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot create the memory type");
+        goto done;
+    }
+    if (H5Dread(did, mtype, mspace, fspace, dxpl, n > 0 ? data : NULL) < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
+        goto done;
+    }
+    if (!is_complex) {
+        double *d = data;
+        for (int64_t i = 0; i < n; i++)
+            d[2 * i + 1] = 0.0;
+    }
+done:
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (did >= 0)
+        H5Dclose(did);
+    if (fid >= 0 && H5Fclose(fid) < 0 && ret == FS_OK)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: close failed", file);
+    if (dxpl >= 0)
+        H5Pclose(dxpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ write */
+
+struct fs_h5_output {
+    char *path;
+    hid_t fid, did, dxpl;
+};
+
+fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,
+                           const int64_t *shape, fs_dtype file_type, fs_h5_output **out)
+{
+    fs_status ret = FS_OK;
+    hid_t fapl = H5I_INVALID_HID, space = H5I_INVALID_HID, ftype = H5I_INVALID_HID,
+          lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    *out = NULL;
+    fs_h5_output *o = calloc(1, sizeof *o);
+    if (!o || !(o->path = strdup(tmp_path))) {
+        free(o);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    o->fid = o->did = o->dxpl = H5I_INVALID_HID;
+
+    fapl = mpio_fapl(comm);
+    o->dxpl = collective_dxpl();
+    if (fapl < 0 || o->dxpl < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot set up parallel HDF5 access");
+        goto done;
+    }
+    /* The temporary was created empty and exclusively by rank 0; HDF5 now
+     * takes it over. */
+    o->fid = H5Fcreate(tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (o->fid < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", tmp_path);
+        goto done;
+    }
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < ndim; k++)
+        dims[k] = (hsize_t)shape[k];
+    space = H5Screate_simple(ndim, dims, NULL);
+    ftype = element_type(file_type, 0);
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (space < 0 || ftype < 0 || lcpl < 0 || dcpl < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        /* Every element is written; filling first would write the file twice. */
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
+        goto done;
+    }
+    o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT);
+    if (o->did < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path, dataset);
+        goto done;
+    }
+done:
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (space >= 0)
+        H5Sclose(space);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    if (ret != FS_OK) {
+        fs_h5_output_close(&o);
+        return ret;
+    }
+    *out = o;
+    return FS_OK;
+}
+
+fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
+                             const void *data)
+{
+    fs_status ret = FS_OK;
+    hid_t fspace = H5Dget_space(o->did), mspace = H5I_INVALID_HID, mtype = element_type(mem_type, 1);
+    int64_t n = fs_box_elems(box);
+    hsize_t mdim = n > 0 ? (hsize_t)n : 1;
+    mspace = H5Screate_simple(1, &mdim, NULL);
+    if (fspace < 0 || mspace < 0 || mtype < 0 || select_box(fspace, box) < 0 ||
+        (n == 0 && H5Sselect_none(mspace) < 0)) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
+        goto done;
+    }
+    if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, n > 0 ? data : NULL) < 0)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->path);
+done:
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    return ret;
+}
+
+fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value)
+{
+    fs_status ret = FS_OK;
+    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = H5I_INVALID_HID;
+    /* Variable-length UTF-8: h5py returns it as str, not bytes. */
+    if (type < 0 || space < 0 || H5Tset_size(type, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(type, H5T_CSET_UTF8) < 0 ||
+        (attr = H5Acreate2(o->did, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(attr, type, &value) < 0)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    return ret;
+}
+
+fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
+                                    const int64_t *dims, fs_dtype type, const void *values)
+{
+    fs_status ret = FS_OK;
+    hsize_t hdims[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < rank; k++)
+        hdims[k] = (hsize_t)dims[k];
+    hid_t space = rank == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(rank, hdims, NULL);
+    int is_int = type == FS_DTYPE_INTEGER;
+    hid_t ftype = is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    hid_t mtype = is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    hid_t attr = H5I_INVALID_HID;
+    if (space < 0 || (attr = H5Acreate2(o->did, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(attr, mtype, values) < 0)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
+    if (attr >= 0)
+        H5Aclose(attr);
+    if (space >= 0)
+        H5Sclose(space);
+    return ret;
+}
+
+fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, const int64_t *values)
+{
+    int64_t dim = n;
+    return fs_h5_output_attr_numbers(o, name, n < 0 ? 0 : 1, &dim, FS_DTYPE_INTEGER, values);
+}
+
+fs_status fs_h5_output_close(fs_h5_output **o)
+{
+    fs_status ret = FS_OK;
+    fs_h5_output *p = *o;
+    if (!p)
+        return FS_OK;
+    if (p->did >= 0 && H5Dclose(p->did) < 0)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: closing the dataset failed", p->path);
+    if (p->dxpl >= 0)
+        H5Pclose(p->dxpl);
+    /* Closing flushes everything still cached: a full disk shows up here. */
+    if (p->fid >= 0 && H5Fclose(p->fid) < 0 && ret == FS_OK)
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk full?)", p->path);
+    free(p->path);
+    free(p);
+    *o = NULL;
+    return ret;
+}

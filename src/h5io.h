@@ -1,0 +1,77 @@
+/* h5io: parallel HDF5 input and output of fftshard.
+ *
+ * Input: rank 0 probes the file alone (does it exist, which dataset, what
+ * type and shape) so errors are decided once and worded by us; then every
+ * rank opens it through MPI-IO and reads its box collectively, converted to
+ * complex double in place.
+ * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic temporary
+ * file (see atomic.h), written box by box with collective I/O, with the
+ * attributes of DESIGN.md section 3. HDF5's automatic error printing is off;
+ * with --verbose the HDF5 error stack is shown under our message. */
+#ifndef FS_H5IO_H
+#define FS_H5IO_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include "errors.h"
+#include "layout.h"
+
+#define FS_PATH_MAX 1024
+
+/* Element types fftshard reads. Integers are converted to float64. */
+typedef enum fs_dtype {
+    FS_DTYPE_FLOAT32,
+    FS_DTYPE_FLOAT64,
+    FS_DTYPE_COMPLEX64,
+    FS_DTYPE_COMPLEX128,
+    FS_DTYPE_INTEGER,
+} fs_dtype;
+
+/* What the probe learned; plain data so it can be broadcast as bytes. */
+typedef struct fs_input_info {
+    char dataset[FS_PATH_MAX];   /* absolute path in the file */
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype dtype;
+    char type_name[64];          /* e.g. "float32", "int16", "complex64" */
+} fs_input_info;
+
+/* Start HDF5 quietly (automatic error printing off). */
+void fs_h5_init(void);
+
+/* Rank 0 only (serial). dataset may be NULL: the only dataset in the file.
+ * FS_ERR_INPUT with a message for every unusable case. */
+fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
+
+/* Collective: read `box` of the dataset into data (complex double, row-major
+ * over the box). Ranks with an empty box take part and read nothing. */
+fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
+                     const fs_box *box, void *data);
+
+/* An output file being written. */
+typedef struct fs_h5_output fs_h5_output;
+
+/* Collective. Create the dataset `dataset` of the given shape and element
+ * type (complex types as h5py's {r,i} compound) in the (already created,
+ * empty) temporary file tmp_path; missing groups on its path are created. */
+fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset,
+                           int ndim, const int64_t *shape, fs_dtype file_type,
+                           fs_h5_output **out);
+/* Collective: write `box` from data (elements of mem_type, row-major over
+ * box); HDF5 converts to the file type. */
+fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
+                             const void *data);
+/* Collective, same values on every rank: attributes on the dataset. */
+fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value);
+/* n < 0 writes a scalar holding values[0]. */
+fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, const int64_t *values);
+/* An attribute array of `rank` dims (0: scalar) of int64 (type
+ * FS_DTYPE_INTEGER) or float64 (FS_DTYPE_FLOAT64) values, row-major. */
+fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
+                                    const int64_t *dims, fs_dtype type, const void *values);
+/* Collective: close everything; *o set to NULL. Returns the close status. */
+fs_status fs_h5_output_close(fs_h5_output **o);
+
+const char *fs_dtype_name(fs_dtype t);
+
+#endif

@@ -1,0 +1,220 @@
+/* fftshard-mkdata: write a synthetic input array in parallel.
+ * Each rank generates and writes its slab along axis 0; the values depend on
+ * the seed only (see synth.h), so the file is the same on any rank count. */
+#include "config.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "errors.h"
+#include "h5io.h"
+#include "layout.h"
+#include "options.h"
+#include "synth.h"
+
+typedef struct mkdata_options {
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int ndim;
+    fs_dtype type;
+    uint64_t seed;
+    int waves;
+    int force, quiet, help, version;
+    char *file, *dataset;
+} mkdata_options;
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: mpiexec -n P fftshard-mkdata [OPTIONS] SHAPE OUTPUT\n"
+            "Write a synthetic array of the given SHAPE (e.g. 256x256x256) to OUTPUT\n"
+            "(FILE.h5 or FILE.h5:/path; default dataset /data), in parallel.\n"
+            "\n"
+            "  -t, --type=TYPE   complex128 (default), complex64, float64 or float32\n"
+            "  -s, --seed=N      seed of the values (default 1); same file on any rank count\n"
+            "  -w, --waves=K     a sum of K plane waves (at most %d) instead of uniform\n"
+            "                    noise in [-1, 1); wave vectors and amplitudes are stored\n"
+            "                    as attributes, so the spectrum is known exactly\n"
+            "  -f, --force       replace OUTPUT if it exists\n"
+            "  -q, --quiet       print nothing on success\n"
+            "  -h, --help        show this help and exit\n"
+            "  -V, --version     show the version and exit\n",
+            FS_SYNTH_MAX_WAVES);
+}
+
+static fs_status parse(int argc, char **argv, mkdata_options *o)
+{
+    static const struct option longs[] = {
+        {"type", required_argument, NULL, 't'}, {"seed", required_argument, NULL, 's'},
+        {"waves", required_argument, NULL, 'w'}, {"force", no_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},      {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->type = FS_DTYPE_COMPLEX128;
+    o->seed = 1;
+    opterr = 0;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, ":t:s:w:fqhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "complex128") == 0)
+                o->type = FS_DTYPE_COMPLEX128;
+            else if (strcmp(optarg, "complex64") == 0)
+                o->type = FS_DTYPE_COMPLEX64;
+            else if (strcmp(optarg, "float64") == 0)
+                o->type = FS_DTYPE_FLOAT64;
+            else if (strcmp(optarg, "float32") == 0)
+                o->type = FS_DTYPE_FLOAT32;
+            else
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--type=%s: expected complex128, complex64, float64 or float32",
+                                    optarg);
+            break;
+        case 's':
+            o->seed = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || *optarg == '-')
+                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer", optarg);
+            break;
+        case 'w': {
+            long w = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || w < 1 || w > FS_SYNTH_MAX_WAVES)
+                return fs_error_set(FS_ERR_USAGE, "--waves=%s: expected 1 to %d", optarg,
+                                    FS_SYNTH_MAX_WAVES);
+            o->waves = (int)w;
+            break;
+        }
+        case 'f': o->force = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': o->help = 1; return FS_OK;
+        case 'V': o->version = 1; return FS_OK;
+        case ':': return fs_error_set(FS_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+        default: return fs_error_set(FS_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return fs_error_set(FS_ERR_USAGE, "expected SHAPE and OUTPUT");
+    o->ndim = fs_parse_shape(argv[optind], o->shape);
+    if (o->ndim < 0)
+        return fs_error_set(FS_ERR_USAGE,
+                            "'%s': expected a shape like 64x48x30 (1 to %d positive lengths)",
+                            argv[optind], FS_LAYOUT_MAX_DIMS);
+    if (fs_split_location(argv[optind + 1], &o->file, &o->dataset) != FS_OK)
+        return fs_error_status();
+    return FS_OK;
+}
+
+static size_t elem_bytes(fs_dtype t)
+{
+    return t == FS_DTYPE_FLOAT32 ? 4 : t == FS_DTYPE_FLOAT64 || t == FS_DTYPE_COMPLEX64 ? 8 : 16;
+}
+
+/* Collective: generate and write the file. */
+static fs_status generate(MPI_Comm comm, const mkdata_options *o)
+{
+    int rank, nranks;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &nranks);
+    const char *dataset = o->dataset ? o->dataset : "/data";
+    char *tmp = NULL;
+    fs_h5_output *out = NULL;
+    void *buf = NULL;
+    double t0 = MPI_Wtime();
+
+    fs_status st = fs_atomic_begin(comm, o->file, NULL, o->force, &tmp);
+    if (st != FS_OK)
+        return st;
+    fs_box box = fs_box_split(o->ndim, o->shape, 0, nranks, rank);
+    int64_t n = fs_box_elems(&box);
+    fs_synth synth;
+    fs_synth_init(&synth, o->ndim, o->shape, o->seed, o->waves);
+    buf = malloc((size_t)(n > 0 ? n : 1) * elem_bytes(o->type));
+    st = buf ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory for %" PRId64 " elements", n);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    fs_synth_fill(&synth, &box, o->type, buf);
+    st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, &out);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    st = fs_h5_output_write(out, &box, o->type, buf);
+    int64_t seed = (int64_t)o->seed;
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(out, "seed", -1, &seed);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(out, "generator", o->waves ? "plane waves" : "uniform noise");
+    if (st == FS_OK && o->waves) {
+        int64_t dims[2] = {synth.nwaves, o->ndim};
+        int64_t k[FS_SYNTH_MAX_WAVES * FS_LAYOUT_MAX_DIMS];
+        double amp[FS_SYNTH_MAX_WAVES * 2];
+        for (int w = 0; w < synth.nwaves; w++) {
+            memcpy(&k[w * o->ndim], synth.k[w], (size_t)o->ndim * sizeof(int64_t));
+            amp[2 * w] = synth.amp_re[w];
+            amp[2 * w + 1] = synth.amp_im[w];
+        }
+        int64_t amp_dims[2] = {synth.nwaves, 2};
+        st = fs_h5_output_attr_numbers(out, "wave_vectors", 2, dims, FS_DTYPE_INTEGER, k);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_numbers(out, "wave_amplitudes", 2, amp_dims, FS_DTYPE_FLOAT64, amp);
+    }
+    fs_status closed = fs_h5_output_close(&out);
+    if ((st = fs_error_agree(comm, st != FS_OK ? st : closed)) != FS_OK)
+        goto done;
+    st = fs_error_agree(comm, rank == 0 ? fs_atomic_commit(tmp, o->file) : FS_OK);
+    if (st == FS_OK && rank == 0 && !o->quiet) {
+        char shape[256];
+        fs_format_shape(o->ndim, o->shape, shape, sizeof shape);
+        double bytes = 1;
+        for (int k = 0; k < o->ndim; k++)
+            bytes *= (double)o->shape[k];
+        bytes *= (double)elem_bytes(o->type);
+        fprintf(stderr, "fftshard-mkdata: wrote %s:%s %s %s (%.1f MiB) on %d rank%s in %.2f s\n",
+                o->file, dataset, shape, fs_dtype_name(o->type), bytes / 1048576.0, nranks,
+                nranks == 1 ? "" : "s", MPI_Wtime() - t0);
+    }
+done:
+    fs_h5_output_close(&out);
+    if (st != FS_OK)
+        fs_atomic_abort(tmp);
+    free(tmp);
+    free(buf);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+        return FS_ERR_RUNTIME;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    fs_h5_init();
+    fs_atomic_install_signal_handlers();
+    mkdata_options o;
+    fs_status st = parse(argc, argv, &o);
+    if (st != FS_OK) {
+        if (rank == 0) {
+            fprintf(stderr, "fftshard-mkdata: error: %s\n", fs_error_message());
+            fprintf(stderr, "Try 'fftshard-mkdata --help' for more information.\n");
+        }
+    } else if (o.help) {
+        if (rank == 0)
+            print_help(stdout);
+    } else if (o.version) {
+        if (rank == 0)
+            printf("fftshard-mkdata %s\n", PACKAGE_VERSION);
+    } else {
+        st = generate(comm, &o);
+    }
+    free(o.file);
+    free(o.dataset);
+    MPI_Comm_free(&comm);
+    MPI_Finalize();
+    return (int)st;
+}

@@ -1,0 +1,312 @@
+/* options: see options.h. */
+#include "config.h"
+
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange.h"
+#include <fftw3.h>
+#include <hdf5.h>
+
+enum {
+    OPT_INVERSE = 1000,
+    OPT_NORM,
+    OPT_AXES,
+    OPT_TRANSPOSE,
+};
+
+static const struct option long_options[] = {
+    {"inverse", no_argument, NULL, OPT_INVERSE},
+    {"norm", required_argument, NULL, OPT_NORM},
+    {"axes", required_argument, NULL, OPT_AXES},
+    {"transpose", required_argument, NULL, OPT_TRANSPOSE},
+    {"force", no_argument, NULL, 'f'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+void fs_options_print_help(FILE *out)
+{
+    fputs(
+        "Usage: mpiexec -n P fftshard [OPTIONS] INPUT OUTPUT\n"
+        "Compute the N-dimensional FFT of an HDF5 dataset in parallel over MPI ranks.\n"
+        "\n"
+        "INPUT and OUTPUT are FILE.h5 or FILE.h5:/path/to/dataset. Without a path,\n"
+        "INPUT's only dataset is used and OUTPUT gets the same dataset path. The\n"
+        "result is complex128 in natural order: element [k0,k1,...] equals\n"
+        "numpy.fft.fftn(input)[k0,k1,...].\n"
+        "\n"
+        "Transform:\n"
+        "      --inverse           inverse transform (numpy.fft.ifftn)\n"
+        "      --norm=MODE         backward (default), ortho or forward, as in numpy\n"
+        "      --axes=LIST         comma-separated axes to transform; negative counts\n"
+        "                          from the end; default all axes\n"
+        "\n"
+        "Parallel algorithm:\n"
+        "      --transpose=NAME    all-to-all exchange strategy (default alltoall):\n",
+        out);
+    for (int i = 0; fs_exchange_strategies[i]; i++)
+        fprintf(out, "                            %-10s %s\n", fs_exchange_strategies[i]->name,
+                fs_exchange_strategies[i]->summary);
+    fputs(
+        "\n"
+        "Output and messages:\n"
+        "  -f, --force             replace OUTPUT if it exists\n"
+        "  -q, --quiet             no summary on stderr\n"
+        "  -v, --verbose           explain decisions; show HDF5 error stacks\n"
+        "  -h, --help              show this help and exit\n"
+        "  -V, --version           show version and library versions and exit\n"
+        "\n"
+        "Exit status: 0 success, 1 runtime failure, 2 usage error, 3 unusable input,\n"
+        "4 output refused, 5 check failed.\n"
+        "\n"
+        "Example:\n"
+        "  mpiexec -n 4 fftshard --axes=1,2 field.h5:/density spectrum.h5\n"
+        "\n"
+        "See fftshard(1) for file conventions and the exchange strategies.\n",
+        out);
+}
+
+void fs_options_print_version(FILE *out)
+{
+    char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    unsigned h5_major, h5_minor, h5_release;
+    MPI_Get_library_version(mpi_version, &len);
+    /* MPICH's string runs over several lines; its first line names it. */
+    char *newline = strchr(mpi_version, '\n');
+    if (newline)
+        *newline = '\0';
+    H5get_libversion(&h5_major, &h5_minor, &h5_release);
+    fprintf(out, "fftshard %s\n", PACKAGE_VERSION);
+    fprintf(out, "MPI: %s\n", mpi_version);
+    fprintf(out, "HDF5: %u.%u.%u (parallel)\n", h5_major, h5_minor, h5_release);
+    fprintf(out, "FFTW: %s\n", fftw_version);
+}
+
+const char *fs_norm_name(fs_norm norm)
+{
+    switch (norm) {
+    case FS_NORM_BACKWARD: return "backward";
+    case FS_NORM_ORTHO: return "ortho";
+    case FS_NORM_FORWARD: return "forward";
+    }
+    return "?";
+}
+
+
+fs_status fs_split_location(const char *arg, char **file, char **dataset)
+{
+    *file = NULL;
+    *dataset = NULL;
+    const char *sep = strstr(arg, ":/");
+    size_t file_len = sep ? (size_t)(sep - arg) : strlen(arg);
+    if (file_len == 0)
+        return fs_error_set(FS_ERR_USAGE, "'%s': no file name", arg);
+    *file = strndup(arg, file_len);
+    if (sep) {
+        *dataset = strdup(sep + 1);
+        size_t n = strlen(*dataset);
+        while (n > 1 && (*dataset)[n - 1] == '/')
+            (*dataset)[--n] = '\0';
+        if (strcmp(*dataset, "/") == 0) {
+            free(*file);
+            free(*dataset);
+            *file = *dataset = NULL;
+            return fs_error_set(FS_ERR_USAGE, "'%s': dataset path is the root group", arg);
+        }
+    }
+    if (!*file || (sep && !*dataset))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return FS_OK;
+}
+
+/* Parse one integer; the whole text must be a number in [lo, hi]. */
+static int parse_long(const char *text, long lo, long hi, long *value)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *value = v;
+    return 0;
+}
+
+static fs_status parse_axes(const char *text, fs_options *opts)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    fs_status ret = FS_OK;
+    int n = 0;
+    char *save = NULL;
+    if (text[0] == '\0' || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,")) {
+        ret = fs_error_set(FS_ERR_USAGE, "--axes=%s: expected a comma-separated list of axes", text);
+        goto done;
+    }
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long axis;
+        if (parse_long(tok, -FS_MAX_DIMS, FS_MAX_DIMS - 1, &axis) != 0) {
+            ret = fs_error_set(FS_ERR_USAGE,
+                               "--axes=%s: '%s' is not an axis (an integer from %d to %d)", text,
+                               tok, -FS_MAX_DIMS, FS_MAX_DIMS - 1);
+            goto done;
+        }
+        if (n == FS_MAX_DIMS) {
+            ret = fs_error_set(FS_ERR_USAGE, "--axes=%s: more than %d axes", text, FS_MAX_DIMS);
+            goto done;
+        }
+        for (int i = 0; i < n; i++) {
+            if (opts->axes[i] == axis) {
+                ret = fs_error_set(FS_ERR_USAGE, "--axes=%s: axis %ld given twice", text, axis);
+                goto done;
+            }
+        }
+        opts->axes[n++] = (int)axis;
+    }
+    opts->naxes = n;
+done:
+    free(copy);
+    return ret;
+}
+
+static char *join_argv(int argc, char **argv)
+{
+    size_t len = 1;
+    for (int i = 0; i < argc; i++)
+        len += strlen(argv[i]) + 1;
+    char *s = malloc(len);
+    if (!s)
+        return NULL;
+    s[0] = '\0';
+    for (int i = 0; i < argc; i++) {
+        if (i)
+            strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
+{
+    memset(opts, 0, sizeof *opts);
+    opts->action = FS_ACTION_RUN;
+    opts->norm = FS_NORM_BACKWARD;
+    opts->transpose = strdup("alltoall");
+    opts->argv_joined = join_argv(argc, argv);
+    if (!opts->transpose || !opts->argv_joined)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+
+    /* getopt keeps state across calls; a parser that can run twice resets it. */
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":fqvhV", long_options, NULL)) != -1) {
+        switch (c) {
+        case OPT_INVERSE:
+            opts->inverse = 1;
+            break;
+        case OPT_NORM:
+            if (strcmp(optarg, "backward") == 0)
+                opts->norm = FS_NORM_BACKWARD;
+            else if (strcmp(optarg, "ortho") == 0)
+                opts->norm = FS_NORM_ORTHO;
+            else if (strcmp(optarg, "forward") == 0)
+                opts->norm = FS_NORM_FORWARD;
+            else
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--norm=%s: expected backward, ortho or forward", optarg);
+            break;
+        case OPT_AXES:
+            if (parse_axes(optarg, opts) != FS_OK)
+                return fs_error_status();
+            break;
+        case OPT_TRANSPOSE:
+            if (!fs_exchange_find(optarg)) {
+                char known[256] = "";
+                for (int i = 0; fs_exchange_strategies[i]; i++) {
+                    if (i)
+                        strncat(known, ", ", sizeof known - strlen(known) - 1);
+                    strncat(known, fs_exchange_strategies[i]->name, sizeof known - strlen(known) - 1);
+                }
+                return fs_error_set(FS_ERR_USAGE, "--transpose=%s: unknown strategy (known: %s)",
+                                    optarg, known);
+            }
+            free(opts->transpose);
+            opts->transpose = strdup(optarg);
+            break;
+        case 'f':
+            opts->force = 1;
+            break;
+        case 'q':
+            opts->quiet = 1;
+            break;
+        case 'v':
+            opts->verbose = 1;
+            break;
+        case 'h':
+            opts->action = FS_ACTION_HELP;
+            return FS_OK;
+        case 'V':
+            opts->action = FS_ACTION_VERSION;
+            return FS_OK;
+        case ':':
+            return fs_error_set(FS_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            if (optopt && optopt < OPT_INVERSE)
+                return fs_error_set(FS_ERR_USAGE, "unknown option '-%c'", optopt);
+            return fs_error_set(FS_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (opts->quiet && opts->verbose)
+        return fs_error_set(FS_ERR_USAGE, "--quiet and --verbose contradict each other");
+    int npos = argc - optind;
+    if (npos != 2)
+        return fs_error_set(FS_ERR_USAGE, npos < 2 ? "expected INPUT and OUTPUT"
+                                                   : "too many arguments (expected INPUT and OUTPUT)");
+    if (fs_split_location(argv[optind], &opts->input_file, &opts->input_dataset) != FS_OK ||
+        fs_split_location(argv[optind + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
+        return fs_error_status();
+    return FS_OK;
+}
+
+void fs_options_free(fs_options *opts)
+{
+    free(opts->input_file);
+    free(opts->input_dataset);
+    free(opts->output_file);
+    free(opts->output_dataset);
+    free(opts->transpose);
+    free(opts->argv_joined);
+    memset(opts, 0, sizeof *opts);
+}
+
+fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS])
+{
+    for (int k = 0; k < FS_MAX_DIMS; k++)
+        axes_out[k] = opts->naxes == 0 && k < ndim;
+    if (opts->naxes == 0)
+        return FS_OK;
+    for (int i = 0; i < opts->naxes; i++) {
+        int axis = opts->axes[i];
+        int resolved = axis < 0 ? axis + ndim : axis;
+        if (resolved < 0 || resolved >= ndim)
+            return fs_error_set(FS_ERR_USAGE, "--axes: axis %d is out of range for a %d-D dataset",
+                                axis, ndim);
+        if (axes_out[resolved])
+            return fs_error_set(FS_ERR_USAGE,
+                                "--axes: axes %d and %d are the same axis of a %d-D dataset",
+                                opts->axes[i], resolved, ndim);
+        axes_out[resolved] = 1;
+    }
+    return FS_OK;
+}

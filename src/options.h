@@ -1,0 +1,58 @@
+/* options: the command line of fftshard, parsed into one struct.
+ *
+ * Parsing is pure (no MPI, no I/O): every rank parses the same argv and gets
+ * the same result, so no broadcast is needed. The caller owns the struct and
+ * releases it with fs_options_free(). */
+#ifndef FS_OPTIONS_H
+#define FS_OPTIONS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "errors.h"
+
+#define FS_MAX_DIMS 8
+
+typedef enum fs_norm { FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD } fs_norm;
+
+typedef enum fs_action {
+    FS_ACTION_RUN,      /* transform INPUT into OUTPUT */
+    FS_ACTION_HELP,     /* --help: print usage on stdout, exit 0 */
+    FS_ACTION_VERSION,  /* --version */
+} fs_action;
+
+typedef struct fs_options {
+    fs_action action;
+    char *input_file;      /* INPUT without the ":/dataset" part */
+    char *input_dataset;   /* NULL: the only dataset in the file */
+    char *output_file;
+    char *output_dataset;  /* NULL: the input dataset's path */
+    int inverse;           /* --inverse */
+    fs_norm norm;          /* --norm */
+    int naxes;             /* 0: all axes */
+    int axes[FS_MAX_DIMS]; /* as given; negative counts from the end */
+    char *transpose;       /* --transpose strategy name */
+    int force, quiet, verbose;
+    char *argv_joined;     /* the command line, for the report and messages */
+} fs_options;
+
+/* Parse argv into *opts (out; fields allocated, free with fs_options_free).
+ * Returns FS_OK, or FS_ERR_USAGE with the reason recorded by fs_error_set. */
+fs_status fs_options_parse(int argc, char **argv, fs_options *opts);
+void fs_options_free(fs_options *opts);
+
+/* The --help text. */
+void fs_options_print_help(FILE *out);
+void fs_options_print_version(FILE *out);
+
+/* Split "FILE.h5:/path" into file and dataset. Only a colon followed by '/'
+ * separates, so Windows-free paths with colons elsewhere still work.
+ * *file and *dataset are malloc'ed (dataset NULL when absent). */
+fs_status fs_split_location(const char *arg, char **file, char **dataset);
+
+/* Resolve opts->axes against a rank-d array: axes_out[k] is nonzero when axis
+ * k is transformed. FS_ERR_USAGE for an axis out of range or given twice. */
+fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS]);
+
+const char *fs_norm_name(fs_norm norm);
+
+#endif
