@@ -58,6 +58,8 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
     /* mkstemp creates the file exclusively (O_EXCL, never through a symlink)
      * with an unpredictable name and mode 0600. */
     int fd = mkstemp(tmp);
+    if (fd >= 0)
+        fs_atomic_register(tmp); /* from the first moment a signal could strand it */
     if (fd < 0) {
         int e = errno;
         ret = fs_error_set(e == ENOSPC || e == EIO || e == ENOMEM ? FS_ERR_RUNTIME : FS_ERR_OUTPUT,
@@ -139,6 +141,9 @@ static fs_status check_and_create(const char *final_path, const char *input_path
     if (lstat(final_path, &st) == 0) {
         if (S_ISDIR(st.st_mode))
             return fs_error_set(FS_ERR_OUTPUT, "%s: is a directory", final_path);
+        /* Renaming over a device, fifo or symlink would replace it, not write to it. */
+        if (!S_ISREG(st.st_mode))
+            return fs_error_set(FS_ERR_OUTPUT, "%s: exists and is not a regular file", final_path);
         if (!force)
             return fs_error_set(FS_ERR_OUTPUT, "%s: exists; use --force to replace it", final_path);
     } else if (errno != ENOENT) {

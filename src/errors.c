@@ -10,6 +10,17 @@
 static fs_status error_status = FS_OK;
 static char error_message[2048];
 static int error_verbose;
+static const char *program_name = "fftshard";
+
+void fs_error_set_program(const char *name)
+{
+    program_name = name;
+}
+
+const char *fs_error_program(void)
+{
+    return program_name;
+}
 
 fs_status fs_error_set(fs_status status, const char *fmt, ...)
 {
@@ -41,7 +52,7 @@ void fs_error_clear(void)
 
 void fs_error_print(void)
 {
-    fprintf(stderr, "fftshard: error: %s\n",
+    fprintf(stderr, "%s: error: %s\n", program_name,
             error_message[0] ? error_message : "unknown failure");
     fflush(stderr);
 }
@@ -57,7 +68,7 @@ fs_status fs_error_agree(MPI_Comm comm, fs_status local)
     long long worst;
     if (MPI_Allreduce(&mine, &worst, 1, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
         /* Agreement itself is broken: nothing safe is left but ending the job. */
-        fprintf(stderr, "fftshard: error: MPI failed while ranks compared their status\n");
+        fprintf(stderr, "%s: error: MPI failed while ranks compared their status\n", program_name);
         MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
     }
     fs_status agreed = (fs_status)(worst / (size + 1));
@@ -92,7 +103,7 @@ void fs_note(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fputs("fftshard: ", stderr);
+    fprintf(stderr, "%s: ", program_name);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);

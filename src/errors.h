@@ -48,6 +48,10 @@ int fs_error_verbose(void);
 /* Describe an MPI error code in words (static buffer). */
 const char *fs_mpi_strerror(int mpi_err);
 
+/* The program name that starts every message ("fftshard" by default). */
+void fs_error_set_program(const char *name);
+const char *fs_error_program(void);
+
 /* Print our message in the form "fftshard: <level>: ..." from one rank. */
 void fs_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -27,7 +27,18 @@ void fs_h5_init(void)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-/* An HDF5 call failed: record our message; with --verbose show HDF5's stack. */
+/* The innermost entry of HDF5's error stack: the concrete reason (a lock
+ * held by another process, a truncated file, ENOSPC) in HDF5's words. */
+static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
+{
+    char *reason = data;
+    if (n == 0 && err->desc)
+        snprintf(reason, 256, "%s", err->desc);
+    return 0;
+}
+
+/* An HDF5 call failed: record our message with HDF5's innermost reason;
+ * with --verbose show HDF5's whole stack. */
 static fs_status h5_fail(fs_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static fs_status h5_fail(fs_status status, const char *fmt, ...)
 {
@@ -36,10 +47,14 @@ static fs_status h5_fail(fs_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    char reason[256] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, reason);
     if (fs_error_verbose() && fs_error_status() == FS_OK) {
-        fprintf(stderr, "fftshard: HDF5 error stack for: %s\n", message);
+        fprintf(stderr, "%s: HDF5 error stack for: %s\n", fs_error_program(), message);
         H5Eprint2(H5E_DEFAULT, stderr);
     }
+    if (reason[0])
+        return fs_error_set(status, "%s (HDF5: %s)", message, reason);
     return fs_error_set(status, "%s", message);
 }
 
@@ -134,8 +149,8 @@ static fs_status classify_type(hid_t type, fs_input_info *info)
             return FS_OK;
         }
         return fs_error_set(FS_ERR_INPUT,
-                            "unsupported element type %s (complex data is a compound of two "
-                            "floats named r and i)",
+                            "unsupported element type %s (complex data is a compound {r, i} of "
+                            "two float32 or two float64)",
                             info->type_name);
     }
     case H5T_STRING: snprintf(info->type_name, sizeof info->type_name, "string"); break;
@@ -184,7 +199,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
     }
     fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (fid < 0) {
-        ret = h5_fail(FS_ERR_INPUT, "%s: HDF5 cannot open it (truncated or damaged?)", file);
+        ret = h5_fail(FS_ERR_INPUT, "%s: HDF5 cannot open it", file);
         goto done;
     }
 
@@ -201,7 +216,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
             goto done;
         }
         if (oinfo.type != H5O_TYPE_DATASET) {
-            ret = fs_error_set(FS_ERR_INPUT, "%s:%s is a group, not a dataset", file, dataset);
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: is a group, not a dataset", file, dataset);
             goto done;
         }
         snprintf(info->dataset, sizeof info->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
@@ -261,13 +276,14 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
     H5Sget_simple_extent_dims(sid, dims, NULL);
     info->ndim = ndim;
-    for (int k = 0; k < ndim; k++) {
+    for (int k = 0; k < ndim; k++)
         info->shape[k] = (int64_t)dims[k];
+    for (int k = 0; k < ndim; k++) {
         if (dims[k] == 0) {
             char shape[256];
             fs_format_shape(ndim, info->shape, shape, sizeof shape);
-            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: axis %d has length 0 (shape %s%s)", file,
-                               info->dataset, k, shape, k + 1 < ndim ? "x..." : "");
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: axis %d has length 0 (shape %s): nothing to transform",
+                               file, info->dataset, k, shape);
             goto done;
         }
     }

@@ -45,6 +45,9 @@ int main(int argc, char **argv)
     } else {
         fs_error_set_verbose(opts.verbose);
         status = fs_pipeline_run(comm, &opts);
+        /* Some option values (--axes) can only be judged against the input. */
+        if (status == FS_ERR_USAGE && rank == 0)
+            fprintf(stderr, "Try 'fftshard --help' for more information.\n");
     }
     fs_options_free(&opts);
     fflush(stdout);

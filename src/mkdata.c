@@ -93,8 +93,8 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
         case 'q': o->quiet = 1; break;
         case 'h': o->help = 1; return FS_OK;
         case 'V': o->version = 1; return FS_OK;
-        case ':': return fs_error_set(FS_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
-        default: return fs_error_set(FS_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+        case ':': return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
+        default: return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
         }
     }
     if (argc - optind != 2)
@@ -196,11 +196,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     fs_h5_init();
     fs_atomic_install_signal_handlers();
+    fs_error_set_program("fftshard-mkdata");
     mkdata_options o;
     fs_status st = parse(argc, argv, &o);
     if (st != FS_OK) {
         if (rank == 0) {
-            fprintf(stderr, "fftshard-mkdata: error: %s\n", fs_error_message());
+            fs_error_print();
             fprintf(stderr, "Try 'fftshard-mkdata --help' for more information.\n");
         }
     } else if (o.help) {

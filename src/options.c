@@ -85,6 +85,9 @@ void fs_options_print_version(FILE *out)
     char *newline = strchr(mpi_version, '\n');
     if (newline)
         *newline = '\0';
+    for (char *p = mpi_version; *p; p++)
+        if (*p == '\t')
+            *p = ' ';
     H5get_libversion(&h5_major, &h5_minor, &h5_release);
     fprintf(out, "fftshard %s\n", PACKAGE_VERSION);
     fprintf(out, "MPI: %s\n", mpi_version);
@@ -260,19 +263,22 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             opts->action = FS_ACTION_VERSION;
             return FS_OK;
         case ':':
-            return fs_error_set(FS_ERR_USAGE, "option '%s' needs a value", argv[optind - 1]);
+            return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
         default:
             if (optopt && optopt < OPT_INVERSE)
-                return fs_error_set(FS_ERR_USAGE, "unknown option '-%c'", optopt);
-            return fs_error_set(FS_ERR_USAGE, "unknown option '%s'", argv[optind - 1]);
+                return fs_error_set(FS_ERR_USAGE, "'-%c': unknown option", optopt);
+            return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
         }
     }
     if (opts->quiet && opts->verbose)
-        return fs_error_set(FS_ERR_USAGE, "--quiet and --verbose contradict each other");
+        return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - optind;
-    if (npos != 2)
-        return fs_error_set(FS_ERR_USAGE, npos < 2 ? "expected INPUT and OUTPUT"
-                                                   : "too many arguments (expected INPUT and OUTPUT)");
+    if (npos < 2)
+        return fs_error_set(FS_ERR_USAGE, "missing %s: expected INPUT and OUTPUT",
+                            npos == 0 ? "INPUT and OUTPUT" : "OUTPUT");
+    if (npos > 2)
+        return fs_error_set(FS_ERR_USAGE, "'%s': one argument too many (expected INPUT and OUTPUT)",
+                            argv[optind + 2]);
     if (fs_split_location(argv[optind], &opts->input_file, &opts->input_dataset) != FS_OK ||
         fs_split_location(argv[optind + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
         return fs_error_status();

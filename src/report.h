@@ -32,7 +32,7 @@ int64_t fs_peak_memory_bytes(void);
 /* What the summary needs besides the timers. */
 typedef struct fs_run_figures {
     const char *title;          /* one line describing the run */
-    double flops;               /* this rank's floating-point operations */
+    double flops;               /* nominal operations of the whole transform (5 N log2 N) */
     uint64_t bytes_sent;        /* this rank, to other ranks */
     int64_t array_bytes;        /* whole array in working precision */
 } fs_run_figures;
