@@ -1,0 +1,329 @@
+#!/usr/bin/env bats
+# The command line: every exit status with its message, --help and
+# --version, and one message however many ranks. Results are in
+# results.bats, output refusals and atomicity in atomic.bats.
+
+load helpers
+
+setup_file() {
+    cd "$BATS_FILE_TMPDIR" || return 1
+    oracle make ok.h5 4x3x5:complex128
+    oracle make two.h5 /a=3:float64 /g/b=4x2:float64
+    oracle make bad.h5 /string=3:string /enum=3:enum /xy=3:compound-xy \
+        /rij=3:compound-rij /mixed=3:complex-mixed /half=4:float16 \
+        /scalar=scalar:float64 /null=null /empty=3x0x2:float64 \
+        /nine=1x1x1x1x1x1x1x2x3:float64 /grp/x=3:float64
+    oracle make int.h5 5x4:int16
+}
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    cp "$BATS_FILE_TMPDIR"/*.h5 .
+}
+
+# ---------------------------------------------------------------- statuses
+
+@test "exit statuses in helpers.bash mirror enum fs_status in src/errors.h" {
+    local name value var count=0
+    while read -r name value; do
+        var=EXIT_${name#ERR_}
+        [ -n "${!var+set}" ] || fail "src/errors.h has FS_$name = $value; helpers.bash lacks $var"
+        assert_equal "$var=${!var}" "$var=$value"
+        count=$((count + 1))
+    done < <(sed -n 's/^[[:space:]]*FS_\([A-Z_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\).*/\1 \2/p' \
+        "$srcdir/src/errors.h")
+    [ "$count" -ge 6 ] || fail "found only $count statuses in src/errors.h"
+    local mirrored
+    mirrored=$(compgen -v EXIT_ | wc -l)
+    assert_equal "$mirrored statuses in helpers.bash" "$count statuses in helpers.bash"
+}
+
+# ---------------------------------------------------------------- --help, --version
+
+@test "--help: usage on stdout, nothing on stderr, exit 0" {
+    run --separate-stderr fftshard 1 --help
+    assert_success
+    assert_equal "$stderr" ""
+    assert_line --index 0 --regexp '^Usage: .*fftshard \[OPTIONS\] INPUT OUTPUT$'
+    assert_output --partial "--transpose=NAME"
+}
+
+@test "--version: program and library versions on stdout, exit 0" {
+    run --separate-stderr fftshard 1 --version
+    assert_success
+    assert_equal "$stderr" ""
+    assert_line --index 0 "fftshard ${FFTSHARD_VERSION:-0.1.0}"
+    assert_line --regexp '^MPI: MPICH'
+    assert_line --regexp '^HDF5: [0-9]+\.[0-9]+\.[0-9]+'
+    assert_line --regexp '^FFTW: '
+}
+
+@test "--help and --version print once on 4 ranks" {
+    local one
+    one=$(fftshard 1 --help)
+    run --separate-stderr fftshard 4 --help
+    assert_success
+    assert_equal "$output" "$one"
+    one=$(fftshard 1 --version)
+    run --separate-stderr fftshard 4 --version
+    assert_success
+    assert_equal "$output" "$one"
+}
+
+@test "-h and -V are --help and --version" {
+    run --separate-stderr fftshard 1 -h
+    assert_success
+    assert_equal "$output" "$(fftshard 1 --help)"
+    run --separate-stderr fftshard 1 -V
+    assert_success
+    assert_line --index 0 --regexp '^fftshard '
+}
+
+# ---------------------------------------------------------------- unusable input (3)
+
+@test "missing input file: exit 3" {
+    run --separate-stderr fftshard 2 nothere.h5 out.h5
+    assert_error "$EXIT_INPUT" "nothere.h5" "no such file"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+@test "input that is not an HDF5 file: exit 3" {
+    echo "just text" >text.h5
+    run --separate-stderr fftshard 2 text.h5 out.h5
+    assert_error "$EXIT_INPUT" "text.h5" "not an HDF5 file"
+    [ ! -e out.h5 ]
+}
+
+@test "empty input file: exit 3" {
+    : >empty.h5
+    run --separate-stderr fftshard 2 empty.h5 out.h5
+    assert_error "$EXIT_INPUT" "empty.h5" "empty"
+    [ ! -e out.h5 ]
+}
+
+@test "input that is a directory: exit 3" {
+    mkdir dir.h5
+    run --separate-stderr fftshard 2 dir.h5 out.h5
+    assert_error "$EXIT_INPUT" "dir.h5" "directory"
+    [ ! -e out.h5 ]
+}
+
+@test "truncated HDF5 file: exit 3, HDF5's error stack only with --verbose" {
+    head -c 1500 ok.h5 >cut.h5
+    run --separate-stderr fftshard 2 cut.h5 out.h5
+    assert_error "$EXIT_INPUT" "cut.h5"
+    run --separate-stderr fftshard 2 --verbose cut.h5 out.h5
+    assert_equal "$status" "$EXIT_INPUT"
+    [[ $stderr == *HDF5-DIAG* ]] || fail "--verbose should show HDF5's error stack: $stderr"
+    assert_equal "$(grep -c '^fftshard: error: ' <<<"$stderr")" 1
+    [ ! -e out.h5 ]
+}
+
+@test "two datasets and no path: exit 3, the message lists both" {
+    run --separate-stderr fftshard 2 two.h5 out.h5
+    assert_error "$EXIT_INPUT" "two.h5" "/a" "/g/b"
+    [ ! -e out.h5 ]
+}
+
+@test "missing dataset: exit 3, names it and lists the datasets there are" {
+    run --separate-stderr fftshard 2 two.h5:/nope out.h5
+    assert_error "$EXIT_INPUT" "/nope" "/a" "/g/b"
+    run --separate-stderr fftshard 2 two.h5:/g/nope/deeper out.h5
+    assert_error "$EXIT_INPUT" "/g/nope/deeper"
+    [ ! -e out.h5 ]
+}
+
+@test "a group where a dataset is expected: exit 3" {
+    run --separate-stderr fftshard 2 two.h5:/g out.h5
+    assert_error "$EXIT_INPUT" "/g" "group"
+}
+
+@test "unsupported type string: exit 3 naming it" {
+    run --separate-stderr fftshard 2 bad.h5:/string out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/string" "string"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+@test "unsupported type enum: exit 3 naming it" {
+    run --separate-stderr fftshard 2 bad.h5:/enum out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/enum" "enum"
+}
+
+@test "unsupported type: compound that is not {r,i}: exit 3 naming it" {
+    run --separate-stderr fftshard 2 bad.h5:/xy out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/xy" "compound" "x, y"
+    run --separate-stderr fftshard 2 bad.h5:/rij out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/rij" "compound" "r, i, j"
+    run --separate-stderr fftshard 2 bad.h5:/mixed out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/mixed" "compound"
+}
+
+@test "unsupported type float16: exit 3 naming it" {
+    run --separate-stderr fftshard 2 bad.h5:/half out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/half" "float16"
+}
+
+@test "scalar and null datasets: exit 3" {
+    run --separate-stderr fftshard 2 bad.h5:/scalar out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/scalar" "scalar"
+    run --separate-stderr fftshard 2 bad.h5:/null out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/null"
+    [ ! -e out.h5 ]
+}
+
+@test "zero-length axis: exit 3 naming the axis" {
+    run --separate-stderr fftshard 2 bad.h5:/empty out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/empty" "axis 1" "length 0"
+    [ ! -e out.h5 ]
+}
+
+@test "zero-length axis: the message shows the dataset's real shape 3x0x2" {
+    run --separate-stderr fftshard 2 bad.h5:/empty out.h5
+    assert_error "$EXIT_INPUT" "3x0x2"
+}
+
+@test "9-D dataset: exit 3" {
+    run --separate-stderr fftshard 2 bad.h5:/nine out.h5
+    assert_error "$EXIT_INPUT" "bad.h5:/nine" "9"
+    [ ! -e out.h5 ]
+}
+
+# ---------------------------------------------------------------- usage (2)
+
+@test "unknown long option: exit 2" {
+    run --separate-stderr fftshard 2 --bogus ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--bogus"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+@test "unknown short option: exit 2" {
+    run --separate-stderr fftshard 2 -x ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "-x"
+}
+
+@test "option missing its value: exit 2" {
+    run --separate-stderr fftshard 2 ok.h5 out.h5 --norm
+    assert_error "$EXIT_USAGE" "--norm"
+    run --separate-stderr fftshard 2 ok.h5 out.h5 --axes
+    assert_error "$EXIT_USAGE" "--axes"
+    [ ! -e out.h5 ]
+}
+
+@test "--norm=bad: exit 2" {
+    run --separate-stderr fftshard 2 --norm=bad ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--norm=bad"
+}
+
+@test "--axes=x and --axes= : exit 2" {
+    run --separate-stderr fftshard 2 --axes=x ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes=x"
+    run --separate-stderr fftshard 2 --axes= ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes"
+    run --separate-stderr fftshard 2 --axes=0,,1 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes"
+    [ ! -e out.h5 ]
+}
+
+@test "--axes=0,0: the same axis twice, exit 2" {
+    run --separate-stderr fftshard 2 --axes=0,0 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes" "0"
+    [ ! -e out.h5 ]
+}
+
+@test "--axes=1,-2 on a 3-D dataset: the same axis twice, exit 2" {
+    run --separate-stderr fftshard 2 --axes=1,-2 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+@test "--axes=7 and --axes=-4 on a 3-D dataset: out of range, exit 2" {
+    run --separate-stderr fftshard 2 --axes=7 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes" "7"
+    run --separate-stderr fftshard 2 --axes=0,-4 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes" "-4"
+    run --separate-stderr fftshard 2 --axes=9 ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes" "9"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+@test "--transpose=nope: exit 2, the known strategies listed" {
+    run --separate-stderr fftshard 2 --transpose=nope ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--transpose=nope" "alltoall"
+}
+
+@test "one positional argument: exit 2" {
+    run --separate-stderr fftshard 2 ok.h5
+    assert_error "$EXIT_USAGE" "INPUT and OUTPUT"
+    run --separate-stderr fftshard 2
+    assert_error "$EXIT_USAGE" "INPUT and OUTPUT"
+}
+
+@test "three positional arguments: exit 2" {
+    run --separate-stderr fftshard 2 ok.h5 out.h5 more.h5
+    assert_error "$EXIT_USAGE" "argument"
+    [ ! -e out.h5 ]
+    [ ! -e more.h5 ]
+}
+
+@test "--quiet with --verbose: exit 2" {
+    run --separate-stderr fftshard 2 --quiet --verbose ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--quiet" "--verbose"
+}
+
+@test "dataset path that is the root group: exit 2" {
+    run --separate-stderr fftshard 2 ok.h5:/ out.h5
+    assert_error "$EXIT_USAGE" "ok.h5:/"
+}
+
+# ---------------------------------------------------------------- one message, however many ranks
+
+@test "messages are printed once on 4 ranks: usage, input, output, axes" {
+    run --separate-stderr fftshard 4 --norm=bad ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--norm=bad"
+    run --separate-stderr fftshard 4 two.h5 out.h5
+    assert_error "$EXIT_INPUT" "/a" "/g/b"
+    touch exists.h5
+    run --separate-stderr fftshard 4 ok.h5 exists.h5
+    assert_error "$EXIT_OUTPUT" "exists.h5"
+    run --separate-stderr fftshard 4 --axes=2,-1 ok.h5 out.h5
+    assert_equal "$status" "$EXIT_USAGE"
+    assert_equal "$(grep -c '^fftshard: error: ' <<<"$stderr")" 1
+}
+
+@test "messages are printed once on 8 ranks" {
+    run --separate-stderr fftshard 8 --axes=x ok.h5 out.h5
+    assert_error "$EXIT_USAGE" "--axes=x"
+    run --separate-stderr fftshard 8 bad.h5:/enum out.h5
+    assert_error "$EXIT_INPUT" "enum"
+    [ ! -e out.h5 ]
+    assert_no_temporaries
+}
+
+# ---------------------------------------------------------------- what a successful run says
+
+@test "--quiet: a successful run prints nothing" {
+    run --separate-stderr fftshard 2 --quiet ok.h5 out.h5
+    assert_success
+    assert_equal "$output" ""
+    assert_equal "$stderr" ""
+    [ -f out.h5 ]
+}
+
+@test "without --quiet: one summary on stderr on 4 ranks, stdout empty" {
+    run --separate-stderr fftshard 4 ok.h5 out.h5
+    assert_success
+    assert_equal "$output" ""
+    assert_equal "$(grep -c '^fftshard: ' <<<"$stderr")" 1
+    [[ $stderr == *4x3x5* ]] || fail "the summary should name the shape: $stderr"
+}
+
+@test "--verbose says integer input is converted to float64" {
+    run --separate-stderr fftshard 2 --verbose int.h5 out.h5
+    assert_success
+    [[ $stderr == *int16*float64* ]] || fail "no word on the int16 -> float64 conversion: $stderr"
+}

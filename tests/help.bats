@@ -1,0 +1,41 @@
+#!/usr/bin/env bats
+# The --help texts equal their stored copies (a change to them is a
+# deliberate act: update tests/help.txt and the man page with it), and every
+# long option they show is documented in the man page.
+
+load helpers
+
+# long_options_missing_from MANPAGE: print the long options of the help text
+# on stdin that MANPAGE does not mention (troff writes them \-\-name).
+long_options_missing_from() {
+    local man=$1 text option
+    [ -s "$man" ] || { echo "(the man page $man is missing or empty)"; return; }
+    text=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$man")
+    for option in $(grep -o -- '--[a-z][a-z-]*' | sort -u); do
+        grep -qE -- "${option}([^a-z-]|\$)" <<<"$text" || echo "$option"
+    done
+}
+
+@test "fftshard --help equals tests/help.txt" {
+    fftshard 1 --help >help.out
+    diff -u "$srcdir/tests/help.txt" help.out ||
+        fail "--help differs from tests/help.txt (diff above)"
+}
+
+@test "every long option of fftshard --help is in man/fftshard.1" {
+    local missing
+    missing=$(fftshard 1 --help | long_options_missing_from "$srcdir/man/fftshard.1")
+    [ -z "$missing" ] || fail "not in man/fftshard.1: $missing"
+}
+
+@test "fftshard-mkdata --help equals tests/mkdata-help.txt" {
+    mkdata 1 --help >help.out
+    diff -u "$srcdir/tests/mkdata-help.txt" help.out ||
+        fail "--help differs from tests/mkdata-help.txt (diff above)"
+}
+
+@test "every long option of fftshard-mkdata --help is in man/fftshard-mkdata.1" {
+    local missing
+    missing=$(mkdata 1 --help | long_options_missing_from "$srcdir/man/fftshard-mkdata.1")
+    [ -z "$missing" ] || fail "not in man/fftshard-mkdata.1: $missing"
+}

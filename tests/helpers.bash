@@ -1,0 +1,105 @@
+# helpers.bash: what every bats file of fftshard shares.
+#
+# Paths come from the environment Makefile.am sets for `make check`
+# (AM_TESTS_ENVIRONMENT); the defaults below let a built source tree run
+# `bats tests/cli.bats` by hand. Every test runs in its own empty temporary
+# directory, so the source tree (read-only under `make distcheck`) and the
+# build tree are never written to.
+
+bats_require_minimum_version 1.5.0  # run --separate-stderr
+
+bats_load_library bats-support 2>/dev/null || load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-support/load"
+bats_load_library bats-assert 2>/dev/null || load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-assert/load"
+
+# Exit statuses: the mirror of enum fs_status in src/errors.h (cli.bats checks
+# that the two agree). Change both together.
+EXIT_OK=0
+EXIT_RUNTIME=1
+EXIT_USAGE=2
+EXIT_INPUT=3
+EXIT_OUTPUT=4
+EXIT_CHECK=5
+
+# Absolute paths: tests cd into their temporary directory.
+srcdir=$(cd "${srcdir:-$BATS_TEST_DIRNAME/..}" && pwd)
+MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+FFTSHARD=${FFTSHARD:-$srcdir/src/fftshard}
+FFTSHARD_MKDATA=${FFTSHARD_MKDATA:-$srcdir/src/fftshard-mkdata}
+PYTHON_ORACLE=${PYTHON_ORACLE:-/usr/bin/python3}
+TEST_BINDIR=${TEST_BINDIR:-$srcdir/tests}
+ORACLE=$srcdir/tests/oracle.py
+
+# fftshard NP ARGS...: run fftshard on NP ranks.
+fftshard() {
+    local np=$1
+    shift
+    "$MPIEXEC" -n "$np" "$FFTSHARD" "$@"
+}
+
+# mkdata NP ARGS...: run fftshard-mkdata on NP ranks.
+mkdata() {
+    local np=$1
+    shift
+    "$MPIEXEC" -n "$np" "$FFTSHARD_MKDATA" "$@"
+}
+
+# oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py). It
+# runs serially, outside mpiexec: the MPI variables of an enclosing job must
+# not reach it.
+oracle() {
+    local unset=() name
+    for name in $(compgen -e); do
+        case $name in
+        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
+        esac
+    done
+    env "${unset[@]}" "$PYTHON_ORACLE" "$ORACLE" "$@"
+}
+
+# Every test starts in its own empty directory (removed by bats afterwards).
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# The temporaries fftshard leaves in DIR (default .): none are allowed after
+# any run, successful or not.
+temporaries() {
+    find "${1:-.}" -maxdepth 1 -name '.*.fftshard-tmp-*'
+}
+
+assert_no_temporaries() {
+    local left
+    left=$(temporaries "${1:-.}")
+    [ -z "$left" ] || fail "temporary files left behind: $left"
+}
+
+# After `run --separate-stderr fftshard ...`: the command failed with STATUS,
+# printed nothing on stdout and exactly one line `fftshard: error: ...` on
+# stderr containing every FRAGMENT (plus the "Try" line for usage errors):
+# one line however many ranks, and no HDF5 error stack.
+assert_error() {
+    local want=$1 fragment
+    shift
+    assert_equal "$status" "$want"
+    [ -z "$output" ] || fail "stdout should be empty on error, got: $output"
+    local expected_lines=1
+    [ "$want" -eq "$EXIT_USAGE" ] && expected_lines=2
+    [ "${#stderr_lines[@]}" -eq "$expected_lines" ] ||
+        fail "expected $expected_lines line(s) on stderr, got ${#stderr_lines[@]}:
+$stderr"
+    # DESIGN.md: "fftshard: error: <what>: <why>"
+    [[ ${stderr_lines[0]} == "fftshard: error: "?*": "?* ]] ||
+        fail "not of the form 'fftshard: error: <what>: <why>': ${stderr_lines[0]}"
+    if [ "$want" -eq "$EXIT_USAGE" ]; then
+        assert_equal "${stderr_lines[1]}" "Try 'fftshard --help' for more information."
+    fi
+    for fragment in "$@"; do
+        [[ ${stderr_lines[0]} == *"$fragment"* ]] ||
+            fail "message lacks '$fragment': ${stderr_lines[0]}"
+    done
+}
+
+# checksum FILE: its SHA-256, to prove a file was left byte for byte alone.
+checksum() {
+    sha256sum "$1" | cut -d' ' -f1
+}

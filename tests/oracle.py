@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""oracle: the independent checker of the fftshard tests (numpy and h5py only).
+
+Nothing here shares code with fftshard: inputs are written by h5py, results are
+compared with numpy.fft. Run it serially and outside mpiexec (serial h5py).
+
+  oracle.py make [--seed N] FILE SPEC [SPEC...] [-- FILE SPEC...]...
+      Write datasets into FILE (created or truncated); "--" starts the next
+      file, so one call makes several. SPEC is
+      [/path=]SHAPE[:TYPE]: path default /data, TYPE default complex128.
+      SHAPE: 7x5x3, 0x4 (a zero-length axis), "scalar" or "null".
+      TYPE: float16 float32 float64 complex64 complex128 int8 int16 int32
+      int64 uint8 uint16 uint32 uint64, and for the refusal tests: string,
+      enum, compound-xy (two floats not named r and i), compound-rij (three
+      members), complex-mixed ({r: float32, i: float64}).
+      A third field adds storage flags, comma-separated: "gzip" (chunked and
+      compressed), "be" (big-endian). Random values (uniform in [-1, 1);
+      integers in [-100, 100) or [0, 200)), reproducible from the seed and
+      the dataset path. SPEC /path->/target makes a soft link.
+
+  oracle.py check CASE [CASE...]
+      Check fftshard outputs, one CASE per argument, each a string of
+      whitespace-separated tokens:
+        in=FILE[:/ds] out=FILE[:/ds]   as given to fftshard (out's dataset
+                                       defaults to in's)
+        axes=LIST norm=MODE inverse    fftshard's options (default all axes,
+                                       backward, forward)
+        ranks=N transpose=NAME         compared with the attributes (transpose
+                                       may also be "none" when no exchange is
+                                       needed: one rank or axis 0 untouched)
+        expect=FILE[:/ds]              compare the values with this dataset
+                                       instead of numpy.fft (round trips)
+      Checks the dtype (complex128), the shape, every attribute and the values:
+      error = max|out - ref| / max|ref| must not exceed the tolerance.
+      Tolerances: 1e-12 for float64, complex128 and integer input (fftshard
+      computes in double and so does the reference: only rounding differs);
+      1e-5 for float32 and complex64 input (the input itself holds 24-bit
+      mantissas, and a single-precision computation must pass too).
+      The reference is computed from the input converted to complex128.
+
+  oracle.py waves IN OUT
+      IN was written by fftshard-mkdata --waves; OUT is fftshard's forward
+      transform of it (all axes, backward norm). Both numpy.fft.fftn(IN) and
+      OUT must equal the spectrum the attributes describe: for complex types
+      N * amplitude at each wave vector (summed over equal vectors), for real
+      types half of that at k and its conjugate at -k; zero elsewhere.
+
+Exit status: 0 when everything matched, 1 when something did not (each
+failure is printed), 2 on a usage error.
+"""
+
+import re
+import sys
+import zlib
+
+import h5py
+import numpy as np
+
+TOL_DOUBLE = 1e-12
+TOL_SINGLE = 1e-5
+
+SIMPLE_TYPES = {
+    "float16": np.float16, "float32": np.float32, "float64": np.float64,
+    "complex64": np.complex64, "complex128": np.complex128,
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def split_location(arg):
+    """FILE[:/ds] as fftshard splits it: only ':/' separates."""
+    i = arg.find(":/")
+    if i < 0:
+        return arg, None
+    ds = arg[i + 1:].rstrip("/") or "/"
+    return arg[:i], ds
+
+
+def parse_shape(text):
+    if text in ("scalar", "null"):
+        return text
+    return tuple(int(n) for n in text.split("x"))
+
+
+# ---------------------------------------------------------------- make
+
+def random_values(rng, shape, type_name):
+    if type_name in ("complex64", "complex128"):
+        v = rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)
+        return v.astype(SIMPLE_TYPES[type_name])
+    if type_name.startswith("float"):
+        return rng.uniform(-1, 1, shape).astype(SIMPLE_TYPES[type_name])
+    if type_name.startswith("uint"):
+        return rng.integers(0, 200, shape).astype(SIMPLE_TYPES[type_name])
+    if type_name.startswith("int"):
+        return rng.integers(-100, 100, shape).astype(SIMPLE_TYPES[type_name])
+    if type_name == "string":
+        return np.array(rng.choice([b"ab", b"cd", b"ef"], shape), dtype="S2")
+    if type_name == "enum":
+        return rng.integers(0, 2, shape).astype(np.int8)
+    if type_name == "compound-xy":
+        v = np.zeros(shape, dtype=[("x", "<f8"), ("y", "<f8")])
+        v["x"] = rng.uniform(-1, 1, shape)
+        v["y"] = rng.uniform(-1, 1, shape)
+        return v
+    if type_name == "compound-rij":
+        return np.zeros(shape, dtype=[("r", "<f8"), ("i", "<f8"), ("j", "<f8")])
+    if type_name == "complex-mixed":
+        return np.zeros(shape, dtype=[("r", "<f4"), ("i", "<f8")])
+    raise Failure("unknown type %s" % type_name)
+
+
+def make(args):
+    seed = 1
+    if len(args) >= 2 and args[0] == "--seed":
+        seed = int(args[1])
+        args = args[2:]
+    groups = [[]]
+    for a in args:
+        if a == "--":
+            groups.append([])
+        else:
+            groups[-1].append(a)
+    if any(len(g) < 2 for g in groups):
+        usage()
+    for g in groups:
+        make_file(g[0], g[1:], seed)
+    return 0
+
+
+def make_file(path, specs, seed):
+    with h5py.File(path, "w") as f:
+        for spec in specs:
+            if "->" in spec:
+                link, _, target = spec.partition("->")
+                f[link] = h5py.SoftLink(target)
+                continue
+            name, _, rest = spec.rpartition("=")
+            name = name or "/data"
+            shape_text, _, type_name = rest.partition(":")
+            type_name, _, flags = type_name.partition(":")
+            type_name = type_name or "complex128"
+            flags = set(flags.split(",")) - {""}
+            if flags - {"gzip", "be"}:
+                raise Failure("unknown flags %s" % (flags - {"gzip", "be"}))
+            shape = parse_shape(shape_text)
+            # Independent of the order of the specs: seed mixed with the path.
+            rng = np.random.default_rng([seed, zlib.crc32(name.encode())])
+            if shape == "null":
+                f.create_dataset(name, data=h5py.Empty("<f8"))
+                continue
+            values = random_values(rng, () if shape == "scalar" else shape, type_name)
+            if type_name == "enum":
+                dt = h5py.enum_dtype({"RED": 0, "GREEN": 1}, basetype="i1")
+                f.create_dataset(name, data=values, dtype=dt)
+            else:
+                if "be" in flags:
+                    values = values.astype(values.dtype.newbyteorder(">"))
+                kwargs = {"compression": "gzip", "chunks": True} if "gzip" in flags else {}
+                f.create_dataset(name, data=values, **kwargs)
+
+
+# ---------------------------------------------------------------- check
+
+def only_dataset(f, file_name):
+    names = []
+    f.visititems(lambda n, o: names.append("/" + n) if isinstance(o, h5py.Dataset) else None)
+    if len(names) != 1:
+        raise Failure("%s: expected exactly one dataset, found %s" % (file_name, names))
+    return names[0]
+
+
+def read_input(location):
+    """(values as complex128, original dtype, dataset path) of FILE[:/ds]."""
+    file_name, ds = split_location(location)
+    with h5py.File(file_name, "r") as f:
+        ds = ds or only_dataset(f, file_name)
+        raw = f[ds][()]
+    if raw.dtype.names:  # h5py reads {r,i} as complex; anything else is not input
+        raise Failure("%s: %s is not a number type" % (location, raw.dtype))
+    return raw.astype(np.complex128), raw.dtype, ds
+
+
+def tolerance(dtype):
+    return TOL_SINGLE if dtype in (np.dtype(np.float32), np.dtype(np.complex64)) else TOL_DOUBLE
+
+
+def relative_error(out, ref):
+    scale = np.max(np.abs(ref)) if ref.size else 0.0
+    err = np.max(np.abs(out - ref)) if ref.size else 0.0
+    return err / scale if scale > 0 else err
+
+
+def normalise_axes(text, ndim):
+    if text is None:
+        return list(range(ndim))
+    axes = [int(a) for a in text.split(",")]
+    return sorted(a + ndim if a < 0 else a for a in axes)
+
+
+def check_attr(attrs, name, expected, problems):
+    if name not in attrs:
+        problems.append("attribute %s missing" % name)
+        return
+    got = attrs[name]
+    if isinstance(expected, str):
+        if not isinstance(got, str) or got != expected:
+            problems.append("attribute %s = %r, expected %r" % (name, got, expected))
+        return
+    got = np.asarray(got)
+    expected = np.asarray(expected, dtype=np.int64)
+    if got.dtype.kind not in "iu" or got.shape != expected.shape or not np.array_equal(got, expected):
+        problems.append("attribute %s = %r (%s, shape %s), expected %r (int64, shape %s)"
+                        % (name, got.tolist(), got.dtype, got.shape, expected.tolist(),
+                           expected.shape))
+
+
+def check_case(text, version):
+    opts = {"inverse": False, "norm": "backward", "axes": None, "ranks": None,
+            "transpose": "alltoall", "expect": None}
+    for token in text.split():
+        key, eq, value = token.partition("=")
+        if not eq:
+            if key != "inverse":
+                raise Failure("unknown flag %r" % key)
+            opts["inverse"] = True
+        elif key in ("in", "out", "axes", "norm", "ranks", "transpose", "expect"):
+            opts[key] = value
+        else:
+            raise Failure("unknown key %r" % key)
+    if "in" not in opts or "out" not in opts:
+        raise Failure("in= and out= are required")
+
+    x, in_dtype, in_ds = read_input(opts["in"])
+    ndim = x.ndim
+    axes = normalise_axes(opts["axes"], ndim)
+    if opts["expect"]:
+        ref, ref_dtype, _ = read_input(opts["expect"])
+        tol = tolerance(ref_dtype)
+    else:
+        transform = np.fft.ifftn if opts["inverse"] else np.fft.fftn
+        ref = transform(x, axes=axes, norm=opts["norm"])
+        tol = tolerance(in_dtype)
+
+    out_file, out_ds = split_location(opts["out"])
+    out_ds = out_ds or in_ds
+    problems = []
+    with h5py.File(out_file, "r") as f:
+        if out_ds not in f or not isinstance(f[out_ds], h5py.Dataset):
+            raise Failure("%s has no dataset %s" % (out_file, out_ds))
+        d = f[out_ds]
+        if d.dtype != np.complex128:
+            problems.append("dtype %s, expected complex128 ({r,i} of float64)" % d.dtype)
+        if d.shape != x.shape:
+            problems.append("shape %s, expected %s" % (d.shape, x.shape))
+        attrs = dict(d.attrs)
+        out = d[()]
+    if not problems:
+        err = relative_error(out.astype(np.complex128), ref)
+        if not err <= tol:
+            problems.append("error %.3g above tolerance %g" % (err, tol))
+    else:
+        err = float("nan")
+
+    in_file, _ = split_location(opts["in"])
+    v = attrs.get("fftshard_version")
+    if not isinstance(v, str) or not re.fullmatch(r"\d+\.\d+\.\d+\S*", v) or \
+            (version and v != version):
+        problems.append("attribute fftshard_version = %r, expected %r" % (v, version or "X.Y.Z"))
+    check_attr(attrs, "transform", "c2c", problems)
+    check_attr(attrs, "direction", "inverse" if opts["inverse"] else "forward", problems)
+    check_attr(attrs, "norm", opts["norm"], problems)
+    check_attr(attrs, "axes", axes, problems)
+    check_attr(attrs, "input", "%s:%s" % (in_file, in_ds), problems)
+    check_attr(attrs, "input_shape", list(x.shape), problems)
+    check_attr(attrs, "last_size", x.shape[axes[-1]], problems)
+    # The strategy asked for, or "none" when no exchange is needed (one rank,
+    # or axis 0 not transformed: every rank holds whole rows of the other axes).
+    transpose = attrs.get("transpose")
+    exchange_needed = 0 in axes and opts["ranks"] is not None and int(opts["ranks"]) > 1
+    allowed = [opts["transpose"]] if exchange_needed else [opts["transpose"], "none"]
+    if not isinstance(transpose, str) or transpose not in allowed:
+        problems.append("attribute transpose = %r, expected %s" % (transpose, " or ".join(
+            repr(a) for a in allowed)))
+    if opts["ranks"] is not None:
+        check_attr(attrs, "ranks", int(opts["ranks"]), problems)
+    return err, problems
+
+
+def check(cases):
+    import os
+    version = os.environ.get("FFTSHARD_VERSION", "")
+    failed = 0
+    for text in cases:
+        try:
+            err, problems = check_case(text, version)
+        except (Failure, OSError, KeyError, ValueError) as e:
+            err, problems = float("nan"), ["%s: %s" % (type(e).__name__, e)]
+        if problems:
+            failed += 1
+            print("FAIL [%s]" % text)
+            for p in problems:
+                print("    " + p)
+        else:
+            print("ok   [%s] error %.2g" % (text, err))
+    print("%d of %d cases failed" % (failed, len(cases)))
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- waves
+
+def waves(in_location, out_location):
+    x, dtype, in_ds = read_input(in_location)
+    in_file, _ = split_location(in_location)
+    with h5py.File(in_file, "r") as f:
+        k = np.asarray(f[in_ds].attrs["wave_vectors"])
+        amp = np.asarray(f[in_ds].attrs["wave_amplitudes"])
+    n = x.size
+    if k.ndim != 2 or k.shape[1] != x.ndim or amp.shape != (k.shape[0], 2):
+        print("FAIL wave_vectors %s / wave_amplitudes %s do not fit a %d-D array"
+              % (k.shape, amp.shape, x.ndim))
+        return 1
+    spectrum = np.zeros(x.shape, dtype=np.complex128)
+    for kj, (re_, im_) in zip(k, amp):
+        a = complex(re_, im_)
+        if dtype.kind == "c":
+            spectrum[tuple(kj)] += n * a
+        else:
+            spectrum[tuple(kj)] += n * a / 2
+            spectrum[tuple((-kj) % np.array(x.shape))] += n * a.conjugate() / 2
+    out_file, out_ds = split_location(out_location)
+    with h5py.File(out_file, "r") as f:
+        out = f[out_ds or in_ds][()].astype(np.complex128)
+    tol = tolerance(dtype)
+    failed = 0
+    for what, values in (("numpy.fft.fftn(input)", np.fft.fftn(x)), ("fftshard output", out)):
+        err = relative_error(values, spectrum)
+        peaks = {tuple(int(i) for i in p)
+                 for p in np.argwhere(np.abs(values) > 1e-3 * np.max(np.abs(values)))}
+        expected = {tuple(int(i) for i in p)
+                    for p in np.argwhere(np.abs(spectrum) > 1e-3 * np.max(np.abs(spectrum)))}
+        ok = err <= tol and peaks == expected
+        failed += not ok
+        print("%s %s: error %.2g against the attributes' spectrum; peaks %s%s"
+              % ("ok  " if ok else "FAIL", what, err, sorted(peaks),
+                 "" if peaks == expected else ", expected %s" % sorted(expected)))
+    return 1 if failed else 0
+
+
+# ---------------------------------------------------------------- main
+
+def usage():
+    sys.stderr.write(__doc__)
+    sys.exit(2)
+
+
+def main(argv):
+    if len(argv) < 2:
+        usage()
+    command, args = argv[1], argv[2:]
+    if command == "make":
+        return make(args)
+    if command == "check" and args:
+        return check(args)
+    if command == "waves" and len(args) == 2:
+        return waves(*args)
+    usage()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

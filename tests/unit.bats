@@ -1,0 +1,27 @@
+#!/usr/bin/env bats
+# The C unit tests: layout arithmetic (serial) and every exchange strategy
+# under mpiexec on 1 to 8 ranks. Their own output says what failed.
+
+load helpers
+
+@test "layout: split, boxes, pack/unpack, redistributions, shapes" {
+    run "$TEST_BINDIR/test_layout"
+    assert_success
+    assert_output --regexp '^test_layout: [0-9]+ checks, 0 failed$'
+}
+
+# exchange NP: every strategy on NP ranks.
+exchange() {
+    run "$MPIEXEC" -n "$1" "$TEST_BINDIR/test_exchange"
+    assert_success
+    assert_output --partial "on $1 ranks, 0 failures"
+}
+
+@test "exchange: every strategy on 1 rank" { exchange 1; }
+@test "exchange: every strategy on 2 ranks" { exchange 2; }
+@test "exchange: every strategy on 3 ranks" { exchange 3; }
+@test "exchange: every strategy on 4 ranks" { exchange 4; }
+@test "exchange: every strategy on 5 ranks" { exchange 5; }
+@test "exchange: every strategy on 6 ranks" { exchange 6; }
+@test "exchange: every strategy on 7 ranks" { exchange 7; }
+@test "exchange: every strategy on 8 ranks" { exchange 8; }
