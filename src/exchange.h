@@ -23,21 +23,39 @@ typedef struct fs_exchange_params {
     int queues;            /* --queues */
 } fs_exchange_params;
 
-/* What a strategy is asked to do. The plan keeps pointers to rd and params:
- * they must outlive it. */
+/* Local FFT work on one block, for strategies that overlap it with their
+ * messages (pairwise). `block` is the block's box in global coordinates and
+ * `data` its elements, packed row-major. A strategy may call a hook on
+ * pieces of a block: sub-boxes cut along the block's first axis. pre runs on
+ * a block before it is sent (the own block included), post on a block after
+ * it arrived. Either may be NULL. */
+typedef struct fs_block_hooks {
+    void (*pre)(void *ctx, const fs_box *block, void *data);
+    void (*post)(void *ctx, const fs_box *block, void *data);
+    void *ctx;
+    int split_axis;   /* axis the hooks never transform, to cut pieces along (-1: none) */
+} fs_block_hooks;
+
+/* What a strategy is asked to do. The plan keeps pointers to rd, params and
+ * hooks: they must outlive it. */
 typedef struct fs_exchange_args {
     MPI_Comm comm;                    /* peers of rd, in comm rank order */
     const fs_redist *rd;
     size_t elem_bytes;                /* bytes per element */
     MPI_Datatype elem_type;           /* MPI type of one element */
     const fs_exchange_params *params;
+    const fs_block_hooks *hooks;      /* NULL: no work to overlap */
 } fs_exchange_args;
 
 /* Figures every strategy fills in during execute (accumulated). */
 typedef struct fs_exchange_stats {
     uint64_t bytes_sent;      /* to other ranks */
     uint64_t bytes_received;  /* from other ranks */
+    uint64_t messages_sent;   /* point-to-point messages (or collective calls) */
+    uint64_t wire_bytes_sent; /* what the messages carried: xorswap sends 1.5x its blocks */
     double t_pack_s, t_comm_s, t_unpack_s;
+    double t_hooks_s;         /* time in the block hooks */
+    double t_hooks_overlapped_s; /* of which while messages were in flight */
 } fs_exchange_stats;
 
 typedef struct fs_exchange {
@@ -52,6 +70,8 @@ typedef struct fs_exchange {
 typedef struct fs_exchange_ops {
     const char *name;
     const char *summary;      /* one line for --help and the man page */
+    int uses_hooks;           /* runs fs_block_hooks itself (else the caller does that work) */
+    int in_place;             /* no second array: scratch is O(packet) */
     /* Fill x->work_elems, x->scratch_bytes and x->impl. */
     fs_status (*plan)(fs_exchange *x);
     /* data holds work_elems elements: `from` layout in, `to` layout out. */
@@ -75,5 +95,33 @@ void fs_exchange_free(fs_exchange **x);
 
 /* Strategies. */
 extern const fs_exchange_ops fs_exchange_alltoall;
+extern const fs_exchange_ops fs_exchange_random;
+extern const fs_exchange_ops fs_exchange_xorswap;
+extern const fs_exchange_ops fs_exchange_pairwise;
+
+/* Defaults of fs_exchange_params. */
+#define FS_DEFAULT_SEED 1
+#define FS_DEFAULT_PACKET_BYTES (1024 * 1024)
+#define FS_DEFAULT_QUEUES 4
+
+/* Shared by the strategies (exchange.c). */
+/* Nonzero when every received box lands contiguously, in peer order, in the
+ * storage of `to`: MPI can then receive straight into the data buffer. */
+int fs_exchange_receives_in_place(const fs_redist *rd);
+/* Pack every peer's send box from `data` (from layout) into sendbuf at
+ * element offsets displs[q]. */
+void fs_exchange_pack_all(const fs_exchange *x, const void *data, void *sendbuf,
+                          const int64_t *displs);
+void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbuf,
+                            const int64_t *displs);
+/* The message pattern shared by xorswap: round r's partner of `rank`
+ * among `n` in contention-free rounds (-1: idle this round). */
+int fs_exchange_rounds(int n);
+int fs_exchange_round_partner(int n, int rank, int round);
+/* The packet size of the plan (--packet, capped below MPI's int counts). */
+size_t fs_exchange_packet_bytes(const fs_exchange *x);
+/* Record the figures of a run that moved the logical blocks with `messages`
+ * messages carrying wire_bytes in all. */
+void fs_exchange_count(fs_exchange *x, uint64_t messages, uint64_t wire_bytes);
 
 #endif

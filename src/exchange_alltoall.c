@@ -33,22 +33,6 @@ static void alltoall_destroy(fs_exchange *x)
     x->impl = NULL;
 }
 
-/* Receiving in place needs every received box to be contiguous in `to` and
- * to sit at the running offset of the boxes before it. */
-static int receives_in_place(const fs_redist *rd)
-{
-    int64_t expected = 0;
-    for (int q = 0; q < rd->npeers; q++) {
-        if (rd->recv_elems[q] == 0)
-            continue;
-        if (!fs_box_is_contiguous_in(&rd->recv[q], &rd->to) ||
-            fs_box_offset_in(&rd->recv[q], &rd->to) != expected)
-            return 0;
-        expected += rd->recv_elems[q];
-    }
-    return 1;
-}
-
 static fs_status alltoall_plan_new(fs_exchange *x)
 {
     const fs_redist *rd = x->args.rd;
@@ -87,7 +71,7 @@ static fs_status alltoall_plan_new(fs_exchange *x)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: alltoall send buffer of %lld bytes",
                             (long long)rd->send_total * (long long)eb);
     x->scratch_bytes = (size_t)rd->send_total * eb;
-    if (!receives_in_place(rd)) {
+    if (!fs_exchange_receives_in_place(rd)) {
         p->recv_buf = malloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
         if (!p->recv_buf)
             return fs_error_set(FS_ERR_RUNTIME,
@@ -125,14 +109,15 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
     x->stats.t_pack_s += t1 - t0;
     x->stats.t_comm_s += t2 - t1;
     x->stats.t_unpack_s += t3 - t2;
-    x->stats.bytes_sent += (uint64_t)(rd->send_total - rd->send_elems[rd->self]) * eb;
-    x->stats.bytes_received += (uint64_t)(rd->recv_total - rd->recv_elems[rd->self]) * eb;
+    fs_exchange_count(x, 1, (uint64_t)(rd->send_total - rd->send_elems[rd->self]) * eb);
     return FS_OK;
 }
 
 const fs_exchange_ops fs_exchange_alltoall = {
     .name = "alltoall",
     .summary = "MPI_Alltoallv on packed blocks (baseline)",
+    .uses_hooks = 0,
+    .in_place = 0,
     .plan = alltoall_plan_new,
     .execute = alltoall_execute,
     .destroy = alltoall_destroy,

@@ -23,6 +23,18 @@ void fs_fft_pass_execute(fs_fft_pass *pass);
 double fs_fft_pass_flops(const fs_fft_pass *pass);
 void fs_fft_pass_free(fs_fft_pass **pass);
 
+/* The same transform on many blocks of varying shape and address: the work
+ * an overlapping exchange hands back block by block. One plan per block
+ * shape, made on first use (FFTW_ESTIMATE | FFTW_UNALIGNED, so any element
+ * address works) and kept. */
+typedef struct fs_fft_blockwise fs_fft_blockwise;
+fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_fft_blockwise **out);
+/* Transform block `box` stored row-major at data, in place. Returns nonzero
+ * when FFTW cannot plan it (then the block is untouched). */
+int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data);
+int fs_fft_blockwise_failed(const fs_fft_blockwise *bw);
+void fs_fft_blockwise_free(fs_fft_blockwise **bw);
+
 /* Multiply n complex doubles by factor. */
 void fs_fft_scale(void *data, int64_t n, double factor);
 

@@ -18,13 +18,24 @@ enum {
     OPT_NORM,
     OPT_AXES,
     OPT_TRANSPOSE,
+    OPT_SEED,
+    OPT_PACKET,
+    OPT_QUEUES,
+    OPT_WISDOM,
 };
+
+#define MAX_PACKET_BYTES ((uint64_t)1 << 30)
+#define MAX_QUEUES 1024
 
 static const struct option long_options[] = {
     {"inverse", no_argument, NULL, OPT_INVERSE},
     {"norm", required_argument, NULL, OPT_NORM},
     {"axes", required_argument, NULL, OPT_AXES},
     {"transpose", required_argument, NULL, OPT_TRANSPOSE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"packet", required_argument, NULL, OPT_PACKET},
+    {"queues", required_argument, NULL, OPT_QUEUES},
+    {"wisdom", required_argument, NULL, OPT_WISDOM},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
@@ -54,9 +65,16 @@ void fs_options_print_help(FILE *out)
         "      --transpose=NAME    all-to-all exchange strategy (default alltoall):\n",
         out);
     for (int i = 0; fs_exchange_strategies[i]; i++)
-        fprintf(out, "                            %-10s %s\n", fs_exchange_strategies[i]->name,
+        fprintf(out, "                            %-9s %s\n", fs_exchange_strategies[i]->name,
                 fs_exchange_strategies[i]->summary);
+    fprintf(out, "                            %-9s %s\n", "auto",
+            "time each on the real sizes, use the fastest");
     fputs(
+        "      --seed=N            random order seed (default 1)\n"
+        "      --packet=BYTES      message piece for random, xorswap and pairwise;\n"
+        "                          K, M, G suffixes (default 1M)\n"
+        "      --queues=L          output queues of random (default 4)\n"
+        "      --wisdom=FILE       read and update FFTW wisdom and auto's choices\n"
         "\n"
         "Output and messages:\n"
         "  -f, --force             replace OUTPUT if it exists\n"
@@ -205,6 +223,9 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     opts->action = FS_ACTION_RUN;
     opts->norm = FS_NORM_BACKWARD;
     opts->transpose = strdup("alltoall");
+    opts->seed = FS_DEFAULT_SEED;
+    opts->packet_bytes = FS_DEFAULT_PACKET_BYTES;
+    opts->queues = FS_DEFAULT_QUEUES;
     opts->argv_joined = join_argv(argc, argv);
     if (!opts->transpose || !opts->argv_joined)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -234,18 +255,53 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
                 return fs_error_status();
             break;
         case OPT_TRANSPOSE:
-            if (!fs_exchange_find(optarg)) {
+            if (strcmp(optarg, "auto") != 0 && !fs_exchange_find(optarg)) {
                 char known[256] = "";
                 for (int i = 0; fs_exchange_strategies[i]; i++) {
                     if (i)
                         strncat(known, ", ", sizeof known - strlen(known) - 1);
                     strncat(known, fs_exchange_strategies[i]->name, sizeof known - strlen(known) - 1);
                 }
-                return fs_error_set(FS_ERR_USAGE, "--transpose=%s: unknown strategy (known: %s)",
-                                    optarg, known);
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--transpose=%s: unknown strategy (known: %s, auto)", optarg,
+                                    known);
             }
             free(opts->transpose);
             opts->transpose = strdup(optarg);
+            break;
+        case OPT_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(optarg, &end, 10);
+            if (errno || end == optarg || *end != '\0' || optarg[0] == '-')
+                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer",
+                                    optarg);
+            opts->seed = v;
+            break;
+        }
+        case OPT_PACKET: {
+            uint64_t bytes;
+            if (fs_parse_bytes(optarg, &bytes) != 0 || bytes < 1 || bytes > MAX_PACKET_BYTES)
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--packet=%s: expected a size from 1 byte to 1G (K, M, G "
+                                    "suffixes allowed)",
+                                    optarg);
+            opts->packet_bytes = (size_t)bytes;
+            break;
+        }
+        case OPT_QUEUES: {
+            long v;
+            if (parse_long(optarg, 1, MAX_QUEUES, &v) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--queues=%s: expected an integer from 1 to %d",
+                                    optarg, MAX_QUEUES);
+            opts->queues = (int)v;
+            break;
+        }
+        case OPT_WISDOM:
+            if (optarg[0] == '\0')
+                return fs_error_set(FS_ERR_USAGE, "--wisdom: expected a file name");
+            free(opts->wisdom_file);
+            opts->wisdom_file = strdup(optarg);
             break;
         case 'f':
             opts->force = 1;
@@ -292,8 +348,34 @@ void fs_options_free(fs_options *opts)
     free(opts->output_file);
     free(opts->output_dataset);
     free(opts->transpose);
+    free(opts->wisdom_file);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);
+}
+
+int fs_parse_bytes(const char *text, uint64_t *bytes)
+{
+    char *end;
+    if (text[0] < '0' || text[0] > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno)
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case '\0': break;
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: return -1;
+    }
+    if (*end == 'i' || *end == 'B')   /* 64KiB, 64KB: the same */
+        end += *end == 'i' ? (end[1] == 'B' ? 2 : 1) : 1;
+    if (*end != '\0' || (shift && v > (~0ULL >> shift)))
+        return -1;
+    *bytes = (uint64_t)v << shift;
+    return 0;
 }
 
 fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS])

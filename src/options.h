@@ -30,7 +30,11 @@ typedef struct fs_options {
     fs_norm norm;          /* --norm */
     int naxes;             /* 0: all axes */
     int axes[FS_MAX_DIMS]; /* as given; negative counts from the end */
-    char *transpose;       /* --transpose strategy name */
+    char *transpose;       /* --transpose strategy name, or "auto" */
+    uint64_t seed;         /* --seed: random strategy's destination order */
+    size_t packet_bytes;   /* --packet */
+    int queues;            /* --queues */
+    char *wisdom_file;     /* --wisdom, NULL when not given */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;
@@ -54,5 +58,9 @@ fs_status fs_split_location(const char *arg, char **file, char **dataset);
 fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS]);
 
 const char *fs_norm_name(fs_norm norm);
+
+/* Parse a byte count with an optional K, M or G suffix (powers of 1024).
+ * Returns 0 and sets *bytes, or -1. */
+int fs_parse_bytes(const char *text, uint64_t *bytes);
 
 #endif

@@ -15,6 +15,17 @@
 #include "h5io.h"
 #include "layout.h"
 #include "report.h"
+#include "wisdom.h"
+
+/* Everything that depends on the exchange strategy: `auto` plans, times and
+ * frees one of these per candidate before keeping the fastest. */
+typedef struct compute {
+    const fs_exchange_ops *ops;   /* NULL: no exchange */
+    fs_exchange *x;
+    fs_fft_pass *pass_before, *pass_after;
+    fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
+    fs_block_hooks hooks;
+} compute;
 
 typedef struct run {
     MPI_Comm comm;
@@ -27,8 +38,11 @@ typedef struct run {
     fs_box *from_all, *to_all;  /* every rank's box before / after the exchange */
     fs_box from, to;            /* this rank's */
     fs_redist *rd;
-    fs_exchange *x;
-    fs_fft_pass *pass_before, *pass_after;
+    fs_exchange_params params;
+    compute c;
+    const char *strategy;       /* the strategy used ("none" without exchange) */
+    const char *auto_note;      /* how auto decided, for --verbose */
+    fs_wisdom *wisdom;
     fftw_complex *data;
     int64_t data_elems;
     char *tmp_path;
@@ -94,7 +108,7 @@ static void describe(const run *r, char *buf, size_t size)
         snprintf(decomp, sizeof decomp, "slab, axis 0 -> axis %d", r->split_to);
     snprintf(buf, size, "%s %s, c2c %s axes %s, %d rank%s, %s, %s", shape, r->info.type_name,
              r->opts->inverse ? "inverse" : "forward", axes, r->nranks, r->nranks == 1 ? "" : "s",
-             decomp, r->exchanges ? r->opts->transpose : "no exchange");
+             decomp, r->exchanges ? r->strategy : "no exchange");
 }
 
 /* ------------------------------------------------------------------ stages */
@@ -120,12 +134,206 @@ static fs_status stage_output(run *r)
                            &r->tmp_path);
 }
 
+/* The block hooks of an overlapping strategy: FFTs of the axes that are
+ * whole both before and after the exchange, on one block at a time. */
+static void hook_pre(void *ctx, const fs_box *block, void *data)
+{
+    compute *c = ctx;
+    fs_fft_blockwise_execute(c->bw_pre, block, data);
+}
+
+static void hook_post(void *ctx, const fs_box *block, void *data)
+{
+    compute *c = ctx;
+    fs_fft_blockwise_execute(c->bw_post, block, data);
+}
+
+static void compute_free(compute *c)
+{
+    fs_fft_pass_free(&c->pass_before);
+    fs_fft_pass_free(&c->pass_after);
+    fs_fft_blockwise_free(&c->bw_pre);
+    fs_fft_blockwise_free(&c->bw_post);
+    fs_exchange_free(&c->x);
+    memset(c, 0, sizeof *c);
+}
+
+/* Make sure the data buffer holds n elements (its contents may be lost). */
+static fs_status reserve(run *r, int64_t n)
+{
+    if (n <= r->data_elems && r->data)
+        return FS_OK;
+    fftw_free(r->data);
+    r->data_elems = n > 0 ? n : 1;
+    r->data = fftw_malloc((size_t)r->data_elems * sizeof(fftw_complex));
+    if (!r->data)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: %lld bytes for the local array",
+                            (long long)r->data_elems * (long long)sizeof(fftw_complex));
+    return FS_OK;
+}
+
+/* Plan the FFT passes and the exchange with strategy ops (NULL: no
+ * exchange) into c, growing the data buffer as the strategy needs. */
+static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
+{
+    memset(c, 0, sizeof *c);
+    c->ops = ops;
+    int sign = r->opts->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
+    /* Before the exchange every axis but 0 is whole on each rank; after it
+     * axis 0 is whole and gets its own pass. An overlapping strategy takes
+     * the axes whole on both sides (all but 0 and the split axis) and runs
+     * them block by block while its messages fly: the first ones before a
+     * block is sent, the last one after a block arrived. */
+    int before[FS_MAX_DIMS], after[FS_MAX_DIMS] = {0}, pre[FS_MAX_DIMS] = {0},
+        post[FS_MAX_DIMS] = {0};
+    memcpy(before, r->transform_axis, sizeof before);
+    if (ops) {
+        before[0] = 0;
+        after[0] = r->transform_axis[0];
+    }
+    if (ops && ops->uses_hooks) {
+        int last_free = -1;
+        for (int k = 1; k < r->info.ndim; k++) {
+            if (k == r->split_to || !r->transform_axis[k])
+                continue;
+            before[k] = 0;
+            pre[k] = 1;
+            last_free = k;
+        }
+        if (last_free >= 0) {
+            pre[last_free] = 0;
+            post[last_free] = 1;
+        }
+    }
+    int64_t need = fs_box_elems(&r->from) > fs_box_elems(&r->to) ? fs_box_elems(&r->from)
+                                                                : fs_box_elems(&r->to);
+    fs_status st = FS_OK;
+    if (ops) {
+        if (ops->uses_hooks) {
+            st = fs_fft_blockwise_new(pre, sign, &c->bw_pre);
+            if (st == FS_OK)
+                st = fs_fft_blockwise_new(post, sign, &c->bw_post);
+            c->hooks = (fs_block_hooks){hook_pre, hook_post, c, 0};
+        }
+        fs_exchange_args args = {
+            .comm = r->comm,
+            .rd = r->rd,
+            .elem_bytes = sizeof(fftw_complex),
+            .elem_type = MPI_C_DOUBLE_COMPLEX,
+            .params = &r->params,
+            .hooks = ops->uses_hooks ? &c->hooks : NULL,
+        };
+        if (st == FS_OK)
+            st = fs_exchange_new(ops, &args, &c->x);
+        if (st == FS_OK && c->x->work_elems > need)
+            need = c->x->work_elems;
+    }
+    if (st == FS_OK)
+        st = reserve(r, need);
+    if (st == FS_OK)
+        st = fs_fft_pass_new(&r->from, before, sign, r->data, &c->pass_before);
+    if (st == FS_OK && ops)
+        st = fs_fft_pass_new(&r->to, after, sign, r->data, &c->pass_after);
+    if (st != FS_OK)
+        compute_free(c);
+    return st;
+}
+
+/* The transform itself, on the data buffer: from the `from` layout after the
+ * read to the `to` layout before the write. */
+static fs_status compute_run(run *r, compute *c)
+{
+    fs_timer_start(&r->timers, FS_PHASE_FFT);
+    fs_fft_pass_execute(c->pass_before);
+    fs_timer_stop(&r->timers, FS_PHASE_FFT);
+    fs_status st = FS_OK;
+    if (c->x) {
+        fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
+        double hooks_before = c->x->stats.t_hooks_s;
+        st = fs_exchange_execute(c->x, r->data);
+        fs_timer_stop(&r->timers, FS_PHASE_EXCHANGE);
+        /* Block FFTs run inside the exchange count as fft time. */
+        double hooks = c->x->stats.t_hooks_s - hooks_before;
+        r->timers.t_s[FS_PHASE_EXCHANGE] -= hooks;
+        r->timers.t_s[FS_PHASE_FFT] += hooks;
+        if ((c->bw_pre && fs_fft_blockwise_failed(c->bw_pre)) ||
+            (c->bw_post && fs_fft_blockwise_failed(c->bw_post)))
+            st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
+        fs_timer_start(&r->timers, FS_PHASE_FFT);
+        if (st == FS_OK)
+            fs_fft_pass_execute(c->pass_after);
+        fs_timer_stop(&r->timers, FS_PHASE_FFT);
+    }
+    return st;
+}
+
+/* The key under which `auto` remembers its choice in the wisdom file. */
+static void auto_key(const run *r, char *key, size_t size)
+{
+    char shape[256], axes[64] = "";
+    fs_format_shape(r->info.ndim, r->info.shape, shape, sizeof shape);
+    size_t used = 0;
+    for (int k = 0; k < r->info.ndim; k++)
+        if (r->transform_axis[k])
+            used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+    snprintf(key, size, "c2c/complex128/%s/axes=%s/ranks=%d/slab:0->%d/packet=%zu/queues=%d",
+             shape, axes, r->nranks, r->split_to, r->params.packet_bytes, r->params.queues);
+}
+
+/* --transpose=auto: run the transform once with each strategy on the real
+ * sizes (on a zeroed buffer, before the input is read), and keep the
+ * strategy whose slowest rank was fastest. The wisdom file remembers it. */
+static fs_status choose_strategy(run *r, const fs_exchange_ops **chosen)
+{
+    char key[512];
+    auto_key(r, key, sizeof key);
+    const char *known = fs_wisdom_lookup(r->wisdom, key);
+    if (known && fs_exchange_find(known)) {
+        *chosen = fs_exchange_find(known);
+        r->auto_note = "auto: taken from the wisdom file";
+        return FS_OK;
+    }
+    double best = 0;
+    *chosen = NULL;
+    fs_timers saved = r->timers;
+    for (int i = 0; fs_exchange_strategies[i]; i++) {
+        compute c;
+        fs_status st = fs_error_agree(r->comm, compute_plan(r, fs_exchange_strategies[i], &c));
+        if (st != FS_OK)
+            return st;
+        memset(r->data, 0, (size_t)r->data_elems * sizeof(fftw_complex));
+        MPI_Barrier(r->comm);
+        double t0 = MPI_Wtime();
+        st = compute_run(r, &c);
+        double t = MPI_Wtime() - t0, slowest = t;
+        compute_free(&c);
+        if ((st = fs_error_agree(r->comm, st)) != FS_OK)
+            return st;
+        MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, r->comm);
+        if (r->opts->verbose && r->rank == 0)
+            fs_note("auto: %s takes %.4f s", fs_exchange_strategies[i]->name, slowest);
+        if (!*chosen || slowest < best) {
+            best = slowest;
+            *chosen = fs_exchange_strategies[i];
+        }
+    }
+    /* The trial is planning, not the run's fft and exchange time. */
+    r->timers = saved;
+    r->auto_note = "auto: timed every strategy on these sizes";
+    return fs_wisdom_set(r->wisdom, key, (*chosen)->name, best);
+}
+
 static fs_status stage_plan(run *r)
 {
     const fs_input_info *in = &r->info;
     int P = r->nranks;
     r->exchanges = P > 1 && r->transform_axis[0];
     r->split_to = !r->exchanges ? 0 : in->ndim == 1 ? -1 : choose_split_axis(in, P);
+    r->params = (fs_exchange_params){
+        .seed = r->opts->seed,
+        .packet_bytes = r->opts->packet_bytes,
+        .queues = r->opts->queues,
+    };
 
     r->from_all = calloc((size_t)P, sizeof *r->from_all);
     r->to_all = calloc((size_t)P, sizeof *r->to_all);
@@ -139,44 +347,21 @@ static fs_status stage_plan(run *r)
     r->from = r->from_all[r->rank];
     r->to = r->to_all[r->rank];
 
-    r->data_elems = fs_box_elems(&r->from);
-    if (fs_box_elems(&r->to) > r->data_elems)
-        r->data_elems = fs_box_elems(&r->to);
+    const fs_exchange_ops *ops = NULL;
+    r->strategy = "none";
     if (r->exchanges) {
         if (!(r->rd = fs_redist_new(P, r->rank, r->from_all, r->to_all)))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-        fs_exchange_params params = {.seed = 0, .packet_bytes = 0, .queues = 0};
-        fs_exchange_args args = {
-            .comm = r->comm,
-            .rd = r->rd,
-            .elem_bytes = sizeof(fftw_complex),
-            .elem_type = MPI_C_DOUBLE_COMPLEX,
-            .params = &params,
-        };
-        fs_status st = fs_exchange_new(fs_exchange_find(r->opts->transpose), &args, &r->x);
-        if (st != FS_OK)
-            return st;
-        if (r->x->work_elems > r->data_elems)
-            r->data_elems = r->x->work_elems;
+        if (strcmp(r->opts->transpose, "auto") == 0) {
+            fs_status st = choose_strategy(r, &ops);
+            if (st != FS_OK)
+                return st;
+        } else {
+            ops = fs_exchange_find(r->opts->transpose);
+        }
+        r->strategy = ops->name;
     }
-    r->data = fftw_malloc((size_t)(r->data_elems > 0 ? r->data_elems : 1) * sizeof(fftw_complex));
-    if (!r->data)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory: %lld bytes for the local array",
-                            (long long)r->data_elems * (long long)sizeof(fftw_complex));
-
-    /* Before the exchange every axis but 0 is whole on each rank; after it
-     * axis 0 is whole and gets its own pass. */
-    int sign = r->opts->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
-    int before[FS_MAX_DIMS], after[FS_MAX_DIMS] = {0};
-    memcpy(before, r->transform_axis, sizeof before);
-    if (r->exchanges) {
-        before[0] = 0;
-        after[0] = 1;
-    }
-    fs_status st = fs_fft_pass_new(&r->from, before, sign, r->data, &r->pass_before);
-    if (st == FS_OK && r->exchanges)
-        st = fs_fft_pass_new(&r->to, after, sign, r->data, &r->pass_after);
-    return st;
+    return compute_plan(r, ops, &r->c);
 }
 
 static fs_status stage_write(run *r)
@@ -203,7 +388,7 @@ static fs_status stage_write(run *r)
         {"direction", o->inverse ? "inverse" : "forward"},
         {"norm", fs_norm_name(o->norm)},
         {"input", input},
-        {"transpose", r->exchanges ? o->transpose : "none"},
+        {"transpose", r->strategy},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0] && st == FS_OK; i++)
         st = fs_h5_output_attr_string(r->out, strings[i].name, strings[i].value);
@@ -233,9 +418,11 @@ static void verbose_plan(const run *r)
                 r->info.type_name);
     fs_note("output: %s:%s via temporary %s", r->opts->output_file,
             r->opts->output_dataset ? r->opts->output_dataset : r->info.dataset, r->tmp_path);
+    if (r->auto_note)
+        fs_note("%s: %s", r->auto_note, r->strategy);
     fs_note("memory: rank 0 holds %lld elements (%.1f MiB) plus %.1f MiB of exchange buffers",
             (long long)r->data_elems, r->data_elems * 16.0 / 1048576.0,
-            r->x ? r->x->scratch_bytes / 1048576.0 : 0.0);
+            r->c.x ? r->c.x->scratch_bytes / 1048576.0 : 0.0);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -255,7 +442,9 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         st = stage_output(&r);
     if (st == FS_OK) {
         fs_timer_start(&r.timers, FS_PHASE_PLAN);
-        st = fs_error_agree(comm, stage_plan(&r));
+        st = fs_wisdom_load(comm, opts->wisdom_file, &r.wisdom);
+        if (st == FS_OK)
+            st = fs_error_agree(comm, stage_plan(&r));
         fs_timer_stop(&r.timers, FS_PHASE_PLAN);
     }
     if (st == FS_OK) {
@@ -272,19 +461,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         fs_timer_stop(&r.timers, FS_PHASE_READ);
     }
     if (st == FS_OK) {
-        fs_timer_start(&r.timers, FS_PHASE_FFT);
-        fs_fft_pass_execute(r.pass_before);
-        fs_timer_stop(&r.timers, FS_PHASE_FFT);
-        fs_status xs = FS_OK;
-        if (r.x) {
-            fs_timer_start(&r.timers, FS_PHASE_EXCHANGE);
-            xs = fs_exchange_execute(r.x, r.data);
-            fs_timer_stop(&r.timers, FS_PHASE_EXCHANGE);
-            fs_timer_start(&r.timers, FS_PHASE_FFT);
-            if (xs == FS_OK)
-                fs_fft_pass_execute(r.pass_after);
-            fs_timer_stop(&r.timers, FS_PHASE_FFT);
-        }
+        fs_status xs = compute_run(&r, &r.c);
         double factor = scale_factor(&r);
         if (factor != 1.0)
             fs_fft_scale(r.data, fs_box_elems(&r.to), factor);
@@ -301,6 +478,13 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
             cs = fs_atomic_commit(r.tmp_path, opts->output_file);
         st = fs_error_agree(comm, cs);
     }
+    /* The result is in place: a wisdom file that cannot be written costs
+     * the next run its head start, not this run its result. */
+    if (st == FS_OK && fs_wisdom_save(comm, r.wisdom) != FS_OK) {
+        if (r.rank == 0)
+            fprintf(stderr, "fftshard: warning: %s (the result was written)\n", fs_error_message());
+        fs_error_clear();
+    }
     fs_timer_stop(&r.timers, FS_PHASE_TOTAL);
 
     if (st == FS_OK && !opts->quiet) {
@@ -309,7 +493,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         fs_run_figures fig = {
             .title = title,
             .flops = nominal_flops(&r),
-            .bytes_sent = r.x ? r.x->stats.bytes_sent : 0,
+            .exchange = r.c.x ? &r.c.x->stats : NULL,
             .array_bytes = 0,
         };
         int64_t n = 1;
@@ -324,10 +508,9 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_h5_output_close(&r.out);
     if (st != FS_OK && r.tmp_path)
         fs_atomic_abort(r.tmp_path);
-    fs_fft_pass_free(&r.pass_before);
-    fs_fft_pass_free(&r.pass_after);
-    fs_exchange_free(&r.x);
+    compute_free(&r.c);
     fs_redist_free(&r.rd);
+    fs_wisdom_free(&r.wisdom);
     fftw_free(r.data);
     free(r.from_all);
     free(r.to_all);

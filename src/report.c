@@ -3,6 +3,8 @@
 
 #include "report.h"
 
+#include "exchange.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,8 +52,12 @@ void fs_report_summary(MPI_Comm comm, const fs_timers *t, const fs_run_figures *
     MPI_Reduce(t->t_s, mins, FS_NPHASES, MPI_DOUBLE, MPI_MIN, 0, comm);
     MPI_Reduce(t->t_s, maxs, FS_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
     MPI_Reduce(t->t_s, sums, FS_NPHASES, MPI_DOUBLE, MPI_SUM, 0, comm);
-    double sent = (double)fig->bytes_sent, total_sent = 0;
-    MPI_Reduce(&sent, &total_sent, 1, MPI_DOUBLE, MPI_SUM, 0, comm);
+    const fs_exchange_stats *xs = fig->exchange;
+    double local[3] = {xs ? (double)xs->bytes_sent : 0, xs ? xs->t_hooks_s : 0,
+                       xs ? xs->t_hooks_overlapped_s : 0};
+    double sums_x[3];
+    MPI_Reduce(local, sums_x, 3, MPI_DOUBLE, MPI_SUM, 0, comm);
+    double total_sent = sums_x[0];
     int64_t peak = fs_peak_memory_bytes(), peak_max;
     MPI_Reduce(&peak, &peak_max, 1, MPI_INT64_T, MPI_MAX, 0, comm);
     if (rank != 0)
@@ -68,6 +74,9 @@ void fs_report_summary(MPI_Comm comm, const fs_timers *t, const fs_run_figures *
     if (t_x > 0 && total_sent > 0)
         fprintf(out, "  exchange %.3f GB/s (bytes sent by all ranks / max exchange time)\n",
                 total_sent / t_x / 1e9);
+    if (sums_x[1] > 0)
+        fprintf(out, "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, all ranks)\n",
+                sums_x[2], sums_x[1], 100.0 * sums_x[2] / sums_x[1]);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
             peak_max / 1048576.0,
             fig->array_bytes > 0 ? (double)peak_max * size / (double)fig->array_bytes : 0.0);

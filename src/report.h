@@ -33,7 +33,7 @@ int64_t fs_peak_memory_bytes(void);
 typedef struct fs_run_figures {
     const char *title;          /* one line describing the run */
     double flops;               /* nominal operations of the whole transform (5 N log2 N) */
-    uint64_t bytes_sent;        /* this rank, to other ranks */
+    const struct fs_exchange_stats *exchange; /* this rank's, NULL without exchange */
     int64_t array_bytes;        /* whole array in working precision */
 } fs_run_figures;
 

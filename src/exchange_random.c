@@ -1,0 +1,317 @@
+/* exchange_random: all-to-all in random order through output queues, after
+ * the Blue Gene/L multidimensional FFT patent (FIG. 9 and FIG. 10).
+ *
+ * Each rank draws a random order of the other ranks from --seed and its own
+ * rank. Every destination block is cut into packets of --packet bytes. In d
+ * iterations (d = the largest packet count of any block; b = 1 packet per
+ * destination per iteration) the rank walks the destinations in its random
+ * order and puts the next packet of each into an output queue, the queue
+ * chosen round-robin (so a destination always uses the same queue and its
+ * packets leave in order). The drain loop takes packets from the heads of
+ * the --queues queues in round-robin order into a bounded window of
+ * outstanding MPI_Isend per queue, refilled as sends complete, as the
+ * patent's injection FIFOs are. Every receive is posted before the first
+ * send; the rank's own block is copied locally while the packets fly.
+ *
+ * Memory: a packed send buffer of the local array's size, plus a receive
+ * buffer when the received blocks do not land contiguously in the result. */
+#include "config.h"
+
+#include "exchange.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Outstanding sends per output queue. */
+#define WINDOW_PER_QUEUE 2
+/* Beyond this many packets the request tables themselves become the memory
+ * problem: the packet size is then too small for the array. */
+#define MAX_PACKETS (INT64_C(1) << 24)
+
+typedef struct packet {
+    int peer;
+    int tag;
+    size_t offset;   /* bytes into the peer's block */
+    size_t bytes;
+} packet;
+
+typedef struct queue {
+    packet *items;
+    int64_t head, count, cap;
+    int outstanding;
+} queue;
+
+typedef struct random_plan {
+    int *order;              /* the other ranks, in random order */
+    int64_t *send_displs, *recv_displs; /* elements */
+    void *send_buf, *recv_buf;          /* recv_buf NULL: receive in place */
+    queue *queues;
+    int nqueues;
+    int64_t send_packets, recv_packets;
+    MPI_Request *recv_reqs;
+    MPI_Request *send_reqs;  /* nqueues * WINDOW_PER_QUEUE slots */
+    int *send_req_queue;     /* which queue a slot belongs to */
+    int tag_ub;
+} random_plan;
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static void random_destroy(fs_exchange *x)
+{
+    random_plan *p = x->impl;
+    if (!p)
+        return;
+    free(p->order);
+    free(p->send_displs);
+    free(p->recv_displs);
+    free(p->send_buf);
+    free(p->recv_buf);
+    if (p->queues)
+        for (int i = 0; i < p->nqueues; i++)
+            free(p->queues[i].items);
+    free(p->queues);
+    free(p->recv_reqs);
+    free(p->send_reqs);
+    free(p->send_req_queue);
+    free(p);
+    x->impl = NULL;
+}
+
+static int queue_push(queue *q, packet pk)
+{
+    if (q->count == q->cap) {
+        int64_t cap = q->cap ? 2 * q->cap : 16;
+        packet *items = realloc(q->items, (size_t)cap * sizeof *items);
+        if (!items)
+            return -1;
+        q->items = items;
+        q->cap = cap;
+    }
+    q->items[q->count++] = pk;
+    return 0;
+}
+
+static int64_t packets_of(size_t bytes, size_t packet_bytes)
+{
+    return (int64_t)((bytes + packet_bytes - 1) / packet_bytes);
+}
+
+static fs_status random_plan_new(fs_exchange *x)
+{
+    const fs_redist *rd = x->args.rd;
+    const fs_exchange_params *params = x->args.params;
+    int P = rd->npeers, me = rd->self;
+    size_t eb = x->args.elem_bytes, pk = fs_exchange_packet_bytes(x);
+    random_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+    x->impl = p;
+    p->nqueues = params && params->queues > 0 ? params->queues : FS_DEFAULT_QUEUES;
+    p->order = malloc((size_t)P * sizeof *p->order);
+    p->send_displs = malloc((size_t)P * sizeof *p->send_displs);
+    p->recv_displs = malloc((size_t)P * sizeof *p->recv_displs);
+    p->queues = calloc((size_t)p->nqueues, sizeof *p->queues);
+    if (!p->order || !p->send_displs || !p->recv_displs || !p->queues)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+
+    int64_t s = 0, r = 0;
+    for (int q = 0; q < P; q++) {
+        p->send_displs[q] = s;
+        p->recv_displs[q] = r;
+        s += rd->send_elems[q];
+        r += rd->recv_elems[q];
+        if (q != me) {
+            p->send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
+            p->recv_packets += packets_of((size_t)rd->recv_elems[q] * eb, pk);
+        }
+    }
+    if (p->send_packets > MAX_PACKETS || p->recv_packets > MAX_PACKETS)
+        return fs_error_set(FS_ERR_USAGE,
+                            "--packet=%zu: cuts the blocks into %lld packets, more than %lld; "
+                            "use a larger packet",
+                            pk, (long long)(p->send_packets > p->recv_packets ? p->send_packets
+                                                                              : p->recv_packets),
+                            (long long)MAX_PACKETS);
+
+    /* The random map of the patent: the other ranks shuffled (Fisher-Yates)
+     * by a generator keyed by the seed and this rank. */
+    int n = 0;
+    for (int q = 0; q < P; q++)
+        if (q != me)
+            p->order[n++] = q;
+    uint64_t seed = params ? params->seed : FS_DEFAULT_SEED;
+    uint64_t state = mix64(seed ^ mix64((uint64_t)me + 0x51ed2701ULL));
+    for (int i = n - 1; i > 0; i--) {
+        state = mix64(state);
+        int j = (int)(state % (uint64_t)(i + 1));
+        int t = p->order[i];
+        p->order[i] = p->order[j];
+        p->order[j] = t;
+    }
+
+    int *tag_ub = NULL, has_tag_ub = 0;
+    MPI_Comm_get_attr(x->args.comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+    p->tag_ub = has_tag_ub && tag_ub ? *tag_ub : 32767;
+
+    /* FIG. 9: fill the queues. Iteration id posts packet id of every
+     * destination that still has one, destinations in random order, the
+     * queue counter restarting at zero each iteration. */
+    int64_t iterations = 0;
+    for (int q = 0; q < P; q++) {
+        int64_t k = q == me ? 0 : packets_of((size_t)rd->send_elems[q] * eb, pk);
+        if (k > iterations)
+            iterations = k;
+    }
+    for (int64_t id = 0; id < iterations; id++) {
+        for (int i = 0; i < n; i++) {
+            int q = p->order[i];
+            size_t bytes = (size_t)rd->send_elems[q] * eb;
+            size_t offset = (size_t)id * pk;
+            if (offset >= bytes)
+                continue;
+            packet pkt = {q, (int)(id % ((int64_t)p->tag_ub + 1)), offset,
+                          bytes - offset < pk ? bytes - offset : pk};
+            if (queue_push(&p->queues[i % p->nqueues], pkt))
+                return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+        }
+    }
+
+    int window = p->nqueues * WINDOW_PER_QUEUE;
+    p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
+    p->send_reqs = malloc((size_t)window * sizeof *p->send_reqs);
+    p->send_req_queue = malloc((size_t)window * sizeof *p->send_req_queue);
+    p->send_buf = malloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
+    if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || !p->send_buf)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: random exchange send buffer of %lld bytes",
+                            (long long)rd->send_total * (long long)eb);
+    x->scratch_bytes = (size_t)rd->send_total * eb +
+                       (size_t)(p->send_packets + p->recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
+    if (!fs_exchange_receives_in_place(rd)) {
+        p->recv_buf = malloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
+        if (!p->recv_buf)
+            return fs_error_set(FS_ERR_RUNTIME,
+                                "out of memory: random exchange receive buffer of %lld bytes",
+                                (long long)rd->recv_total * (long long)eb);
+        x->scratch_bytes += (size_t)rd->recv_total * eb;
+    }
+    int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
+    x->work_elems = from_elems > to_elems ? from_elems : to_elems;
+    return FS_OK;
+}
+
+static fs_status mpi_fail(const char *what, int err)
+{
+    return fs_error_set(FS_ERR_RUNTIME, "random exchange: %s failed: %s", what, fs_mpi_strerror(err));
+}
+
+static fs_status random_execute(fs_exchange *x, void *data)
+{
+    const fs_redist *rd = x->args.rd;
+    random_plan *p = x->impl;
+    size_t eb = x->args.elem_bytes, pk = fs_exchange_packet_bytes(x);
+    int P = rd->npeers, me = rd->self;
+    int err;
+
+    double t0 = MPI_Wtime();
+    fs_exchange_pack_all(x, data, p->send_buf, p->send_displs);
+    double t1 = MPI_Wtime();
+
+    /* Receives first, into their final place when the layout allows. */
+    char *recv_base = p->recv_buf ? p->recv_buf : data;
+    int64_t nrecv = 0;
+    for (int q = 0; q < P; q++) {
+        if (q == me)
+            continue;
+        size_t bytes = (size_t)rd->recv_elems[q] * eb;
+        char *dst = recv_base + (size_t)p->recv_displs[q] * eb;
+        for (int64_t id = 0; (size_t)id * pk < bytes; id++) {
+            size_t off = (size_t)id * pk, len = bytes - off < pk ? bytes - off : pk;
+            err = MPI_Irecv(dst + off, (int)len, MPI_BYTE, q, (int)(id % ((int64_t)p->tag_ub + 1)),
+                            x->args.comm, &p->recv_reqs[nrecv++]);
+            if (err != MPI_SUCCESS)
+                return mpi_fail("MPI_Irecv", err);
+        }
+    }
+
+    /* FIG. 10: drain the queues round-robin into the send windows. */
+    int window = p->nqueues * WINDOW_PER_QUEUE;
+    for (int i = 0; i < window; i++) {
+        p->send_reqs[i] = MPI_REQUEST_NULL;
+        p->send_req_queue[i] = -1;
+    }
+    for (int i = 0; i < p->nqueues; i++) {
+        p->queues[i].head = 0;
+        p->queues[i].outstanding = 0;
+    }
+    int own_copied = 0;
+    int64_t left = p->send_packets;
+    while (left > 0) {
+        for (int i = 0; i < p->nqueues; i++) {
+            queue *qu = &p->queues[i];
+            while (qu->head < qu->count && qu->outstanding < WINDOW_PER_QUEUE) {
+                int slot = 0;
+                while (p->send_reqs[slot] != MPI_REQUEST_NULL)
+                    slot++;
+                packet *pkt = &qu->items[qu->head++];
+                const char *src = (const char *)p->send_buf + (size_t)p->send_displs[pkt->peer] * eb +
+                                  pkt->offset;
+                err = MPI_Isend(src, (int)pkt->bytes, MPI_BYTE, pkt->peer, pkt->tag, x->args.comm,
+                                &p->send_reqs[slot]);
+                if (err != MPI_SUCCESS)
+                    return mpi_fail("MPI_Isend", err);
+                p->send_req_queue[slot] = i;
+                qu->outstanding++;
+            }
+        }
+        if (!own_copied) {
+            /* The own block moves locally while the first packets fly. */
+            memcpy(recv_base + (size_t)p->recv_displs[me] * eb,
+                   (char *)p->send_buf + (size_t)p->send_displs[me] * eb,
+                   (size_t)rd->send_elems[me] * eb);
+            own_copied = 1;
+        }
+        int done;
+        err = MPI_Waitany(window, p->send_reqs, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS)
+            return mpi_fail("MPI_Waitany", err);
+        if (done != MPI_UNDEFINED) {
+            p->queues[p->send_req_queue[done]].outstanding--;
+            p->send_req_queue[done] = -1;
+            left--;
+        }
+    }
+    if (!own_copied)
+        memcpy(recv_base + (size_t)p->recv_displs[me] * eb,
+               (char *)p->send_buf + (size_t)p->send_displs[me] * eb,
+               (size_t)rd->send_elems[me] * eb);
+    err = MPI_Waitall((int)nrecv, p->recv_reqs, MPI_STATUSES_IGNORE);
+    if (err != MPI_SUCCESS)
+        return mpi_fail("MPI_Waitall", err);
+    double t2 = MPI_Wtime();
+    if (p->recv_buf)
+        fs_exchange_unpack_all(x, data, p->recv_buf, p->recv_displs);
+    double t3 = MPI_Wtime();
+
+    x->stats.t_pack_s += t1 - t0;
+    x->stats.t_comm_s += t2 - t1;
+    x->stats.t_unpack_s += t3 - t2;
+    fs_exchange_count(x, (uint64_t)p->send_packets, (uint64_t)(rd->send_total - rd->send_elems[me]) * eb);
+    return FS_OK;
+}
+
+const fs_exchange_ops fs_exchange_random = {
+    .name = "random",
+    .summary = "packets to the other ranks in random order, via output queues",
+    .uses_hooks = 0,
+    .in_place = 0,
+    .plan = random_plan_new,
+    .execute = random_execute,
+    .destroy = random_destroy,
+};

@@ -1,0 +1,160 @@
+/* exchange_xorswap: all-to-all by XOR swaps, in place, after the patent on
+ * all-to-all exchange of n buffers without a second set of buffers.
+ *
+ * The local array is rearranged in place into one slot per rank (blocked.h),
+ * slot q holding the block for rank q. Block q of rank p and block p of rank
+ * q are then exchanged by the three XOR steps a ^= b, b ^= a, a ^= b, carried
+ * out between the two ranks: each step ships one side's piece to the other,
+ * which XORs it into its own. The patent performs each step as a global XOR
+ * reduction; between two MPI ranks the same step is a message. Blocks go in
+ * packet-sized pieces, alternately led by either rank, so every step sends
+ * and receives at once and the only scratch is one packet. The pairs meet in
+ * contention-free rounds (XOR pairing for a power of two, the circle method
+ * otherwise) so every rank is busy in every round. After the swaps slot q
+ * holds the block from rank q, and the slots are unpacked in place.
+ *
+ * Memory: the local array padded to equal slots, one packet, a bitmap. */
+#include "config.h"
+
+#include "exchange.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocked.h"
+
+#define XOR_TAG 17
+
+typedef struct xorswap_plan {
+    fs_blocked *blocked;
+    unsigned char *scratch;   /* one packet */
+} xorswap_plan;
+
+static void xorswap_destroy(fs_exchange *x)
+{
+    xorswap_plan *p = x->impl;
+    if (!p)
+        return;
+    fs_blocked_free(&p->blocked);
+    free(p->scratch);
+    free(p);
+    x->impl = NULL;
+}
+
+static fs_status xorswap_plan_new(fs_exchange *x)
+{
+    xorswap_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the xorswap exchange");
+    x->impl = p;
+    fs_status st = fs_blocked_new(x->args.rd, x->args.elem_bytes, NULL, &p->blocked);
+    if (st != FS_OK)
+        return st;
+    size_t pk = fs_exchange_packet_bytes(x);
+    if (!(p->scratch = malloc(pk)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: xorswap packet of %zu bytes", pk);
+    x->work_elems = fs_blocked_buffer_elems(p->blocked);
+    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + pk;
+    return FS_OK;
+}
+
+static void xor_into(unsigned char *dst, const unsigned char *src, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+        memcpy(&a, dst + i, 8);
+        memcpy(&b, src + i, 8);
+        a ^= b;
+        memcpy(dst + i, &a, 8);
+    }
+    for (; i < n; i++)
+        dst[i] ^= src[i];
+}
+
+/* Swap `bytes` at `region` with the partner's region of the same size. Piece
+ * j is led by the lower rank when j is even, by the higher when odd: the
+ * leader holds `a` and does a ^= b twice, the other b ^= a once. Taking the
+ * pieces two by two, in each of the three steps either rank sends one piece
+ * and receives the other. */
+static fs_status xor_swap(fs_exchange *x, unsigned char *region, size_t bytes, int partner,
+                          int lower, unsigned char *scratch, uint64_t *messages, uint64_t *wire)
+{
+    size_t pk = fs_exchange_packet_bytes(x);
+    size_t npieces = (bytes + pk - 1) / pk;
+    for (size_t j = 0; j < npieces; j += 2) {
+        size_t off[2], len[2];
+        for (int h = 0; h < 2; h++) {
+            off[h] = (j + (size_t)h) * pk;
+            len[h] = off[h] < bytes ? (bytes - off[h] < pk ? bytes - off[h] : pk) : 0;
+        }
+        for (int step = 1; step <= 3; step++) {
+            /* Steps 1 and 3 ship b to the leader, step 2 ships a to the other.
+             * The lower rank leads piece j (index 0), the higher piece j+1. */
+            int lower_receives_first = step != 2;
+            int recv_piece = lower ? (lower_receives_first ? 0 : 1) : (lower_receives_first ? 1 : 0);
+            int send_piece = 1 - recv_piece;
+            int err = MPI_Sendrecv(region + off[send_piece], (int)len[send_piece], MPI_BYTE, partner,
+                                   XOR_TAG, scratch, (int)len[recv_piece], MPI_BYTE, partner,
+                                   XOR_TAG, x->args.comm, MPI_STATUS_IGNORE);
+            if (err != MPI_SUCCESS)
+                return fs_error_set(FS_ERR_RUNTIME, "xorswap exchange: MPI_Sendrecv with rank %d failed: %s",
+                                    partner, fs_mpi_strerror(err));
+            xor_into(region + off[recv_piece], scratch, len[recv_piece]);
+            if (len[send_piece]) {
+                (*messages)++;
+                *wire += len[send_piece];
+            }
+        }
+    }
+    return FS_OK;
+}
+
+static fs_status xorswap_execute(fs_exchange *x, void *data)
+{
+    const fs_redist *rd = x->args.rd;
+    xorswap_plan *p = x->impl;
+    size_t eb = x->args.elem_bytes;
+    int P = rd->npeers, me = rd->self;
+    size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * eb;
+    uint64_t messages = 0, wire = 0;
+
+    double t0 = MPI_Wtime();
+    fs_blocked_pack(p->blocked, data);
+    double t1 = MPI_Wtime();
+    int rounds = fs_exchange_rounds(P);
+    for (int r = 0; r < rounds; r++) {
+        int partner = fs_exchange_round_partner(P, me, r);
+        if (partner < 0)
+            continue;
+        /* Both sides agree on the size: what either of the two sends. */
+        int64_t elems = rd->send_elems[partner] > rd->recv_elems[partner] ? rd->send_elems[partner]
+                                                                          : rd->recv_elems[partner];
+        if (elems == 0)
+            continue;
+        fs_status st = xor_swap(x, (unsigned char *)data + (size_t)partner * slot_bytes,
+                                (size_t)elems * eb, partner, me < partner, p->scratch, &messages,
+                                &wire);
+        if (st != FS_OK)
+            return st;
+    }
+    double t2 = MPI_Wtime();
+    fs_blocked_unpack(p->blocked, data);
+    double t3 = MPI_Wtime();
+
+    x->stats.t_pack_s += t1 - t0;
+    x->stats.t_comm_s += t2 - t1;
+    x->stats.t_unpack_s += t3 - t2;
+    fs_exchange_count(x, messages, wire);
+    return FS_OK;
+}
+
+const fs_exchange_ops fs_exchange_xorswap = {
+    .name = "xorswap",
+    .summary = "in place: blocks swapped by three XOR steps per pair, no second array",
+    .uses_hooks = 0,
+    .in_place = 1,
+    .plan = xorswap_plan_new,
+    .execute = xorswap_execute,
+    .destroy = xorswap_destroy,
+};
