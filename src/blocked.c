@@ -24,9 +24,9 @@ struct fs_blocked {
     int64_t slot_elems;
     int64_t unit_elems;        /* elements moved as one unit */
     int64_t nunits;            /* units in the buffer */
-    run_map pack, unpack;
+    run_map pack, unpack;      /* inverse maps: destination unit -> source unit */
     unsigned char *visited;    /* one bit per unit */
-    unsigned char *carry, *spare;
+    unsigned char *carry;      /* one unit */
     /* zero-filled ranges (in elements) after pack: the slots' padding */
     int64_t *pad_start, *pad_len;
 };
@@ -209,36 +209,50 @@ done:
     return ret;
 }
 
-static void permute(fs_blocked *b, const run_map *m, void *data)
+/* Apply the permutation whose inverse is `inv` (runs from destination to
+ * source, sorted by destination): each cycle is walked backwards, pulling
+ * the unit that belongs at the current place into it, so every unit is
+ * copied once and one unit of scratch holds the cycle's first. */
+static void permute(fs_blocked *b, const run_map *inv, void *data)
 {
     size_t ub = (size_t)b->unit_elems * b->elem_bytes;
     unsigned char *base = data;
     memset(b->visited, 0, (size_t)(b->nunits + 7) / 8);
-    for (int64_t r = 0; r < m->n; r++) {
+    for (int64_t r = 0; r < inv->n; r++) {
         /* Runs that stay in place need no work. */
-        if (m->r[r].src == m->r[r].dst)
+        if (inv->r[r].src == inv->r[r].dst)
             continue;
-        for (int64_t start = m->r[r].src; start < m->r[r].src + m->r[r].len; start++) {
+        for (int64_t start = inv->r[r].src; start < inv->r[r].src + inv->r[r].len; start++) {
             if (b->visited[start >> 3] & (1u << (start & 7)))
                 continue;
-            /* Carry the unit at `start` along its cycle until it closes. */
             memcpy(b->carry, base + (size_t)start * ub, ub);
             int64_t cur = start;
             for (;;) {
-                int64_t next = map_apply(m, cur);
-                b->visited[next >> 3] |= (unsigned char)(1u << (next & 7));
-                unsigned char *slot = base + (size_t)next * ub;
-                memcpy(b->spare, slot, ub);
-                memcpy(slot, b->carry, ub);
-                unsigned char *t = b->carry;
-                b->carry = b->spare;
-                b->spare = t;
-                if (next == start)
+                b->visited[cur >> 3] |= (unsigned char)(1u << (cur & 7));
+                int64_t from = map_apply(inv, cur);
+                if (from == start) {
+                    memcpy(base + (size_t)cur * ub, b->carry, ub);
                     break;
-                cur = next;
+                }
+                memcpy(base + (size_t)cur * ub, base + (size_t)from * ub, ub);
+                cur = from;
             }
         }
     }
+}
+
+/* The inverse of a complete map, sorted for map_apply. */
+static int map_invert(const run_map *m, run_map *inv)
+{
+    memset(inv, 0, sizeof *inv);
+    inv->r = malloc((size_t)(m->n ? m->n : 1) * sizeof *inv->r);
+    if (!inv->r)
+        return -1;
+    for (int64_t i = 0; i < m->n; i++)
+        inv->r[i] = (run){m->r[i].dst, m->r[i].src, m->r[i].len};
+    inv->n = inv->cap = m->n;
+    qsort(inv->r, (size_t)inv->n, sizeof *inv->r, by_src);
+    return 0;
 }
 
 void fs_blocked_free(fs_blocked **pb)
@@ -250,7 +264,6 @@ void fs_blocked_free(fs_blocked **pb)
     map_free(&b->unpack);
     free(b->visited);
     free(b->carry);
-    free(b->spare);
     free(b->pad_start);
     free(b->pad_len);
     free(b);
@@ -295,10 +308,9 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
     size_t ub = (size_t)unit * elem_bytes;
     b->visited = malloc((size_t)(b->nunits + 7) / 8 + 1);
     b->carry = malloc(ub);
-    b->spare = malloc(ub);
     b->pad_start = calloc((size_t)P, sizeof *b->pad_start);
     b->pad_len = calloc((size_t)P, sizeof *b->pad_len);
-    if (!b->visited || !b->carry || !b->spare || !b->pad_start || !b->pad_len)
+    if (!b->visited || !b->carry || !b->pad_start || !b->pad_len)
         goto oom;
 
     /* pack: the from box -> slot q at q * slot. */
@@ -318,6 +330,18 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
     }
     if (map_complete(&b->pack, b->nunits) || map_complete(&b->unpack, b->nunits))
         goto oom;
+    /* permute() walks cycles backwards: keep the inverse maps. */
+    run_map inv_pack, inv_unpack;
+    if (map_invert(&b->pack, &inv_pack))
+        goto oom;
+    if (map_invert(&b->unpack, &inv_unpack)) {
+        map_free(&inv_pack);
+        goto oom;
+    }
+    map_free(&b->pack);
+    map_free(&b->unpack);
+    b->pack = inv_pack;
+    b->unpack = inv_unpack;
     *out = b;
     return FS_OK;
 oom:
@@ -338,7 +362,7 @@ int64_t fs_blocked_buffer_elems(const fs_blocked *b)
 size_t fs_blocked_scratch_bytes(const fs_blocked *b)
 {
     size_t maps = (size_t)(b->pack.cap + b->unpack.cap) * sizeof(run);
-    return (size_t)(b->nunits + 7) / 8 + 2 * (size_t)b->unit_elems * b->elem_bytes + maps;
+    return (size_t)(b->nunits + 7) / 8 + (size_t)b->unit_elems * b->elem_bytes + maps;
 }
 
 void fs_blocked_pack(fs_blocked *b, void *data)

@@ -7,9 +7,9 @@
  * from its row-major storage to "slot q holds the block for peer q, packed
  * row-major, zero-padded"; unpack moves the received blocks, in place, from
  * their slots to the row-major storage of the `to` box. Both are permutations
- * of equal units done by following cycles, with a visited bitmap and two
- * units of scratch: the extra memory is O(units / 8 + unit bytes), never a
- * second array. */
+ * of equal units done by following cycles (each unit copied once), with a
+ * visited bitmap and one unit of scratch: the extra memory is
+ * O(units / 8 + unit bytes), never a second array. */
 #ifndef FS_BLOCKED_H
 #define FS_BLOCKED_H
 

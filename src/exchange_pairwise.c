@@ -106,12 +106,14 @@ static fs_status pairwise_plan_new(fs_exchange *x)
     size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * eb;
     p->max_pieces = (slot_bytes + pk - 1) / pk + 1;
     p->send_done = malloc(p->max_pieces);
+    /* A piece is never longer than a slot, whatever --packet says. */
+    size_t piece = pk < slot_bytes ? pk : slot_bytes;
     for (int w = 0; w < WINDOW; w++)
-        p->scratch[w] = malloc(pk);
+        p->scratch[w] = malloc(piece ? piece : 1);
     if (!p->send_done || !p->scratch[0] || !p->scratch[WINDOW - 1])
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: pairwise packets of %zu bytes", pk);
     x->work_elems = fs_blocked_buffer_elems(p->blocked);
-    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + WINDOW * pk + p->max_pieces;
+    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + WINDOW * piece + p->max_pieces;
     return FS_OK;
 }
 

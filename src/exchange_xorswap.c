@@ -8,12 +8,14 @@
  * which XORs it into its own. The patent performs each step as a global XOR
  * reduction; between two MPI ranks the same step is a message. Blocks go in
  * packet-sized pieces, alternately led by either rank, so every step sends
- * and receives at once and the only scratch is one packet. The pairs meet in
+ * and receives at once; a few pairs of pieces are in flight together, and
+ * the scratch is those few packets (never more than a slot). The pairs meet in
  * contention-free rounds (XOR pairing for a power of two, the circle method
  * otherwise) so every rank is busy in every round. After the swaps slot q
  * holds the block from rank q, and the slots are unpacked in place.
  *
- * Memory: the local array padded to equal slots, one packet, a bitmap. */
+ * Memory: the local array padded to equal slots, up to four pieces (16 MiB
+ * at most), a bitmap. */
 #include "config.h"
 
 #include "exchange.h"
@@ -24,10 +26,15 @@
 #include "blocked.h"
 
 #define XOR_TAG 17
+/* Pairs of pieces in flight at once, and the scratch they may take. */
+#define XOR_MAX_WINDOW 4
+#define XOR_WINDOW_BYTES ((size_t)16 * 1024 * 1024)
 
 typedef struct xorswap_plan {
     fs_blocked *blocked;
-    unsigned char *scratch;   /* one packet */
+    unsigned char *scratch;   /* `window` pieces */
+    size_t piece;             /* bytes per scratch piece: the packet, at most a slot */
+    int window;
 } xorswap_plan;
 
 static void xorswap_destroy(fs_exchange *x)
@@ -50,11 +57,18 @@ static fs_status xorswap_plan_new(fs_exchange *x)
     fs_status st = fs_blocked_new(x->args.rd, x->args.elem_bytes, NULL, &p->blocked);
     if (st != FS_OK)
         return st;
+    /* A piece is never longer than a slot, whatever --packet says. */
     size_t pk = fs_exchange_packet_bytes(x);
-    if (!(p->scratch = malloc(pk)))
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory: xorswap packet of %zu bytes", pk);
+    size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * x->args.elem_bytes;
+    size_t piece = pk < slot_bytes ? pk : slot_bytes;
+    p->piece = piece ? piece : 1;
+    p->window = (int)(XOR_WINDOW_BYTES / p->piece);
+    p->window = p->window < 1 ? 1 : p->window > XOR_MAX_WINDOW ? XOR_MAX_WINDOW : p->window;
+    size_t scratch = (size_t)p->window * p->piece;
+    if (!(p->scratch = malloc(scratch ? scratch : 1)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: xorswap scratch of %zu bytes", scratch);
     x->work_elems = fs_blocked_buffer_elems(p->blocked);
-    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + pk;
+    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + scratch;
     return FS_OK;
 }
 
@@ -76,35 +90,49 @@ static void xor_into(unsigned char *dst, const unsigned char *src, size_t n)
  * j is led by the lower rank when j is even, by the higher when odd: the
  * leader holds `a` and does a ^= b twice, the other b ^= a once. Taking the
  * pieces two by two, in each of the three steps either rank sends one piece
- * and receives the other. */
+ * and receives the other. Up to `window` pairs of pieces go at once, each
+ * step's messages in flight together, so latency is paid once per window. */
 static fs_status xor_swap(fs_exchange *x, unsigned char *region, size_t bytes, int partner,
-                          int lower, unsigned char *scratch, uint64_t *messages, uint64_t *wire)
+                          int lower, unsigned char *scratch, size_t stride, int window,
+                          uint64_t *messages, uint64_t *wire)
 {
     size_t pk = fs_exchange_packet_bytes(x);
     size_t npieces = (bytes + pk - 1) / pk;
-    for (size_t j = 0; j < npieces; j += 2) {
-        size_t off[2], len[2];
-        for (int h = 0; h < 2; h++) {
-            off[h] = (j + (size_t)h) * pk;
-            len[h] = off[h] < bytes ? (bytes - off[h] < pk ? bytes - off[h] : pk) : 0;
-        }
+    MPI_Request req[2 * XOR_MAX_WINDOW];
+    for (size_t first = 0; first < npieces; first += 2 * (size_t)window) {
+        int pairs = (int)((npieces - first + 1) / 2 < (size_t)window ? (npieces - first + 1) / 2
+                                                                    : (size_t)window);
         for (int step = 1; step <= 3; step++) {
             /* Steps 1 and 3 ship b to the leader, step 2 ships a to the other.
-             * The lower rank leads piece j (index 0), the higher piece j+1. */
-            int lower_receives_first = step != 2;
-            int recv_piece = lower ? (lower_receives_first ? 0 : 1) : (lower_receives_first ? 1 : 0);
-            int send_piece = 1 - recv_piece;
-            int err = MPI_Sendrecv(region + off[send_piece], (int)len[send_piece], MPI_BYTE, partner,
-                                   XOR_TAG, scratch, (int)len[recv_piece], MPI_BYTE, partner,
-                                   XOR_TAG, x->args.comm, MPI_STATUS_IGNORE);
-            if (err != MPI_SUCCESS)
-                return fs_error_set(FS_ERR_RUNTIME, "xorswap exchange: MPI_Sendrecv with rank %d failed: %s",
-                                    partner, fs_mpi_strerror(err));
-            xor_into(region + off[recv_piece], scratch, len[recv_piece]);
-            if (len[send_piece]) {
-                (*messages)++;
-                *wire += len[send_piece];
+             * The lower rank leads the even pieces, the higher the odd ones. */
+            int lower_receives_even = step != 2;
+            int receives_even = lower ? lower_receives_even : !lower_receives_even;
+            size_t roff[XOR_MAX_WINDOW], rlen[XOR_MAX_WINDOW];
+            for (int w = 0; w < pairs; w++) {
+                size_t j = first + 2 * (size_t)w;
+                size_t rj = receives_even ? j : j + 1, sj = receives_even ? j + 1 : j;
+                size_t soff = sj * pk, slen = soff < bytes ? (bytes - soff < pk ? bytes - soff : pk) : 0;
+                roff[w] = rj * pk;
+                rlen[w] = roff[w] < bytes ? (bytes - roff[w] < pk ? bytes - roff[w] : pk) : 0;
+                int err = MPI_Irecv(scratch + (size_t)w * stride, (int)rlen[w], MPI_BYTE, partner, XOR_TAG,
+                                    x->args.comm, &req[2 * w]);
+                if (err == MPI_SUCCESS)
+                    err = MPI_Isend(region + (soff < bytes ? soff : 0), (int)slen, MPI_BYTE, partner,
+                                    XOR_TAG, x->args.comm, &req[2 * w + 1]);
+                if (err != MPI_SUCCESS)
+                    return fs_error_set(FS_ERR_RUNTIME, "xorswap exchange: messages with rank %d failed: %s",
+                                        partner, fs_mpi_strerror(err));
+                if (slen) {
+                    (*messages)++;
+                    *wire += slen;
+                }
             }
+            int err = MPI_Waitall(2 * pairs, req, MPI_STATUSES_IGNORE);
+            if (err != MPI_SUCCESS)
+                return fs_error_set(FS_ERR_RUNTIME, "xorswap exchange: waiting for rank %d failed: %s",
+                                    partner, fs_mpi_strerror(err));
+            for (int w = 0; w < pairs; w++)
+                xor_into(region + roff[w], scratch + (size_t)w * stride, rlen[w]);
         }
     }
     return FS_OK;
@@ -133,7 +161,7 @@ static fs_status xorswap_execute(fs_exchange *x, void *data)
         if (elems == 0)
             continue;
         fs_status st = xor_swap(x, (unsigned char *)data + (size_t)partner * slot_bytes,
-                                (size_t)elems * eb, partner, me < partner, p->scratch, &messages,
+                                (size_t)elems * eb, partner, me < partner, p->scratch, p->piece, p->window, &messages,
                                 &wire);
         if (st != FS_OK)
             return st;

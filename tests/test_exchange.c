@@ -90,9 +90,78 @@ static const char *shape_str(int ndim, const int64_t *shape)
     return buf;
 }
 
+/* ---- block hooks: pre must see the original values of exactly the block's
+ * elements, post the pre-transformed ones; both must touch every element of
+ * the array exactly once over all ranks. */
+typedef struct hook_state {
+    int ndim, tag;
+    const int64_t *shape;
+    size_t eb;
+    int *pre_count, *post_count;   /* per global index, this rank's calls */
+    long calls;                    /* for strategies that must not call hooks */
+    const char *what;
+} hook_state;
+
+static void transform1(void *e, size_t eb)
+{
+    double v;
+    memcpy(&v, e, 8);
+    v += 1073741824.0; /* 2^30: exact on these values */
+    memcpy(e, &v, 8);
+}
+
+static void transform2(void *e, size_t eb)
+{
+    double v;
+    memcpy(&v, (char *)e + eb - 8, 8);
+    v -= 1099511627776.0; /* 2^40 on the last double */
+    memcpy((char *)e + eb - 8, &v, 8);
+}
+
+static void hook_walk(hook_state *h, const fs_box *block, unsigned char *data, int post)
+{
+    h->calls++;
+    if (fs_box_elems(block) == 0)
+        return;
+    int64_t at[FS_LAYOUT_MAX_DIMS];
+    memcpy(at, block->start, sizeof at);
+    int64_t i = 0;
+    unsigned char expect[16];
+    do {
+        int64_t g = global_index(at, h->ndim, h->shape);
+        unsigned char *e = data + (size_t)i++ * h->eb;
+        element_value(g, h->tag, h->eb, expect);
+        if (post)
+            transform1(expect, h->eb);
+        if (memcmp(expect, e, h->eb) != 0) {
+            failf("%s: %s hook found a wrong value at global index %" PRId64, h->what,
+                  post ? "post" : "pre", g);
+            return;
+        }
+        if (post) {
+            transform2(e, h->eb);
+            h->post_count[g]++;
+        } else {
+            transform1(e, h->eb);
+            h->pre_count[g]++;
+        }
+    } while (next_index(at, block));
+}
+
+static void hook_pre(void *ctx, const fs_box *block, void *data)
+{
+    hook_walk(ctx, block, data, 0);
+}
+
+static void hook_post(void *ctx, const fs_box *block, void *data)
+{
+    hook_walk(ctx, block, data, 1);
+}
+
 /* One exchange with one strategy; returns the number of failures seen here. */
 static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_t *shape,
-                     int axis_from, int axis_to, size_t eb, const fs_exchange_params *params)
+                     int axis_from, int axis_to, size_t eb, const fs_exchange_params *params,
+                     int with_hooks)
 {
     MPI_Comm comm = MPI_COMM_WORLD;
     fs_box *from_all = calloc((size_t)nranks, sizeof *from_all);
@@ -114,12 +183,20 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         fprintf(stderr, "out of memory\n");
         MPI_Abort(comm, 99);
     }
+    int64_t nglobal = 1;
+    for (int k = 0; k < ndim; k++)
+        nglobal *= shape[k];
+    hook_state hs = {ndim, tag, shape, eb, calloc((size_t)nglobal, sizeof(int)),
+                     calloc((size_t)nglobal, sizeof(int)), 0, what};
+    /* Cut pieces along the split axis before the exchange, or never. */
+    fs_block_hooks hooks = {hook_pre, hook_post, &hs, tag % 2 ? axis_from : -1};
     fs_exchange_args args = {
         .comm = comm,
         .rd = rd,
         .elem_bytes = eb,
         .elem_type = eb == 16 ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE,
         .params = params,
+        .hooks = with_hooks ? &hooks : NULL,
     };
     fs_exchange *x = NULL;
     fs_status st = fs_exchange_new(ops, &args, &x);
@@ -159,9 +236,14 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         memcpy(at, rd->to.start, sizeof at);
         int64_t i = 0;
         unsigned char expect[16];
+        int hooked = with_hooks && ops->uses_hooks;
         do {
             int64_t g = global_index(at, ndim, shape);
             element_value(g, tag, eb, expect);
+            if (hooked) {
+                transform1(expect, eb);
+                transform2(expect, eb);
+            }
             if (memcmp(expect, data + (size_t)i * eb, eb) != 0) {
                 if (first_wrong < 0)
                     first_wrong = g;
@@ -183,6 +265,22 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     if (st == FS_OK && (x->stats.t_pack_s < 0 || x->stats.t_comm_s < 0 || x->stats.t_unpack_s < 0))
         failf("%s: negative times in the stats", what);
 
+    if (with_hooks) {
+        if (!ops->uses_hooks && hs.calls)
+            failf("%s: a strategy without uses_hooks called the hooks %ld times", what, hs.calls);
+        if (ops->uses_hooks) {
+            MPI_Allreduce(MPI_IN_PLACE, hs.pre_count, (int)nglobal, MPI_INT, MPI_SUM, comm);
+            MPI_Allreduce(MPI_IN_PLACE, hs.post_count, (int)nglobal, MPI_INT, MPI_SUM, comm);
+            for (int64_t g = 0; g < nglobal; g++)
+                if (hs.pre_count[g] != 1 || hs.post_count[g] != 1) {
+                    failf("%s: element %" PRId64 " went through pre %d and post %d times", what, g,
+                          hs.pre_count[g], hs.post_count[g]);
+                    break;
+                }
+        }
+    }
+    free(hs.pre_count);
+    free(hs.post_count);
     fs_exchange_free(&x);
     if (x)
         failf("%s: fs_exchange_free did not set the pointer to NULL", what);
@@ -212,7 +310,8 @@ int main(int argc, char **argv)
         rng_state = 20240601; /* every strategy sees the same cases */
         int tag = 0;
         for (int ndim = 1; ndim <= 4; ndim++) {
-            for (int rep = 0; rep < 6; rep++) {
+            /* Oversubscribed rank counts pay for every collective: fewer cases. */
+            for (int rep = 0; rep < (nranks <= 4 ? 6 : 3); rep++) {
                 int64_t shape[FS_LAYOUT_MAX_DIMS];
                 /* Lengths from 1 to about 2P+3: uneven splits, and a first
                  * axis shorter than the rank count in some cases. */
@@ -225,14 +324,16 @@ int main(int argc, char **argv)
                  * cut blocks into many uneven pieces; large ones do not. */
                 fs_exchange_params params = {
                     .seed = (uint64_t)rng_range(0, 1000),
-                    .packet_bytes = rep % 2 ? 40 : 4096,
+                    .packet_bytes = rep == 1 ? 40 : 4096,
                     .queues = (int)rng_range(1, 3),
                 };
                 int moves[5][2] = {{0, -1}, {-1, 0}, {0, 1}, {1, 0}, {0, 2}};
                 int nmoves = ndim == 1 ? 2 : ndim == 2 ? 4 : 5;
                 for (int m = 0; m < nmoves; m++) {
                     size_t eb = (tag % 3 == 2) ? 8 : 16;
-                    run_case(ops, tag++, ndim, shape, moves[m][0], moves[m][1], eb, &params);
+                    run_case(ops, tag, ndim, shape, moves[m][0], moves[m][1], eb, &params,
+                             tag % 3 != 0);
+                    tag++;
                     cases++;
                 }
             }
@@ -240,6 +341,90 @@ int main(int argc, char **argv)
     }
     if (strategies == 0)
         failf("no exchange strategy in fs_exchange_strategies");
+
+    /* Extreme packets (1 byte, 7 bytes, more than any block) and queue
+     * counts (1, 2, more than the ranks), on small arrays. */
+    size_t packets[3] = {1, 7, (size_t)1 << 30};
+    int queues[3] = {1, 2, nranks + 3};
+    for (int s = 0; fs_exchange_strategies[s]; s++) {
+        rng_state = 777;
+        int tag = 1000;
+        for (int e = 0; e < 3; e++) {
+            fs_exchange_params params = {.seed = (uint64_t)e, .packet_bytes = packets[e],
+                                         .queues = queues[e]};
+            int64_t shape2[2] = {rng_range(1, nranks + 2), rng_range(1, 5)};
+            int64_t shape3[3] = {rng_range(2, nranks + 1), rng_range(1, 4), rng_range(1, 3)};
+            run_case(fs_exchange_strategies[s], tag, 2, shape2, 0, 1, 16, &params, 1);
+            tag++;
+            run_case(fs_exchange_strategies[s], tag, 3, shape3, 0, 2, 8, &params, 1);
+            tag++;
+            cases += 2;
+        }
+    }
+
+    /* In-place strategies keep no second array. */
+    for (int s = 0; fs_exchange_strategies[s]; s++) {
+        const fs_exchange_ops *ops = fs_exchange_strategies[s];
+        if (!ops->in_place)
+            continue;
+        int64_t shape[3] = {64, 64, 64};
+        fs_box *from_all = calloc((size_t)nranks, sizeof *from_all), *to_all = calloc((size_t)nranks, sizeof *to_all);
+        for (int p = 0; p < nranks; p++) {
+            from_all[p] = fs_box_split(3, shape, 0, nranks, p);
+            to_all[p] = fs_box_split(3, shape, 1, nranks, p);
+        }
+        fs_redist *rd = fs_redist_new(nranks, rank, from_all, to_all);
+        fs_exchange_params params = {.seed = 1, .packet_bytes = 4096, .queues = 2};
+        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, NULL};
+        fs_exchange *x = NULL;
+        if (fs_exchange_new(ops, &args, &x) == FS_OK) {
+            int64_t largest = 0;
+            for (int q = 0; q < nranks; q++) {
+                largest = rd->send_elems[q] > largest ? rd->send_elems[q] : largest;
+                largest = rd->recv_elems[q] > largest ? rd->recv_elems[q] : largest;
+            }
+            if (x->work_elems > (int64_t)nranks * largest)
+                failf("%s: work_elems %" PRId64 " exceeds P x the largest block", ops->name, x->work_elems);
+            if ((double)x->scratch_bytes >= (double)x->work_elems * 16 / 2)
+                failf("%s: in place but holds %zu bytes of scratch for a %" PRId64 "-byte array",
+                      ops->name, x->scratch_bytes, x->work_elems * 16);
+        } else {
+            failf("%s: plan failed on 64^3", ops->name);
+        }
+        fs_exchange_free(&x);
+        fs_redist_free(&rd);
+        free(from_all);
+        free(to_all);
+    }
+
+    /* The contention-free rounds: perfect matchings, every pair once. */
+    if (rank == 0) {
+        for (int n = 1; n <= 17; n++) {
+            int rounds = fs_exchange_rounds(n);
+            int *met = calloc((size_t)(n * n), sizeof(int));
+            for (int r = 0; r < rounds; r++) {
+                int idle = 0;
+                for (int p = 0; p < n; p++) {
+                    int q = fs_exchange_round_partner(n, p, r);
+                    if (q < 0) {
+                        idle++;
+                        continue;
+                    }
+                    if (q >= n || q == p || fs_exchange_round_partner(n, q, r) != p)
+                        failf("rounds: n=%d round %d: partner of %d is %d, not symmetric", n, r, p, q);
+                    else
+                        met[p * n + q]++;
+                }
+                if (idle > (n % 2))
+                    failf("rounds: n=%d round %d: %d idle ranks", n, r, idle);
+            }
+            for (int p = 0; p < n; p++)
+                for (int q = 0; q < n; q++)
+                    if (p != q && met[p * n + q] != 1)
+                        failf("rounds: n=%d: %d and %d meet %d times", n, p, q, met[p * n + q]);
+            free(met);
+        }
+    }
 
     long total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);

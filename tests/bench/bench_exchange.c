@@ -1,0 +1,149 @@
+/* bench_exchange: the exchange strategies alone, on the slab redistribution
+ * fftshard does for a given shape (axis 0 split -> axis 1 split), next to
+ * MPI_Alltoall on already packed equal blocks, out of place and with
+ * MPI_IN_PLACE, and a memcpy of the local array.
+ *
+ *   mpiexec -n P bench_exchange [SHAPE [REPEATS [PACKET]]]   (default 256x256x256 5 1M)
+ *
+ * Prints one line per method: best time over the repeats (slowest rank),
+ * effective bandwidth (bytes every rank sends to the others / time) and the
+ * ratio to MPI_Alltoall with MPI_IN_PLACE. Complex double elements. */
+#include "config.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exchange.h"
+#include "layout.h"
+#include "options.h"
+
+static double slowest(MPI_Comm comm, double t)
+{
+    double m;
+    MPI_Allreduce(&t, &m, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return m;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm comm = MPI_COMM_WORLD;
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    int64_t shape[FS_LAYOUT_MAX_DIMS] = {256, 256, 256};
+    int ndim = 3, repeats = 5;
+    uint64_t packet = FS_DEFAULT_PACKET_BYTES;
+    if (argc > 1 && (ndim = fs_parse_shape(argv[1], shape)) < 2) {
+        if (rank == 0)
+            fprintf(stderr, "bench_exchange: '%s': expected a shape of 2 or more axes\n", argv[1]);
+        MPI_Abort(comm, 2);
+    }
+    if (argc > 2)
+        repeats = atoi(argv[2]) > 0 ? atoi(argv[2]) : 1;
+    if (argc > 3 && fs_parse_bytes(argv[3], &packet) != 0)
+        MPI_Abort(comm, 2);
+    size_t eb = 16;
+
+    fs_box *from_all = calloc((size_t)P, sizeof *from_all), *to_all = calloc((size_t)P, sizeof *to_all);
+    for (int p = 0; p < P; p++) {
+        from_all[p] = fs_box_split(ndim, shape, 0, P, p);
+        to_all[p] = fs_box_split(ndim, shape, 1, P, p);
+    }
+    fs_redist *rd = fs_redist_new(P, rank, from_all, to_all);
+    double sent = (double)(rd->send_total - rd->send_elems[rank]) * (double)eb, sent_max;
+    MPI_Allreduce(&sent, &sent_max, 1, MPI_DOUBLE, MPI_MAX, comm);
+    int64_t local = fs_box_elems(&rd->from) > fs_box_elems(&rd->to) ? fs_box_elems(&rd->from)
+                                                                    : fs_box_elems(&rd->to);
+    char shape_text[128];
+    fs_format_shape(ndim, shape, shape_text, sizeof shape_text);
+    if (rank == 0)
+        printf("# bench_exchange %s complex128 on %d ranks, %.1f MiB local array, packet %llu, best of %d\n"
+               "%-22s %10s %10s %10s %14s\n",
+               shape_text, P, (double)local * (double)eb / 1048576.0, (unsigned long long)packet,
+               repeats, "method", "seconds", "GB/s", "x inplace", "scratch MiB");
+
+    /* References first: MPI_Alltoall on equal packed blocks of the largest
+     * block size, then memcpy. */
+    int64_t block = 0;
+    for (int q = 0; q < P; q++) {
+        if (rd->send_elems[q] > block)
+            block = rd->send_elems[q];
+        if (rd->recv_elems[q] > block)
+            block = rd->recv_elems[q];
+    }
+    int64_t max_block;
+    MPI_Allreduce(&block, &max_block, 1, MPI_INT64_T, MPI_MAX, comm);
+    char *a = malloc((size_t)(max_block * P) * eb), *b = malloc((size_t)(max_block * P) * eb);
+    memset(a, 1, (size_t)(max_block * P) * eb);
+    memset(b, 2, (size_t)(max_block * P) * eb);
+    double t_inplace = 1e30, t_outplace = 1e30, t_memcpy = 1e30;
+    for (int i = 0; i < repeats; i++) {
+        MPI_Barrier(comm);
+        double t0 = MPI_Wtime();
+        MPI_Alltoall(a, (int)max_block, MPI_C_DOUBLE_COMPLEX, b, (int)max_block, MPI_C_DOUBLE_COMPLEX, comm);
+        double t = slowest(comm, MPI_Wtime() - t0);
+        t_outplace = t < t_outplace ? t : t_outplace;
+        MPI_Barrier(comm);
+        t0 = MPI_Wtime();
+        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a, (int)max_block, MPI_C_DOUBLE_COMPLEX, comm);
+        t = slowest(comm, MPI_Wtime() - t0);
+        t_inplace = t < t_inplace ? t : t_inplace;
+        t0 = MPI_Wtime();
+        memcpy(b, a, (size_t)local * eb);
+        t = slowest(comm, MPI_Wtime() - t0);
+        t_memcpy = t < t_memcpy ? t : t_memcpy;
+    }
+    free(a);
+    free(b);
+    if (rank == 0) {
+        printf("%-22s %10.4f %10.3f %10.2f %14s\n", "MPI_Alltoall in place", t_inplace,
+               sent_max / t_inplace / 1e9, 1.0, "0");
+        printf("%-22s %10.4f %10.3f %10.2f %14.1f\n", "MPI_Alltoall packed", t_outplace,
+               sent_max / t_outplace / 1e9, t_inplace / t_outplace,
+               (double)(max_block * P) * (double)eb / 1048576.0);
+        printf("%-22s %10.4f %10.3f %10s %14s\n", "memcpy local array", t_memcpy,
+               (double)local * (double)eb / t_memcpy / 1e9, "-", "-");
+    }
+
+    fs_exchange_params params = {.seed = FS_DEFAULT_SEED, .packet_bytes = (size_t)packet,
+                                 .queues = FS_DEFAULT_QUEUES};
+    for (int s = 0; fs_exchange_strategies[s]; s++) {
+        fs_exchange_args args = {comm, rd, eb, MPI_C_DOUBLE_COMPLEX, &params, NULL};
+        fs_exchange *x = NULL;
+        if (fs_exchange_new(fs_exchange_strategies[s], &args, &x) != FS_OK) {
+            fprintf(stderr, "bench_exchange: %s: %s\n", fs_exchange_strategies[s]->name,
+                    fs_error_message());
+            MPI_Abort(comm, 1);
+        }
+        char *data = malloc((size_t)x->work_elems * eb);
+        memset(data, 3, (size_t)x->work_elems * eb);
+        double best = 1e30;
+        for (int i = 0; i < repeats; i++) {
+            MPI_Barrier(comm);
+            double t0 = MPI_Wtime();
+            fs_exchange_execute(x, data);
+            double t = slowest(comm, MPI_Wtime() - t0);
+            best = t < best ? t : best;
+        }
+        double scratch = (double)x->scratch_bytes, scratch_max;
+        MPI_Reduce(&scratch, &scratch_max, 1, MPI_DOUBLE, MPI_MAX, 0, comm);
+        double parts[3] = {x->stats.t_pack_s / repeats, x->stats.t_comm_s / repeats,
+                           x->stats.t_unpack_s / repeats}, parts_max[3];
+        MPI_Reduce(parts, parts_max, 3, MPI_DOUBLE, MPI_MAX, 0, comm);
+        if (rank == 0)
+            printf("%-22s %10.4f %10.3f %10.2f %14.1f   pack %.4f comm %.4f unpack %.4f\n",
+                   fs_exchange_strategies[s]->name, best, sent_max / best / 1e9, t_inplace / best,
+                   scratch_max / 1048576.0, parts_max[0], parts_max[1], parts_max[2]);
+        free(data);
+        fs_exchange_free(&x);
+    }
+    fs_redist_free(&rd);
+    free(from_all);
+    free(to_all);
+    MPI_Finalize();
+    return 0;
+}

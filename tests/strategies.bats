@@ -1,0 +1,192 @@
+#!/usr/bin/env bats
+# The exchange strategies (--transpose) through the whole command: every
+# strategy and auto against numpy on 1 to 8 ranks with uneven sizes and idle
+# ranks, their parameters (--packet, --queues, --seed) at their extremes, the
+# wisdom file, the bad values, the overlap line of pairwise and the memory of
+# xorswap. test_exchange.c checks each exchange alone.
+
+load helpers
+
+STRATEGIES="alltoall random xorswap pairwise auto"
+
+fs() {
+    local np=$1 in=$2 out=$3 opt
+    shift 3
+    run fftshard "$np" --quiet "$@" "$in" "$out"
+    assert_success
+    local c="in=$in out=$out ranks=$np"
+    for opt in "$@"; do
+        case $opt in
+        --inverse) c+=" inverse" ;;
+        --axes=*) c+=" axes=${opt#--axes=}" ;;
+        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
+        esac
+    done
+    CASES+=("$c")
+}
+
+check_all() {
+    run oracle check "${CASES[@]}"
+    assert_success
+}
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    CASES=()
+}
+
+@test "every strategy on 2, 3 and 4 ranks: 3-D, 4-D, 2-D, 1-D, uneven sizes" {
+    oracle make a.h5 13x7x4:complex128 -- b.h5 7x5x3x4:complex128 -- c.h5 9x6:float32 \
+        -- d.h5 23:complex128 -- e.h5 7x5x3:float64
+    local s
+    for s in $STRATEGIES; do
+        fs 3 a.h5 "a_$s.h5" --transpose="$s"
+        fs 4 b.h5 "b_$s.h5" --transpose="$s"
+        fs 2 c.h5 "c_$s.h5" --transpose="$s"
+        fs 3 d.h5 "d_$s.h5" --transpose="$s"
+        fs 4 e.h5 "e_$s.h5" --transpose="$s" --inverse
+    done
+    check_all
+}
+
+@test "every strategy with --axes subsets: the axes pairwise runs per block, and without axis 0" {
+    oracle make a.h5 6x5x4x7:complex128
+    local s
+    for s in $STRATEGIES; do
+        fs 3 a.h5 "all_$s.h5" --transpose="$s"
+        fs 3 a.h5 "sub_$s.h5" --transpose="$s" --axes=0,2,3
+        fs 2 a.h5 "no0_$s.h5" --transpose="$s" --axes=1,-1
+        fs 4 a.h5 "one_$s.h5" --transpose="$s" --axes=0
+    done
+    check_all
+}
+
+@test "every strategy on 5 and 8 ranks with idle ranks: 13x7x4 on 5, 3x40x40 on 8" {
+    oracle make a.h5 13x7x4:complex128 -- b.h5 3x40x40:complex128
+    local s
+    for s in alltoall random xorswap pairwise; do
+        fs 5 a.h5 "a_$s.h5" --transpose="$s"
+        fs 8 b.h5 "b_$s.h5" --transpose="$s"
+    done
+    check_all
+}
+
+@test "--packet=1, 7 and 1G, --queues=1 and 9 on 3 ranks give the same result" {
+    oracle make a.h5 5x4x3:complex128
+    local s
+    for s in random xorswap pairwise; do
+        fs 3 a.h5 "p1_$s.h5" --transpose="$s" --packet=1
+        fs 3 a.h5 "p7_$s.h5" --transpose="$s" --packet=7 --queues=9
+        fs 3 a.h5 "pg_$s.h5" --transpose="$s" --packet=1G --queues=1
+    done
+    fs 3 a.h5 pk.h5 --transpose=random --packet=64K
+    check_all
+}
+
+@test "--seed changes random's order, not its result" {
+    oracle make a.h5 8x6x5:complex128
+    fftshard 4 --quiet --transpose=random --seed=1 a.h5 s1.h5
+    fftshard 4 --quiet --transpose=random --seed=18446744073709551615 a.h5 s2.h5
+    run h5diff s1.h5 s2.h5
+    assert_success
+}
+
+@test "auto: the attribute names the strategy chosen; --wisdom stores it and the next run reuses it" {
+    oracle make a.h5 12x8x6:complex128
+    run --separate-stderr fftshard 3 --verbose --transpose=auto --wisdom=w.txt a.h5 o1.h5
+    assert_success
+    grep -q 'auto: timed every strategy' <<<"$stderr" || fail "$stderr"
+    local chosen
+    chosen=$(oracle_attr o1.h5 transpose)
+    [[ " alltoall random xorswap pairwise " == *" $chosen "* ]] || fail "attribute: $chosen"
+    assert_equal "$(head -1 w.txt)" "# fftshard wisdom 1"
+    grep -Eq "^transpose [^ ]*ranks=3[^ ]* $chosen [0-9.]+$" w.txt || fail "$(cat w.txt)"
+    grep -qx '%fftw' w.txt || fail "no FFTW part: $(cat w.txt)"
+    run --separate-stderr fftshard 3 --verbose --transpose=auto --wisdom=w.txt a.h5 o2.h5
+    assert_success
+    grep -q "auto: taken from the wisdom file: $chosen" <<<"$stderr" || fail "$stderr"
+    assert_equal "$(oracle_attr o2.h5 transpose)" "$chosen"
+    CASES=("in=a.h5 out=o1.h5 ranks=3 transpose=auto" "in=a.h5 out=o2.h5 ranks=3 transpose=auto")
+    check_all
+}
+
+@test "a corrupt wisdom file: exit 3 naming it, no output" {
+    oracle make a.h5 4x4:complex128
+    head -c 300 /dev/urandom > bin.txt
+    printf 'not wisdom\n' > bad.txt
+    printf '# fftshard wisdom 1\ntranspose x\n' > entry.txt
+    printf '# fftshard wisdom 1\n%%fftw\n(garbage\n' > fftw.txt
+    local f
+    for f in bin.txt bad.txt entry.txt fftw.txt; do
+        run --separate-stderr fftshard 2 --transpose=auto --wisdom="$f" a.h5 o.h5
+        assert_error "$EXIT_INPUT" "$f"
+        [ ! -e o.h5 ] || fail "output written with a corrupt wisdom file $f"
+        assert_no_temporaries
+    done
+}
+
+@test "bad strategy parameters: exit 2 with the Try line" {
+    oracle make a.h5 4x4:complex128
+    local bad
+    for bad in --packet=0 --packet=-1 --packet=2G --packet=abc --packet= --queues=0 \
+        --queues=-1 --queues=x --queues=1025 --seed=-1 --seed=x --transpose=bogus --wisdom=; do
+        run --separate-stderr fftshard 2 "$bad" a.h5 o.h5
+        assert_error "$EXIT_USAGE" "${bad%%=*}"
+    done
+    [ ! -e o.h5 ] || fail "a refused run wrote the output"
+}
+
+@test "pairwise reports its overlap; the others do not" {
+    oracle make a.h5 16x16x16:complex128
+    run --separate-stderr fftshard 2 --transpose=pairwise a.h5 p.h5
+    assert_success
+    grep -Eq '^  overlap: [0-9.]+ s of [0-9.]+ s block FFT work ran with messages in flight \([0-9]+%, all ranks\)$' \
+        <<<"$stderr" || fail "$stderr"
+    run --separate-stderr fftshard 2 --transpose=xorswap a.h5 x.h5
+    assert_success
+    grep -q 'overlap' <<<"$stderr" && fail "xorswap printed an overlap line: $stderr"
+    true
+}
+
+# peak MiB of a run, from its summary
+peak_mib() {
+    sed -n 's/^  peak memory \([0-9.]*\) MiB.*/\1/p' <<<"$1"
+}
+
+@test "memory: xorswap's peak over a tiny run's is at most 1.25 x the local array; alltoall's is larger" {
+    mkdata 2 --quiet 256x256x256 big.h5
+    mkdata 1 --quiet 1x1x1 tiny.h5
+    run --separate-stderr fftshard 2 --transpose=xorswap tiny.h5 t.h5
+    assert_success
+    local base xor a2a
+    base=$(peak_mib "$stderr")
+    run --separate-stderr fftshard 2 --transpose=xorswap big.h5 x.h5
+    assert_success
+    xor=$(peak_mib "$stderr")
+    run --separate-stderr fftshard 2 --transpose=alltoall big.h5 a.h5
+    assert_success
+    a2a=$(peak_mib "$stderr")
+    # local array: 256^3 complex128 over 2 ranks = 128 MiB; the libraries and
+    # ROMIO's 16 MiB collective buffer come on top, hence the large size
+    oracle_python -c "import sys; b, x, a = map(float, sys.argv[1:]); local = 256**3 * 16 / 2 / 2**20
+assert x - b <= 1.25 * local, ('xorswap', x - b, local)
+assert a > x, ('alltoall', a, 'xorswap', x)" "$base" "$xor" "$a2a"
+}
+
+# oracle_attr FILE NAME: a string attribute of the file's only dataset.
+oracle_attr() {
+    oracle_python -c "import h5py, sys
+f = h5py.File(sys.argv[1], 'r')
+d = [f[k] for k in f][0]
+print(d.attrs[sys.argv[2]])" "$1" "$2"
+}
+
+oracle_python() {
+    local unset=() name
+    for name in $(compgen -e); do
+        case $name in
+        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
+        esac
+    done
+    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+}
