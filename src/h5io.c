@@ -361,16 +361,54 @@ static herr_t select_box(hid_t space, const fs_box *box)
 
 /* ------------------------------------------------------------------ read */
 
+/* The pieces of `box` for one collective call each: rows of the box's first
+ * axis. Every rank makes the same number of calls (the largest count). */
+typedef struct io_pieces {
+    int64_t rows_per_call, row_elems;
+    int ncalls;
+} io_pieces;
+
+static fs_status plan_pieces(MPI_Comm comm, const fs_box *box, size_t elem_bytes, io_pieces *pc)
+{
+    int64_t n = fs_box_elems(box);
+    pc->row_elems = n > 0 ? n / box->count[0] : 0;
+    int64_t row_bytes = pc->row_elems * (int64_t)elem_bytes;
+    pc->rows_per_call = row_bytes > 0 ? FS_IO_CALL_BYTES / row_bytes : 1;
+    if (pc->rows_per_call < 1)
+        pc->rows_per_call = 1;
+    int local = n > 0 ? (int)((box->count[0] + pc->rows_per_call - 1) / pc->rows_per_call) : 0;
+    if (MPI_Allreduce(&local, &pc->ncalls, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+    return FS_OK;
+}
+
+/* Piece c of box (empty past this rank's end). */
+static fs_box piece_of(const fs_box *box, const io_pieces *pc, int c)
+{
+    fs_box sub = *box;
+    int64_t first = (int64_t)c * pc->rows_per_call;
+    if (fs_box_elems(box) == 0 || first >= box->count[0]) {
+        for (int k = 0; k < sub.ndim; k++)
+            sub.count[k] = 0;
+        return sub;
+    }
+    sub.start[0] = box->start[0] + first;
+    sub.count[0] = box->count[0] - first < pc->rows_per_call ? box->count[0] - first
+                                                             : pc->rows_per_call;
+    return sub;
+}
+
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info, const fs_box *box,
-                     void *data)
+                     void *data, fs_io_progress progress, void *ctx)
 {
     fs_status ret = FS_OK;
     hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, did = H5I_INVALID_HID,
-          fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID,
-          dxpl = H5I_INVALID_HID;
-    int64_t n = fs_box_elems(box);
+          fspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
     int is_complex = info->dtype == FS_DTYPE_COMPLEX64 || info->dtype == FS_DTYPE_COMPLEX128;
+    io_pieces pc;
 
+    if ((ret = plan_pieces(comm, box, 2 * sizeof(double), &pc)) != FS_OK)
+        return ret;
     fapl = mpio_fapl(comm);
     dxpl = collective_dxpl();
     if (fapl < 0 || dxpl < 0) {
@@ -384,43 +422,45 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
     }
     did = H5Dopen2(fid, info->dataset, H5P_DEFAULT);
     fspace = did >= 0 ? H5Dget_space(did) : H5I_INVALID_HID;
-    if (fspace < 0 || select_box(fspace, box) < 0) {
+    if (fspace < 0) {
         ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
         goto done;
-    }
-    /* Real data lands in the real parts of the complex buffer: a stride-2
-     * selection of doubles, so no second buffer is needed. */
-    hsize_t mdim = n > 0 ? (hsize_t)(is_complex ? n : 2 * n) : 1;
-    mspace = H5Screate_simple(1, &mdim, NULL);
-    if (mspace < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot create a memory dataspace");
-        goto done;
-    }
-    if (n == 0) {
-        H5Sselect_none(mspace);
-    } else if (!is_complex) {
-        hsize_t start = 0, stride = 2, count = (hsize_t)n;
-        H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &start, &stride, &count, NULL);
     }
     mtype = element_type(is_complex ? FS_DTYPE_COMPLEX128 : FS_DTYPE_FLOAT64, 1);
     if (mtype < 0) {
         ret = h5_fail(FS_ERR_RUNTIME, "cannot create the memory type");
         goto done;
     }
-    if (H5Dread(did, mtype, mspace, fspace, dxpl, n > 0 ? data : NULL) < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
-        goto done;
-    }
-    if (!is_complex) {
-        double *d = data;
-        for (int64_t i = 0; i < n; i++)
-            d[2 * i + 1] = 0.0;
+    for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
+        fs_box sub = piece_of(box, &pc, c);
+        int64_t n = fs_box_elems(&sub);
+        double *dst = (double *)data + 2 * (sub.start[0] - box->start[0]) * pc.row_elems;
+        /* Real data lands in the real parts of the complex buffer: a stride-2
+         * selection of doubles, so no second buffer is needed. */
+        hsize_t mdim = n > 0 ? (hsize_t)(is_complex ? n : 2 * n) : 1;
+        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
+        herr_t sel = mspace < 0 ? -1 : select_box(fspace, &sub);
+        if (sel >= 0 && n == 0)
+            sel = H5Sselect_none(mspace);
+        else if (sel >= 0 && !is_complex) {
+            hsize_t start = 0, stride = 2, count = (hsize_t)n;
+            sel = H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &start, &stride, &count, NULL);
+        }
+        if (sel < 0)
+            ret = h5_fail(FS_ERR_RUNTIME, "cannot select the input hyperslab");
+        else if (H5Dread(did, mtype, mspace, fspace, dxpl, n > 0 ? (void *)dst : NULL) < 0)
+            ret = h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
+        if (mspace >= 0)
+            H5Sclose(mspace);
+        if (ret == FS_OK && !is_complex)
+            for (int64_t i = 0; i < n; i++)
+                dst[2 * i + 1] = 0.0;
+        if (progress && n > 0)
+            progress(ctx, (double)((sub.start[0] - box->start[0]) * pc.row_elems + n) * 16.0);
     }
 done:
     if (mtype >= 0)
         H5Tclose(mtype);
-    if (mspace >= 0)
-        H5Sclose(mspace);
     if (fspace >= 0)
         H5Sclose(fspace);
     if (did >= 0)
@@ -437,6 +477,7 @@ done:
 /* ------------------------------------------------------------------ write */
 
 struct fs_h5_output {
+    MPI_Comm comm;
     char *path;
     hid_t fid, did, dxpl;
 };
@@ -454,6 +495,7 @@ fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *data
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
     o->fid = o->did = o->dxpl = H5I_INVALID_HID;
+    o->comm = comm;
 
     fapl = mpio_fapl(comm);
     o->dxpl = collective_dxpl();
@@ -506,26 +548,47 @@ done:
     return FS_OK;
 }
 
+static size_t mem_elem_bytes(fs_dtype t)
+{
+    switch (t) {
+    case FS_DTYPE_FLOAT32: return 4;
+    case FS_DTYPE_FLOAT64: case FS_DTYPE_INTEGER: case FS_DTYPE_COMPLEX64: return 8;
+    case FS_DTYPE_COMPLEX128: return 16;
+    }
+    return 16;
+}
+
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
-                             const void *data)
+                             const void *data, fs_io_progress progress, void *ctx)
 {
     fs_status ret = FS_OK;
-    hid_t fspace = H5Dget_space(o->did), mspace = H5I_INVALID_HID, mtype = element_type(mem_type, 1);
-    int64_t n = fs_box_elems(box);
-    hsize_t mdim = n > 0 ? (hsize_t)n : 1;
-    mspace = H5Screate_simple(1, &mdim, NULL);
-    if (fspace < 0 || mspace < 0 || mtype < 0 || select_box(fspace, box) < 0 ||
-        (n == 0 && H5Sselect_none(mspace) < 0)) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
+    hid_t fspace = H5Dget_space(o->did), mtype = element_type(mem_type, 1);
+    size_t eb = mem_elem_bytes(mem_type);
+    io_pieces pc;
+    if ((ret = plan_pieces(o->comm, box, eb, &pc)) != FS_OK)
+        goto done;
+    if (fspace < 0 || mtype < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the output hyperslab");
         goto done;
     }
-    if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, n > 0 ? data : NULL) < 0)
-        ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->path);
+    for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
+        fs_box sub = piece_of(box, &pc, c);
+        int64_t n = fs_box_elems(&sub);
+        const char *src = (const char *)data + (size_t)((sub.start[0] - box->start[0]) * pc.row_elems) * eb;
+        hsize_t mdim = n > 0 ? (hsize_t)n : 1;
+        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
+        if (mspace < 0 || select_box(fspace, &sub) < 0 || (n == 0 && H5Sselect_none(mspace) < 0))
+            ret = h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
+        else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, n > 0 ? (const void *)src : NULL) < 0)
+            ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->path);
+        if (mspace >= 0)
+            H5Sclose(mspace);
+        if (progress && n > 0)
+            progress(ctx, (double)((sub.start[0] - box->start[0]) * pc.row_elems + n) * (double)eb);
+    }
 done:
     if (mtype >= 0)
         H5Tclose(mtype);
-    if (mspace >= 0)
-        H5Sclose(mspace);
     if (fspace >= 0)
         H5Sclose(fspace);
     return ret;

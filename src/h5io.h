@@ -43,10 +43,19 @@ void fs_h5_init(void);
  * FS_ERR_INPUT with a message for every unusable case. */
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
 
+/* Called after each piece of a large read or write with the bytes done so
+ * far on this rank (may be NULL). */
+typedef void (*fs_io_progress)(void *ctx, double bytes_done);
+
 /* Collective: read `box` of the dataset into data (complex double, row-major
- * over the box). Ranks with an empty box take part and read nothing. */
+ * over the box), in collective calls of at most FS_IO_CALL_BYTES per rank.
+ * Ranks with an empty box take part and read nothing. */
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
-                     const fs_box *box, void *data);
+                     const fs_box *box, void *data, fs_io_progress progress, void *ctx);
+
+/* Bytes per rank and collective call: large requests are cut along the
+ * box's first axis (MPI-IO counts are ints, and progress needs steps). */
+#define FS_IO_CALL_BYTES ((int64_t)512 * 1024 * 1024)
 
 /* An output file being written. */
 typedef struct fs_h5_output fs_h5_output;
@@ -60,7 +69,7 @@ fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *data
 /* Collective: write `box` from data (elements of mem_type, row-major over
  * box); HDF5 converts to the file type. */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
-                             const void *data);
+                             const void *data, fs_io_progress progress, void *ctx);
 /* Collective, same values on every rank: attributes on the dataset. */
 fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value);
 /* n < 0 writes a scalar holding values[0]. */

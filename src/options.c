@@ -22,6 +22,8 @@ enum {
     OPT_PACKET,
     OPT_QUEUES,
     OPT_WISDOM,
+    OPT_REPORT,
+    OPT_PROGRESS,
 };
 
 #define MAX_PACKET_BYTES ((uint64_t)1 << 30)
@@ -36,6 +38,8 @@ static const struct option long_options[] = {
     {"packet", required_argument, NULL, OPT_PACKET},
     {"queues", required_argument, NULL, OPT_QUEUES},
     {"wisdom", required_argument, NULL, OPT_WISDOM},
+    {"report", required_argument, NULL, OPT_REPORT},
+    {"progress", no_argument, NULL, OPT_PROGRESS},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
     {"verbose", no_argument, NULL, 'v'},
@@ -78,7 +82,9 @@ void fs_options_print_help(FILE *out)
         "\n"
         "Output and messages:\n"
         "  -f, --force             replace OUTPUT if it exists\n"
+        "      --report=FILE       write the timing and prefix-sum report as JSON\n"
         "  -q, --quiet             no summary on stderr\n"
+        "      --progress          progress lines on stderr (default: when a terminal)\n"
         "  -v, --verbose           explain decisions; show HDF5 error stacks\n"
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show version and library versions and exit\n"
@@ -297,6 +303,15 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             opts->queues = (int)v;
             break;
         }
+        case OPT_REPORT:
+            if (optarg[0] == '\0')
+                return fs_error_set(FS_ERR_USAGE, "--report: expected a file name");
+            free(opts->report_file);
+            opts->report_file = strdup(optarg);
+            break;
+        case OPT_PROGRESS:
+            opts->progress = 1;
+            break;
         case OPT_WISDOM:
             if (optarg[0] == '\0')
                 return fs_error_set(FS_ERR_USAGE, "--wisdom: expected a file name");
@@ -349,6 +364,7 @@ void fs_options_free(fs_options *opts)
     free(opts->output_dataset);
     free(opts->transpose);
     free(opts->wisdom_file);
+    free(opts->report_file);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);
 }

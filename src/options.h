@@ -35,6 +35,8 @@ typedef struct fs_options {
     size_t packet_bytes;   /* --packet */
     int queues;            /* --queues */
     char *wisdom_file;     /* --wisdom, NULL when not given */
+    char *report_file;     /* --report, NULL when not given */
+    int progress;          /* --progress */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

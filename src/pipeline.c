@@ -8,12 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "exchange.h"
 #include "fft.h"
 #include "h5io.h"
 #include "layout.h"
+#include "prefix.h"
+#include "progress.h"
 #include "report.h"
 #include "wisdom.h"
 
@@ -46,8 +49,10 @@ typedef struct run {
     fftw_complex *data;
     int64_t data_elems;
     char *tmp_path;
+    char *report_tmp;           /* the report's temporary, made before any work */
     fs_h5_output *out;
     fs_timers timers;
+    fs_progress progress;
 } run;
 
 /* ------------------------------------------------------------------ helpers */
@@ -128,10 +133,55 @@ static fs_status stage_probe(run *r)
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
+/* The same path, by name (the file may not exist yet). */
+static int same_path(const char *a, const char *b)
+{
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+    int same = ra && rb && strcmp(ra, rb) == 0;
+    free(ra);
+    free(rb);
+    if (same)
+        return 1;
+    /* Not both existing: compare the directories and the names. */
+    char *da = strdup(a), *db = strdup(b);
+    const char *na = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
+    const char *nb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
+    if (da && db) {
+        char *sa = strrchr(da, '/'), *sb = strrchr(db, '/');
+        if (sa)
+            *sa = '\0';
+        if (sb)
+            *sb = '\0';
+        char *rda = realpath(sa ? (da[0] ? da : "/") : ".", NULL);
+        char *rdb = realpath(sb ? (db[0] ? db : "/") : ".", NULL);
+        same = rda && rdb && strcmp(rda, rdb) == 0 && strcmp(na, nb) == 0;
+        free(rda);
+        free(rdb);
+    }
+    free(da);
+    free(db);
+    return same;
+}
+
 static fs_status stage_output(run *r)
 {
-    return fs_atomic_begin(r->comm, r->opts->output_file, r->opts->input_file, r->opts->force,
-                           &r->tmp_path);
+    const fs_options *o = r->opts;
+    if (o->report_file) {
+        /* Every rank judges the same names the same way: rank 0 speaks. */
+        fs_status st = FS_OK;
+        if (same_path(o->report_file, o->output_file) || same_path(o->report_file, o->input_file))
+            st = fs_error_set(FS_ERR_USAGE, "--report=%s: is the %s file", o->report_file,
+                              same_path(o->report_file, o->output_file) ? "output" : "input");
+        if ((st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK)) != FS_OK)
+            return st;
+    }
+    fs_status st = fs_atomic_begin(r->comm, o->output_file, o->input_file, o->force, &r->tmp_path);
+    /* A report is a log: it replaces an earlier one without --force. Its
+     * temporary exists from now on, so an unwritable report path fails the
+     * run before any work. */
+    if (st == FS_OK && o->report_file)
+        st = fs_atomic_begin(r->comm, o->report_file, o->input_file, 1, &r->report_tmp);
+    return st;
 }
 
 /* The block hooks of an overlapping strategy: FFTs of the axes that are
@@ -244,13 +294,18 @@ static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
 static fs_status compute_run(run *r, compute *c)
 {
     fs_timer_start(&r->timers, FS_PHASE_FFT);
+    fs_progress_begin(&r->progress, "fft", fs_fft_pass_flops(c->pass_before), "flop");
     fs_fft_pass_execute(c->pass_before);
+    fs_progress_end(&r->progress);
     fs_timer_stop(&r->timers, FS_PHASE_FFT);
     fs_status st = FS_OK;
     if (c->x) {
         fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
+        fs_progress_begin(&r->progress, "exchange",
+                          (double)(r->rd->send_total - r->rd->send_elems[r->rank]) * 16.0, "B");
         double hooks_before = c->x->stats.t_hooks_s;
         st = fs_exchange_execute(c->x, r->data);
+        fs_progress_end(&r->progress);
         fs_timer_stop(&r->timers, FS_PHASE_EXCHANGE);
         /* Block FFTs run inside the exchange count as fft time. */
         double hooks = c->x->stats.t_hooks_s - hooks_before;
@@ -260,8 +315,10 @@ static fs_status compute_run(run *r, compute *c)
             (c->bw_post && fs_fft_blockwise_failed(c->bw_post)))
             st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
         fs_timer_start(&r->timers, FS_PHASE_FFT);
+        fs_progress_begin(&r->progress, "fft", fs_fft_pass_flops(c->pass_after), "flop");
         if (st == FS_OK)
             fs_fft_pass_execute(c->pass_after);
+        fs_progress_end(&r->progress);
         fs_timer_stop(&r->timers, FS_PHASE_FFT);
     }
     return st;
@@ -296,6 +353,8 @@ static fs_status choose_strategy(run *r, const fs_exchange_ops **chosen)
     double best = 0;
     *chosen = NULL;
     fs_timers saved = r->timers;
+    fs_progress quiet = r->progress;
+    r->progress.enabled = 0;
     for (int i = 0; fs_exchange_strategies[i]; i++) {
         compute c;
         fs_status st = fs_error_agree(r->comm, compute_plan(r, fs_exchange_strategies[i], &c));
@@ -319,6 +378,7 @@ static fs_status choose_strategy(run *r, const fs_exchange_ops **chosen)
     }
     /* The trial is planning, not the run's fft and exchange time. */
     r->timers = saved;
+    r->progress = quiet;
     r->auto_note = "auto: timed every strategy on these sizes";
     return fs_wisdom_set(r->wisdom, key, (*chosen)->name, best);
 }
@@ -337,13 +397,38 @@ static fs_status stage_plan(run *r)
 
     r->from_all = calloc((size_t)P, sizeof *r->from_all);
     r->to_all = calloc((size_t)P, sizeof *r->to_all);
-    if (!r->from_all || !r->to_all)
+    int64_t *prefix = malloc((size_t)P * 2 * sizeof *prefix);
+    if (!r->from_all || !r->to_all || !prefix) {
+        free(prefix);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int p = 0; p < P; p++) {
-        r->from_all[p] = fs_box_split(in->ndim, in->shape, 0, P, p);
-        r->to_all[p] = r->exchanges ? fs_box_split(in->ndim, in->shape, r->split_to, P, p)
-                                    : r->from_all[p];
     }
+    /* Each rank knows its own share along the split axes; one parallel prefix
+     * broadcast of the shares gives every rank every rank's start: the
+     * hyperslab offsets for the read, the exchange and the write. */
+    int to_axis = r->split_to >= 0 ? r->split_to : 0;
+    int64_t share[2], ignored;
+    fs_split_block(in->shape[0], P, r->rank, &share[0], &ignored);
+    if (r->split_to >= 0)
+        fs_split_block(in->shape[to_axis], P, r->rank, &share[1], &ignored);
+    else
+        share[1] = r->rank == 0 ? in->shape[0] : 0; /* gathered on rank 0 */
+    fs_status st = fs_prefix_broadcast_int64(r->comm, share, 2, FS_PREFIX_SUM, prefix);
+    if (st != FS_OK) {
+        free(prefix);
+        return st;
+    }
+    for (int p = 0; p < P; p++) {
+        fs_box *from = &r->from_all[p], *to = &r->to_all[p];
+        *from = fs_box_full(in->ndim, in->shape);
+        from->start[0] = fs_prefix_exclusive(prefix, 2, p, 0);
+        from->count[0] = prefix[2 * p] - from->start[0];
+        *to = fs_box_full(in->ndim, in->shape);
+        to->start[to_axis] = fs_prefix_exclusive(prefix, 2, p, 1);
+        to->count[to_axis] = prefix[2 * p + 1] - to->start[to_axis];
+        if (!r->exchanges)
+            *to = *from;
+    }
+    free(prefix);
     r->from = r->from_all[r->rank];
     r->to = r->to_all[r->rank];
 
@@ -353,8 +438,7 @@ static fs_status stage_plan(run *r)
         if (!(r->rd = fs_redist_new(P, r->rank, r->from_all, r->to_all)))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
         if (strcmp(r->opts->transpose, "auto") == 0) {
-            fs_status st = choose_strategy(r, &ops);
-            if (st != FS_OK)
+            if ((st = choose_strategy(r, &ops)) != FS_OK)
                 return st;
         } else {
             ops = fs_exchange_find(r->opts->transpose);
@@ -368,7 +452,9 @@ static fs_status stage_write(run *r)
 {
     const fs_options *o = r->opts;
     const fs_input_info *in = &r->info;
-    fs_status st = fs_h5_output_write(r->out, &r->to, FS_DTYPE_COMPLEX128, r->data);
+    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&r->to) * 16.0, "B");
+    fs_status st = fs_h5_output_write(r->out, &r->to, FS_DTYPE_COMPLEX128, r->data,
+                                      fs_progress_callback, &r->progress);
     if (st != FS_OK)
         return st;
 
@@ -401,6 +487,7 @@ static fs_status stage_write(run *r)
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(r->out, "ranks", -1, &ranks);
     fs_status closed = fs_h5_output_close(&r->out);
+    fs_progress_end(&r->progress);
     return st != FS_OK ? st : closed;
 }
 
@@ -425,6 +512,64 @@ static void verbose_plan(const run *r)
             r->c.x ? r->c.x->scratch_bytes / 1048576.0 : 0.0);
 }
 
+/* The summary on stderr and the JSON report, from every rank's figures. */
+static fs_status finish_report(run *r)
+{
+    const fs_options *o = r->opts;
+    char title[512], input[2 * FS_PATH_MAX + 2], output[2 * FS_PATH_MAX + 2];
+    describe(r, title, sizeof title);
+    snprintf(input, sizeof input, "%s:%s", o->input_file, r->info.dataset);
+    snprintf(output, sizeof output, "%s:%s", o->output_file,
+             o->output_dataset ? o->output_dataset : r->info.dataset);
+    int64_t n = 1;
+    for (int k = 0; k < r->info.ndim; k++)
+        n *= r->info.shape[k];
+    fs_report_info info = {
+        .command_line = o->argv_joined,
+        .input = input,
+        .output = output,
+        .dtype = r->info.type_name,
+        .precision = "double",
+        .transform = "c2c",
+        .direction = o->inverse ? "inverse" : "forward",
+        .norm = fs_norm_name(o->norm),
+        .ndim = r->info.ndim,
+        .shape = r->info.shape,
+        .transform_axis = r->transform_axis,
+        .decomposition = "slab",
+        .split_from = 0,
+        .split_to = r->exchanges ? r->split_to : 0,
+        .strategy = r->strategy,
+        .strategy_requested = o->transpose,
+        .seed = r->params.seed,
+        .packet_bytes = r->params.packet_bytes,
+        .queues = r->params.queues,
+        .title = title,
+        .flops = nominal_flops(r),
+        .array_bytes = n * (int64_t)sizeof(fftw_complex),
+    };
+    fs_rank_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.in = r->from;
+    rec.out = r->to;
+    memcpy(rec.t_s, r->timers.t_s, sizeof rec.t_s);
+    if (r->c.x) {
+        const fs_exchange_stats *xs = &r->c.x->stats;
+        rec.bytes_sent = (int64_t)xs->bytes_sent;
+        rec.bytes_received = (int64_t)xs->bytes_received;
+        rec.messages_sent = (int64_t)xs->messages_sent;
+        rec.wire_bytes_sent = (int64_t)xs->wire_bytes_sent;
+        rec.t_pack_s = xs->t_pack_s;
+        rec.t_comm_s = xs->t_comm_s;
+        rec.t_unpack_s = xs->t_unpack_s;
+        rec.t_hooks_s = xs->t_hooks_s;
+        rec.t_hooks_overlapped_s = xs->t_hooks_overlapped_s;
+    }
+    rec.peak_memory_bytes = fs_peak_memory_bytes();
+    return fs_report_finish(r->comm, &info, &rec, o->quiet ? NULL : stderr, o->report_file,
+                            r->report_tmp);
+}
+
 /* ------------------------------------------------------------------ run */
 
 fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
@@ -436,6 +581,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     MPI_Comm_rank(comm, &r.rank);
     MPI_Comm_size(comm, &r.nranks);
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
+    fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && (opts->progress || isatty(2)),
+                     opts->progress);
 
     fs_status st = stage_probe(&r);
     if (st == FS_OK)
@@ -457,7 +604,10 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     }
     if (st == FS_OK) {
         fs_timer_start(&r.timers, FS_PHASE_READ);
-        st = fs_error_agree(comm, fs_h5_read(comm, opts->input_file, &r.info, &r.from, r.data));
+        fs_progress_begin(&r.progress, "read", (double)fs_box_elems(&r.from) * 16.0, "B");
+        st = fs_error_agree(comm, fs_h5_read(comm, opts->input_file, &r.info, &r.from, r.data,
+                                             fs_progress_callback, &r.progress));
+        fs_progress_end(&r.progress);
         fs_timer_stop(&r.timers, FS_PHASE_READ);
     }
     if (st == FS_OK) {
@@ -487,27 +637,16 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     }
     fs_timer_stop(&r.timers, FS_PHASE_TOTAL);
 
-    if (st == FS_OK && !opts->quiet) {
-        char title[512];
-        describe(&r, title, sizeof title);
-        fs_run_figures fig = {
-            .title = title,
-            .flops = nominal_flops(&r),
-            .exchange = r.c.x ? &r.c.x->stats : NULL,
-            .array_bytes = 0,
-        };
-        int64_t n = 1;
-        for (int k = 0; k < r.info.ndim; k++)
-            n *= r.info.shape[k];
-        fig.array_bytes = n * (int64_t)sizeof(fftw_complex);
-        fs_report_summary(comm, &r.timers, &fig, stderr);
-    }
+    if (st == FS_OK)
+        st = finish_report(&r);
 
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. */
     fs_h5_output_close(&r.out);
     if (st != FS_OK && r.tmp_path)
         fs_atomic_abort(r.tmp_path);
+    if (r.report_tmp)
+        fs_atomic_abort(r.report_tmp); /* gone already when the report was written */
     compute_free(&r.c);
     fs_redist_free(&r.rd);
     fs_wisdom_free(&r.wisdom);
@@ -515,5 +654,6 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     free(r.from_all);
     free(r.to_all);
     free(r.tmp_path);
+    free(r.report_tmp);
     return st;
 }

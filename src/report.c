@@ -3,10 +3,14 @@
 
 #include "report.h"
 
-#include "exchange.h"
-
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "atomic.h"
+#include "prefix.h"
 
 static const char *const phase_names[FS_NPHASES] = {
     "read", "plan", "fft", "exchange", "write", "total",
@@ -43,42 +47,322 @@ int64_t fs_peak_memory_bytes(void)
     return kib * 1024;
 }
 
-void fs_report_summary(MPI_Comm comm, const fs_timers *t, const fs_run_figures *fig, FILE *out)
+/* ------------------------------------------------------------------ figures */
+
+/* What rank 0 derives from all the records. */
+typedef struct totals {
+    double min[FS_NPHASES], mean[FS_NPHASES], max[FS_NPHASES];
+    int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max;
+    double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
+    double gflops, gflops_total, bandwidth_gbs;
+} totals;
+
+static void compute_totals(const fs_report_info *info, const fs_rank_record *all, int P, totals *t)
 {
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    double mins[FS_NPHASES], maxs[FS_NPHASES], sums[FS_NPHASES];
-    MPI_Reduce(t->t_s, mins, FS_NPHASES, MPI_DOUBLE, MPI_MIN, 0, comm);
-    MPI_Reduce(t->t_s, maxs, FS_NPHASES, MPI_DOUBLE, MPI_MAX, 0, comm);
-    MPI_Reduce(t->t_s, sums, FS_NPHASES, MPI_DOUBLE, MPI_SUM, 0, comm);
-    const fs_exchange_stats *xs = fig->exchange;
-    double local[3] = {xs ? (double)xs->bytes_sent : 0, xs ? xs->t_hooks_s : 0,
-                       xs ? xs->t_hooks_overlapped_s : 0};
-    double sums_x[3];
-    MPI_Reduce(local, sums_x, 3, MPI_DOUBLE, MPI_SUM, 0, comm);
-    double total_sent = sums_x[0];
-    int64_t peak = fs_peak_memory_bytes(), peak_max;
-    MPI_Reduce(&peak, &peak_max, 1, MPI_INT64_T, MPI_MAX, 0, comm);
-    if (rank != 0)
-        return;
-    fprintf(out, "fftshard: %s\n", fig->title);
-    fprintf(out, "  %-9s %10s %10s %10s\n", "phase", "min s", "mean s", "max s");
+    memset(t, 0, sizeof *t);
+    for (int ph = 0; ph < FS_NPHASES; ph++) {
+        t->min[ph] = t->max[ph] = all[0].t_s[ph];
+        double sum = 0;
+        for (int p = 0; p < P; p++) {
+            double v = all[p].t_s[ph];
+            sum += v;
+            t->min[ph] = v < t->min[ph] ? v : t->min[ph];
+            t->max[ph] = v > t->max[ph] ? v : t->max[ph];
+        }
+        t->mean[ph] = sum / P;
+    }
+    for (int p = 0; p < P; p++) {
+        const fs_rank_record *r = &all[p];
+        t->bytes_sent += r->bytes_sent;
+        t->bytes_received += r->bytes_received;
+        t->messages += r->messages_sent;
+        t->wire_bytes += r->wire_bytes_sent;
+        t->peak_max = r->peak_memory_bytes > t->peak_max ? r->peak_memory_bytes : t->peak_max;
+        t->pack_max = r->t_pack_s > t->pack_max ? r->t_pack_s : t->pack_max;
+        t->comm_max = r->t_comm_s > t->comm_max ? r->t_comm_s : t->comm_max;
+        t->unpack_max = r->t_unpack_s > t->unpack_max ? r->t_unpack_s : t->unpack_max;
+        t->hooks += r->t_hooks_s;
+        t->hooks_overlapped += r->t_hooks_overlapped_s;
+    }
+    double t_transform = t->max[FS_PHASE_FFT] + t->max[FS_PHASE_EXCHANGE];
+    t->gflops = t_transform > 0 ? info->flops / t_transform / 1e9 : 0;
+    t->gflops_total = t->max[FS_PHASE_TOTAL] > 0 ? info->flops / t->max[FS_PHASE_TOTAL] / 1e9 : 0;
+    t->bandwidth_gbs = t->max[FS_PHASE_EXCHANGE] > 0
+                           ? (double)t->bytes_sent / t->max[FS_PHASE_EXCHANGE] / 1e9
+                           : 0;
+}
+
+/* ------------------------------------------------------------------ summary */
+
+static void print_summary(FILE *out, const fs_report_info *info, const totals *t, int P)
+{
+    fprintf(out, "fftshard: %s\n", info->title);
+    fprintf(out, "  %-9s %10s %10s %10s %7s\n", "phase", "min s", "mean s", "max s", "max/mean");
     for (int p = 0; p < FS_NPHASES; p++)
-        fprintf(out, "  %-9s %10.4f %10.4f %10.4f\n", phase_names[p], mins[p], sums[p] / size,
-                maxs[p]);
-    double t_transform = maxs[FS_PHASE_FFT] + maxs[FS_PHASE_EXCHANGE];
-    double t_x = maxs[FS_PHASE_EXCHANGE];
-    fprintf(out, "  transform %.2f GFlop/s (5 N log2 N / max fft + exchange time)\n",
-            t_transform > 0 ? fig->flops / t_transform / 1e9 : 0.0);
-    if (t_x > 0 && total_sent > 0)
+        fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", phase_names[p], t->min[p], t->mean[p],
+                t->max[p], t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+    fprintf(out, "  transform %.2f GFlop/s (5 N log2 N / max fft + exchange time)\n", t->gflops);
+    if (t->max[FS_PHASE_EXCHANGE] > 0 && t->bytes_sent > 0)
         fprintf(out, "  exchange %.3f GB/s (bytes sent by all ranks / max exchange time)\n",
-                total_sent / t_x / 1e9);
-    if (sums_x[1] > 0)
-        fprintf(out, "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, all ranks)\n",
-                sums_x[2], sums_x[1], 100.0 * sums_x[2] / sums_x[1]);
+                t->bandwidth_gbs);
+    if (t->hooks > 0)
+        fprintf(out,
+                "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, "
+                "all ranks)\n",
+                t->hooks_overlapped, t->hooks, 100.0 * t->hooks_overlapped / t->hooks);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
-            peak_max / 1048576.0,
-            fig->array_bytes > 0 ? (double)peak_max * size / (double)fig->array_bytes : 0.0);
+            (double)t->peak_max / 1048576.0,
+            info->array_bytes > 0 ? (double)t->peak_max * P / (double)info->array_bytes : 0.0);
     fflush(out);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+typedef struct json {
+    FILE *f;
+    int depth;
+    int first;      /* no comma needed before the next member */
+} json;
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_key(json *j, const char *key)
+{
+    fprintf(j->f, "%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
+    j->first = 0;
+    if (key) {
+        json_string(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+static void json_open(json *j, const char *key, char bracket)
+{
+    json_key(j, key);
+    fputc(bracket, j->f);
+    j->depth++;
+    j->first = 1;
+}
+
+static void json_close(json *j, char bracket)
+{
+    j->depth--;
+    fprintf(j->f, "\n%*s%c", 2 * j->depth, "", bracket);
+    j->first = 0;
+}
+
+static void json_str(json *j, const char *key, const char *v)
+{
+    json_key(j, key);
+    json_string(j->f, v);
+}
+
+static void json_int(json *j, const char *key, int64_t v)
+{
+    json_key(j, key);
+    fprintf(j->f, "%" PRId64, v);
+}
+
+static void json_num(json *j, const char *key, double v)
+{
+    json_key(j, key);
+    fprintf(j->f, "%.9g", v);
+}
+
+static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t stride)
+{
+    json_key(j, key);
+    fputc('[', j->f);
+    for (int i = 0; i < n; i++)
+        fprintf(j->f, "%s%" PRId64, i ? ", " : "", v[(size_t)i * stride]);
+    fputc(']', j->f);
+}
+
+static void write_json(FILE *f, const fs_report_info *info, const totals *t,
+                       const fs_rank_record *all, const int64_t *prefix, int P)
+{
+    json j = {f, 0, 1};
+    fputc('{', f);
+    j.depth = 1;
+    json_str(&j, "schema", FS_REPORT_SCHEMA);
+    json_str(&j, "version", PACKAGE_VERSION);
+    json_str(&j, "command_line", info->command_line);
+    json_int(&j, "ranks", P);
+    json_str(&j, "input", info->input);
+    json_str(&j, "output", info->output);
+    json_ints(&j, "shape", info->ndim, info->shape, 1);
+    json_str(&j, "dtype", info->dtype);
+    json_str(&j, "precision", info->precision);
+    json_str(&j, "transform", info->transform);
+    json_str(&j, "direction", info->direction);
+    json_str(&j, "norm", info->norm);
+    int64_t axes[FS_LAYOUT_MAX_DIMS];
+    int naxes = 0;
+    for (int k = 0; k < info->ndim; k++)
+        if (info->transform_axis[k])
+            axes[naxes++] = k;
+    json_ints(&j, "axes", naxes, axes, 1);
+
+    json_open(&j, "decomposition", '{');
+    json_str(&j, "type", info->decomposition);
+    json_int(&j, "split_axis_before", info->split_from);
+    json_int(&j, "split_axis_after", info->split_to);
+    json_close(&j, '}');
+
+    json_open(&j, "strategy", '{');
+    json_str(&j, "name", info->strategy);
+    json_str(&j, "requested", info->strategy_requested);
+    json_int(&j, "seed", (int64_t)info->seed);
+    json_int(&j, "packet_bytes", (int64_t)info->packet_bytes);
+    json_int(&j, "queues", info->queues);
+    json_close(&j, '}');
+
+    json_open(&j, "phases", '{');
+    for (int p = 0; p < FS_NPHASES; p++) {
+        json_open(&j, phase_names[p], '{');
+        json_num(&j, "min", t->min[p]);
+        json_num(&j, "mean", t->mean[p]);
+        json_num(&j, "max", t->max[p]);
+        json_num(&j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+        json_close(&j, '}');
+    }
+    json_close(&j, '}');
+
+    json_num(&j, "flops", info->flops);
+    json_num(&j, "gflops", t->gflops);
+    json_num(&j, "gflops_file_to_file", t->gflops_total);
+
+    json_open(&j, "exchange", '{');
+    json_int(&j, "bytes_sent", t->bytes_sent);
+    json_int(&j, "bytes_received", t->bytes_received);
+    json_int(&j, "messages", t->messages);
+    json_int(&j, "wire_bytes", t->wire_bytes);
+    json_num(&j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
+    json_num(&j, "bandwidth_gbs", t->bandwidth_gbs);
+    json_num(&j, "pack_seconds_max", t->pack_max);
+    json_num(&j, "communication_seconds_max", t->comm_max);
+    json_num(&j, "unpack_seconds_max", t->unpack_max);
+    json_num(&j, "block_fft_seconds", t->hooks);
+    json_num(&j, "block_fft_overlapped_seconds", t->hooks_overlapped);
+    json_close(&j, '}');
+
+    json_open(&j, "memory", '{');
+    json_int(&j, "peak_bytes_max", t->peak_max);
+    json_int(&j, "array_bytes", info->array_bytes);
+    json_num(&j, "peak_over_rank_share", info->array_bytes > 0
+                                             ? (double)t->peak_max * P / (double)info->array_bytes
+                                             : 0.0);
+    json_close(&j, '}');
+
+    json_open(&j, "per_rank", '[');
+    int a = info->split_from >= 0 ? info->split_from : 0;
+    for (int p = 0; p < P; p++) {
+        const fs_rank_record *r = &all[p];
+        json_open(&j, NULL, '{');
+        json_int(&j, "rank", p);
+        json_int(&j, "elements", fs_box_elems(&r->in));
+        json_int(&j, "offset", r->in.start[a]);
+        json_int(&j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
+        json_int(&j, "prefix", prefix[(size_t)p * 4]);
+        json_ints(&j, "input_start", r->in.ndim, r->in.start, 1);
+        json_ints(&j, "input_count", r->in.ndim, r->in.count, 1);
+        json_int(&j, "output_elements", fs_box_elems(&r->out));
+        json_ints(&j, "output_start", r->out.ndim, r->out.start, 1);
+        json_ints(&j, "output_count", r->out.ndim, r->out.count, 1);
+        json_int(&j, "bytes_sent", r->bytes_sent);
+        json_int(&j, "bytes_received", r->bytes_received);
+        json_int(&j, "messages_sent", r->messages_sent);
+        json_open(&j, "seconds", '{');
+        for (int ph = 0; ph < FS_NPHASES; ph++)
+            json_num(&j, phase_names[ph], r->t_s[ph]);
+        json_close(&j, '}');
+        json_int(&j, "peak_memory_bytes", r->peak_memory_bytes);
+        json_close(&j, '}');
+    }
+    json_close(&j, ']');
+
+    json_open(&j, "prefix", '{');
+    json_str(&j, "method",
+             "parallel prefix broadcast: a results buffer with one position per rank; for "
+             "position p each rank contributes its values if p >= its rank and the identity "
+             "(0) otherwise; one MPI_Allreduce(MPI_SUM) over the ranks x 4 buffer fills every "
+             "position on every rank");
+    json_str(&j, "operation", "sum");
+    json_ints(&j, "elements", P, prefix, 4);
+    json_ints(&j, "output_elements", P, prefix + 1, 4);
+    json_ints(&j, "bytes_sent", P, prefix + 2, 4);
+    json_ints(&j, "bytes_received", P, prefix + 3, 4);
+    json_close(&j, '}');
+    fputs("\n}\n", f);
+}
+
+static fs_status write_json_file(const char *path, const char *tmp, const fs_report_info *info,
+                                 const totals *t, const fs_rank_record *all, const int64_t *prefix,
+                                 int P)
+{
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
+    write_json(f, info, t, all, prefix, P);
+    int failed = ferror(f);
+    failed = fclose(f) != 0 || failed;
+    if (failed)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed", path);
+    return fs_atomic_commit(tmp, path);
+}
+
+fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                           FILE *summary, const char *json_path, const char *json_tmp)
+{
+    int rank, P;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &P);
+    fs_status st = FS_OK;
+    fs_rank_record *all = rank == 0 ? malloc((size_t)P * sizeof *all) : NULL;
+    int64_t *prefix = malloc((size_t)P * 4 * sizeof *prefix);
+    if ((rank == 0 && !all) || !prefix)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    if (MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, comm) !=
+        MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed");
+    /* The running sums of the report: one prefix broadcast for four columns. */
+    int64_t cols[4] = {fs_box_elems(&mine->in), fs_box_elems(&mine->out), mine->bytes_sent,
+                       mine->bytes_received};
+    if (st == FS_OK)
+        st = fs_prefix_broadcast_int64(comm, cols, 4, FS_PREFIX_SUM, prefix);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    if (rank == 0) {
+        totals t;
+        compute_totals(info, all, P, &t);
+        if (summary)
+            print_summary(summary, info, &t, P);
+        if (json_path && json_tmp)
+            st = write_json_file(json_path, json_tmp, info, &t, all, prefix, P);
+    }
+    st = fs_error_agree(comm, st);
+done:
+    free(all);
+    free(prefix);
+    return st;
 }

@@ -1,11 +1,22 @@
-/* report: where the time went. Phase timers kept by every rank and the
- * human summary that rank 0 prints on stderr at the end of a run. */
+/* report: where the time went and how the array was split.
+ *
+ * Every rank keeps phase timers and fills one record of its own figures. At
+ * the end fs_report_finish gathers the records on rank 0, computes the
+ * running sums over the ranks with the parallel prefix broadcast (prefix.h),
+ * prints the human summary on stderr and writes the JSON report
+ * (--report=FILE, atomically; schema "fftshard-report/1", documented in
+ * fftshard(1)). */
 #ifndef FS_REPORT_H
 #define FS_REPORT_H
 
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "errors.h"
+#include "layout.h"
+
+#define FS_REPORT_SCHEMA "fftshard-report/1"
 
 typedef enum fs_phase {
     FS_PHASE_READ,
@@ -29,16 +40,44 @@ void fs_timer_stop(fs_timers *t, fs_phase phase);
 /* Peak resident memory of this process in bytes (VmHWM), 0 if unknown. */
 int64_t fs_peak_memory_bytes(void);
 
-/* What the summary needs besides the timers. */
-typedef struct fs_run_figures {
-    const char *title;          /* one line describing the run */
-    double flops;               /* nominal operations of the whole transform (5 N log2 N) */
-    const struct fs_exchange_stats *exchange; /* this rank's, NULL without exchange */
-    int64_t array_bytes;        /* whole array in working precision */
-} fs_run_figures;
+/* One rank's figures (plain data: gathered as bytes). */
+typedef struct fs_rank_record {
+    fs_box in, out;                 /* the hyperslabs read and written */
+    int64_t bytes_sent, bytes_received, messages_sent, wire_bytes_sent;
+    double t_s[FS_NPHASES];
+    double t_pack_s, t_comm_s, t_unpack_s;
+    double t_hooks_s, t_hooks_overlapped_s;
+    int64_t peak_memory_bytes;
+} fs_rank_record;
 
-/* Collective over comm: rank 0 prints the phase table (min/mean/max over
- * ranks), GFlop/s, exchange bandwidth and peak memory to out. */
-void fs_report_summary(MPI_Comm comm, const fs_timers *t, const fs_run_figures *fig, FILE *out);
+/* What describes the run (rank 0's view; the same on every rank). */
+typedef struct fs_report_info {
+    const char *command_line;
+    const char *input, *output;     /* "file:/dataset" */
+    const char *dtype;              /* input element type */
+    const char *precision;          /* "double" */
+    const char *transform;          /* "c2c" */
+    const char *direction, *norm;
+    int ndim;
+    const int64_t *shape;
+    const int *transform_axis;
+    const char *decomposition;      /* "slab" */
+    int split_from, split_to;       /* axes split before / after the exchange (-1: gathered) */
+    const char *strategy;           /* "none" without exchange */
+    const char *strategy_requested; /* --transpose */
+    uint64_t seed;
+    size_t packet_bytes;
+    int queues;
+    const char *title;              /* the summary's first line */
+    double flops;                   /* 5 N log2 N of the transform */
+    int64_t array_bytes;            /* whole array in complex double */
+} fs_report_info;
+
+/* Collective over comm. Gathers every rank's record; rank 0 prints the
+ * summary on `summary` (NULL: none) and writes the JSON report into the
+ * temporary json_tmp (made by fs_atomic_begin) and renames it to json_path
+ * (both NULL: no report). Returns the agreed status, already printed. */
+fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                           FILE *summary, const char *json_path, const char *json_tmp);
 
 #endif

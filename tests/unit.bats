@@ -25,3 +25,17 @@ exchange() {
 @test "exchange: every strategy on 6 ranks" { exchange 6; }
 @test "exchange: every strategy on 7 ranks" { exchange 7; }
 @test "exchange: every strategy on 8 ranks" { exchange 8; }
+
+# prefix NP: the parallel prefix broadcast against MPI_Scan on NP ranks.
+prefix() {
+    run "$MPIEXEC" -n "$1" "$TEST_BINDIR/test_prefix"
+    assert_success
+    assert_output --regexp "^test_prefix: [0-9]+ checks on $1 ranks, 0 failures$"
+}
+
+@test "prefix broadcast: sum, max, min of int64 and double against MPI_Scan/MPI_Exscan on 1 to 8 ranks" {
+    local n
+    for n in 1 2 3 4 5 6 7 8; do
+        prefix "$n"
+    done
+}

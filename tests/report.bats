@@ -1,0 +1,176 @@
+#!/usr/bin/env bats
+# --report (the JSON report), the summary, --progress, and the parallel
+# prefix broadcast behind the offsets: the report parses, its offsets are the
+# hyperslab starts and the running sums of the element counts, phase times
+# add up, byte counts balance, and a failed run leaves no report behind.
+
+load helpers
+
+# json FILE EXPR [ARGS...]: print a Python expression on the parsed report
+# `r` (ARGS are sys.argv[2:]).
+json() {
+    local file=$1 expr=$2
+    shift 2
+    oracle_python -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
+}
+
+# The oracle's Python, outside mpiexec (see oracle() in helpers.bash).
+oracle_python() {
+    local unset=() name
+    for name in $(compgen -e); do
+        case $name in
+        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
+        esac
+    done
+    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+}
+
+@test "13x7x4 on 5 ranks: offsets 0,3,6,9,11 are the hyperslab starts; result equals numpy" {
+    oracle make x.h5 13x7x4:float64
+    run --separate-stderr fftshard 5 --quiet --report=r.json x.h5 y.h5
+    assert_success
+    run oracle check "in=x.h5 out=y.h5 ranks=5"
+    assert_success
+    run oracle_python -m json.tool r.json
+    assert_success
+    assert_equal "$(json r.json '[p["offset"] for p in r["per_rank"]]')" "[0, 3, 6, 9, 11]"
+    assert_equal "$(json r.json '[p["input_start"] for p in r["per_rank"]]')" \
+        "[[0, 0, 0], [3, 0, 0], [6, 0, 0], [9, 0, 0], [11, 0, 0]]"
+    assert_equal "$(json r.json '[p["input_count"][0] for p in r["per_rank"]]')" "[3, 3, 3, 2, 2]"
+    # After the exchange the split is along axis 1 (7 over 5 ranks).
+    assert_equal "$(json r.json '[p["output_start"][1] for p in r["per_rank"]]')" "[0, 2, 4, 5, 6]"
+    assert_equal "$(json r.json 'r["decomposition"]')" \
+        "{'type': 'slab', 'split_axis_before': 0, 'split_axis_after': 1}"
+    assert_equal "$(json r.json '(r["schema"], r["ranks"], r["shape"], r["dtype"], r["transform"])')" \
+        "('fftshard-report/1', 5, [13, 7, 4], 'float64', 'c2c')"
+}
+
+@test "element offsets and prefixes are the scans of the element counts (uneven, idle ranks)" {
+    oracle make a.h5 11x5x3:complex128 -- b.h5 3x9x2:complex64
+    fftshard 4 --quiet --report=a.json a.h5 ao.h5
+    fftshard 5 --quiet --report=b.json --transpose=xorswap b.h5 bo.h5
+    local f
+    for f in a.json b.json; do
+        run json "$f" '
+all(p["element_offset"] == sum(q["elements"] for q in r["per_rank"][:i])
+    and p["prefix"] == sum(q["elements"] for q in r["per_rank"][:i + 1])
+    for i, p in enumerate(r["per_rank"]))
+and r["prefix"]["elements"] == [p["prefix"] for p in r["per_rank"]]
+and r["prefix"]["output_elements"][-1] == r["per_rank"][-1]["prefix"]
+and sum(p["elements"] for p in r["per_rank"]) == __import__("math").prod(r["shape"])'
+        assert_output True
+    done
+    # 3 rows on 5 ranks: two ranks read nothing.
+    assert_equal "$(json b.json '[p["elements"] for p in r["per_rank"]]')" "[18, 18, 18, 0, 0]"
+}
+
+@test "phase times add up to no more than the total; bytes sent and received balance" {
+    oracle make a.h5 12x10x6:complex128
+    local s
+    for s in alltoall random xorswap pairwise; do
+        fftshard 3 --quiet --report="$s.json" --transpose="$s" a.h5 "$s.h5"
+        run json "$s.json" '
+all(sum(p["seconds"][k] for k in ("read", "plan", "fft", "exchange", "write"))
+    <= p["seconds"]["total"] * (1 + 1e-9) + 1e-6 for p in r["per_rank"])
+and sum(p["bytes_sent"] for p in r["per_rank"]) == r["exchange"]["bytes_sent"]
+    == sum(p["bytes_received"] for p in r["per_rank"]) == r["exchange"]["bytes_received"] > 0
+and r["prefix"]["bytes_sent"][-1] == r["exchange"]["bytes_sent"]
+and r["strategy"]["name"] == sys.argv[2]' "$s"
+        assert_output True
+    done
+}
+
+@test "min <= mean <= max for every phase, imbalance = max/mean, rates are consistent" {
+    oracle make a.h5 16x8x8:complex128
+    fftshard 4 --quiet --report=r.json a.h5 o.h5
+    run json r.json '
+all(v["min"] <= v["mean"] * (1 + 1e-12) and v["mean"] <= v["max"] * (1 + 1e-12)
+    and (v["mean"] == 0 or abs(v["imbalance"] - v["max"] / v["mean"]) < 1e-6)
+    for v in r["phases"].values())
+and set(r["phases"]) == {"read", "plan", "fft", "exchange", "write", "total"}
+and abs(r["flops"] - 5 * 1024 * 10) < 1e-6
+and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_rank"]) > 0'
+    assert_output True
+}
+
+@test "the report of a failed run is not written; an existing report stays unchanged" {
+    mkdata 2 --quiet 128x128x128 big.h5
+    echo '{"old": true}' > r.json
+    local before
+    before=$(checksum r.json)
+    run --separate-stderr bash -c 'ulimit -v 100000 && exec "$0" "$@"' \
+        "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --report=r.json big.h5 out.h5
+    assert_error "$EXIT_RUNTIME" "out of memory"
+    assert_equal "$(checksum r.json)" "$before"
+    [ ! -e out.h5 ] || fail "a failed run left out.h5"
+    assert_no_temporaries
+}
+
+@test "an unwritable report path fails before any work (exit 4); --report may not be an operand" {
+    oracle make a.h5 4x4:complex128
+    run --separate-stderr fftshard 2 --report=nodir/r.json a.h5 o.h5
+    assert_error "$EXIT_OUTPUT" "nodir/r.json"
+    [ ! -e o.h5 ] || fail "the output was written although the report cannot be"
+    assert_no_temporaries
+    run --separate-stderr fftshard 2 --report=o.h5 a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--report=o.h5" "output"
+    run --separate-stderr fftshard 2 --report=./a.h5 a.h5 o.h5
+    assert_error "$EXIT_USAGE" "input"
+    run --separate-stderr fftshard 2 --report= a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--report"
+    [ ! -e o.h5 ] || fail "a refused run wrote the output"
+}
+
+@test "an existing report is replaced without --force" {
+    oracle make a.h5 5x4:complex128
+    echo old > r.json
+    fftshard 2 --quiet --report=r.json a.h5 o.h5
+    run json r.json 'r["schema"]'
+    assert_output fftshard-report/1
+}
+
+@test "the summary: phase table with max/mean, rates, memory; one copy on 4 ranks" {
+    oracle make a.h5 8x8x8:complex128
+    run --separate-stderr fftshard 4 a.h5 o.h5
+    assert_success
+    [ "$(grep -c '^fftshard: 8x8x8 complex128' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+    grep -Eq '^  phase +min s +mean s +max s max/mean$' <<<"$stderr" || fail "$stderr"
+    local ph
+    for ph in read plan fft exchange write total; do
+        [ "$(grep -Ec "^  $ph +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$" <<<"$stderr")" -eq 1 ] ||
+            fail "phase $ph: $stderr"
+    done
+    grep -q 'GFlop/s' <<<"$stderr" && grep -q 'peak memory' <<<"$stderr" || fail "$stderr"
+    run --separate-stderr fftshard 4 --quiet --force a.h5 o.h5
+    assert_success
+    [ -z "$stderr" ] || fail "--quiet printed: $stderr"
+}
+
+@test "--progress: one line per phase from one rank; none with --quiet or when not a terminal" {
+    oracle make a.h5 9x8x7:complex128
+    run --separate-stderr fftshard 4 --progress a.h5 o.h5
+    assert_success
+    local progress
+    progress=$(grep '^fftshard: progress: ' <<<"$stderr")
+    [ "$(grep -c ' read ' <<<"$progress")" -eq 1 ] || fail "$stderr"
+    [ "$(grep -c ' exchange ' <<<"$progress")" -eq 1 ] || fail "$stderr"
+    [ "$(grep -c ' write ' <<<"$progress")" -eq 1 ] || fail "$stderr"
+    [ "$(grep -c ' fft ' <<<"$progress")" -eq 2 ] || fail "$stderr"
+    grep -Evq '^fftshard: progress: (read|fft|exchange|write) +100\.0% +[0-9.]+ (GB|GFlop)/s +[0-9.]+ s$' \
+        <<<"$progress" && fail "malformed progress line: $progress"
+    run --separate-stderr fftshard 4 --force a.h5 o.h5
+    assert_success
+    grep -q 'progress' <<<"$stderr" && fail "progress without --progress on a pipe: $stderr"
+    run --separate-stderr fftshard 2 --progress --quiet --force a.h5 o.h5
+    assert_success
+    [ -z "$stderr" ] || fail "--quiet printed: $stderr"
+}
+
+@test "every top-level member of the report is documented in the man page" {
+    oracle make a.h5 6x6:complex128
+    fftshard 2 --quiet --report=r.json a.h5 o.h5
+    local key
+    for key in $(json r.json '" ".join(list(r) + list(r["per_rank"][0]) + list(r["exchange"]) + list(r["memory"]) + list(r["prefix"]))'); do
+        grep -q -- "$key" "$srcdir/man/fftshard.1" || fail "report member $key is not in man/fftshard.1"
+    done
+}
