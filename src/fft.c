@@ -5,122 +5,359 @@
 
 #include <complex.h>
 #include <fftw3.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct fs_fft_pass {
-    fftw_plan plan;     /* NULL: nothing to do on this rank */
+size_t fs_complex_bytes(fs_precision p)
+{
+    return p == FS_SINGLE ? 2 * sizeof(float) : 2 * sizeof(double);
+}
+
+struct fs_op {
+    fs_op_spec spec;
+    fs_box box;
+    fs_precision prec;
+    void *plan;          /* fftw_plan or fftwf_plan; NULL: nothing to plan */
+    void *data;
+    double flops;
+    int empty;
 };
 
-/* Split a row-major box into FFTW's transform dims (axes with
- * transform_axis set) and loop dims (the rest), skipping length-1 axes.
- * Returns 0 when the box is empty. */
-static int guru_dims(const fs_box *box, const int *transform_axis, fftw_iodim64 *dims, int *ndims,
-                     fftw_iodim64 *loops, int *nloops)
+/* Strides of the box's row-major storage, in elements. */
+static void box_strides(const fs_box *box, int64_t *stride)
 {
-    int64_t stride[FS_LAYOUT_MAX_DIMS];
     int64_t s = 1;
     for (int k = box->ndim - 1; k >= 0; k--) {
         stride[k] = s;
         s *= box->count[k];
     }
-    *ndims = *nloops = 0;
-    if (fs_box_elems(box) == 0)
-        return 0;
-    for (int k = 0; k < box->ndim; k++) {
-        /* Length-1 transforms are the identity; leaving them out keeps the
-         * plan rank low. Dimensions go slowest first, as FFTW expects. */
-        if (box->count[k] <= 1)
-            continue;
-        fftw_iodim64 *d = transform_axis[k] ? &dims[(*ndims)++] : &loops[(*nloops)++];
-        d->n = box->count[k];
-        d->is = d->os = stride[k];
-    }
-    return 1;
 }
 
-fs_status fs_fft_pass_new(const fs_box *box, const int *transform_axis, int sign, void *data,
-                          fs_fft_pass **out)
+typedef struct guru {
+    int rank, howmany;
+    fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
+} guru;
+
+/* Transform dims (axes set in `axes`) and loop dims of a box. For the
+ * padded real layout (real_axis >= 0: the last storage axis), `real_side`
+ * selects the real array's strides (2x the complex ones, 1 along the axis)
+ * for is (real_side == 1) or os (real_side == 2). Length-1 axes are left out
+ * (a transform of length 1 is the identity) except the real axis. */
+static void make_guru(const fs_box *box, const int *axes, int real_axis, int64_t real_len,
+                      int real_side, guru *g)
+{
+    int64_t cs[FS_LAYOUT_MAX_DIMS];
+    box_strides(box, cs);
+    g->rank = g->howmany = 0;
+    for (int k = 0; k < box->ndim; k++) {
+        int is_real_axis = k == real_axis;
+        if (box->count[k] <= 1 && !is_real_axis)
+            continue;
+        int64_t rs = is_real_axis ? 1 : 2 * cs[k];
+        int64_t in = real_side == 1 ? rs : cs[k], out = real_side == 2 ? rs : cs[k];
+        if (real_axis < 0)
+            in = out = cs[k];
+        fftw_iodim64 *d = axes[k] || is_real_axis ? &g->dims[g->rank++] : &g->loops[g->howmany++];
+        d->n = is_real_axis ? real_len : box->count[k];
+        d->is = in;
+        d->os = out;
+    }
+}
+
+static double nlogn(const guru *g)
+{
+    double n = 1, m = 1;
+    for (int i = 0; i < g->rank; i++)
+        n *= (double)g->dims[i].n;
+    for (int i = 0; i < g->howmany; i++)
+        m *= (double)g->loops[i].n;
+    return n > 1 ? 5.0 * n * m * log2(n) : 0;
+}
+
+static void destroy_plan(fs_precision p, void *plan)
+{
+    if (!plan)
+        return;
+    if (p == FS_SINGLE)
+        fftwf_destroy_plan(plan);
+    else
+        fftw_destroy_plan(plan);
+}
+
+static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsigned flags)
+{
+    if (p == FS_SINGLE)
+        return fftwf_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
+    return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
+}
+
+fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                    unsigned flags, fs_op **out)
 {
     *out = NULL;
-    fs_fft_pass *pass = calloc(1, sizeof *pass);
-    if (!pass)
+    fs_op *op = calloc(1, sizeof *op);
+    if (!op)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning an FFT");
-    fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
-    int ndims, nloops;
-    int work = guru_dims(box, transform_axis, dims, &ndims, loops, &nloops);
-    if (work && ndims > 0) {
-        fftw_complex *c = data;
-        pass->plan = fftw_plan_guru64_dft(ndims, dims, nloops, loops, c, c, sign,
-                                          FFTW_ESTIMATE);
-        if (!pass->plan) {
-            free(pass);
-            return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a %d-D transform", ndims);
+    op->spec = *spec;
+    op->box = *box;
+    op->prec = prec;
+    op->data = data;
+    op->empty = fs_box_elems(box) == 0;
+    if (op->empty) {
+        *out = op;
+        return FS_OK;
+    }
+    guru g;
+    int axes1[FS_LAYOUT_MAX_DIMS] = {0};
+    switch (spec->kind) {
+    case FS_OP_C2C:
+        make_guru(box, spec->axes, -1, 0, 0, &g);
+        if (g.rank > 0)
+            op->plan = plan_c2c(prec, &g, data, spec->sign, flags);
+        op->flops = nlogn(&g);
+        if (g.rank > 0 && !op->plan)
+            goto fail;
+        break;
+    case FS_OP_R2C:
+    case FS_OP_C2R: {
+        int r2c = spec->kind == FS_OP_R2C;
+        make_guru(box, spec->axes, spec->real_axis, spec->real_len, r2c ? 1 : 2, &g);
+        /* Reals in the padded rows, complex in place. */
+        if (prec == FS_SINGLE)
+            op->plan = r2c ? (void *)fftwf_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
+                                                                data, data, flags)
+                           : (void *)fftwf_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
+                                                                data, data, flags);
+        else
+            op->plan = r2c ? (void *)fftw_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
+                                                               data, data, flags)
+                           : (void *)fftw_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
+                                                               data, data, flags);
+        op->flops = nlogn(&g) / 2;
+        if (!op->plan)
+            goto fail;
+        break;
+    }
+    case FS_OP_C2R_VIA_C2C:
+    case FS_OP_R2C_VIA_C2C:
+        axes1[spec->real_axis] = 1;
+        make_guru(box, axes1, -1, 0, 0, &g);
+        if (g.rank > 0)
+            op->plan = plan_c2c(prec, &g, data,
+                                spec->kind == FS_OP_C2R_VIA_C2C ? FFTW_BACKWARD : FFTW_FORWARD, flags);
+        op->flops = nlogn(&g);
+        if (g.rank > 0 && !op->plan)
+            goto fail;
+        break;
+    case FS_OP_TRANSPOSE: {
+        /* A rank-0 transform with transposed strides is FFTW's in-place transpose. */
+        fftw_iodim64 h[2] = {{box->count[0], box->count[1], 1}, {box->count[1], 1, box->count[0]}};
+        if (box->count[0] > 1 && box->count[1] > 1) {
+            op->plan = prec == FS_SINGLE
+                           ? (void *)fftwf_plan_guru64_dft(0, NULL, 2, h, data, data, FFTW_FORWARD, flags)
+                           : (void *)fftw_plan_guru64_dft(0, NULL, 2, h, data, data, FFTW_FORWARD, flags);
+            if (!op->plan)
+                goto fail;
+        }
+        break;
+    }
+    case FS_OP_TWIDDLE:
+    case FS_OP_SCALE:
+        break;
+    }
+    *out = op;
+    return FS_OK;
+fail:
+    free(op);
+    return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a transform of a %d-D box", box->ndim);
+}
+
+/* Along the real axis of every line: X[m] = conj(X[n - m]) for m past n/2. */
+static void hermitian_extend(fs_op *op)
+{
+    const fs_box *b = &op->box;
+    int a = op->spec.real_axis;
+    int64_t n = op->spec.real_len, h = n / 2 + 1;
+    int64_t stride[FS_LAYOUT_MAX_DIMS];
+    box_strides(b, stride);
+    int64_t lines = fs_box_elems(b) / b->count[a], inner = stride[a];
+    for (int64_t l = 0; l < lines; l++) {
+        int64_t base = (l / inner) * inner * b->count[a] + l % inner;
+        for (int64_t m = h; m < n; m++) {
+            int64_t dst = base + m * inner, src = base + (n - m) * inner;
+            if (op->prec == FS_SINGLE) {
+                float *d = op->data;
+                d[2 * dst] = d[2 * src];
+                d[2 * dst + 1] = -d[2 * src + 1];
+            } else {
+                double *d = op->data;
+                d[2 * dst] = d[2 * src];
+                d[2 * dst + 1] = -d[2 * src + 1];
+            }
         }
     }
-    *out = pass;
-    return FS_OK;
 }
 
-void fs_fft_pass_execute(fs_fft_pass *pass)
+static void zero_imag(fs_op *op)
 {
-    if (pass->plan)
-        fftw_execute(pass->plan);
+    int64_t n = fs_box_elems(&op->box);
+    if (op->prec == FS_SINGLE)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)op->data)[2 * i + 1] = 0;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)op->data)[2 * i + 1] = 0;
 }
 
-double fs_fft_pass_flops(const fs_fft_pass *pass)
+static void twiddle(fs_op *op)
 {
-    double add = 0, mul = 0, fma = 0;
-    if (!pass->plan)
-        return 0;
-    fftw_flops(pass->plan, &add, &mul, &fma);
-    return add + mul + 2 * fma;
+    const fs_box *b = &op->box;
+    int64_t N = op->spec.twiddle_n;
+    double s = op->spec.sign < 0 ? -1.0 : 1.0;
+    for (int64_t i = 0; i < b->count[0]; i++) {
+        int64_t k2 = b->start[0] + i;
+        for (int64_t j = 0; j < b->count[1]; j++) {
+            int64_t j1 = b->start[1] + j;
+            /* The exponent reduced exactly, so large N keeps full accuracy. */
+            int64_t e = (int64_t)(((__int128)j1 * k2) % N);
+            double ang = s * 2.0 * M_PI * (double)e / (double)N;
+            double c = cos(ang), sn = sin(ang);
+            int64_t idx = i * b->count[1] + j;
+            if (op->prec == FS_SINGLE) {
+                float *d = (float *)op->data + 2 * idx;
+                float re = d[0], im = d[1];
+                d[0] = (float)(re * c - im * sn);
+                d[1] = (float)(re * sn + im * c);
+            } else {
+                double *d = (double *)op->data + 2 * idx;
+                double re = d[0], im = d[1];
+                d[0] = re * c - im * sn;
+                d[1] = re * sn + im * c;
+            }
+        }
+    }
 }
 
-void fs_fft_pass_free(fs_fft_pass **pass)
+static void scale(fs_op *op)
 {
-    if (!*pass)
+    int64_t n = 2 * fs_box_elems(&op->box);
+    double f = op->spec.factor;
+    if (op->prec == FS_SINGLE)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)op->data)[i] *= (float)f;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)op->data)[i] *= f;
+}
+
+static void run_plan(fs_op *op)
+{
+    if (!op->plan)
         return;
-    if ((*pass)->plan)
-        fftw_destroy_plan((*pass)->plan);
-    free(*pass);
-    *pass = NULL;
+    if (op->prec == FS_SINGLE)
+        fftwf_execute(op->plan);
+    else
+        fftw_execute(op->plan);
 }
 
-void fs_fft_scale(void *data, int64_t n, double factor)
+void fs_op_execute(fs_op *op)
 {
-    double *d = data;
-    for (int64_t i = 0; i < 2 * n; i++)
-        d[i] *= factor;
+    if (op->empty)
+        return;
+    switch (op->spec.kind) {
+    case FS_OP_C2R_VIA_C2C:
+        hermitian_extend(op);
+        run_plan(op);
+        break;
+    case FS_OP_R2C_VIA_C2C:
+        zero_imag(op);
+        run_plan(op);
+        break;
+    case FS_OP_TWIDDLE:
+        twiddle(op);
+        break;
+    case FS_OP_SCALE:
+        if (op->spec.factor != 1.0)
+            scale(op);
+        break;
+    default:
+        run_plan(op);
+        break;
+    }
 }
+
+fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out)
+{
+    fs_op_spec inv = op->spec;
+    fs_box box = op->box;
+    switch (op->spec.kind) {
+    case FS_OP_C2C: inv.sign = -op->spec.sign; break;
+    case FS_OP_R2C: inv.kind = FS_OP_C2R; break;
+    case FS_OP_C2R: inv.kind = FS_OP_R2C; break;
+    case FS_OP_C2R_VIA_C2C: inv.kind = FS_OP_R2C_VIA_C2C; break;
+    case FS_OP_R2C_VIA_C2C: inv.kind = FS_OP_C2R_VIA_C2C; break;
+    case FS_OP_TWIDDLE: inv.sign = -op->spec.sign; break;
+    case FS_OP_TRANSPOSE:
+        box.count[0] = op->box.count[1];
+        box.count[1] = op->box.count[0];
+        box.start[0] = op->box.start[1];
+        box.start[1] = op->box.start[0];
+        break;
+    case FS_OP_SCALE: inv.factor = op->spec.factor != 0 ? 1.0 / op->spec.factor : 0; break;
+    }
+    return fs_op_new(&inv, &box, op->prec, data, flags, out);
+}
+
+double fs_op_flops(const fs_op *op)
+{
+    return op ? op->flops : 0;
+}
+
+void fs_op_free(fs_op **pop)
+{
+    fs_op *op = *pop;
+    if (!op)
+        return;
+    destroy_plan(op->prec, op->plan);
+    free(op);
+    *pop = NULL;
+}
+
+/* ------------------------------------------------------------------ blockwise */
 
 #define BLOCKWISE_MAX_PLANS 16
 
 struct fs_fft_blockwise {
     int transform_axis[FS_LAYOUT_MAX_DIMS];
     int sign;
+    fs_precision prec;
     int nplans;
     int64_t shape[BLOCKWISE_MAX_PLANS][FS_LAYOUT_MAX_DIMS];
-    fftw_plan plan[BLOCKWISE_MAX_PLANS];   /* NULL: nothing to transform */
+    void *plan[BLOCKWISE_MAX_PLANS];
     int failed;
 };
 
-fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_fft_blockwise **out)
+fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision prec,
+                               fs_fft_blockwise **out)
 {
     fs_fft_blockwise *bw = calloc(1, sizeof *bw);
     if (!bw)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning an FFT");
     memcpy(bw->transform_axis, transform_axis, sizeof bw->transform_axis);
     bw->sign = sign;
+    bw->prec = prec;
     *out = bw;
     return FS_OK;
 }
 
 int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data)
 {
-    fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
-    int ndims, nloops;
-    if (!guru_dims(box, bw->transform_axis, dims, &ndims, loops, &nloops) || ndims == 0)
+    guru g;
+    if (fs_box_elems(box) == 0)
+        return 0;
+    make_guru(box, bw->transform_axis, -1, 0, 0, &g);
+    if (g.rank == 0)
         return 0;
     int i = 0;
     while (i < bw->nplans &&
@@ -130,13 +367,11 @@ int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data
         if (i == BLOCKWISE_MAX_PLANS) {
             /* Block shapes beyond the cache: recycle the last entry. */
             i = BLOCKWISE_MAX_PLANS - 1;
-            fftw_destroy_plan(bw->plan[i]);
+            destroy_plan(bw->prec, bw->plan[i]);
             bw->nplans--;
         }
-        fftw_complex *c = data;
         /* ESTIMATE never touches the array, so planning on live data is safe. */
-        bw->plan[i] = fftw_plan_guru64_dft(ndims, dims, nloops, loops, c, c, bw->sign,
-                                           FFTW_ESTIMATE | FFTW_UNALIGNED);
+        bw->plan[i] = plan_c2c(bw->prec, &g, data, bw->sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
         if (!bw->plan[i]) {
             bw->failed = 1;
             return -1;
@@ -145,7 +380,10 @@ int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data
         memcpy(bw->shape[i], box->count, sizeof box->count[0] * (size_t)box->ndim);
         bw->nplans++;
     }
-    fftw_execute_dft(bw->plan[i], data, data);
+    if (bw->prec == FS_SINGLE)
+        fftwf_execute_dft(bw->plan[i], data, data);
+    else
+        fftw_execute_dft(bw->plan[i], data, data);
     return 0;
 }
 
@@ -160,7 +398,43 @@ void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
     if (!bw)
         return;
     for (int i = 0; i < bw->nplans; i++)
-        fftw_destroy_plan(bw->plan[i]);
+        destroy_plan(bw->prec, bw->plan[i]);
     free(bw);
     *pbw = NULL;
+}
+
+/* ------------------------------------------------------------------ wisdom */
+
+#define FLOAT_MARK "\n%fftwf\n"
+
+char *fs_fft_export_wisdom(void)
+{
+    char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
+    size_t n = (d ? strlen(d) : 0) + (f ? strlen(f) : 0) + sizeof FLOAT_MARK + 1;
+    char *all = malloc(n);
+    if (all)
+        snprintf(all, n, "%s%s%s", d ? d : "", FLOAT_MARK, f ? f : "");
+    free(d);
+    free(f);
+    return all;
+}
+
+int fs_fft_import_wisdom(const char *text)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return 0;
+    char *mark = strstr(copy, FLOAT_MARK);
+    const char *f = NULL;
+    if (mark) {
+        *mark = '\0';
+        f = mark + strlen(FLOAT_MARK);
+    }
+    int ok = 1;
+    if (strspn(copy, " \t\n") != strlen(copy))
+        ok = fftw_import_wisdom_from_string(copy);
+    if (ok && f && strspn(f, " \t\n") != strlen(f))
+        ok = fftwf_import_wisdom_from_string(f);
+    free(copy);
+    return ok;
 }

@@ -275,6 +275,20 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
     }
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
     H5Sget_simple_extent_dims(sid, dims, NULL);
+    /* A forward --real run records the real length for the inverse. */
+    if (H5Aexists(did, "last_size") > 0) {
+        hid_t aid = H5Aopen(did, "last_size", H5P_DEFAULT);
+        hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
+        long long v = 0;
+        if (asp >= 0 && H5Sget_simple_extent_npoints(asp) == 1 &&
+            H5Aread(aid, H5T_NATIVE_LLONG, &v) >= 0 && v > 0)
+            info->last_size_attr = v;
+        if (asp >= 0)
+            H5Sclose(asp);
+        if (aid >= 0)
+            H5Aclose(aid);
+        H5Eclear2(H5E_DEFAULT);
+    }
     info->ndim = ndim;
     for (int k = 0; k < ndim; k++)
         info->shape[k] = (int64_t)dims[k];
@@ -346,33 +360,42 @@ static hid_t collective_dxpl(void)
     return dxpl;
 }
 
-/* Select `box` in the file space (none when empty). */
-static herr_t select_box(hid_t space, const fs_box *box)
-{
-    if (fs_box_elems(box) == 0)
-        return H5Sselect_none(space);
-    hsize_t start[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
-    for (int k = 0; k < box->ndim; k++) {
-        start[k] = (hsize_t)box->start[k];
-        count[k] = (hsize_t)box->count[k];
-    }
-    return H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
-}
-
 /* ------------------------------------------------------------------ read */
 
-/* The pieces of `box` for one collective call each: rows of the box's first
+static size_t mem_elem_bytes(fs_dtype t)
+{
+    switch (t) {
+    case FS_DTYPE_FLOAT32: return 4;
+    case FS_DTYPE_FLOAT64: case FS_DTYPE_INTEGER: case FS_DTYPE_COMPLEX64: return 8;
+    case FS_DTYPE_COMPLEX128: return 16;
+    }
+    return 16;
+}
+
+fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type)
+{
+    fs_io_map m;
+    memset(&m, 0, sizeof m);
+    m.file_box = *box;
+    m.mem_type = mem_type;
+    m.mem_stride_last = 1;
+    for (int k = 0; k < box->ndim; k++)
+        m.mem_dims[k] = box->count[k];
+    return m;
+}
+
+/* The pieces of a map for one collective call each: rows of the box's first
  * axis. Every rank makes the same number of calls (the largest count). */
 typedef struct io_pieces {
-    int64_t rows_per_call, row_elems;
+    int64_t rows_per_call;
     int ncalls;
 } io_pieces;
 
-static fs_status plan_pieces(MPI_Comm comm, const fs_box *box, size_t elem_bytes, io_pieces *pc)
+static fs_status plan_pieces(MPI_Comm comm, const fs_io_map *map, io_pieces *pc)
 {
+    const fs_box *box = &map->file_box;
     int64_t n = fs_box_elems(box);
-    pc->row_elems = n > 0 ? n / box->count[0] : 0;
-    int64_t row_bytes = pc->row_elems * (int64_t)elem_bytes;
+    int64_t row_bytes = n > 0 ? n / box->count[0] * (int64_t)mem_elem_bytes(map->mem_type) : 0;
     pc->rows_per_call = row_bytes > 0 ? FS_IO_CALL_BYTES / row_bytes : 1;
     if (pc->rows_per_call < 1)
         pc->rows_per_call = 1;
@@ -382,32 +405,91 @@ static fs_status plan_pieces(MPI_Comm comm, const fs_box *box, size_t elem_bytes
     return FS_OK;
 }
 
-/* Piece c of box (empty past this rank's end). */
-static fs_box piece_of(const fs_box *box, const io_pieces *pc, int c)
+/* Select piece c of the map in the file space and the memory space (both
+ * `none` past this rank's end). Returns the elements selected, or -1. */
+static int64_t select_piece(const fs_io_map *map, const io_pieces *pc, int c, hid_t fspace,
+                            hid_t mspace)
 {
-    fs_box sub = *box;
+    const fs_box *box = &map->file_box;
+    int nd = box->ndim;
     int64_t first = (int64_t)c * pc->rows_per_call;
-    if (fs_box_elems(box) == 0 || first >= box->count[0]) {
-        for (int k = 0; k < sub.ndim; k++)
-            sub.count[k] = 0;
-        return sub;
+    if (fs_box_elems(box) == 0 || first >= box->count[0])
+        return H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0;
+    int64_t rows = box->count[0] - first < pc->rows_per_call ? box->count[0] - first : pc->rows_per_call;
+    hsize_t mstart[FS_LAYOUT_MAX_DIMS], mstride[FS_LAYOUT_MAX_DIMS], mcount[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < nd; k++) {
+        mstart[k] = (hsize_t)map->mem_start[k];
+        mstride[k] = 1;
+        mcount[k] = (hsize_t)box->count[k];
     }
-    sub.start[0] = box->start[0] + first;
-    sub.count[0] = box->count[0] - first < pc->rows_per_call ? box->count[0] - first
-                                                             : pc->rows_per_call;
-    return sub;
+    mstart[0] += (hsize_t)first;
+    mcount[0] = (hsize_t)rows;
+    mstride[nd - 1] = (hsize_t)map->mem_stride_last;
+    if (map->fold_inner <= 0) {
+        hsize_t fstart[FS_LAYOUT_MAX_DIMS], fcount[FS_LAYOUT_MAX_DIMS];
+        for (int k = 0; k < nd; k++) {
+            fstart[k] = (hsize_t)box->start[k];
+            fcount[k] = (hsize_t)box->count[k];
+        }
+        fstart[0] += (hsize_t)first;
+        fcount[0] = (hsize_t)rows;
+        if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, fstart, NULL, fcount, NULL) < 0 ||
+            H5Sselect_hyperslab(mspace, H5S_SELECT_SET, mstart, mstride, mcount, NULL) < 0)
+            return -1;
+        return (int64_t)rows * (fs_box_elems(box) / box->count[0]);
+    }
+    /* A 1-D file seen as (rows, inner): rows of `cols` elements `inner` apart,
+     * the positions from the limit on left out. */
+    int64_t inner = map->fold_inner, r0 = box->start[0] + first, c0 = box->start[1],
+            cols = box->count[1];
+    int64_t limit = map->fold_limit > 0 ? map->fold_limit : INT64_MAX;
+    int64_t full = 0; /* rows entirely below the limit */
+    while (full < rows && (r0 + full) * inner + c0 + cols <= limit)
+        full++;
+    int64_t partial = 0; /* elements of the next row below the limit */
+    if (full < rows && (r0 + full) * inner + c0 < limit)
+        partial = limit - ((r0 + full) * inner + c0);
+    herr_t rc = H5Sselect_none(fspace);
+    if (rc >= 0)
+        rc = H5Sselect_none(mspace);
+    if (rc >= 0 && full > 0) {
+        hsize_t fs = (hsize_t)(r0 * inner + c0), fst = (hsize_t)inner, fc = (hsize_t)full,
+                fb = (hsize_t)cols;
+        hsize_t mc[2] = {(hsize_t)full, mcount[1]};
+        rc = H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, &fst, &fc, &fb);
+        if (rc >= 0)
+            rc = H5Sselect_hyperslab(mspace, H5S_SELECT_OR, mstart, mstride, mc, NULL);
+    }
+    if (rc >= 0 && partial > 0) {
+        hsize_t fs = (hsize_t)((r0 + full) * inner + c0), fc = (hsize_t)partial;
+        hsize_t ms[2] = {mstart[0] + (hsize_t)full, mstart[1]}, mc[2] = {1, (hsize_t)partial};
+        rc = H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, NULL, &fc, NULL);
+        if (rc >= 0)
+            rc = H5Sselect_hyperslab(mspace, H5S_SELECT_OR, ms, mstride, mc, NULL);
+    }
+    return rc < 0 ? -1 : full * cols + partial;
 }
 
-fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info, const fs_box *box,
-                     void *data, fs_io_progress progress, void *ctx)
+static hid_t memory_space(const fs_io_map *map)
+{
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    int nd = map->file_box.ndim;
+    for (int k = 0; k < nd; k++)
+        dims[k] = map->mem_dims[k] > 0 ? (hsize_t)map->mem_dims[k] : 1;
+    return H5Screate_simple(nd, dims, NULL);
+}
+
+fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
+                     const fs_io_map *map, void *data, fs_io_progress progress, void *ctx)
 {
     fs_status ret = FS_OK;
     hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, did = H5I_INVALID_HID,
-          fspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-    int is_complex = info->dtype == FS_DTYPE_COMPLEX64 || info->dtype == FS_DTYPE_COMPLEX128;
+          fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID,
+          dxpl = H5I_INVALID_HID;
     io_pieces pc;
+    double done = 0, eb = (double)mem_elem_bytes(map->mem_type);
 
-    if ((ret = plan_pieces(comm, box, 2 * sizeof(double), &pc)) != FS_OK)
+    if ((ret = plan_pieces(comm, map, &pc)) != FS_OK)
         return ret;
     fapl = mpio_fapl(comm);
     dxpl = collective_dxpl();
@@ -426,39 +508,25 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
         ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
         goto done;
     }
-    mtype = element_type(is_complex ? FS_DTYPE_COMPLEX128 : FS_DTYPE_FLOAT64, 1);
-    if (mtype < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot create the memory type");
+    mtype = element_type(map->mem_type, 1);
+    mspace = memory_space(map);
+    if (mtype < 0 || mspace < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the input in memory");
         goto done;
     }
     for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
-        fs_box sub = piece_of(box, &pc, c);
-        int64_t n = fs_box_elems(&sub);
-        double *dst = (double *)data + 2 * (sub.start[0] - box->start[0]) * pc.row_elems;
-        /* Real data lands in the real parts of the complex buffer: a stride-2
-         * selection of doubles, so no second buffer is needed. */
-        hsize_t mdim = n > 0 ? (hsize_t)(is_complex ? n : 2 * n) : 1;
-        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
-        herr_t sel = mspace < 0 ? -1 : select_box(fspace, &sub);
-        if (sel >= 0 && n == 0)
-            sel = H5Sselect_none(mspace);
-        else if (sel >= 0 && !is_complex) {
-            hsize_t start = 0, stride = 2, count = (hsize_t)n;
-            sel = H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &start, &stride, &count, NULL);
-        }
-        if (sel < 0)
+        int64_t n = select_piece(map, &pc, c, fspace, mspace);
+        if (n < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "cannot select the input hyperslab");
-        else if (H5Dread(did, mtype, mspace, fspace, dxpl, n > 0 ? (void *)dst : NULL) < 0)
+        else if (H5Dread(did, mtype, mspace, fspace, dxpl, data) < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
-        if (mspace >= 0)
-            H5Sclose(mspace);
-        if (ret == FS_OK && !is_complex)
-            for (int64_t i = 0; i < n; i++)
-                dst[2 * i + 1] = 0.0;
+        done += (double)(n > 0 ? n : 0) * eb;
         if (progress && n > 0)
-            progress(ctx, (double)((sub.start[0] - box->start[0]) * pc.row_elems + n) * 16.0);
+            progress(ctx, done);
     }
 done:
+    if (mspace >= 0)
+        H5Sclose(mspace);
     if (mtype >= 0)
         H5Tclose(mtype);
     if (fspace >= 0)
@@ -548,45 +616,33 @@ done:
     return FS_OK;
 }
 
-static size_t mem_elem_bytes(fs_dtype t)
-{
-    switch (t) {
-    case FS_DTYPE_FLOAT32: return 4;
-    case FS_DTYPE_FLOAT64: case FS_DTYPE_INTEGER: case FS_DTYPE_COMPLEX64: return 8;
-    case FS_DTYPE_COMPLEX128: return 16;
-    }
-    return 16;
-}
-
-fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
-                             const void *data, fs_io_progress progress, void *ctx)
+fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
+                             fs_io_progress progress, void *ctx)
 {
     fs_status ret = FS_OK;
-    hid_t fspace = H5Dget_space(o->did), mtype = element_type(mem_type, 1);
-    size_t eb = mem_elem_bytes(mem_type);
+    hid_t fspace = H5Dget_space(o->did), mtype = element_type(map->mem_type, 1),
+          mspace = memory_space(map);
+    double done = 0, eb = (double)mem_elem_bytes(map->mem_type);
     io_pieces pc;
-    if ((ret = plan_pieces(o->comm, box, eb, &pc)) != FS_OK)
+    if ((ret = plan_pieces(o->comm, map, &pc)) != FS_OK)
         goto done;
-    if (fspace < 0 || mtype < 0) {
+    if (fspace < 0 || mtype < 0 || mspace < 0) {
         ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the output hyperslab");
         goto done;
     }
     for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
-        fs_box sub = piece_of(box, &pc, c);
-        int64_t n = fs_box_elems(&sub);
-        const char *src = (const char *)data + (size_t)((sub.start[0] - box->start[0]) * pc.row_elems) * eb;
-        hsize_t mdim = n > 0 ? (hsize_t)n : 1;
-        hid_t mspace = H5Screate_simple(1, &mdim, NULL);
-        if (mspace < 0 || select_box(fspace, &sub) < 0 || (n == 0 && H5Sselect_none(mspace) < 0))
+        int64_t n = select_piece(map, &pc, c, fspace, mspace);
+        if (n < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
-        else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, n > 0 ? (const void *)src : NULL) < 0)
+        else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, data) < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->path);
-        if (mspace >= 0)
-            H5Sclose(mspace);
+        done += (double)(n > 0 ? n : 0) * eb;
         if (progress && n > 0)
-            progress(ctx, (double)((sub.start[0] - box->start[0]) * pc.row_elems + n) * (double)eb);
+            progress(ctx, done);
     }
 done:
+    if (mspace >= 0)
+        H5Sclose(mspace);
     if (mtype >= 0)
         H5Tclose(mtype);
     if (fspace >= 0)

@@ -34,6 +34,7 @@ typedef struct fs_input_info {
     int64_t shape[FS_LAYOUT_MAX_DIMS];
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
+    int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
 } fs_input_info;
 
 /* Start HDF5 quietly (automatic error printing off). */
@@ -47,15 +48,34 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
  * far on this rank (may be NULL). */
 typedef void (*fs_io_progress)(void *ctx, double bytes_done);
 
-/* Collective: read `box` of the dataset into data (complex double, row-major
- * over the box), in collective calls of at most FS_IO_CALL_BYTES per rank.
- * Ranks with an empty box take part and read nothing. */
-fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
-                     const fs_box *box, void *data, fs_io_progress progress, void *ctx);
+/* Where a hyperslab of the file lives in memory. The file side is a box of
+ * the dataset, or, for a 1-D dataset seen as 2-D (fold_inner > 0: shape
+ * (n / fold_inner, fold_inner), row-major), a box of that view, the
+ * positions from fold_limit on left out (0: none). The memory side is an
+ * array of mem_type with dims mem_dims (as many as the box has), the box's
+ * first element at mem_start, every element of the last axis or every
+ * other (mem_stride_last 2: the real parts of complex elements). */
+typedef struct fs_io_map {
+    fs_box file_box;
+    int64_t fold_inner, fold_limit;
+    fs_dtype mem_type;
+    int64_t mem_dims[FS_LAYOUT_MAX_DIMS];
+    int64_t mem_start[FS_LAYOUT_MAX_DIMS];
+    int mem_stride_last;
+} fs_io_map;
+
+/* The map of a box stored alone, row-major, as mem_type elements. */
+fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type);
 
 /* Bytes per rank and collective call: large requests are cut along the
  * box's first axis (MPI-IO counts are ints, and progress needs steps). */
 #define FS_IO_CALL_BYTES ((int64_t)512 * 1024 * 1024)
+
+/* Collective: read the file side of `map` into `data`, in collective calls
+ * of at most FS_IO_CALL_BYTES per rank. Ranks with an empty box take part
+ * and read nothing. HDF5 converts the file's type to mem_type. */
+fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
+                     const fs_io_map *map, void *data, fs_io_progress progress, void *ctx);
 
 /* An output file being written. */
 typedef struct fs_h5_output fs_h5_output;
@@ -66,10 +86,10 @@ typedef struct fs_h5_output fs_h5_output;
 fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset,
                            int ndim, const int64_t *shape, fs_dtype file_type,
                            fs_h5_output **out);
-/* Collective: write `box` from data (elements of mem_type, row-major over
- * box); HDF5 converts to the file type. */
-fs_status fs_h5_output_write(fs_h5_output *o, const fs_box *box, fs_dtype mem_type,
-                             const void *data, fs_io_progress progress, void *ctx);
+/* Collective: write the memory side of `map` from data into the file side;
+ * HDF5 converts to the file type. */
+fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
+                             fs_io_progress progress, void *ctx);
 /* Collective, same values on every rank: attributes on the dataset. */
 fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value);
 /* n < 0 writes a scalar holding values[0]. */

@@ -141,7 +141,8 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, &out);
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
-    st = fs_h5_output_write(out, &box, o->type, buf, NULL, NULL);
+    fs_io_map map = fs_io_map_plain(&box, o->type);
+    st = fs_h5_output_write(out, &map, buf, NULL, NULL);
     int64_t seed = (int64_t)o->seed;
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(out, "seed", -1, &seed);

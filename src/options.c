@@ -24,6 +24,12 @@ enum {
     OPT_WISDOM,
     OPT_REPORT,
     OPT_PROGRESS,
+    OPT_REAL,
+    OPT_LAST_SIZE,
+    OPT_PRECISION,
+    OPT_PLAN,
+    OPT_CHECK,
+    OPT_CHECK_TOLERANCE,
 };
 
 #define MAX_PACKET_BYTES ((uint64_t)1 << 30)
@@ -39,6 +45,12 @@ static const struct option long_options[] = {
     {"queues", required_argument, NULL, OPT_QUEUES},
     {"wisdom", required_argument, NULL, OPT_WISDOM},
     {"report", required_argument, NULL, OPT_REPORT},
+    {"real", no_argument, NULL, OPT_REAL},
+    {"last-size", required_argument, NULL, OPT_LAST_SIZE},
+    {"precision", required_argument, NULL, OPT_PRECISION},
+    {"plan", required_argument, NULL, OPT_PLAN},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"check-tolerance", required_argument, NULL, OPT_CHECK_TOLERANCE},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -64,6 +76,17 @@ void fs_options_print_help(FILE *out)
         "      --norm=MODE         backward (default), ortho or forward, as in numpy\n"
         "      --axes=LIST         comma-separated axes to transform; negative counts\n"
         "                          from the end; default all axes\n"
+        "      --real              real input (numpy.fft.rfftn); with --inverse, real\n"
+        "                          output (numpy.fft.irfftn)\n"
+        "      --last-size=N       length of the last transformed axis of the real\n"
+        "                          output of --inverse --real (default: the input's\n"
+        "                          last_size attribute, else 2*(m-1))\n"
+        "      --precision=P       auto (default: single for float32/complex64 input),\n"
+        "                          single or double\n"
+        "      --check             verify the result (inverse round trip, Parseval);\n"
+        "                          exit 5 and keep nothing above the tolerance\n"
+        "      --check-tolerance=X relative error allowed (default 1e-9 double,\n"
+        "                          1e-3 single)\n"
         "\n"
         "Parallel algorithm:\n"
         "      --transpose=NAME    all-to-all exchange strategy (default alltoall):\n",
@@ -78,6 +101,7 @@ void fs_options_print_help(FILE *out)
         "      --packet=BYTES      message piece for random, xorswap and pairwise;\n"
         "                          K, M, G suffixes (default 1M)\n"
         "      --queues=L          output queues of random (default 4)\n"
+        "      --plan=EFFORT       FFTW planning: estimate (default), measure, patient\n"
         "      --wisdom=FILE       read and update FFTW wisdom and auto's choices\n"
         "\n"
         "Output and messages:\n"
@@ -303,6 +327,52 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             opts->queues = (int)v;
             break;
         }
+        case OPT_REAL:
+            opts->real = 1;
+            break;
+        case OPT_LAST_SIZE: {
+            long v;
+            if (parse_long(optarg, 1, LONG_MAX, &v) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--last-size=%s: expected a positive integer", optarg);
+            opts->last_size = v;
+            break;
+        }
+        case OPT_PRECISION:
+            if (strcmp(optarg, "auto") == 0)
+                opts->precision = FS_PRECISION_AUTO;
+            else if (strcmp(optarg, "single") == 0)
+                opts->precision = FS_PRECISION_SINGLE;
+            else if (strcmp(optarg, "double") == 0)
+                opts->precision = FS_PRECISION_DOUBLE;
+            else
+                return fs_error_set(FS_ERR_USAGE, "--precision=%s: expected auto, single or double",
+                                    optarg);
+            break;
+        case OPT_PLAN:
+            if (strcmp(optarg, "estimate") == 0)
+                opts->plan = FS_PLAN_ESTIMATE;
+            else if (strcmp(optarg, "measure") == 0)
+                opts->plan = FS_PLAN_MEASURE;
+            else if (strcmp(optarg, "patient") == 0)
+                opts->plan = FS_PLAN_PATIENT;
+            else
+                return fs_error_set(FS_ERR_USAGE, "--plan=%s: expected estimate, measure or patient",
+                                    optarg);
+            break;
+        case OPT_CHECK:
+            opts->check = 1;
+            break;
+        case OPT_CHECK_TOLERANCE: {
+            char *end;
+            errno = 0;
+            double v = strtod(optarg, &end);
+            if (errno || end == optarg || *end != '\0' || !(v > 0) || v >= 1e300)
+                return fs_error_set(FS_ERR_USAGE, "--check-tolerance=%s: expected a positive number",
+                                    optarg);
+            opts->check_tolerance = v;
+            opts->check = 1;
+            break;
+        }
         case OPT_REPORT:
             if (optarg[0] == '\0')
                 return fs_error_set(FS_ERR_USAGE, "--report: expected a file name");
@@ -341,6 +411,8 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
         }
     }
+    if (opts->last_size && !(opts->real && opts->inverse))
+        return fs_error_set(FS_ERR_USAGE, "--last-size: applies only to --inverse --real");
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - optind;

@@ -14,6 +14,9 @@
 
 typedef enum fs_norm { FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD } fs_norm;
 
+typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
+typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
+
 typedef enum fs_action {
     FS_ACTION_RUN,      /* transform INPUT into OUTPUT */
     FS_ACTION_HELP,     /* --help: print usage on stdout, exit 0 */
@@ -27,6 +30,12 @@ typedef struct fs_options {
     char *output_file;
     char *output_dataset;  /* NULL: the input dataset's path */
     int inverse;           /* --inverse */
+    int real;              /* --real: r2c forward, c2r inverse */
+    int64_t last_size;     /* --last-size (0: from the input's attribute) */
+    fs_precision_choice precision;
+    fs_plan_effort plan;   /* --plan */
+    int check;             /* --check */
+    double check_tolerance; /* --check-tolerance (0: by precision) */
     fs_norm norm;          /* --norm */
     int naxes;             /* 0: all axes */
     int axes[FS_MAX_DIMS]; /* as given; negative counts from the end */

@@ -18,16 +18,23 @@
 #include "prefix.h"
 #include "progress.h"
 #include "report.h"
+#include "transform.h"
 #include "wisdom.h"
 
 /* Everything that depends on the exchange strategy: `auto` plans, times and
  * frees one of these per candidate before keeping the fastest. */
 typedef struct compute {
     const fs_exchange_ops *ops;   /* NULL: no exchange */
+    fs_transform t;               /* the plan of the transform for this strategy */
     fs_exchange *x;
-    fs_fft_pass *pass_before, *pass_after;
+    fs_op *before[FS_MAX_OPS], *after[FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
     fs_block_hooks hooks;
+    fs_precision prec;
+    /* --check: the inverse, planned before the data is read */
+    fs_exchange *x_back;
+    fs_op *inv_before[FS_MAX_OPS], *inv_after[FS_MAX_OPS];
+    fs_op *inv_hooks;             /* the inverse of the block work the hooks did */
 } compute;
 
 typedef struct run {
@@ -35,65 +42,37 @@ typedef struct run {
     int rank, nranks;
     const fs_options *opts;
     fs_input_info info;
-    int transform_axis[FS_MAX_DIMS];
-    int split_to;               /* axis split after the exchange; -1: gathered on rank 0 */
-    int exchanges;              /* 0 or 1 */
+    fs_transform t;             /* what is computed (for the chosen strategy) */
     fs_box *from_all, *to_all;  /* every rank's box before / after the exchange */
-    fs_box from, to;            /* this rank's */
-    fs_redist *rd;
+    fs_box from, to;            /* this rank's, in the working array */
+    fs_redist *rd, *rd_back;
     fs_exchange_params params;
     compute c;
     const char *strategy;       /* the strategy used ("none" without exchange) */
     const char *auto_note;      /* how auto decided, for --verbose */
     fs_wisdom *wisdom;
-    fftw_complex *data;
-    int64_t data_elems;
+    void *data;
+    int64_t data_elems;         /* complex elements of the buffer */
     char *tmp_path;
     char *report_tmp;           /* the report's temporary, made before any work */
     fs_h5_output *out;
     fs_timers timers;
     fs_progress progress;
+    fs_check_result check;
 } run;
 
 /* ------------------------------------------------------------------ helpers */
 
-/* The axis split after the exchange: the first axis past 0 long enough to
- * give every rank a share, else the longest one. */
-static int choose_split_axis(const fs_input_info *info, int nranks)
+static unsigned plan_flags(const run *r)
 {
-    int best = 1;
-    for (int k = 1; k < info->ndim; k++) {
-        if (info->shape[k] >= nranks)
-            return k;
-        if (info->shape[k] > info->shape[best])
-            best = k;
-    }
-    return best;
+    return r->opts->plan == FS_PLAN_PATIENT   ? FFTW_PATIENT
+           : r->opts->plan == FS_PLAN_MEASURE ? FFTW_MEASURE
+                                              : FFTW_ESTIMATE;
 }
 
-static double scale_factor(const run *r)
+static size_t cbytes(const run *r)
 {
-    double n = 1;
-    for (int k = 0; k < r->info.ndim; k++)
-        if (r->transform_axis[k])
-            n *= (double)r->info.shape[k];
-    fs_norm scaled_direction = r->opts->inverse ? FS_NORM_BACKWARD : FS_NORM_FORWARD;
-    if (r->opts->norm == FS_NORM_ORTHO)
-        return 1.0 / sqrt(n);
-    return r->opts->norm == scaled_direction ? 1.0 / n : 1.0;
-}
-
-/* The conventional count 5 N log2 N of a complex transform of N points,
- * times the number of batch transforms: comparable across FFT libraries. */
-static double nominal_flops(const run *r)
-{
-    double total = 1, transformed = 1;
-    for (int k = 0; k < r->info.ndim; k++) {
-        total *= (double)r->info.shape[k];
-        if (r->transform_axis[k])
-            transformed *= (double)r->info.shape[k];
-    }
-    return transformed > 1 ? 5.0 * total * log2(transformed) : 0.0;
+    return fs_complex_bytes(r->t.prec);
 }
 
 static void describe(const run *r, char *buf, size_t size)
@@ -102,35 +81,22 @@ static void describe(const run *r, char *buf, size_t size)
     fs_format_shape(r->info.ndim, r->info.shape, shape, sizeof shape);
     size_t used = 0;
     for (int k = 0; k < r->info.ndim; k++)
-        if (r->transform_axis[k])
+        if (r->t.transform_axis[k])
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
-    char decomp[64];
-    if (!r->exchanges)
-        snprintf(decomp, sizeof decomp, "slab on axis 0, no exchange");
-    else if (r->split_to < 0)
+    char decomp[96];
+    if (r->t.fold)
+        snprintf(decomp, sizeof decomp, "1-D four-step %lldx%lld",
+                 (long long)r->t.n2, (long long)r->t.n1);
+    else if (!r->t.exchanges)
+        snprintf(decomp, sizeof decomp, "slab on axis %d, no exchange", r->t.from_axis);
+    else if (r->t.to_axis < 0)
         snprintf(decomp, sizeof decomp, "gathered on rank 0 (1-D)");
     else
-        snprintf(decomp, sizeof decomp, "slab, axis 0 -> axis %d", r->split_to);
-    snprintf(buf, size, "%s %s, c2c %s axes %s, %d rank%s, %s, %s", shape, r->info.type_name,
+        snprintf(decomp, sizeof decomp, "slab, axis %d -> axis %d", r->t.from_axis, r->t.to_axis);
+    snprintf(buf, size, "%s %s, %s %s %s axes %s, %d rank%s, %s, %s", shape, r->info.type_name,
+             fs_kind_name(r->t.kind), r->t.prec == FS_SINGLE ? "single" : "double",
              r->opts->inverse ? "inverse" : "forward", axes, r->nranks, r->nranks == 1 ? "" : "s",
-             decomp, r->exchanges ? r->strategy : "no exchange");
-}
-
-/* ------------------------------------------------------------------ stages */
-
-static fs_status stage_probe(run *r)
-{
-    fs_status st = FS_OK;
-    if (r->rank == 0)
-        st = fs_h5_probe(r->opts->input_file, r->opts->input_dataset, &r->info);
-    st = fs_error_agree(r->comm, st);
-    if (st != FS_OK)
-        return st;
-    if (MPI_Bcast(&r->info, (int)sizeof r->info, MPI_BYTE, 0, r->comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    /* Every rank resolves the same axes the same way: rank 0 speaks. */
-    st = fs_options_resolve_axes(r->opts, r->info.ndim, r->transform_axis);
-    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
+             decomp, r->t.exchanges ? r->strategy : "no exchange");
 }
 
 /* The same path, by name (the file may not exist yet). */
@@ -163,6 +129,26 @@ static int same_path(const char *a, const char *b)
     return same;
 }
 
+
+/* ------------------------------------------------------------------ stages */
+
+static fs_status stage_probe(run *r)
+{
+    fs_status st = FS_OK;
+    if (r->rank == 0)
+        st = fs_h5_probe(r->opts->input_file, r->opts->input_dataset, &r->info);
+    st = fs_error_agree(r->comm, st);
+    if (st != FS_OK)
+        return st;
+    if (MPI_Bcast(&r->info, (int)sizeof r->info, MPI_BYTE, 0, r->comm) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    /* Every rank judges the options against the input the same way: rank 0
+     * speaks. The strategy does not change what is valid. */
+    fs_transform t;
+    st = fs_transform_plan(r->opts, &r->info, r->nranks, 0, &t);
+    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
+}
+
 static fs_status stage_output(run *r)
 {
     const fs_options *o = r->opts;
@@ -184,109 +170,219 @@ static fs_status stage_output(run *r)
     return st;
 }
 
-/* The block hooks of an overlapping strategy: FFTs of the axes that are
- * whole both before and after the exchange, on one block at a time. */
+
+/* The block hooks of an overlapping strategy. */
 static void hook_pre(void *ctx, const fs_box *block, void *data)
 {
     compute *c = ctx;
+    if (c->t.hook_twiddle) {
+        fs_op_spec tw;
+        memset(&tw, 0, sizeof tw);
+        tw.kind = FS_OP_TWIDDLE;
+        tw.sign = c->t.sign;
+        tw.twiddle_n = c->t.in_shape[0];
+        fs_op *op = NULL;
+        if (fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op) == FS_OK)
+            fs_op_execute(op);
+        fs_op_free(&op);
+        return;
+    }
     fs_fft_blockwise_execute(c->bw_pre, block, data);
 }
 
 static void hook_post(void *ctx, const fs_box *block, void *data)
 {
     compute *c = ctx;
-    fs_fft_blockwise_execute(c->bw_post, block, data);
+    if (c->bw_post)
+        fs_fft_blockwise_execute(c->bw_post, block, data);
 }
 
 static void compute_free(compute *c)
 {
-    fs_fft_pass_free(&c->pass_before);
-    fs_fft_pass_free(&c->pass_after);
+    for (int i = 0; i < FS_MAX_OPS; i++) {
+        fs_op_free(&c->before[i]);
+        fs_op_free(&c->after[i]);
+        fs_op_free(&c->inv_before[i]);
+        fs_op_free(&c->inv_after[i]);
+    }
+    fs_op_free(&c->inv_hooks);
     fs_fft_blockwise_free(&c->bw_pre);
     fs_fft_blockwise_free(&c->bw_post);
     fs_exchange_free(&c->x);
+    fs_exchange_free(&c->x_back);
     memset(c, 0, sizeof *c);
 }
 
-/* Make sure the data buffer holds n elements (its contents may be lost). */
+/* Make sure the data buffer holds n complex elements (contents may be lost). */
 static fs_status reserve(run *r, int64_t n)
 {
     if (n <= r->data_elems && r->data)
         return FS_OK;
     fftw_free(r->data);
     r->data_elems = n > 0 ? n : 1;
-    r->data = fftw_malloc((size_t)r->data_elems * sizeof(fftw_complex));
+    r->data = fftw_malloc((size_t)r->data_elems * cbytes(r));
     if (!r->data)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: %lld bytes for the local array",
-                            (long long)r->data_elems * (long long)sizeof(fftw_complex));
+                            (long long)r->data_elems * (long long)cbytes(r));
     return FS_OK;
 }
 
-/* Plan the FFT passes and the exchange with strategy ops (NULL: no
- * exchange) into c, growing the data buffer as the strategy needs. */
+/* Boxes of every rank, from one parallel prefix broadcast of the shares. */
+static fs_status make_boxes(run *r)
+{
+    const fs_transform *t = &r->t;
+    int P = r->nranks;
+    free(r->from_all);
+    free(r->to_all);
+    fs_redist_free(&r->rd);
+    fs_redist_free(&r->rd_back);
+    r->from_all = calloc((size_t)P, sizeof *r->from_all);
+    r->to_all = calloc((size_t)P, sizeof *r->to_all);
+    int64_t *prefix = malloc((size_t)P * 2 * sizeof *prefix);
+    if (!r->from_all || !r->to_all || !prefix) {
+        free(prefix);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    /* Each rank knows its own share along the split axes; one parallel prefix
+     * broadcast of the shares gives every rank every rank's start: the
+     * hyperslab offsets for the read, the exchange and the write. */
+    int64_t share[2];
+    fs_transform_shares(t, P, r->rank, share);
+    fs_status st = fs_prefix_broadcast_int64(r->comm, share, 2, FS_PREFIX_SUM, prefix);
+    int to_axis = t->to_axis >= 0 ? t->to_axis : 0;
+    for (int p = 0; p < P && st == FS_OK; p++) {
+        fs_box *from = &r->from_all[p], *to = &r->to_all[p];
+        *from = fs_box_full(t->ndim, t->shape);
+        from->start[t->from_axis] = fs_prefix_exclusive(prefix, 2, p, 0);
+        from->count[t->from_axis] = prefix[2 * p] - from->start[t->from_axis];
+        *to = fs_box_full(t->ndim, t->shape);
+        to->start[to_axis] = fs_prefix_exclusive(prefix, 2, p, 1);
+        to->count[to_axis] = prefix[2 * p + 1] - to->start[to_axis];
+        if (!t->exchanges)
+            *to = *from;
+        if (fs_box_elems(from) == 0)
+            for (int k = 0; k < from->ndim; k++)
+                from->count[k] = 0;
+        if (fs_box_elems(to) == 0)
+            for (int k = 0; k < to->ndim; k++)
+                to->count[k] = 0;
+    }
+    free(prefix);
+    if (st != FS_OK)
+        return st;
+    r->from = r->from_all[r->rank];
+    r->to = r->to_all[r->rank];
+    if (t->exchanges) {
+        r->rd = fs_redist_new(P, r->rank, r->from_all, r->to_all);
+        if (r->opts->check)
+            r->rd_back = fs_redist_new(P, r->rank, r->to_all, r->from_all);
+        if (!r->rd || (r->opts->check && !r->rd_back))
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    return FS_OK;
+}
+
+/* The box an op of the after side works on: the transpose changes it. */
+static fs_status plan_ops(run *r, const fs_op_spec *specs, int n, fs_box box, fs_op **ops,
+                          fs_op **inverse)
+{
+    unsigned flags = plan_flags(r);
+    for (int i = 0; i < n; i++) {
+        fs_status st = fs_op_new(&specs[i], &box, r->t.prec, r->data, flags, &ops[i]);
+        if (st == FS_OK && inverse)
+            st = fs_op_inverse(ops[i], r->data, flags, &inverse[i]);
+        if (st != FS_OK)
+            return st;
+        if (specs[i].kind == FS_OP_TRANSPOSE) {
+            int64_t c0 = box.count[0];
+            box.count[0] = box.count[1];
+            box.count[1] = c0;
+        }
+    }
+    return FS_OK;
+}
+
+/* Plan the transform with strategy ops (NULL: no exchange) into c: the
+ * decomposition, the exchange, the operations, growing the buffer as needed. */
 static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
 {
     memset(c, 0, sizeof *c);
     c->ops = ops;
-    int sign = r->opts->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
-    /* Before the exchange every axis but 0 is whole on each rank; after it
-     * axis 0 is whole and gets its own pass. An overlapping strategy takes
-     * the axes whole on both sides (all but 0 and the split axis) and runs
-     * them block by block while its messages fly: the first ones before a
-     * block is sent, the last one after a block arrived. */
-    int before[FS_MAX_DIMS], after[FS_MAX_DIMS] = {0}, pre[FS_MAX_DIMS] = {0},
-        post[FS_MAX_DIMS] = {0};
-    memcpy(before, r->transform_axis, sizeof before);
-    if (ops) {
-        before[0] = 0;
-        after[0] = r->transform_axis[0];
-    }
-    if (ops && ops->uses_hooks) {
-        int last_free = -1;
-        for (int k = 1; k < r->info.ndim; k++) {
-            if (k == r->split_to || !r->transform_axis[k])
-                continue;
-            before[k] = 0;
-            pre[k] = 1;
-            last_free = k;
-        }
-        if (last_free >= 0) {
-            pre[last_free] = 0;
-            post[last_free] = 1;
-        }
-    }
+    fs_status st = fs_transform_plan(r->opts, &r->info, r->nranks, ops && ops->uses_hooks, &c->t);
+    if (st != FS_OK)
+        return st;
+    r->t = c->t;
+    c->prec = c->t.prec;
+    if ((st = make_boxes(r)) != FS_OK)
+        return st;
     int64_t need = fs_box_elems(&r->from) > fs_box_elems(&r->to) ? fs_box_elems(&r->from)
                                                                 : fs_box_elems(&r->to);
-    fs_status st = FS_OK;
-    if (ops) {
-        if (ops->uses_hooks) {
-            st = fs_fft_blockwise_new(pre, sign, &c->bw_pre);
-            if (st == FS_OK)
-                st = fs_fft_blockwise_new(post, sign, &c->bw_post);
-            c->hooks = (fs_block_hooks){hook_pre, hook_post, c, 0};
+    if (ops && c->t.exchanges) {
+        if (c->t.hooks) {
+            if (!c->t.hook_twiddle) {
+                st = fs_fft_blockwise_new(c->t.hook_axes_pre, c->t.sign, c->prec, &c->bw_pre);
+                if (st == FS_OK)
+                    st = fs_fft_blockwise_new(c->t.hook_axes_post, c->t.sign, c->prec, &c->bw_post);
+            }
+            /* Pieces are cut along the axis split before the exchange. */
+            c->hooks = (fs_block_hooks){hook_pre, hook_post, c, c->t.from_axis};
         }
         fs_exchange_args args = {
             .comm = r->comm,
             .rd = r->rd,
-            .elem_bytes = sizeof(fftw_complex),
-            .elem_type = MPI_C_DOUBLE_COMPLEX,
+            .elem_bytes = cbytes(r),
+            .elem_type = c->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
             .params = &r->params,
-            .hooks = ops->uses_hooks ? &c->hooks : NULL,
+            .hooks = c->t.hooks ? &c->hooks : NULL,
         };
         if (st == FS_OK)
             st = fs_exchange_new(ops, &args, &c->x);
         if (st == FS_OK && c->x->work_elems > need)
             need = c->x->work_elems;
+        if (st == FS_OK && r->rd_back) {
+            args.rd = r->rd_back;
+            args.hooks = NULL;
+            st = fs_exchange_new(ops, &args, &c->x_back);
+            if (st == FS_OK && c->x_back->work_elems > need)
+                need = c->x_back->work_elems;
+        }
     }
     if (st == FS_OK)
         st = reserve(r, need);
+    fs_op **inv_b = r->opts->check ? c->inv_before : NULL, **inv_a = r->opts->check ? c->inv_after : NULL;
     if (st == FS_OK)
-        st = fs_fft_pass_new(&r->from, before, sign, r->data, &c->pass_before);
-    if (st == FS_OK && ops)
-        st = fs_fft_pass_new(&r->to, after, sign, r->data, &c->pass_after);
+        st = plan_ops(r, c->t.before, c->t.nbefore, r->from, c->before, inv_b);
+    if (st == FS_OK)
+        st = plan_ops(r, c->t.after, c->t.nafter, r->to, c->after, inv_a);
+    if (st == FS_OK && r->opts->check && c->hooks.ctx) {
+        /* Undone on the `from` side, where those axes are whole. */
+        fs_op_spec inv;
+        memset(&inv, 0, sizeof inv);
+        inv.sign = -c->t.sign;
+        if (c->t.hook_twiddle) {
+            inv.kind = FS_OP_TWIDDLE;
+            inv.twiddle_n = c->t.in_shape[0];
+        } else {
+            inv.kind = FS_OP_C2C;
+            for (int k = 0; k < c->t.ndim; k++)
+                inv.axes[k] = c->t.hook_axes_pre[k] || c->t.hook_axes_post[k];
+        }
+        st = fs_op_new(&inv, &r->from, c->prec, r->data, plan_flags(r), &c->inv_hooks);
+    }
     if (st != FS_OK)
         compute_free(c);
     return st;
+}
+
+static void run_ops(run *r, fs_op **ops, int n)
+{
+    double flops = 0;
+    for (int i = 0; i < n; i++)
+        flops += fs_op_flops(ops[i]);
+    fs_progress_begin(&r->progress, "fft", flops, "flop");
+    for (int i = 0; i < n; i++)
+        fs_op_execute(ops[i]);
+    fs_progress_end(&r->progress);
 }
 
 /* The transform itself, on the data buffer: from the `from` layout after the
@@ -294,15 +390,14 @@ static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
 static fs_status compute_run(run *r, compute *c)
 {
     fs_timer_start(&r->timers, FS_PHASE_FFT);
-    fs_progress_begin(&r->progress, "fft", fs_fft_pass_flops(c->pass_before), "flop");
-    fs_fft_pass_execute(c->pass_before);
-    fs_progress_end(&r->progress);
+    run_ops(r, c->before, c->t.nbefore);
     fs_timer_stop(&r->timers, FS_PHASE_FFT);
     fs_status st = FS_OK;
     if (c->x) {
         fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
         fs_progress_begin(&r->progress, "exchange",
-                          (double)(r->rd->send_total - r->rd->send_elems[r->rank]) * 16.0, "B");
+                          (double)(r->rd->send_total - r->rd->send_elems[r->rank]) * (double)cbytes(r),
+                          "B");
         double hooks_before = c->x->stats.t_hooks_s;
         st = fs_exchange_execute(c->x, r->data);
         fs_progress_end(&r->progress);
@@ -314,13 +409,11 @@ static fs_status compute_run(run *r, compute *c)
         if ((c->bw_pre && fs_fft_blockwise_failed(c->bw_pre)) ||
             (c->bw_post && fs_fft_blockwise_failed(c->bw_post)))
             st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
-        fs_timer_start(&r->timers, FS_PHASE_FFT);
-        fs_progress_begin(&r->progress, "fft", fs_fft_pass_flops(c->pass_after), "flop");
-        if (st == FS_OK)
-            fs_fft_pass_execute(c->pass_after);
-        fs_progress_end(&r->progress);
-        fs_timer_stop(&r->timers, FS_PHASE_FFT);
     }
+    fs_timer_start(&r->timers, FS_PHASE_FFT);
+    if (st == FS_OK)
+        run_ops(r, c->after, c->t.nafter);
+    fs_timer_stop(&r->timers, FS_PHASE_FFT);
     return st;
 }
 
@@ -331,10 +424,12 @@ static void auto_key(const run *r, char *key, size_t size)
     fs_format_shape(r->info.ndim, r->info.shape, shape, sizeof shape);
     size_t used = 0;
     for (int k = 0; k < r->info.ndim; k++)
-        if (r->transform_axis[k])
+        if (r->t.transform_axis[k])
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
-    snprintf(key, size, "c2c/complex128/%s/axes=%s/ranks=%d/slab:0->%d/packet=%zu/queues=%d",
-             shape, axes, r->nranks, r->split_to, r->params.packet_bytes, r->params.queues);
+    snprintf(key, size, "%s/%s/%s/axes=%s/ranks=%d/%s/packet=%zu/queues=%d",
+             fs_kind_name(r->t.kind), r->t.prec == FS_SINGLE ? "single" : "double", shape, axes,
+             r->nranks, r->opts->inverse ? "inverse" : "forward", r->params.packet_bytes,
+             r->params.queues);
 }
 
 /* --transpose=auto: run the transform once with each strategy on the real
@@ -360,7 +455,7 @@ static fs_status choose_strategy(run *r, const fs_exchange_ops **chosen)
         fs_status st = fs_error_agree(r->comm, compute_plan(r, fs_exchange_strategies[i], &c));
         if (st != FS_OK)
             return st;
-        memset(r->data, 0, (size_t)r->data_elems * sizeof(fftw_complex));
+        memset(r->data, 0, (size_t)r->data_elems * cbytes(r));
         MPI_Barrier(r->comm);
         double t0 = MPI_Wtime();
         st = compute_run(r, &c);
@@ -385,60 +480,21 @@ static fs_status choose_strategy(run *r, const fs_exchange_ops **chosen)
 
 static fs_status stage_plan(run *r)
 {
-    const fs_input_info *in = &r->info;
-    int P = r->nranks;
-    r->exchanges = P > 1 && r->transform_axis[0];
-    r->split_to = !r->exchanges ? 0 : in->ndim == 1 ? -1 : choose_split_axis(in, P);
     r->params = (fs_exchange_params){
         .seed = r->opts->seed,
         .packet_bytes = r->opts->packet_bytes,
         .queues = r->opts->queues,
     };
-
-    r->from_all = calloc((size_t)P, sizeof *r->from_all);
-    r->to_all = calloc((size_t)P, sizeof *r->to_all);
-    int64_t *prefix = malloc((size_t)P * 2 * sizeof *prefix);
-    if (!r->from_all || !r->to_all || !prefix) {
-        free(prefix);
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    }
-    /* Each rank knows its own share along the split axes; one parallel prefix
-     * broadcast of the shares gives every rank every rank's start: the
-     * hyperslab offsets for the read, the exchange and the write. */
-    int to_axis = r->split_to >= 0 ? r->split_to : 0;
-    int64_t share[2], ignored;
-    fs_split_block(in->shape[0], P, r->rank, &share[0], &ignored);
-    if (r->split_to >= 0)
-        fs_split_block(in->shape[to_axis], P, r->rank, &share[1], &ignored);
-    else
-        share[1] = r->rank == 0 ? in->shape[0] : 0; /* gathered on rank 0 */
-    fs_status st = fs_prefix_broadcast_int64(r->comm, share, 2, FS_PREFIX_SUM, prefix);
-    if (st != FS_OK) {
-        free(prefix);
+    /* A first plan without strategy says whether there is an exchange. */
+    fs_status st = fs_transform_plan(r->opts, &r->info, r->nranks, 0, &r->t);
+    if (st != FS_OK)
         return st;
-    }
-    for (int p = 0; p < P; p++) {
-        fs_box *from = &r->from_all[p], *to = &r->to_all[p];
-        *from = fs_box_full(in->ndim, in->shape);
-        from->start[0] = fs_prefix_exclusive(prefix, 2, p, 0);
-        from->count[0] = prefix[2 * p] - from->start[0];
-        *to = fs_box_full(in->ndim, in->shape);
-        to->start[to_axis] = fs_prefix_exclusive(prefix, 2, p, 1);
-        to->count[to_axis] = prefix[2 * p + 1] - to->start[to_axis];
-        if (!r->exchanges)
-            *to = *from;
-    }
-    free(prefix);
-    r->from = r->from_all[r->rank];
-    r->to = r->to_all[r->rank];
-
     const fs_exchange_ops *ops = NULL;
     r->strategy = "none";
-    if (r->exchanges) {
-        if (!(r->rd = fs_redist_new(P, r->rank, r->from_all, r->to_all)))
-            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    if (r->t.exchanges) {
         if (strcmp(r->opts->transpose, "auto") == 0) {
-            if ((st = choose_strategy(r, &ops)) != FS_OK)
+            if ((st = make_boxes(r)) != FS_OK || (st = reserve(r, 1)) != FS_OK ||
+                (st = choose_strategy(r, &ops)) != FS_OK)
                 return st;
         } else {
             ops = fs_exchange_find(r->opts->transpose);
@@ -448,13 +504,40 @@ static fs_status stage_plan(run *r)
     return compute_plan(r, ops, &r->c);
 }
 
+/* Zero the imaginary parts the read left alone (real input in complex). */
+static void zero_imag(run *r, const fs_io_map *m)
+{
+    if (m->mem_stride_last != 2)
+        return;
+    int64_t n = fs_box_elems(&r->from);
+    if (r->t.prec == FS_SINGLE)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)r->data)[2 * i + 1] = 0;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)r->data)[2 * i + 1] = 0;
+}
+
+static fs_status stage_read(run *r)
+{
+    fs_io_map m = fs_transform_read_map(&r->t, &r->info, &r->from);
+    /* Slots past the read (padding, the missing half of a c2r) start as zeros. */
+    memset(r->data, 0, (size_t)r->data_elems * cbytes(r));
+    fs_progress_begin(&r->progress, "read", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
+    fs_status st = fs_h5_read(r->comm, r->opts->input_file, &r->info, &m, r->data,
+                              fs_progress_callback, &r->progress);
+    fs_progress_end(&r->progress);
+    zero_imag(r, &m);
+    return st;
+}
+
 static fs_status stage_write(run *r)
 {
     const fs_options *o = r->opts;
     const fs_input_info *in = &r->info;
-    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&r->to) * 16.0, "B");
-    fs_status st = fs_h5_output_write(r->out, &r->to, FS_DTYPE_COMPLEX128, r->data,
-                                      fs_progress_callback, &r->progress);
+    fs_io_map m = fs_transform_write_map(&r->t, &r->to);
+    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
+    fs_status st = fs_h5_output_write(r->out, &m, r->data, fs_progress_callback, &r->progress);
     if (st != FS_OK)
         return st;
 
@@ -464,17 +547,22 @@ static fs_status stage_write(run *r)
     int64_t axes[FS_MAX_DIMS], ranks = r->nranks, last_size = 0;
     int naxes = 0;
     for (int k = 0; k < in->ndim; k++)
-        if (r->transform_axis[k]) {
+        if (r->t.transform_axis[k])
             axes[naxes++] = k;
-            last_size = in->shape[k];
-        }
+    /* The real length along the halved axis (the last transformed one for
+     * c2c), which an inverse --real run needs. */
+    if (r->t.real_axis >= 0)
+        last_size = r->t.real_len;
+    else if (naxes)
+        last_size = in->shape[axes[naxes - 1]];
     struct { const char *name, *value; } strings[] = {
         {"fftshard_version", PACKAGE_VERSION},
-        {"transform", "c2c"},
+        {"transform", fs_kind_name(r->t.kind)},
         {"direction", o->inverse ? "inverse" : "forward"},
         {"norm", fs_norm_name(o->norm)},
         {"input", input},
         {"transpose", r->strategy},
+        {"precision", r->t.prec == FS_SINGLE ? "single" : "double"},
     };
     for (size_t i = 0; i < sizeof strings / sizeof strings[0] && st == FS_OK; i++)
         st = fs_h5_output_attr_string(r->out, strings[i].name, strings[i].value);
@@ -486,9 +574,205 @@ static fs_status stage_write(run *r)
         st = fs_h5_output_attr_int64s(r->out, "last_size", -1, &last_size);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(r->out, "ranks", -1, &ranks);
-    fs_status closed = fs_h5_output_close(&r->out);
     fs_progress_end(&r->progress);
-    return st != FS_OK ? st : closed;
+    return st;
+}
+
+/* ------------------------------------------------------------------ --check */
+
+/* Element e of a map's memory side as a complex number (real maps: imag 0). */
+static void map_element(const run *r, const fs_io_map *m, const void *base, int64_t offset,
+                        double *re, double *im)
+{
+    int single = r->t.prec == FS_SINGLE;
+    int complex_mem = m->mem_type == FS_DTYPE_COMPLEX64 || m->mem_type == FS_DTYPE_COMPLEX128;
+    if (complex_mem) {
+        *re = single ? ((const float *)base)[2 * offset] : ((const double *)base)[2 * offset];
+        *im = single ? ((const float *)base)[2 * offset + 1] : ((const double *)base)[2 * offset + 1];
+    } else {
+        *re = single ? ((const float *)base)[offset] : ((const double *)base)[offset];
+        *im = 0;
+    }
+}
+
+/* Visit every element a map selects: fn(memory offset, global coordinates). */
+typedef void (*visit_fn)(void *ctx, int64_t mem_offset, const int64_t *at);
+static void map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, visit_fn fn, void *ctx)
+{
+    const fs_box *b = &m->file_box;
+    int nd = b->ndim;
+    if (fs_box_elems(b) == 0 || rows <= 0)
+        return;
+    int64_t stride[FS_LAYOUT_MAX_DIMS], s = 1;
+    for (int k = nd - 1; k >= 0; k--) {
+        stride[k] = s;
+        s *= m->mem_dims[k];
+    }
+    int64_t idx[FS_LAYOUT_MAX_DIMS] = {0}, at[FS_LAYOUT_MAX_DIMS];
+    idx[0] = first_row;
+    for (;;) {
+        int64_t off = 0;
+        for (int k = 0; k < nd; k++) {
+            int64_t pos = m->mem_start[k] + (k == nd - 1 ? idx[k] * m->mem_stride_last : idx[k]);
+            off += pos * stride[k];
+            at[k] = b->start[k] + idx[k];
+        }
+        int keep = 1;
+        if (m->fold_inner > 0 && m->fold_limit > 0)
+            keep = at[0] * m->fold_inner + at[1] < m->fold_limit;
+        if (keep)
+            fn(ctx, off, at);
+        int k = nd - 1;
+        while (k >= 0 && ++idx[k] == (k == 0 ? first_row + rows : b->count[k])) {
+            if (k == 0)
+                return;
+            idx[k--] = 0;
+        }
+    }
+}
+
+/* The weight of an element in Parseval's sum: a half spectrum counts its
+ * interior bins twice. */
+static double half_weight(const run *r, const int64_t *at, int folded)
+{
+    int64_t k, n = r->t.real_len;
+    if (folded)
+        k = at[0] * r->t.n2 + at[1];
+    else
+        k = at[r->t.real_axis];
+    return k > 0 && 2 * k < n ? 2.0 : 1.0;
+}
+
+typedef struct sum_ctx {
+    const run *r;
+    const fs_io_map *m;
+    const void *base;
+    int weighted, folded;
+    double sum;
+} sum_ctx;
+
+static void add_square(void *ctx, int64_t off, const int64_t *at)
+{
+    sum_ctx *s = ctx;
+    double re, im;
+    map_element(s->r, s->m, s->base, off, &re, &im);
+    s->sum += (re * re + im * im) * (s->weighted ? half_weight(s->r, at, s->folded) : 1.0);
+}
+
+typedef struct cmp_ctx {
+    const run *r;
+    const fs_io_map *m;
+    const void *expect, *got;  /* expect: the piece buffer, rows from 0 */
+    int64_t row_shift;         /* memory rows of the piece start here in `got` */
+    int64_t row_elems;         /* memory elements per row */
+    int weighted, folded;
+    double factor;             /* the round trip multiplies by the point count */
+    double max_err, max_ref, sum;
+} cmp_ctx;
+
+static void compare(void *ctx, int64_t off, const int64_t *at)
+{
+    cmp_ctx *c = ctx;
+    double a, ai, b, bi;
+    map_element(c->r, c->m, c->expect, off - c->row_shift * c->row_elems, &a, &ai);
+    map_element(c->r, c->m, c->got, off, &b, &bi);
+    b *= c->factor;
+    bi *= c->factor;
+    double err = hypot(a - b, ai - bi), ref = hypot(a, ai);
+    c->max_err = err > c->max_err ? err : c->max_err;
+    c->max_ref = ref > c->max_ref ? ref : c->max_ref;
+    c->sum += ref * ref * (c->weighted ? half_weight(c->r, at, c->folded) : 1.0);
+}
+
+/* --check: Parseval's identity between the input and the result, and the
+ * inverse transform of the result compared with the input read again. */
+static fs_status stage_check(run *r)
+{
+    compute *c = &r->c;
+    const fs_transform *t = &r->t;
+    fs_check_result *res = &r->check;
+    res->done = 1;
+    res->tolerance = r->opts->check_tolerance > 0 ? r->opts->check_tolerance
+                     : t->prec == FS_SINGLE       ? 1e-3
+                                                  : 1e-9;
+    /* Parseval on the result, while it is still there. */
+    fs_io_map wm = fs_transform_write_map(t, &r->to);
+    sum_ctx out = {r, &wm, r->data, t->kind == FS_R2C, t->fold, 0};
+    map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
+
+    /* The inverse: the same operations undone in reverse order. */
+    for (int i = t->nafter - 1; i >= 0; i--)
+        fs_op_execute(c->inv_after[i]);
+    fs_status st = FS_OK;
+    if (c->x_back)
+        st = fs_exchange_execute(c->x_back, r->data);
+    if (c->inv_hooks)
+        fs_op_execute(c->inv_hooks);
+    for (int i = t->nbefore - 1; i >= 0 && st == FS_OK; i--)
+        fs_op_execute(c->inv_before[i]);
+    if ((st = fs_error_agree(r->comm, st)) != FS_OK)
+        return st;
+
+    /* The input again, a piece of rows at a time, against the round trip. */
+    fs_io_map rm = fs_transform_read_map(t, &r->info, &r->from);
+    int64_t rows = rm.file_box.count[0], row_elems = 1;
+    for (int k = 1; k < rm.file_box.ndim; k++)
+        row_elems *= rm.mem_dims[k];
+    size_t eb = rm.mem_type == FS_DTYPE_COMPLEX64 || rm.mem_type == FS_DTYPE_COMPLEX128
+                    ? cbytes(r)
+                    : cbytes(r) / 2;
+    int64_t per_piece = row_elems > 0 ? (64 << 20) / (row_elems * (int64_t)eb) : 1;
+    per_piece = per_piece < 1 ? 1 : per_piece;
+    int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces;
+    MPI_Allreduce(&local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX, r->comm);
+    void *buf = malloc((size_t)(per_piece * row_elems > 0 ? per_piece * row_elems : 1) * eb);
+    double npts = 1;
+    for (int k = 0; k < t->in_ndim; k++)
+        if (t->transform_axis[k])
+            npts *= (double)(k == t->real_axis ? t->real_len : t->in_shape[k]);
+    cmp_ctx cmp = {r, &rm, buf, r->data, 0, row_elems, t->kind == FS_C2R, 0, 1.0 / npts, 0, 0, 0};
+    if (!buf)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for --check");
+    if ((st = fs_error_agree(r->comm, st)) != FS_OK) {
+        free(buf);
+        return st;
+    }
+    for (int64_t p = 0; p < pieces && st == FS_OK; p++) {
+        int64_t first = p * per_piece;
+        int64_t n = first < rows ? (rows - first < per_piece ? rows - first : per_piece) : 0;
+        fs_io_map piece = rm;
+        piece.file_box.start[0] += first;
+        piece.file_box.count[0] = n;
+        if (n == 0)
+            for (int k = 0; k < piece.file_box.ndim; k++)
+                piece.file_box.count[k] = 0;
+        piece.mem_dims[0] = n > 0 ? n : 1;
+        piece.mem_start[0] = 0;
+        st = fs_h5_read(r->comm, r->opts->input_file, &r->info, &piece, buf, NULL, NULL);
+        if (st == FS_OK && n > 0) {
+            cmp.row_shift = rm.mem_start[0] + first;
+            /* visit the piece's elements as they sit in the whole buffer */
+            map_visit(&rm, first, n, compare, &cmp);
+        }
+        st = fs_error_agree(r->comm, st);
+    }
+    free(buf);
+    if (st != FS_OK)
+        return st;
+    double local[2] = {out.sum, cmp.sum}, sums[2], maxes[2], lm[2] = {cmp.max_err, cmp.max_ref};
+    MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, r->comm);
+    MPI_Allreduce(lm, maxes, 2, MPI_DOUBLE, MPI_MAX, r->comm);
+    /* |result|^2 = scale^2 * points * |input|^2 */
+    double expect = t->scale * t->scale * npts * sums[1];
+    res->parseval_error = expect > 0 ? fabs(sums[0] - expect) / expect : fabs(sums[0]);
+    res->roundtrip_error = maxes[1] > 0 ? maxes[0] / maxes[1] : maxes[0];
+    res->passed = res->parseval_error <= res->tolerance && res->roundtrip_error <= res->tolerance;
+    if (!res->passed)
+        return fs_error_agree(r->comm, r->rank == 0 ? fs_error_set(FS_ERR_CHECK,
+            "--check: round trip error %.3g, Parseval error %.3g, above the tolerance %.3g; the "
+            "result was not kept", res->roundtrip_error, res->parseval_error, res->tolerance)
+            : FS_OK);
+    return FS_OK;
 }
 
 static void verbose_plan(const run *r)
@@ -499,16 +783,21 @@ static void verbose_plan(const run *r)
     describe(r, title, sizeof title);
     fs_note("plan: %s", title);
     if (r->info.dtype == FS_DTYPE_INTEGER)
-        fs_note("input: %s integers converted to float64", r->info.type_name);
-    else if (r->info.dtype != FS_DTYPE_COMPLEX128)
-        fs_note("input: %s computed and written in double precision (complex128)",
-                r->info.type_name);
+        fs_note("input: %s integers converted to %s", r->info.type_name,
+                r->t.prec == FS_SINGLE ? "float32" : "float64");
+    fs_note("precision: %s (%s); output %s", r->t.prec == FS_SINGLE ? "single" : "double",
+            r->opts->precision == FS_PRECISION_AUTO ? "from the input type" : "--precision",
+            fs_dtype_name(r->t.out_type));
+    if (r->t.kind != FS_C2C)
+        fs_note("real axis %d of length %lld (%lld complex values), %s", r->t.real_axis,
+                (long long)r->t.real_len, (long long)r->t.half_len,
+                r->t.padded ? "FFTW's padded real layout" : "computed as a complex transform");
     fs_note("output: %s:%s via temporary %s", r->opts->output_file,
             r->opts->output_dataset ? r->opts->output_dataset : r->info.dataset, r->tmp_path);
     if (r->auto_note)
         fs_note("%s: %s", r->auto_note, r->strategy);
     fs_note("memory: rank 0 holds %lld elements (%.1f MiB) plus %.1f MiB of exchange buffers",
-            (long long)r->data_elems, r->data_elems * 16.0 / 1048576.0,
+            (long long)r->data_elems, (double)r->data_elems * (double)cbytes(r) / 1048576.0,
             r->c.x ? r->c.x->scratch_bytes / 1048576.0 : 0.0);
 }
 
@@ -522,31 +811,32 @@ static fs_status finish_report(run *r)
     snprintf(output, sizeof output, "%s:%s", o->output_file,
              o->output_dataset ? o->output_dataset : r->info.dataset);
     int64_t n = 1;
-    for (int k = 0; k < r->info.ndim; k++)
-        n *= r->info.shape[k];
+    for (int k = 0; k < r->t.ndim; k++)
+        n *= r->t.shape[k];
     fs_report_info info = {
         .command_line = o->argv_joined,
         .input = input,
         .output = output,
         .dtype = r->info.type_name,
-        .precision = "double",
-        .transform = "c2c",
+        .precision = r->t.prec == FS_SINGLE ? "single" : "double",
+        .transform = fs_kind_name(r->t.kind),
         .direction = o->inverse ? "inverse" : "forward",
         .norm = fs_norm_name(o->norm),
         .ndim = r->info.ndim,
         .shape = r->info.shape,
-        .transform_axis = r->transform_axis,
-        .decomposition = "slab",
-        .split_from = 0,
-        .split_to = r->exchanges ? r->split_to : 0,
+        .transform_axis = r->t.transform_axis,
+        .decomposition = r->t.fold ? "four-step" : "slab",
+        .split_from = r->t.from_axis,
+        .split_to = r->t.exchanges ? r->t.to_axis : r->t.from_axis,
         .strategy = r->strategy,
         .strategy_requested = o->transpose,
         .seed = r->params.seed,
         .packet_bytes = r->params.packet_bytes,
         .queues = r->params.queues,
         .title = title,
-        .flops = nominal_flops(r),
-        .array_bytes = n * (int64_t)sizeof(fftw_complex),
+        .flops = r->t.nominal_flops,
+        .array_bytes = n * (int64_t)cbytes(r),
+        .check = r->check.done ? &r->check : NULL,
     };
     fs_rank_record rec;
     memset(&rec, 0, sizeof rec);
@@ -598,29 +888,30 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         verbose_plan(&r);
         fs_timer_start(&r.timers, FS_PHASE_WRITE);
         const char *dataset = opts->output_dataset ? opts->output_dataset : r.info.dataset;
-        st = fs_error_agree(comm, fs_h5_output_new(comm, r.tmp_path, dataset, r.info.ndim,
-                                                   r.info.shape, FS_DTYPE_COMPLEX128, &r.out));
+        st = fs_error_agree(comm, fs_h5_output_new(comm, r.tmp_path, dataset, r.t.out_ndim,
+                                                   r.t.out_shape, r.t.out_type, &r.out));
         fs_timer_stop(&r.timers, FS_PHASE_WRITE);
     }
     if (st == FS_OK) {
         fs_timer_start(&r.timers, FS_PHASE_READ);
-        fs_progress_begin(&r.progress, "read", (double)fs_box_elems(&r.from) * 16.0, "B");
-        st = fs_error_agree(comm, fs_h5_read(comm, opts->input_file, &r.info, &r.from, r.data,
-                                             fs_progress_callback, &r.progress));
-        fs_progress_end(&r.progress);
+        st = fs_error_agree(comm, stage_read(&r));
         fs_timer_stop(&r.timers, FS_PHASE_READ);
     }
-    if (st == FS_OK) {
-        fs_status xs = compute_run(&r, &r.c);
-        double factor = scale_factor(&r);
-        if (factor != 1.0)
-            fs_fft_scale(r.data, fs_box_elems(&r.to), factor);
-        st = fs_error_agree(comm, xs);
-    }
+    if (st == FS_OK)
+        st = fs_error_agree(comm, compute_run(&r, &r.c));
     if (st == FS_OK) {
         fs_timer_start(&r.timers, FS_PHASE_WRITE);
         st = fs_error_agree(comm, stage_write(&r));
         fs_timer_stop(&r.timers, FS_PHASE_WRITE);
+    }
+    if (st == FS_OK && opts->check) {
+        fs_timer_start(&r.timers, FS_PHASE_CHECK);
+        st = stage_check(&r);
+        fs_timer_stop(&r.timers, FS_PHASE_CHECK);
+    }
+    if (st == FS_OK || r.out) {
+        fs_status closed = fs_error_agree(comm, fs_h5_output_close(&r.out));
+        st = st != FS_OK ? st : closed;
     }
     if (st == FS_OK) {
         fs_status cs = FS_OK;
@@ -636,7 +927,6 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         fs_error_clear();
     }
     fs_timer_stop(&r.timers, FS_PHASE_TOTAL);
-
     if (st == FS_OK)
         st = finish_report(&r);
 
@@ -649,6 +939,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         fs_atomic_abort(r.report_tmp); /* gone already when the report was written */
     compute_free(&r.c);
     fs_redist_free(&r.rd);
+    fs_redist_free(&r.rd_back);
     fs_wisdom_free(&r.wisdom);
     fftw_free(r.data);
     free(r.from_all);

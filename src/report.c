@@ -13,7 +13,7 @@
 #include "prefix.h"
 
 static const char *const phase_names[FS_NPHASES] = {
-    "read", "plan", "fft", "exchange", "write", "total",
+    "read", "plan", "fft", "exchange", "write", "check", "total",
 };
 
 const char *fs_phase_name(fs_phase phase)
@@ -110,6 +110,10 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
                 "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, "
                 "all ranks)\n",
                 t->hooks_overlapped, t->hooks, 100.0 * t->hooks_overlapped / t->hooks);
+    if (info->check)
+        fprintf(out, "  check: round trip error %.3g, Parseval error %.3g, tolerance %.3g: %s\n",
+                info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
+                info->check->passed ? "passed" : "FAILED");
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
             (double)t->peak_max / 1048576.0,
             info->array_bytes > 0 ? (double)t->peak_max * P / (double)info->array_bytes : 0.0);
@@ -263,6 +267,16 @@ static void write_json(FILE *f, const fs_report_info *info, const totals *t,
     json_num(&j, "block_fft_seconds", t->hooks);
     json_num(&j, "block_fft_overlapped_seconds", t->hooks_overlapped);
     json_close(&j, '}');
+
+    if (info->check) {
+        json_open(&j, "check", '{');
+        json_num(&j, "roundtrip_error", info->check->roundtrip_error);
+        json_num(&j, "parseval_error", info->check->parseval_error);
+        json_num(&j, "tolerance", info->check->tolerance);
+        json_key(&j, "passed");
+        fputs(info->check->passed ? "true" : "false", j.f);
+        json_close(&j, '}');
+    }
 
     json_open(&j, "memory", '{');
     json_int(&j, "peak_bytes_max", t->peak_max);

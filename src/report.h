@@ -24,6 +24,7 @@ typedef enum fs_phase {
     FS_PHASE_FFT,
     FS_PHASE_EXCHANGE,
     FS_PHASE_WRITE,
+    FS_PHASE_CHECK,
     FS_PHASE_TOTAL,
     FS_NPHASES
 } fs_phase;
@@ -50,6 +51,14 @@ typedef struct fs_rank_record {
     int64_t peak_memory_bytes;
 } fs_rank_record;
 
+/* What --check found. */
+typedef struct fs_check_result {
+    int done, passed;
+    double tolerance;
+    double roundtrip_error;   /* max |inverse(result) - input| / max |input| */
+    double parseval_error;    /* relative difference of the two energies */
+} fs_check_result;
+
 /* What describes the run (rank 0's view; the same on every rank). */
 typedef struct fs_report_info {
     const char *command_line;
@@ -70,7 +79,8 @@ typedef struct fs_report_info {
     int queues;
     const char *title;              /* the summary's first line */
     double flops;                   /* 5 N log2 N of the transform */
-    int64_t array_bytes;            /* whole array in complex double */
+    int64_t array_bytes;            /* whole working array */
+    const fs_check_result *check;   /* NULL without --check */
 } fs_report_info;
 
 /* Collective over comm. Gathers every rank's record; rank 0 prints the

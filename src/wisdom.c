@@ -4,12 +4,12 @@
 #include "wisdom.h"
 
 #include <errno.h>
-#include <fftw3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "atomic.h"
+#include "fft.h"
 
 #define HEADER "# fftshard wisdom 1"
 #define FFTW_MARK "%fftw"
@@ -129,10 +129,14 @@ static fs_status read_file(const char *path, char **text)
 static fs_status parse(fs_wisdom *w, char *text)
 {
     const char *path = w->path;
-    if (strncmp(text, HEADER "\n", strlen(HEADER) + 1) != 0)
+    /* An empty file is empty wisdom (a job script may create it). */
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return FS_OK;
+    size_t hl = strlen(HEADER);
+    if (strncmp(text, HEADER, hl) != 0 || (text[hl] != '\n' && text[hl] != '\0'))
         return fs_error_set(FS_ERR_INPUT, "%s: not a fftshard wisdom file (first line is not '%s')",
                             path, HEADER);
-    char *line = text + strlen(HEADER) + 1;
+    char *line = text + hl + (text[hl] == '\n');
     int lineno = 2;
     while (*line) {
         char *next = strchr(line, '\n');
@@ -140,7 +144,7 @@ static fs_status parse(fs_wisdom *w, char *text)
             *next = '\0';
         if (strcmp(line, FFTW_MARK) == 0) {
             char *fftw_text = next ? next + 1 : "";
-            if (*fftw_text && !fftw_import_wisdom_from_string(fftw_text))
+            if (*fftw_text && !fs_fft_import_wisdom(fftw_text))
                 return fs_error_set(FS_ERR_INPUT, "%s: line %d: FFTW rejects the wisdom that follows",
                                     path, lineno + 1);
             return FS_OK;
@@ -211,7 +215,7 @@ fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w)
     if (!w || !w->path)
         return FS_OK;
     /* Gather every rank's FFTW wisdom: plans differ with the local sizes. */
-    char *mine = fftw_export_wisdom_to_string();
+    char *mine = fs_fft_export_wisdom();
     int len = mine ? (int)strlen(mine) : 0;
     int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
     int *displs = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
@@ -229,8 +233,8 @@ fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w)
     fs_status st = FS_OK;
     if (rank == 0) {
         for (int p = 0; p < size && all; p++)
-            fftw_import_wisdom_from_string(all + displs[p]);
-        char *merged = fftw_export_wisdom_to_string();
+            fs_fft_import_wisdom(all + displs[p]);
+        char *merged = fs_fft_export_wisdom();
         char *tmp = NULL;
         st = fs_atomic_create(w->path, &tmp);
         if (st == FS_OK) {

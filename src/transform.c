@@ -1,0 +1,392 @@
+/* transform: see transform.h. */
+#include "config.h"
+
+#include "transform.h"
+
+#include <fftw3.h>
+#include <math.h>
+#include <string.h>
+
+const char *fs_kind_name(fs_kind k)
+{
+    return k == FS_R2C ? "r2c" : k == FS_C2R ? "c2r" : "c2c";
+}
+
+fs_dtype fs_transform_complex_type(const fs_transform *t)
+{
+    return t->prec == FS_SINGLE ? FS_DTYPE_COMPLEX64 : FS_DTYPE_COMPLEX128;
+}
+
+fs_dtype fs_transform_real_type(const fs_transform *t)
+{
+    return t->prec == FS_SINGLE ? FS_DTYPE_FLOAT32 : FS_DTYPE_FLOAT64;
+}
+
+static int is_real_input(fs_dtype d)
+{
+    return d == FS_DTYPE_FLOAT32 || d == FS_DTYPE_FLOAT64 || d == FS_DTYPE_INTEGER;
+}
+
+/* The axis split after the exchange (or before it, for the reversed slab):
+ * the first axis past 0 long enough to give every rank a share, else the
+ * longest one. */
+static int choose_split_axis(int ndim, const int64_t *shape, int nranks)
+{
+    int best = 1;
+    for (int k = 1; k < ndim; k++) {
+        if (shape[k] >= nranks)
+            return k;
+        if (shape[k] > shape[best])
+            best = k;
+    }
+    return best;
+}
+
+/* The four-step factors: n1 the largest divisor of n not above sqrt(n). */
+static int64_t four_step_n1(int64_t n)
+{
+    int64_t best = 1;
+    for (int64_t d = 1; d * d <= n; d++)
+        if (n % d == 0)
+            best = d;
+    return best;
+}
+
+static void add_op(fs_op_spec *list, int *n, fs_op_spec op)
+{
+    list[(*n)++] = op;
+}
+
+static fs_op_spec c2c(const int *axes, int ndim, int sign)
+{
+    fs_op_spec s;
+    memset(&s, 0, sizeof s);
+    s.kind = FS_OP_C2C;
+    s.sign = sign;
+    for (int k = 0; k < ndim; k++)
+        s.axes[k] = axes[k];
+    return s;
+}
+
+static int any(const int *axes, int ndim)
+{
+    for (int k = 0; k < ndim; k++)
+        if (axes[k])
+            return 1;
+    return 0;
+}
+
+fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int P,
+                            int uses_hooks, fs_transform *t)
+{
+    memset(t, 0, sizeof *t);
+    t->in_ndim = in->ndim;
+    memcpy(t->in_shape, in->shape, sizeof t->in_shape);
+    fs_status st = fs_options_resolve_axes(opts, in->ndim, t->transform_axis);
+    if (st != FS_OK)
+        return st;
+    t->kind = !opts->real ? FS_C2C : opts->inverse ? FS_C2R : FS_R2C;
+    t->sign = opts->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
+    int single_input = in->dtype == FS_DTYPE_FLOAT32 || in->dtype == FS_DTYPE_COMPLEX64;
+    t->prec = opts->precision == FS_PRECISION_SINGLE   ? FS_SINGLE
+              : opts->precision == FS_PRECISION_DOUBLE ? FS_DOUBLE
+              : single_input                           ? FS_SINGLE
+                                                       : FS_DOUBLE;
+    int ndim = in->ndim;
+    t->real_axis = -1;
+    if (t->kind != FS_C2C) {
+        /* numpy: the last axis of `axes` is the real one. */
+        int a = ndim - 1;
+        if (opts->naxes)
+            a = opts->axes[opts->naxes - 1] < 0 ? opts->axes[opts->naxes - 1] + ndim
+                                                : opts->axes[opts->naxes - 1];
+        t->real_axis = a;
+    }
+    if (t->kind == FS_R2C) {
+        if (!is_real_input(in->dtype))
+            return fs_error_set(FS_ERR_INPUT,
+                                "--real: the forward real transform needs real input (float32, "
+                                "float64 or integers); %s is %s",
+                                in->dataset, in->type_name);
+        t->real_len = in->shape[t->real_axis];
+        t->half_len = t->real_len / 2 + 1;
+    } else if (t->kind == FS_C2R) {
+        t->half_len = in->shape[t->real_axis];
+        int64_t n = opts->last_size ? opts->last_size : in->last_size_attr;
+        if (n == 0 && t->half_len < 2)
+            return fs_error_set(FS_ERR_USAGE,
+                                "--inverse --real: axis %d has length 1; give the output length "
+                                "with --last-size",
+                                t->real_axis);
+        if (n == 0)
+            n = 2 * (t->half_len - 1);
+        if (n / 2 + 1 != t->half_len)
+            return fs_error_set(opts->last_size ? FS_ERR_USAGE : FS_ERR_INPUT,
+                                "%s %lld: does not fit axis %d of length %lld (a real length n "
+                                "has n/2+1 = %lld complex values)",
+                                opts->last_size ? "--last-size" : "the last_size attribute,",
+                                (long long)n, t->real_axis, (long long)t->half_len,
+                                (long long)(n / 2 + 1));
+        t->real_len = n;
+    }
+
+    /* The output and the scaling. */
+    t->out_ndim = ndim;
+    memcpy(t->out_shape, in->shape, sizeof t->out_shape);
+    if (t->kind == FS_R2C)
+        t->out_shape[t->real_axis] = t->half_len;
+    if (t->kind == FS_C2R)
+        t->out_shape[t->real_axis] = t->real_len;
+    t->out_type = t->kind == FS_C2R ? fs_transform_real_type(t) : fs_transform_complex_type(t);
+    double npts = 1, nall = 1;
+    for (int k = 0; k < ndim; k++) {
+        int64_t len = k == t->real_axis ? t->real_len : in->shape[k];
+        nall *= (double)len;
+        if (t->transform_axis[k])
+            npts *= (double)len;
+    }
+    fs_norm scaled = opts->inverse ? FS_NORM_BACKWARD : FS_NORM_FORWARD;
+    t->scale = opts->norm == FS_NORM_ORTHO ? 1.0 / sqrt(npts) : opts->norm == scaled ? 1.0 / npts : 1.0;
+    t->nominal_flops = npts > 1 ? (t->kind == FS_C2C ? 5.0 : 2.5) * nall * log2(npts) : 0;
+
+    fs_op_spec scale_op;
+    memset(&scale_op, 0, sizeof scale_op);
+    scale_op.kind = FS_OP_SCALE;
+    scale_op.factor = t->scale;
+
+    /* A 1-D transform on several ranks: the four-step factorisation. */
+    int64_t n1 = ndim == 1 ? four_step_n1(t->kind == FS_R2C ? t->real_len : in->shape[0]) : 1;
+    if (ndim == 1 && P > 1 && t->kind != FS_C2R && n1 > 1) {
+        int64_t N = in->shape[0];
+        t->fold = 1;
+        t->n1 = n1;
+        t->n2 = N / n1;
+        t->ndim = 2;
+        t->shape[0] = t->n2;
+        t->shape[1] = t->n1;
+        t->exchanges = 1;
+        t->from_axis = 1;
+        t->to_axis = 0;
+        int ax0[FS_LAYOUT_MAX_DIMS] = {1}, ax1[FS_LAYOUT_MAX_DIMS] = {0, 1};
+        add_op(t->before, &t->nbefore, c2c(ax0, 2, t->sign));
+        fs_op_spec tw;
+        memset(&tw, 0, sizeof tw);
+        tw.kind = FS_OP_TWIDDLE;
+        tw.sign = t->sign;
+        tw.twiddle_n = N;
+        /* pairwise multiplies block by block while the blocks travel */
+        if (uses_hooks)
+            t->hooks = t->hook_twiddle = 1;
+        else
+            add_op(t->before, &t->nbefore, tw);
+        add_op(t->after, &t->nafter, c2c(ax1, 2, t->sign));
+        fs_op_spec tr;
+        memset(&tr, 0, sizeof tr);
+        tr.kind = FS_OP_TRANSPOSE;
+        add_op(t->after, &t->nafter, tr);
+        add_op(t->after, &t->nafter, scale_op);
+        return FS_OK;
+    }
+
+    t->ndim = ndim;
+    memcpy(t->shape, in->shape, sizeof t->shape);
+    t->exchanges = P > 1 && t->transform_axis[0];
+    int a = t->real_axis;
+    if (!t->exchanges) {
+        t->from_axis = t->to_axis = 0;
+    } else if (ndim == 1) {
+        t->from_axis = 0;
+        t->to_axis = -1;
+    } else if (t->kind == FS_C2R && a != 0) {
+        /* c2r comes last, on the real axis whole: end split along axis 0. */
+        t->to_axis = 0;
+        t->from_axis = choose_split_axis(ndim, in->shape, P);
+    } else {
+        t->from_axis = 0;
+        t->to_axis = choose_split_axis(ndim, in->shape, P);
+    }
+    int split_first = P > 1 ? t->from_axis : -1;
+    int split_last = !t->exchanges ? split_first : t->to_axis;
+    if (t->kind == FS_R2C)
+        t->padded = a == ndim - 1 && a != split_first;
+    if (t->kind == FS_C2R)
+        t->padded = a == ndim - 1 && a != split_last;
+    if (t->kind == FS_R2C && t->padded)
+        t->shape[a] = t->half_len;
+    if (t->kind == FS_C2R && !t->padded)
+        t->shape[a] = t->real_len;
+
+    int T[FS_LAYOUT_MAX_DIMS], B[FS_LAYOUT_MAX_DIMS], A[FS_LAYOUT_MAX_DIMS] = {0};
+    memcpy(T, t->transform_axis, sizeof T);
+    memcpy(B, T, sizeof B);
+    if (t->exchanges) {
+        B[t->from_axis] = 0;
+        A[t->from_axis] = T[t->from_axis];
+    }
+    if (t->kind == FS_C2C) {
+        if (uses_hooks && t->exchanges && t->to_axis >= 0) {
+            /* The axes whole on both sides go to the block work: all but the
+             * last before a block leaves, the last after it arrived. */
+            int last = -1;
+            for (int k = 0; k < ndim; k++) {
+                if (!B[k] || k == t->to_axis)
+                    continue;
+                B[k] = 0;
+                t->hook_axes_pre[k] = 1;
+                last = k;
+            }
+            if (last >= 0) {
+                t->hook_axes_pre[last] = 0;
+                t->hook_axes_post[last] = 1;
+                t->hooks = 1;
+            }
+        }
+        if (any(B, ndim))
+            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
+        if (any(A, ndim))
+            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+    } else if (t->kind == FS_R2C) {
+        if (t->padded) {
+            fs_op_spec r;
+            memset(&r, 0, sizeof r);
+            r.kind = FS_OP_R2C;
+            memcpy(r.axes, B, sizeof r.axes);
+            r.real_axis = a;
+            r.real_len = t->real_len;
+            add_op(t->before, &t->nbefore, r);
+        } else if (any(B, ndim)) {
+            /* The full complex transform; the write keeps n/2+1 values. */
+            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
+        }
+        if (any(A, ndim))
+            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+    } else {
+        fs_op_spec r;
+        memset(&r, 0, sizeof r);
+        r.kind = t->padded ? FS_OP_C2R : FS_OP_C2R_VIA_C2C;
+        r.real_axis = a;
+        r.real_len = t->real_len;
+        B[a] = 0;
+        A[a] = 0;
+        if (any(B, ndim))
+            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
+        fs_op_spec *side = t->exchanges ? t->after : t->before;
+        int *nside = t->exchanges ? &t->nafter : &t->nbefore;
+        if (any(A, ndim))
+            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+        add_op(side, nside, r);
+    }
+    if (t->exchanges)
+        add_op(t->after, &t->nafter, scale_op);
+    else
+        add_op(t->before, &t->nbefore, scale_op);
+    return FS_OK;
+}
+
+void fs_transform_shares(const fs_transform *t, int P, int rank, int64_t share[2])
+{
+    int64_t ignored;
+    fs_split_block(t->shape[t->from_axis], P, rank, &share[0], &ignored);
+    if (t->to_axis >= 0)
+        fs_split_block(t->shape[t->to_axis], P, rank, &share[1], &ignored);
+    else
+        share[1] = rank == 0 ? t->shape[0] : 0;
+}
+
+/* box cut to [0, limit) along axis */
+static fs_box clip(const fs_box *b, int axis, int64_t limit)
+{
+    fs_box c = *b;
+    int64_t end = b->start[axis] + b->count[axis];
+    if (end > limit)
+        end = limit;
+    c.count[axis] = end > b->start[axis] ? end - b->start[axis] : 0;
+    if (fs_box_elems(&c) == 0)
+        for (int k = 0; k < c.ndim; k++)
+            c.count[k] = 0;
+    return c;
+}
+
+/* Real elements as the real parts of complex storage (every other element
+ * of the doubled last axis), starting at box `at` inside storage `storage`. */
+static fs_io_map real_parts(const fs_transform *t, const fs_box *file, const fs_box *storage)
+{
+    fs_io_map m = fs_io_map_plain(file, fs_transform_real_type(t));
+    int last = storage->ndim - 1;
+    for (int k = 0; k < storage->ndim; k++) {
+        m.mem_dims[k] = storage->count[k];
+        m.mem_start[k] = fs_box_elems(file) ? file->start[k] - storage->start[k] : 0;
+    }
+    m.mem_dims[last] *= 2;
+    m.mem_start[last] *= 2;
+    m.mem_stride_last = 2;
+    return m;
+}
+
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_input_info *in, const fs_box *from)
+{
+    int real = is_real_input(in->dtype);
+    fs_box file = *from;
+    if (t->kind == FS_C2R && !t->padded)
+        file = clip(from, t->real_axis, t->half_len);
+    if (t->kind == FS_R2C && t->padded) {
+        /* n reals in each padded row of n/2+1 complex */
+        file.count[t->real_axis] = fs_box_elems(from) ? t->real_len : 0;
+        fs_io_map m = fs_io_map_plain(&file, fs_transform_real_type(t));
+        for (int k = 0; k < from->ndim; k++)
+            m.mem_dims[k] = from->count[k];
+        m.mem_dims[t->real_axis] = 2 * t->half_len;
+        return m;
+    }
+    fs_io_map m;
+    if (real) {
+        m = real_parts(t, &file, from);
+    } else {
+        m = fs_io_map_plain(&file, fs_transform_complex_type(t));
+        for (int k = 0; k < from->ndim; k++) {
+            m.mem_dims[k] = from->count[k];
+            m.mem_start[k] = fs_box_elems(&file) ? file.start[k] - from->start[k] : 0;
+        }
+    }
+    if (t->fold)
+        m.fold_inner = t->n1;
+    return m;
+}
+
+fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
+{
+    if (t->fold) {
+        /* After the transpose a rank holds k1 = 0 .. n1-1 by its k2 range:
+         * output positions k1 * n2 + k2. */
+        fs_box file;
+        memset(&file, 0, sizeof file);
+        file.ndim = 2;
+        file.start[1] = to->start[0];
+        file.count[0] = fs_box_elems(to) ? t->n1 : 0;
+        file.count[1] = fs_box_elems(to) ? to->count[0] : 0;
+        fs_io_map m = fs_io_map_plain(&file, fs_transform_complex_type(t));
+        m.fold_inner = t->n2;
+        if (t->kind == FS_R2C)
+            m.fold_limit = t->half_len;
+        return m;
+    }
+    if (t->kind == FS_R2C && !t->padded) {
+        fs_box file = clip(to, t->real_axis, t->half_len);
+        fs_io_map m = fs_io_map_plain(&file, fs_transform_complex_type(t));
+        for (int k = 0; k < to->ndim; k++)
+            m.mem_dims[k] = to->count[k];
+        return m;
+    }
+    if (t->kind == FS_C2R && t->padded) {
+        fs_box file = *to;
+        file.count[t->real_axis] = fs_box_elems(to) ? t->real_len : 0;
+        fs_io_map m = fs_io_map_plain(&file, fs_transform_real_type(t));
+        for (int k = 0; k < to->ndim; k++)
+            m.mem_dims[k] = to->count[k];
+        m.mem_dims[t->real_axis] = 2 * t->half_len;
+        return m;
+    }
+    if (t->kind == FS_C2R)
+        return real_parts(t, to, to);
+    return fs_io_map_plain(to, fs_transform_complex_type(t));
+}

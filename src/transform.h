@@ -1,0 +1,81 @@
+/* transform: what a run computes, decided before any data moves.
+ *
+ * From the input's shape and type, the options and the rank count it
+ * derives the transform kind (c2c, r2c, c2r), the precision, the working
+ * shape (the complex array the ranks hold: the halved axis counts n/2+1
+ * where FFTW's padded real layout is used), the slab decomposition (the axis
+ * split when reading, the axis split after the one exchange, or a gather on
+ * rank 0), the operations on each side of the exchange, the output's shape
+ * and type, and how each rank's boxes map onto the input and output files.
+ * A 1-D transform on several ranks is the four-step factorisation
+ * N = n1 x n2 of Gupta et al.: a 2-D transform with twiddle factors between
+ * the passes, read and written through strided selections, transposed in
+ * place at the end so the output is in natural order. Pure arithmetic: no
+ * MPI, no HDF5 calls (prefix broadcasts of the shares happen in pipeline). */
+#ifndef FS_TRANSFORM_H
+#define FS_TRANSFORM_H
+
+#include <stdint.h>
+#include "errors.h"
+#include "fft.h"
+#include "h5io.h"
+#include "layout.h"
+#include "options.h"
+
+#define FS_MAX_OPS 6
+
+typedef enum fs_kind { FS_C2C, FS_R2C, FS_C2R } fs_kind;
+
+typedef struct fs_transform {
+    fs_kind kind;
+    fs_precision prec;
+    int sign;                        /* FFTW_FORWARD (-1) or FFTW_BACKWARD (+1) */
+    int in_ndim;
+    int64_t in_shape[FS_LAYOUT_MAX_DIMS];
+    int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
+    int real_axis;                   /* r2c / c2r: the halved axis; -1 for c2c */
+    int64_t real_len, half_len;      /* n and n/2+1 along it */
+    int padded;                      /* FFTW's padded real layout (else via complex) */
+    /* the working complex array */
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int fold;                        /* 1-D four-step: shape is (n2, n1) */
+    int64_t n1, n2;
+    /* the decomposition */
+    int exchanges;                   /* 0 or 1 */
+    int from_axis, to_axis;          /* split axes; to_axis -1: gathered on rank 0 */
+    /* the operations before and after the exchange (specs; boxes come later) */
+    fs_op_spec before[FS_MAX_OPS], after[FS_MAX_OPS];
+    int nbefore, nafter;
+    int hook_axes_pre[FS_LAYOUT_MAX_DIMS], hook_axes_post[FS_LAYOUT_MAX_DIMS];
+    int hooks;                       /* overlapping strategies get block work */
+    int hook_twiddle;                /* the four-step's twiddle as the block work */
+    /* the output */
+    int out_ndim;
+    int64_t out_shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype out_type;
+    double scale;
+    double nominal_flops;            /* 5 N log2 N (2.5 for real transforms) */
+} fs_transform;
+
+/* Decide everything for `nranks` ranks. uses_hooks: the strategy overlaps
+ * block work. FS_ERR_USAGE / FS_ERR_INPUT with a message when the options
+ * do not fit the input. */
+fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int nranks,
+                            int uses_hooks, fs_transform *t);
+
+/* A rank's share along the split axes: its count along from_axis, and along
+ * to_axis (or everything on rank 0 for a gather). */
+void fs_transform_shares(const fs_transform *t, int nranks, int rank, int64_t share[2]);
+
+/* The file maps of a rank's boxes (from: the read; to: the write). */
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_input_info *in, const fs_box *from);
+fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
+
+/* Element type of the working array and of real data in it. */
+fs_dtype fs_transform_complex_type(const fs_transform *t);
+fs_dtype fs_transform_real_type(const fs_transform *t);
+
+const char *fs_kind_name(fs_kind k);
+
+#endif
