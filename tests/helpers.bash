@@ -99,6 +99,22 @@ $stderr"
     done
 }
 
+# huge_input FILE: a 4096x4096x800 complex128 dataset (200 GiB) whose
+# chunks were never written, so the file is tiny. fftshard on 2 ranks needs
+# 100 GiB per rank for it: more than this machine's memory, so the
+# allocation fails at once and the run must end with exit 1, cleanly.
+huge_input() {
+    local unset=() name
+    for name in $(compgen -e); do
+        case $name in
+        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
+        esac
+    done
+    env "${unset[@]}" "$PYTHON_ORACLE" -c 'import h5py, sys
+with h5py.File(sys.argv[1], "w") as f:
+    f.create_dataset("x", shape=(4096, 4096, 800), dtype="c16", chunks=(64, 64, 64))' "$1"
+}
+
 # checksum FILE: its SHA-256, to prove a file was left byte for byte alone.
 checksum() {
     sha256sum "$1" | cut -d' ' -f1

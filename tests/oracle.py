@@ -31,7 +31,11 @@ compared with numpy.fft. Run it serially and outside mpiexec (serial h5py).
                                        with auto, any strategy it may choose)
         expect=FILE[:/ds]              compare the values with this dataset
                                        instead of numpy.fft (round trips)
-      Checks the dtype (complex128), the shape, every attribute and the values:
+        real last=N precision=P        --real (rfftn; with inverse, irfftn of
+                                       last size N, default 2*(m-1)) and
+                                       --precision (default auto)
+      Checks the dtype (complex128, complex64 in single precision, float for
+      irfftn), the shape, every attribute and the values:
       error = max|out - ref| / max|ref| must not exceed the tolerance.
       Tolerances: 1e-12 for float64, complex128 and integer input (fftshard
       computes in double and so does the reference: only rounding differs);
@@ -189,8 +193,14 @@ def read_input(location):
     return raw.astype(np.complex128), raw.dtype, ds
 
 
+def is_single(dtype):
+    """float32 or complex64, in either byte order."""
+    dtype = np.dtype(dtype)
+    return (dtype.kind == "f" and dtype.itemsize == 4) or (dtype.kind == "c" and dtype.itemsize == 8)
+
+
 def tolerance(dtype):
-    return TOL_SINGLE if dtype in (np.dtype(np.float32), np.dtype(np.complex64)) else TOL_DOUBLE
+    return TOL_SINGLE if is_single(dtype) else TOL_DOUBLE
 
 
 def relative_error(out, ref):
@@ -224,15 +234,16 @@ def check_attr(attrs, name, expected, problems):
 
 
 def check_case(text, version):
-    opts = {"inverse": False, "norm": "backward", "axes": None, "ranks": None,
-            "transpose": "alltoall", "expect": None}
+    opts = {"inverse": False, "real": False, "norm": "backward", "axes": None, "ranks": None,
+            "transpose": "alltoall", "expect": None, "last": None, "precision": "auto"}
     for token in text.split():
         key, eq, value = token.partition("=")
         if not eq:
-            if key != "inverse":
+            if key not in ("inverse", "real"):
                 raise Failure("unknown flag %r" % key)
-            opts["inverse"] = True
-        elif key in ("in", "out", "axes", "norm", "ranks", "transpose", "expect"):
+            opts[key] = True
+        elif key in ("in", "out", "axes", "norm", "ranks", "transpose", "expect", "last",
+                     "precision"):
             opts[key] = value
         else:
             raise Failure("unknown key %r" % key)
@@ -242,13 +253,39 @@ def check_case(text, version):
     x, in_dtype, in_ds = read_input(opts["in"])
     ndim = x.ndim
     axes = normalise_axes(opts["axes"], ndim)
+    # numpy's rfftn/irfftn: the last axis as given is the real one.
+    given = [int(a) for a in opts["axes"].split(",")] if opts["axes"] else list(range(ndim))
+    given = [a + ndim if a < 0 else a for a in given]
+    kind = "c2c" if not opts["real"] else ("c2r" if opts["inverse"] else "r2c")
+    single = opts["precision"] == "single" or (
+        opts["precision"] == "auto" and is_single(in_dtype))
+    real_len = None
+    if kind == "r2c":
+        real_len = x.shape[given[-1]]
+    elif kind == "c2r":
+        real_len = int(opts["last"]) if opts["last"] else 2 * (x.shape[given[-1]] - 1)
+    out_shape = list(x.shape)
+    if kind == "r2c":
+        out_shape[given[-1]] = real_len // 2 + 1
+    elif kind == "c2r":
+        out_shape[given[-1]] = real_len
     if opts["expect"]:
         ref, ref_dtype, _ = read_input(opts["expect"])
         tol = tolerance(ref_dtype)
     else:
-        transform = np.fft.ifftn if opts["inverse"] else np.fft.fftn
-        ref = transform(x, axes=axes, norm=opts["norm"])
-        tol = tolerance(in_dtype)
+        if kind == "r2c":
+            ref = np.fft.rfftn(x.real, axes=given, norm=opts["norm"])
+        elif kind == "c2r":
+            s = [x.shape[a] for a in given[:-1]] + [real_len]
+            ref = np.fft.irfftn(x, s=s, axes=given, norm=opts["norm"])
+        else:
+            transform = np.fft.ifftn if opts["inverse"] else np.fft.fftn
+            ref = transform(x, axes=axes, norm=opts["norm"])
+        tol = TOL_SINGLE if single else tolerance(in_dtype)
+    if kind == "c2r":
+        want_dtype = np.float32 if single else np.float64
+    else:
+        want_dtype = np.complex64 if single else np.complex128
 
     out_file, out_ds = split_location(opts["out"])
     out_ds = out_ds or in_ds
@@ -257,10 +294,10 @@ def check_case(text, version):
         if out_ds not in f or not isinstance(f[out_ds], h5py.Dataset):
             raise Failure("%s has no dataset %s" % (out_file, out_ds))
         d = f[out_ds]
-        if d.dtype != np.complex128:
-            problems.append("dtype %s, expected complex128 ({r,i} of float64)" % d.dtype)
-        if d.shape != x.shape:
-            problems.append("shape %s, expected %s" % (d.shape, x.shape))
+        if d.dtype != want_dtype:
+            problems.append("dtype %s, expected %s" % (d.dtype, np.dtype(want_dtype)))
+        if list(d.shape) != out_shape:
+            problems.append("shape %s, expected %s" % (d.shape, tuple(out_shape)))
         attrs = dict(d.attrs)
         out = d[()]
     if not problems:
@@ -275,13 +312,14 @@ def check_case(text, version):
     if not isinstance(v, str) or not re.fullmatch(r"\d+\.\d+\.\d+\S*", v) or \
             (version and v != version):
         problems.append("attribute fftshard_version = %r, expected %r" % (v, version or "X.Y.Z"))
-    check_attr(attrs, "transform", "c2c", problems)
+    check_attr(attrs, "transform", kind, problems)
+    check_attr(attrs, "precision", "single" if single else "double", problems)
     check_attr(attrs, "direction", "inverse" if opts["inverse"] else "forward", problems)
     check_attr(attrs, "norm", opts["norm"], problems)
     check_attr(attrs, "axes", axes, problems)
     check_attr(attrs, "input", "%s:%s" % (in_file, in_ds), problems)
     check_attr(attrs, "input_shape", list(x.shape), problems)
-    check_attr(attrs, "last_size", x.shape[axes[-1]], problems)
+    check_attr(attrs, "last_size", real_len if real_len else x.shape[axes[-1]], problems)
     # The strategy asked for, or "none" when no exchange is needed (one rank,
     # or axis 0 not transformed: every rank holds whole rows of the other axes).
     # With auto, the strategy it chose: any of them.

@@ -30,14 +30,37 @@ check_all() {
     assert_success
 }
 
+# same_values A B: the datasets /data of A and B are equal bit for bit,
+# attributes aside (they name the strategy). alltoall, random and xorswap
+# only move the data between the same FFT passes: their results must be
+# identical, not merely close. (pairwise runs FFTW on blocks with other
+# plans: its last bits may differ, the oracle's tolerance judges it.)
+same_values() {
+    run h5diff --exclude-attribute /data "$1" "$2" /data /data
+    [ "$status" -eq 0 ] || fail "$1 and $2 differ: $output"
+}
+
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     CASES=()
 }
 
+@test "every strategy on 1 rank: no exchange, the attribute says none" {
+    oracle make a.h5 5x4x3x2:complex128 -- d.h5 11:float32
+    local s
+    for s in $STRATEGIES; do
+        fs 1 a.h5 "a_$s.h5" --transpose="$s"
+        fs 1 d.h5 "d_$s.h5" --transpose="$s" --inverse
+        assert_equal "$s: $(oracle_attr "a_$s.h5" transpose)" "$s: none"
+    done
+    check_all
+}
+
 @test "every strategy on 2, 3 and 4 ranks: 3-D, 4-D, 2-D, 1-D, uneven sizes" {
+    # f.h5 on 4 ranks: 3 rows leave rank 3 empty before the exchange, and the
+    # axis split after it (axis 2, 3 long) leaves rank 3 empty after
     oracle make a.h5 13x7x4:complex128 -- b.h5 7x5x3x4:complex128 -- c.h5 9x6:float32 \
-        -- d.h5 23:complex128 -- e.h5 7x5x3:float64
+        -- d.h5 23:complex128 -- e.h5 7x5x3:float64 -- f.h5 3x2x3x2:float32
     local s
     for s in $STRATEGIES; do
         fs 3 a.h5 "a_$s.h5" --transpose="$s"
@@ -45,8 +68,14 @@ setup() {
         fs 2 c.h5 "c_$s.h5" --transpose="$s"
         fs 3 d.h5 "d_$s.h5" --transpose="$s"
         fs 4 e.h5 "e_$s.h5" --transpose="$s" --inverse
+        fs 4 f.h5 "f_$s.h5" --transpose="$s" --inverse
     done
     check_all
+    for s in random xorswap; do
+        for f in a b c d e f; do
+            same_values "${f}_alltoall.h5" "${f}_$s.h5"
+        done
+    done
 }
 
 @test "every strategy with --axes subsets: the axes pairwise runs per block, and without axis 0" {
@@ -64,11 +93,15 @@ setup() {
 @test "every strategy on 5 and 8 ranks with idle ranks: 13x7x4 on 5, 3x40x40 on 8" {
     oracle make a.h5 13x7x4:complex128 -- b.h5 3x40x40:complex128
     local s
-    for s in alltoall random xorswap pairwise; do
+    for s in $STRATEGIES; do
         fs 5 a.h5 "a_$s.h5" --transpose="$s"
         fs 8 b.h5 "b_$s.h5" --transpose="$s"
     done
     check_all
+    for s in random xorswap; do
+        same_values a_alltoall.h5 "a_$s.h5"
+        same_values b_alltoall.h5 "b_$s.h5"
+    done
 }
 
 @test "--packet=1, 7 and 1G, --queues=1 and 9 on 3 ranks give the same result" {
@@ -80,7 +113,13 @@ setup() {
         fs 3 a.h5 "pg_$s.h5" --transpose="$s" --packet=1G --queues=1
     done
     fs 3 a.h5 pk.h5 --transpose=random --packet=64K
+    fs 3 a.h5 ref.h5 --transpose=alltoall
     check_all
+    for s in random xorswap; do
+        same_values ref.h5 "p1_$s.h5"
+        same_values ref.h5 "p7_$s.h5"
+        same_values ref.h5 "pg_$s.h5"
+    done
 }
 
 @test "--seed changes random's order, not its result" {
@@ -105,24 +144,37 @@ setup() {
     run --separate-stderr fftshard 3 --verbose --transpose=auto --wisdom=w.txt a.h5 o2.h5
     assert_success
     grep -q "auto: taken from the wisdom file: $chosen" <<<"$stderr" || fail "$stderr"
+    grep -q "auto: alltoall takes" <<<"$stderr" && fail "timed the strategies again: $stderr"
     assert_equal "$(oracle_attr o2.h5 transpose)" "$chosen"
+    assert_equal "entries: $(grep -c '^transpose ' w.txt)" "entries: 1"
     CASES=("in=a.h5 out=o1.h5 ranks=3 transpose=auto" "in=a.h5 out=o2.h5 ranks=3 transpose=auto")
     check_all
 }
 
-@test "a corrupt wisdom file: exit 3 naming it, no output" {
+@test "a corrupt wisdom file: exit 3 naming it, no output, the file left alone" {
     oracle make a.h5 4x4:complex128
     head -c 300 /dev/urandom > bin.txt
+    # binary data for certain: an HDF5 file given as the wisdom file
+    cp a.h5 h5.txt
     printf 'not wisdom\n' > bad.txt
+    # another version, the rest well-formed: only the first line is wrong
+    printf '# fftshard wisdom 2\n%%fftw\n' > version.txt
     printf '# fftshard wisdom 1\ntranspose x\n' > entry.txt
     printf '# fftshard wisdom 1\n%%fftw\n(garbage\n' > fftw.txt
-    local f
-    for f in bin.txt bad.txt entry.txt fftw.txt; do
+    local f before
+    for f in bin.txt h5.txt bad.txt version.txt entry.txt fftw.txt; do
+        before=$(checksum "$f")
         run --separate-stderr fftshard 2 --transpose=auto --wisdom="$f" a.h5 o.h5
         assert_error "$EXIT_INPUT" "$f"
         [ ! -e o.h5 ] || fail "output written with a corrupt wisdom file $f"
         assert_no_temporaries
+        assert_equal "$f: $(checksum "$f")" "$f: $before"
     done
+    # not only with auto: the file also holds FFTW's wisdom
+    run --separate-stderr fftshard 3 --transpose=xorswap --wisdom=version.txt a.h5 o.h5
+    assert_error "$EXIT_INPUT" version.txt
+    [ ! -e o.h5 ] || fail "output written with a corrupt wisdom file"
+    assert_no_temporaries
 }
 
 @test "bad strategy parameters: exit 2 with the Try line" {

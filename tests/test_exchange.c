@@ -6,10 +6,33 @@
  * with lengths that do not divide the rank count and first axes shorter than
  * it (ranks owning nothing), it redistributes axis 0 -> axis 1, axis 0 ->
  * axis 2, axis 0 -> gathered on rank 0 and back, with 16- and 8-byte
- * elements. Each element carries a value computed from its global index;
- * after the exchange every element of the destination box is checked, and so
- * are the byte counts of the statistics. Exit 0 when all passed, 1 otherwise
- * (each failure printed with its rank and case). */
+ * elements (6 shapes per number of axes on up to 4 ranks, 3 beyond:
+ * oversubscribed ranks pay for every message). Each element carries a value
+ * computed from its global index; after the exchange every element of the
+ * destination box is checked, and so are the byte counts of the statistics.
+ *
+ * Besides:
+ *  - packets of 1 byte, 7 bytes and 1 GiB (more than any block, the most
+ *    --packet allows), with 1, 2 and P+3 output queues, for every strategy
+ *    (every combination for random), on 3-D, 2-D and 1-D arrays;
+ *  - block hooks (fs_block_hooks) on almost every case. A strategy that
+ *    declares uses_hooks must call pre on every element of its `from` box
+ *    exactly once, before sending it, and post on every element of its `to`
+ *    box exactly once, after it arrived; each call gets a piece of one block
+ *    (whole in every axis but the hooks' split axis) in global coordinates,
+ *    packed row-major. pre checks it sees the original values and changes
+ *    them, post checks it sees them changed by pre exactly once and changes
+ *    them again; per-element counters prove "exactly once" after the
+ *    exchange. Hooks set to NULL, pre or post alone, and split axis -1 are
+ *    covered. A strategy without uses_hooks must never call them;
+ *  - in-place strategies (ops->in_place): work_elems at most P times the
+ *    largest block, and on a 64x64x64 array (exchanged and checked with
+ *    every strategy) scratch_bytes below half the working array;
+ *  - the round schedule fs_exchange_rounds / fs_exchange_round_partner for
+ *    1 to 17 ranks: every round a perfect matching, every pair once.
+ *
+ * Exit 0 when all passed, 1 otherwise (each failure printed with its rank and
+ * case). */
 #include "config.h"
 
 #include <inttypes.h>
@@ -32,12 +55,25 @@ static void failf(const char *fmt, ...)
     failures++;
     if (++shown > 20)
         return;
+    /* One write per line: the ranks' lines must not interleave. */
+    char line[1024];
+    int n = snprintf(line, sizeof line, "rank %d of %d: FAIL: ", rank, nranks);
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "rank %d of %d: FAIL: ", rank, nranks);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
     va_end(ap);
+    strcat(line, "\n");
+    fputs(line, stderr);
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 99);
+    }
+    return p;
 }
 
 /* Same sequence on every rank. */
@@ -52,17 +88,29 @@ static int64_t rng_range(int64_t lo, int64_t hi)
     return lo + (int64_t)(z % (uint64_t)(hi - lo + 1));
 }
 
-/* The value of the element at global row-major index g, tagged by case. The
- * two halves differ so a swapped or shifted half shows. */
-static void element_value(int64_t g, int tag, size_t eb, void *out)
+/* What the hooks do to the first double of an element: exact in double
+ * precision for every value used here, and telling apart "pre once" from
+ * "pre twice", "post once" from "post twice" and from "no pre". */
+#define PRE_ADD 1048576.0
+#define POST_MUL 4.0
+
+/* The value of the element at global row-major index g, tagged by case, after
+ * `pre` and `post` hook calls. The two halves differ so a swapped or shifted
+ * half shows. */
+static void element_value(int64_t g, int tag, size_t eb, int pre, int post, void *out)
 {
+    double v[2];
     if (eb == 16) {
-        double v[2] = {(double)g + 0.25, -(double)tag - (double)g * 1e-3};
-        memcpy(out, v, sizeof v);
+        v[0] = (double)g + 0.25;
+        v[1] = -(double)tag - (double)g * 1e-3;
     } else {
-        double v = (double)g * 7.0 + (double)tag * 1e6 + 0.5;
-        memcpy(out, &v, sizeof v);
+        v[0] = (double)g * 7.0 + (double)tag * 1e6 + 0.5;
     }
+    for (int i = 0; i < pre; i++)
+        v[0] += PRE_ADD;
+    for (int i = 0; i < post; i++)
+        v[0] *= POST_MUL;
+    memcpy(out, v, eb);
 }
 
 static int64_t global_index(const int64_t *at, int ndim, const int64_t *shape)
@@ -90,113 +138,242 @@ static const char *shape_str(int ndim, const int64_t *shape)
     return buf;
 }
 
-/* ---- block hooks: pre must see the original values of exactly the block's
- * elements, post the pre-transformed ones; both must touch every element of
- * the array exactly once over all ranks. */
-typedef struct hook_state {
-    int ndim, tag;
-    const int64_t *shape;
-    size_t eb;
-    int *pre_count, *post_count;   /* per global index, this rank's calls */
-    long calls;                    /* for strategies that must not call hooks */
+static const char *box_str(const fs_box *b)
+{
+    static char buf[2][256];
+    static int which;
+    char *s = buf[which ^= 1];
+    size_t used = 0;
+    s[0] = '\0';
+    for (int k = 0; k < b->ndim && used < 200; k++)
+        used += (size_t)snprintf(s + used, 256 - used, "%s%" PRId64 "+%" PRId64, k ? "," : "[",
+                                 b->start[k], b->count[k]);
+    snprintf(s + used, 256 - used, "]");
+    return s;
+}
+
+static int box_inside(const fs_box *inner, const fs_box *outer)
+{
+    if (inner->ndim != outer->ndim)
+        return 0;
+    for (int k = 0; k < inner->ndim; k++)
+        if (inner->start[k] < outer->start[k] ||
+            inner->start[k] + inner->count[k] > outer->start[k] + outer->count[k])
+            return 0;
+    return 1;
+}
+
+/* ------------------------------------------------------------------ hooks */
+
+enum hook_mode { HOOKS_NULL, HOOKS_BOTH, HOOKS_PRE, HOOKS_POST, NHOOK_MODES };
+static const char *const hook_mode_names[] = {"no hooks", "pre and post", "pre only", "post only"};
+
+typedef struct hook_ctx {
     const char *what;
-} hook_state;
+    const fs_redist *rd;
+    int ndim;
+    const int64_t *shape;
+    int tag;
+    size_t eb;
+    int split_axis;
+    int post_after_pre;      /* values post sees went through pre */
+    int64_t pre_calls, post_calls;
+    unsigned char *pre_count, *post_count;   /* per global element (saturating) */
+    int64_t bad_values, bad_boxes;
+} hook_ctx;
 
-static void transform1(void *e, size_t eb)
+/* A hook got `block`: it must be a piece of one of `blocks` (the send or
+ * receive boxes), whole in every axis but the split axis, inside `mine`.
+ * Returns 0 when the box cannot even be visited (not inside `mine`). */
+static int check_hook_block(hook_ctx *c, const char *hook, const fs_box *block,
+                             const fs_box *mine, const fs_box *blocks)
 {
-    double v;
-    memcpy(&v, e, 8);
-    v += 1073741824.0; /* 2^30: exact on these values */
-    memcpy(e, &v, 8);
+    if (block->ndim != c->ndim) {
+        if (c->bad_boxes++ == 0)
+            failf("%s: %s got a box of %d axes, the array has %d", c->what, hook, block->ndim,
+                  c->ndim);
+        return 0;
+    }
+    if (!box_inside(block, mine)) {
+        if (c->bad_boxes++ == 0)
+            failf("%s: %s got box %s, outside this rank's box %s", c->what, hook, box_str(block),
+                  box_str(mine));
+        return 0;
+    }
+    for (int q = 0; q < c->rd->npeers; q++) {
+        if (fs_box_elems(&blocks[q]) == 0 || !box_inside(block, &blocks[q]))
+            continue;
+        int ok = 1;
+        for (int k = 0; k < c->ndim; k++)
+            if (k != c->split_axis && (block->start[k] != blocks[q].start[k] ||
+                                       block->count[k] != blocks[q].count[k]))
+                ok = 0;
+        if (ok)
+            return 1;
+        if (c->bad_boxes++ == 0)
+            failf("%s: %s got box %s, a piece of block %s (peer %d) not cut along the split "
+                  "axis %d only",
+                  c->what, hook, box_str(block), box_str(&blocks[q]), q, c->split_axis);
+        return 1;
+    }
+    if (c->bad_boxes++ == 0)
+        failf("%s: %s got box %s, inside no single block", c->what, hook, box_str(block));
+    return 1;
 }
 
-static void transform2(void *e, size_t eb)
+/* Check the values of the block (after `pre` and `post` calls), then apply
+ * one more call of the hook and count it. */
+static void hook_visit(hook_ctx *c, int is_pre, const fs_box *block, unsigned char *data)
 {
-    double v;
-    memcpy(&v, (char *)e + eb - 8, 8);
-    v -= 1099511627776.0; /* 2^40 on the last double */
-    memcpy((char *)e + eb - 8, &v, 8);
-}
-
-static void hook_walk(hook_state *h, const fs_box *block, unsigned char *data, int post)
-{
-    h->calls++;
-    if (fs_box_elems(block) == 0)
+    const char *hook = is_pre ? "pre" : "post";
+    if (!check_hook_block(c, hook, block, is_pre ? &c->rd->from : &c->rd->to,
+                          is_pre ? c->rd->send : c->rd->recv) ||
+        fs_box_elems(block) == 0)
         return;
     int64_t at[FS_LAYOUT_MAX_DIMS];
     memcpy(at, block->start, sizeof at);
     int64_t i = 0;
     unsigned char expect[16];
+    int pre_seen = is_pre ? 0 : c->post_after_pre;
     do {
-        int64_t g = global_index(at, h->ndim, h->shape);
-        unsigned char *e = data + (size_t)i++ * h->eb;
-        element_value(g, h->tag, h->eb, expect);
-        if (post)
-            transform1(expect, h->eb);
-        if (memcmp(expect, e, h->eb) != 0) {
-            failf("%s: %s hook found a wrong value at global index %" PRId64, h->what,
-                  post ? "post" : "pre", g);
-            return;
+        int64_t g = global_index(at, c->ndim, c->shape);
+        unsigned char *e = data + (size_t)i++ * c->eb;
+        element_value(g, c->tag, c->eb, pre_seen, 0, expect);
+        if (memcmp(expect, e, c->eb) != 0 && c->bad_values++ == 0) {
+            double got, want;
+            memcpy(&got, e, sizeof got);
+            memcpy(&want, expect, sizeof want);
+            failf("%s: %s on box %s: element at global index %" PRId64 " holds %.17g, expected "
+                  "%.17g (%s)",
+                  c->what, hook, box_str(block), g, got, want,
+                  is_pre ? "the original value" : pre_seen ? "the value after pre, once"
+                                                           : "the original value: no pre hook");
         }
-        if (post) {
-            transform2(e, h->eb);
-            h->post_count[g]++;
-        } else {
-            transform1(e, h->eb);
-            h->pre_count[g]++;
-        }
+        double v;
+        memcpy(&v, e, sizeof v);
+        v = is_pre ? v + PRE_ADD : v * POST_MUL;
+        memcpy(e, &v, sizeof v);
+        unsigned char *count = is_pre ? c->pre_count : c->post_count;
+        if (count[g] < 255)
+            count[g]++;
     } while (next_index(at, block));
 }
 
 static void hook_pre(void *ctx, const fs_box *block, void *data)
 {
-    hook_walk(ctx, block, data, 0);
+    hook_ctx *c = ctx;
+    c->pre_calls++;
+    hook_visit(c, 1, block, data);
 }
 
 static void hook_post(void *ctx, const fs_box *block, void *data)
 {
-    hook_walk(ctx, block, data, 1);
+    hook_ctx *c = ctx;
+    c->post_calls++;
+    hook_visit(c, 0, block, data);
 }
 
-/* One exchange with one strategy; returns the number of failures seen here. */
+/* Every element of `box` was counted exactly once, and no other: the sum of
+ * the counters equals the box's size. */
+static void check_counts(const hook_ctx *c, const char *hook, const unsigned char *count,
+                         const fs_box *box, int64_t total)
+{
+    int64_t n = fs_box_elems(box), sum = 0, wrong = 0, first = -1;
+    for (int64_t g = 0; g < total; g++)
+        sum += count[g];
+    if (n > 0) {
+        int64_t at[FS_LAYOUT_MAX_DIMS];
+        memcpy(at, box->start, sizeof at);
+        do {
+            int64_t g = global_index(at, c->ndim, c->shape);
+            if (count[g] != 1 && wrong++ == 0)
+                first = g;
+        } while (next_index(at, box));
+    }
+    if (wrong)
+        failf("%s: %s ran %s on %" PRId64 " of the %" PRId64 " elements of box %s (first at global "
+              "index %" PRId64 ": %d times)",
+              c->what, hook, "not exactly once", wrong, n, box_str(box), first, count[first]);
+    else if (sum != n)
+        failf("%s: %s ran on %" PRId64 " elements outside box %s", c->what, hook, sum - n,
+              box_str(box));
+}
+
+/* ------------------------------------------------------------------ one case */
+
+typedef struct case_opts {
+    int hooks;          /* enum hook_mode */
+    int split_axis;     /* the hooks' split axis */
+    int check_scratch;  /* in-place strategies: scratch below half the working array */
+} case_opts;
+
+/* The largest block any rank sends to any rank. */
+static int64_t largest_block(const fs_box *from_all, const fs_box *to_all)
+{
+    int64_t best = 0;
+    for (int p = 0; p < nranks; p++)
+        for (int q = 0; q < nranks; q++) {
+            fs_box b = fs_box_intersect(&from_all[p], &to_all[q]);
+            int64_t n = fs_box_elems(&b);
+            if (n > best)
+                best = n;
+        }
+    return best;
+}
+
+/* One exchange with one strategy. */
 static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_t *shape,
                      int axis_from, int axis_to, size_t eb, const fs_exchange_params *params,
-                     int with_hooks)
+                     const case_opts *opts)
 {
     MPI_Comm comm = MPI_COMM_WORLD;
-    fs_box *from_all = calloc((size_t)nranks, sizeof *from_all);
-    fs_box *to_all = calloc((size_t)nranks, sizeof *to_all);
-    if (!from_all || !to_all) {
-        fprintf(stderr, "out of memory\n");
-        MPI_Abort(comm, 99);
-    }
+    fs_box *from_all = xcalloc((size_t)nranks, sizeof *from_all);
+    fs_box *to_all = xcalloc((size_t)nranks, sizeof *to_all);
     for (int p = 0; p < nranks; p++) {
         from_all[p] = fs_box_split(ndim, shape, axis_from, nranks, p);
         to_all[p] = fs_box_split(ndim, shape, axis_to, nranks, p);
     }
-    char what[256];
-    snprintf(what, sizeof what, "%s, case %d: shape %s, axis %d -> %d, %zu-byte elements",
-             ops->name, tag, shape_str(ndim, shape), axis_from, axis_to, eb);
+    char what[320];
+    snprintf(what, sizeof what,
+             "%s, case %d: shape %s, axis %d -> %d, %zu-byte elements, packet %zu, %d queues, %s"
+             " (split axis %d)",
+             ops->name, tag, shape_str(ndim, shape), axis_from, axis_to, eb,
+             params->packet_bytes, params->queues, hook_mode_names[opts->hooks],
+             opts->split_axis);
 
     fs_redist *rd = fs_redist_new(nranks, rank, from_all, to_all);
     if (!rd) {
         fprintf(stderr, "out of memory\n");
         MPI_Abort(comm, 99);
     }
-    int64_t nglobal = 1;
+    int64_t total = 1;
     for (int k = 0; k < ndim; k++)
-        nglobal *= shape[k];
-    hook_state hs = {ndim, tag, shape, eb, calloc((size_t)nglobal, sizeof(int)),
-                     calloc((size_t)nglobal, sizeof(int)), 0, what};
-    /* Cut pieces along the split axis before the exchange, or never. */
-    fs_block_hooks hooks = {hook_pre, hook_post, &hs, tag % 2 ? axis_from : -1};
+        total *= shape[k];
+    hook_ctx hc = {
+        .what = what,
+        .rd = rd,
+        .ndim = ndim,
+        .shape = shape,
+        .tag = tag,
+        .eb = eb,
+        .split_axis = opts->split_axis,
+        .post_after_pre = opts->hooks == HOOKS_BOTH,
+        .pre_count = xcalloc((size_t)total, 1),
+        .post_count = xcalloc((size_t)total, 1),
+    };
+    fs_block_hooks hooks = {
+        .pre = opts->hooks == HOOKS_BOTH || opts->hooks == HOOKS_PRE ? hook_pre : NULL,
+        .post = opts->hooks == HOOKS_BOTH || opts->hooks == HOOKS_POST ? hook_post : NULL,
+        .ctx = &hc,
+        .split_axis = opts->split_axis,
+    };
     fs_exchange_args args = {
         .comm = comm,
         .rd = rd,
         .elem_bytes = eb,
         .elem_type = eb == 16 ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE,
         .params = params,
-        .hooks = with_hooks ? &hooks : NULL,
+        .hooks = opts->hooks == HOOKS_NULL ? NULL : &hooks,
     };
     fs_exchange *x = NULL;
     fs_status st = fs_exchange_new(ops, &args, &x);
@@ -209,13 +386,22 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     if (x->work_elems < from_n || x->work_elems < to_n)
         failf("%s: work_elems %" PRId64 " smaller than the from (%" PRId64 ") or to (%" PRId64 ") box",
               what, x->work_elems, from_n, to_n);
+    if (ops->in_place) {
+        /* No second array: the buffer is at most one slot per rank, each
+         * the size of the largest block. */
+        int64_t largest = largest_block(from_all, to_all);
+        if (x->work_elems > (int64_t)nranks * largest)
+            failf("%s: in-place strategy needs work_elems %" PRId64 ", more than %d ranks x the "
+                  "largest block (%" PRId64 " elements)",
+                  what, x->work_elems, nranks, largest);
+        if (opts->check_scratch && x->scratch_bytes >= (size_t)x->work_elems * eb / 2)
+            failf("%s: in-place strategy holds %zu bytes of scratch, not below half the %" PRId64
+                  "-byte working array",
+                  what, x->scratch_bytes, x->work_elems * (int64_t)eb);
+    }
     int64_t cap = x->work_elems > from_n ? x->work_elems : from_n;
     cap = cap > to_n ? cap : to_n;
-    unsigned char *data = malloc((size_t)(cap > 0 ? cap : 1) * eb);
-    if (!data) {
-        fprintf(stderr, "out of memory\n");
-        MPI_Abort(comm, 99);
-    }
+    unsigned char *data = xcalloc((size_t)(cap > 0 ? cap : 1), eb);
     /* Garbage everywhere, then the from box. */
     memset(data, 0xEE, (size_t)(cap > 0 ? cap : 1) * eb);
     int64_t at[FS_LAYOUT_MAX_DIMS];
@@ -223,7 +409,7 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         memcpy(at, rd->from.start, sizeof at);
         int64_t i = 0;
         do
-            element_value(global_index(at, ndim, shape), tag, eb, data + (size_t)i++ * eb);
+            element_value(global_index(at, ndim, shape), tag, eb, 0, 0, data + (size_t)i++ * eb);
         while (next_index(at, &rd->from));
     }
 
@@ -231,19 +417,18 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     if (st != FS_OK)
         failf("%s: execute failed (status %d): %s", what, (int)st, fs_error_message());
 
+    /* What the destination must hold: the values after the hooks that ran
+     * (none for a strategy that leaves the block work to its caller). */
+    int runs_hooks = ops->uses_hooks && opts->hooks != HOOKS_NULL;
+    int want_pre = runs_hooks && hooks.pre, want_post = runs_hooks && hooks.post;
     int64_t wrong = 0, first_wrong = -1;
     if (st == FS_OK && to_n > 0) {
         memcpy(at, rd->to.start, sizeof at);
         int64_t i = 0;
         unsigned char expect[16];
-        int hooked = with_hooks && ops->uses_hooks;
         do {
             int64_t g = global_index(at, ndim, shape);
-            element_value(g, tag, eb, expect);
-            if (hooked) {
-                transform1(expect, eb);
-                transform2(expect, eb);
-            }
+            element_value(g, tag, eb, want_pre, want_post, expect);
             if (memcmp(expect, data + (size_t)i * eb, eb) != 0) {
                 if (first_wrong < 0)
                     first_wrong = g;
@@ -256,6 +441,18 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         failf("%s: %" PRId64 " of %" PRId64 " elements of the destination box wrong (first at "
               "global index %" PRId64 ")", what, wrong, to_n, first_wrong);
 
+    if (!ops->uses_hooks && (hc.pre_calls || hc.post_calls))
+        failf("%s: the strategy does not declare uses_hooks but called pre %" PRId64 " and post %"
+              PRId64 " times", what, hc.pre_calls, hc.post_calls);
+    if (st == FS_OK && want_pre)
+        check_counts(&hc, "pre", hc.pre_count, &rd->from, total);
+    if (st == FS_OK && want_post)
+        check_counts(&hc, "post", hc.post_count, &rd->to, total);
+    if (x->stats.t_hooks_s < 0 || x->stats.t_hooks_overlapped_s < 0 ||
+        x->stats.t_hooks_overlapped_s > x->stats.t_hooks_s * (1 + 1e-9) + 1e-12)
+        failf("%s: hook times in the stats: %g s overlapped of %g s", what,
+              x->stats.t_hooks_overlapped_s, x->stats.t_hooks_s);
+
     uint64_t want_sent = (uint64_t)(rd->send_total - rd->send_elems[rank]) * eb;
     uint64_t want_received = (uint64_t)(rd->recv_total - rd->recv_elems[rank]) * eb;
     if (st == FS_OK && (x->stats.bytes_sent != want_sent || x->stats.bytes_received != want_received))
@@ -265,31 +462,64 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     if (st == FS_OK && (x->stats.t_pack_s < 0 || x->stats.t_comm_s < 0 || x->stats.t_unpack_s < 0))
         failf("%s: negative times in the stats", what);
 
-    if (with_hooks) {
-        if (!ops->uses_hooks && hs.calls)
-            failf("%s: a strategy without uses_hooks called the hooks %ld times", what, hs.calls);
-        if (ops->uses_hooks) {
-            MPI_Allreduce(MPI_IN_PLACE, hs.pre_count, (int)nglobal, MPI_INT, MPI_SUM, comm);
-            MPI_Allreduce(MPI_IN_PLACE, hs.post_count, (int)nglobal, MPI_INT, MPI_SUM, comm);
-            for (int64_t g = 0; g < nglobal; g++)
-                if (hs.pre_count[g] != 1 || hs.post_count[g] != 1) {
-                    failf("%s: element %" PRId64 " went through pre %d and post %d times", what, g,
-                          hs.pre_count[g], hs.post_count[g]);
-                    break;
-                }
-        }
-    }
-    free(hs.pre_count);
-    free(hs.post_count);
     fs_exchange_free(&x);
     if (x)
         failf("%s: fs_exchange_free did not set the pointer to NULL", what);
     fs_redist_free(&rd);
+    free(hc.pre_count);
+    free(hc.post_count);
     free(data);
     free(from_all);
     free(to_all);
     fs_error_clear();
 }
+
+/* ------------------------------------------------------------------ the round schedule */
+
+/* Rounds for n ranks: each a perfect matching (the partner's partner is the
+ * rank itself; -1, idle, only for odd n and for one rank per round), every
+ * pair meeting in exactly one round, in n - 1 rounds (n even) or n (odd). */
+static void check_schedule(void)
+{
+    for (int n = 1; n <= 17; n++) {
+        int rounds = fs_exchange_rounds(n);
+        int want = n == 1 ? 0 : n % 2 ? n : n - 1;
+        if (rounds != want)
+            failf("schedule, %d ranks: %d rounds, expected %d", n, rounds, want);
+        if (rounds < 0 || rounds > 64)
+            continue;
+        int *met = xcalloc((size_t)n * n, sizeof *met);
+        for (int r = 0; r < rounds; r++) {
+            int idle = 0;
+            for (int p = 0; p < n; p++) {
+                int q = fs_exchange_round_partner(n, p, r);
+                if (q == -1) {
+                    idle++;
+                    continue;
+                }
+                if (q < 0 || q >= n || q == p) {
+                    failf("schedule, %d ranks, round %d: rank %d gets partner %d", n, r, p, q);
+                    continue;
+                }
+                int back = fs_exchange_round_partner(n, q, r);
+                if (back != p)
+                    failf("schedule, %d ranks, round %d: rank %d pairs with %d, which pairs with %d",
+                          n, r, p, q, back);
+                met[p * n + q]++;
+            }
+            if (idle > (n % 2))
+                failf("schedule, %d ranks, round %d: %d idle ranks (at most %d)", n, r, idle, n % 2);
+        }
+        for (int p = 0; p < n; p++)
+            for (int q = 0; q < n; q++)
+                if (p != q && met[p * n + q] != 1)
+                    failf("schedule, %d ranks: rank %d meets rank %d in %d rounds, expected 1", n,
+                          p, q, met[p * n + q]);
+        free(met);
+    }
+}
+
+/* ------------------------------------------------------------------ main */
 
 int main(int argc, char **argv)
 {
@@ -298,6 +528,9 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+
+    if (rank == 0)
+        check_schedule();
 
     int strategies = 0, cases = 0;
     for (int s = 0; fs_exchange_strategies[s]; s++) {
@@ -331,106 +564,75 @@ int main(int argc, char **argv)
                 int nmoves = ndim == 1 ? 2 : ndim == 2 ? 4 : 5;
                 for (int m = 0; m < nmoves; m++) {
                     size_t eb = (tag % 3 == 2) ? 8 : 16;
-                    run_case(ops, tag, ndim, shape, moves[m][0], moves[m][1], eb, &params,
-                             tag % 3 != 0);
-                    tag++;
+                    /* Hooks on most cases: both (split along the from
+                     * axis, or not split), one alone, or none. */
+                    int variant = tag % 5;
+                    case_opts opts = {
+                        .hooks = variant == 0 || variant == 1 ? HOOKS_BOTH
+                                 : variant == 2              ? HOOKS_PRE
+                                 : variant == 3              ? HOOKS_POST
+                                                             : HOOKS_NULL,
+                        .split_axis = variant == 1 ? -1 : moves[m][0],
+                    };
+                    run_case(ops, tag++, ndim, shape, moves[m][0], moves[m][1], eb, &params,
+                             &opts);
                     cases++;
                 }
             }
+        }
+
+        /* Packets of 1 byte, 7 bytes and larger than any block, with 1, 2
+         * and P+3 queues (every combination for the strategy that has
+         * queues). The arrays are small (blocks of a few elements: the
+         * lockstep strategies pay a round trip per piece, milliseconds on
+         * oversubscribed cores): some ranks own nothing before (3-D),
+         * uneven blocks (2-D), a gather and a scatter (1-D). */
+        int64_t small3[3] = {nranks > 1 ? nranks - 1 : 1, nranks + 1, 2};
+        int64_t small2[2] = {2 * nranks + 1, 2};
+        int64_t small1[1] = {nranks + 2};
+        /* 1G: more than any block, and the largest --packet allows. */
+        size_t packets[3] = {1, 7, (size_t)1 << 30};
+        int queues[3] = {1, 2, nranks + 3};
+        for (int pi = 0; pi < 3; pi++) {
+            for (int qi = 0; qi < 3; qi++) {
+                if (!(qi == pi || strcmp(ops->name, "random") == 0))
+                    continue;
+                fs_exchange_params params = {
+                    .seed = (uint64_t)(7 * pi + qi),
+                    .packet_bytes = packets[pi],
+                    .queues = queues[qi],
+                };
+                /* 1-byte packets on 8-byte elements and blocks of one or two
+                 * of them keep the piece count low. */
+                size_t eb = pi == 0 ? 8 : 16;
+                small3[2] = small2[1] = pi == 0 ? 1 : 2;
+                case_opts split0 = {.hooks = HOOKS_BOTH, .split_axis = 0};
+                case_opts unsplit = {.hooks = HOOKS_BOTH, .split_axis = -1};
+                run_case(ops, tag++, 3, small3, 0, 1, eb, &params, &split0);
+                run_case(ops, tag++, 2, small2, 0, 1, 8, &params, &unsplit);
+                run_case(ops, tag++, 1, small1, 0, -1, eb, &params, &split0);
+                run_case(ops, tag++, 1, small1, -1, 0, 8, &params, &unsplit);
+                cases += 4;
+            }
+        }
+
+        /* A 64x64x64 array: in-place strategies hold little scratch. */
+        {
+            int64_t cube[3] = {64, 64, 64};
+            fs_exchange_params params = {.seed = 3, .packet_bytes = 8192, .queues = 4};
+            case_opts opts = {.hooks = HOOKS_BOTH, .split_axis = 0, .check_scratch = 1};
+            run_case(ops, tag++, 3, cube, 0, 1, 16, &params, &opts);
+            cases++;
         }
     }
     if (strategies == 0)
         failf("no exchange strategy in fs_exchange_strategies");
 
-    /* Extreme packets (1 byte, 7 bytes, more than any block) and queue
-     * counts (1, 2, more than the ranks), on small arrays. */
-    size_t packets[3] = {1, 7, (size_t)1 << 30};
-    int queues[3] = {1, 2, nranks + 3};
-    for (int s = 0; fs_exchange_strategies[s]; s++) {
-        rng_state = 777;
-        int tag = 1000;
-        for (int e = 0; e < 3; e++) {
-            fs_exchange_params params = {.seed = (uint64_t)e, .packet_bytes = packets[e],
-                                         .queues = queues[e]};
-            int64_t shape2[2] = {rng_range(1, nranks + 2), rng_range(1, 5)};
-            int64_t shape3[3] = {rng_range(2, nranks + 1), rng_range(1, 4), rng_range(1, 3)};
-            run_case(fs_exchange_strategies[s], tag, 2, shape2, 0, 1, 16, &params, 1);
-            tag++;
-            run_case(fs_exchange_strategies[s], tag, 3, shape3, 0, 2, 8, &params, 1);
-            tag++;
-            cases += 2;
-        }
-    }
-
-    /* In-place strategies keep no second array. */
-    for (int s = 0; fs_exchange_strategies[s]; s++) {
-        const fs_exchange_ops *ops = fs_exchange_strategies[s];
-        if (!ops->in_place)
-            continue;
-        int64_t shape[3] = {64, 64, 64};
-        fs_box *from_all = calloc((size_t)nranks, sizeof *from_all), *to_all = calloc((size_t)nranks, sizeof *to_all);
-        for (int p = 0; p < nranks; p++) {
-            from_all[p] = fs_box_split(3, shape, 0, nranks, p);
-            to_all[p] = fs_box_split(3, shape, 1, nranks, p);
-        }
-        fs_redist *rd = fs_redist_new(nranks, rank, from_all, to_all);
-        fs_exchange_params params = {.seed = 1, .packet_bytes = 4096, .queues = 2};
-        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, NULL};
-        fs_exchange *x = NULL;
-        if (fs_exchange_new(ops, &args, &x) == FS_OK) {
-            int64_t largest = 0;
-            for (int q = 0; q < nranks; q++) {
-                largest = rd->send_elems[q] > largest ? rd->send_elems[q] : largest;
-                largest = rd->recv_elems[q] > largest ? rd->recv_elems[q] : largest;
-            }
-            if (x->work_elems > (int64_t)nranks * largest)
-                failf("%s: work_elems %" PRId64 " exceeds P x the largest block", ops->name, x->work_elems);
-            if ((double)x->scratch_bytes >= (double)x->work_elems * 16 / 2)
-                failf("%s: in place but holds %zu bytes of scratch for a %" PRId64 "-byte array",
-                      ops->name, x->scratch_bytes, x->work_elems * 16);
-        } else {
-            failf("%s: plan failed on 64^3", ops->name);
-        }
-        fs_exchange_free(&x);
-        fs_redist_free(&rd);
-        free(from_all);
-        free(to_all);
-    }
-
-    /* The contention-free rounds: perfect matchings, every pair once. */
-    if (rank == 0) {
-        for (int n = 1; n <= 17; n++) {
-            int rounds = fs_exchange_rounds(n);
-            int *met = calloc((size_t)(n * n), sizeof(int));
-            for (int r = 0; r < rounds; r++) {
-                int idle = 0;
-                for (int p = 0; p < n; p++) {
-                    int q = fs_exchange_round_partner(n, p, r);
-                    if (q < 0) {
-                        idle++;
-                        continue;
-                    }
-                    if (q >= n || q == p || fs_exchange_round_partner(n, q, r) != p)
-                        failf("rounds: n=%d round %d: partner of %d is %d, not symmetric", n, r, p, q);
-                    else
-                        met[p * n + q]++;
-                }
-                if (idle > (n % 2))
-                    failf("rounds: n=%d round %d: %d idle ranks", n, r, idle);
-            }
-            for (int p = 0; p < n; p++)
-                for (int q = 0; q < n; q++)
-                    if (p != q && met[p * n + q] != 1)
-                        failf("rounds: n=%d: %d and %d meet %d times", n, p, q, met[p * n + q]);
-            free(met);
-        }
-    }
-
     long total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("test_exchange: %d strategies x %d cases on %d ranks, %ld failures\n", strategies,
-               strategies ? cases / strategies : 0, nranks, total);
+        printf("test_exchange: %d strategies, %d cases on %d ranks, %ld failures\n", strategies,
+               cases, nranks, total);
     MPI_Finalize();
     return total ? 1 : 0;
 }

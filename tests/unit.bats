@@ -10,9 +10,11 @@ load helpers
     assert_output --regexp '^test_layout: [0-9]+ checks, 0 failed$'
 }
 
-# exchange NP: every strategy on NP ranks.
+# exchange NP: every strategy on NP ranks. A strategy that deadlocks (a
+# queue never drained, a message never received) fails here after 10
+# minutes instead of hanging `make check`.
 exchange() {
-    run "$MPIEXEC" -n "$1" "$TEST_BINDIR/test_exchange"
+    run timeout 600 "$MPIEXEC" -n "$1" "$TEST_BINDIR/test_exchange"
     assert_success
     assert_output --partial "on $1 ranks, 0 failures"
 }
