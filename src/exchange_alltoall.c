@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "exchange.h"
+#include "fft.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -27,8 +28,8 @@ static void alltoall_destroy(fs_exchange *x)
     free(p->send_displs);
     free(p->recv_counts);
     free(p->recv_displs);
-    free(p->send_buf);
-    free(p->recv_buf);
+    fs_buffer_free(p->send_buf);
+    fs_buffer_free(p->recv_buf);
     free(p);
     x->impl = NULL;
 }
@@ -66,13 +67,13 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
     x->work_elems = from_elems > to_elems ? from_elems : to_elems;
     /* malloc(0) may return NULL; ask for at least one element. */
-    p->send_buf = malloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
+    p->send_buf = fs_buffer_alloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
     if (!p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: alltoall send buffer of %lld bytes",
                             (long long)rd->send_total * (long long)eb);
     x->scratch_bytes = (size_t)rd->send_total * eb;
     if (!fs_exchange_receives_in_place(rd)) {
-        p->recv_buf = malloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
+        p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
         if (!p->recv_buf)
             return fs_error_set(FS_ERR_RUNTIME,
                                 "out of memory: alltoall receive buffer of %lld bytes",

@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include "exchange.h"
+#include "fft.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -71,8 +72,8 @@ static void random_destroy(fs_exchange *x)
     free(p->order);
     free(p->send_displs);
     free(p->recv_displs);
-    free(p->send_buf);
-    free(p->recv_buf);
+    fs_buffer_free(p->send_buf);
+    fs_buffer_free(p->recv_buf);
     if (p->queues)
         for (int i = 0; i < p->nqueues; i++)
             free(p->queues[i].items);
@@ -187,14 +188,14 @@ static fs_status random_plan_new(fs_exchange *x)
     p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
     p->send_reqs = malloc((size_t)window * sizeof *p->send_reqs);
     p->send_req_queue = malloc((size_t)window * sizeof *p->send_req_queue);
-    p->send_buf = malloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
+    p->send_buf = fs_buffer_alloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
     if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || !p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: random exchange send buffer of %lld bytes",
                             (long long)rd->send_total * (long long)eb);
     x->scratch_bytes = (size_t)rd->send_total * eb +
                        (size_t)(p->send_packets + p->recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
     if (!fs_exchange_receives_in_place(rd)) {
-        p->recv_buf = malloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
+        p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
         if (!p->recv_buf)
             return fs_error_set(FS_ERR_RUNTIME,
                                 "out of memory: random exchange receive buffer of %lld bytes",

@@ -8,11 +8,26 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 size_t fs_complex_bytes(fs_precision p)
 {
     return p == FS_SINGLE ? 2 * sizeof(float) : 2 * sizeof(double);
 }
+
+/* One axis of a transform done as 1-D FFTs. Contiguous axes go to one
+ * FFTW plan over all their lines. Strided axes are done a few lines at a
+ * time: GATHER lines copied into a small contiguous buffer (it stays in
+ * cache), transformed, copied back. FFTW_ESTIMATE picks good plans for
+ * contiguous lines but slow ones for long strides; this keeps planning
+ * instant and runs at about FFTW_MEASURE's speed. */
+#define GATHER 8
+
+typedef struct axis_pass {
+    int64_t n, stride, outer;  /* lines: outer x stride of them, n long, stride apart */
+    void *plan;                /* contiguous: all lines; strided: GATHER lines of buf */
+    void *buf;                 /* strided: GATHER * n complex */
+} axis_pass;
 
 struct fs_op {
     fs_op_spec spec;
@@ -22,7 +37,13 @@ struct fs_op {
     void *data;
     double flops;
     int empty;
+    axis_pass pass[FS_LAYOUT_MAX_DIMS]; /* C2C under FFTW_ESTIMATE: axis by axis */
+    int npass;
+    int64_t slices, slice_elems;  /* the passes run slice by slice (each in cache) */
 };
+
+/* A slice small enough to stay in cache while all its axes are done. */
+#define SLICE_BYTES ((int64_t)4 * 1024 * 1024)
 
 /* Strides of the box's row-major storage, in elements. */
 static void box_strides(const fs_box *box, int64_t *stride)
@@ -85,6 +106,105 @@ static void destroy_plan(fs_precision p, void *plan)
         fftw_destroy_plan(plan);
 }
 
+static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
+{
+    if (p == FS_SINGLE)
+        return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, n, data, NULL, 1, n, sign, flags);
+    return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, n, data, NULL, 1, n, sign, flags);
+}
+
+/* Plan the C2C of `axes` axis by axis (see axis_pass). Returns 0 on success. */
+static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags)
+{
+    const fs_box *b = &op->box;
+    int64_t stride[FS_LAYOUT_MAX_DIMS];
+    box_strides(b, stride);
+    size_t cb = fs_complex_bytes(op->prec);
+    int64_t total = fs_box_elems(b);
+    /* When the transformed axes are trailing ones whose slice fits in cache,
+     * all of them run on one slice before the next: one trip through memory. */
+    int first = -1;
+    for (int k = 0; k < b->ndim && first < 0; k++)
+        if (axes[k] && b->count[k] > 1)
+            first = k;
+    op->slices = 1;
+    op->slice_elems = total;
+    if (first > 0 && stride[first] * b->count[first] * (int64_t)cb <= SLICE_BYTES) {
+        op->slice_elems = stride[first] * b->count[first];
+        op->slices = total / op->slice_elems;
+        total = op->slice_elems;
+    }
+    for (int k = b->ndim - 1; k >= 0; k--) {
+        if (!axes[k] || b->count[k] <= 1)
+            continue;
+        axis_pass *ap = &op->pass[op->npass++];
+        ap->n = b->count[k];
+        ap->stride = stride[k];
+        ap->outer = total / (ap->n * ap->stride);
+        if (ap->n > INT32_MAX || total / ap->n > INT32_MAX)
+            return -1;
+        if (ap->stride == 1) {
+            ap->plan = plan_many(op->prec, (int)ap->n, (int)(total / ap->n), op->data, sign, flags);
+        } else {
+            ap->buf = fftw_malloc((size_t)(GATHER * ap->n) * cb);
+            if (!ap->buf)
+                return -1;
+            ap->plan = plan_many(op->prec, (int)ap->n, GATHER, ap->buf, sign, flags);
+        }
+        if (!ap->plan)
+            return -1;
+        op->flops += 5.0 * (double)total * (double)op->slices * log2((double)ap->n);
+    }
+    return 0;
+}
+
+#define DEFINE_GATHER_PASS(NAME, T, EXEC, PLAN_T)                                               \
+    static void NAME(axis_pass *ap, T *data)                                                    \
+    {                                                                                           \
+        int64_t n = ap->n, s = ap->stride;                                                      \
+        T *buf = ap->buf;                                                                       \
+        for (int64_t o = 0; o < ap->outer; o++) {                                               \
+            T *base = data + 2 * o * n * s;                                                     \
+            for (int64_t b = 0; b < s; b += GATHER) {                                           \
+                int64_t v = s - b < GATHER ? s - b : GATHER;                                    \
+                for (int64_t i = 0; i < n; i++)                                                 \
+                    for (int64_t j = 0; j < v; j++) {                                           \
+                        buf[2 * (j * n + i)] = base[2 * (i * s + b + j)];                       \
+                        buf[2 * (j * n + i) + 1] = base[2 * (i * s + b + j) + 1];               \
+                    }                                                                           \
+                EXEC((PLAN_T)ap->plan);                                                         \
+                for (int64_t i = 0; i < n; i++)                                                 \
+                    for (int64_t j = 0; j < v; j++) {                                           \
+                        base[2 * (i * s + b + j)] = buf[2 * (j * n + i)];                       \
+                        base[2 * (i * s + b + j) + 1] = buf[2 * (j * n + i) + 1];               \
+                    }                                                                           \
+            }                                                                                   \
+        }                                                                                       \
+    }
+DEFINE_GATHER_PASS(gather_pass_double, double, fftw_execute, fftw_plan)
+DEFINE_GATHER_PASS(gather_pass_single, float, fftwf_execute, fftwf_plan)
+
+static void run_axis_passes(fs_op *op)
+{
+    size_t cb = fs_complex_bytes(op->prec);
+    for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
+        void *slice = (char *)op->data + (size_t)(sl * op->slice_elems) * cb;
+        for (int i = 0; i < op->npass; i++) {
+            axis_pass *ap = &op->pass[i];
+            if (ap->stride == 1) {
+                if (op->prec == FS_SINGLE)
+                    fftwf_execute_dft(ap->plan, slice, slice);
+                else
+                    fftw_execute_dft(ap->plan, slice, slice);
+            } else if (op->prec == FS_SINGLE) {
+                gather_pass_single(ap, slice);
+            } else {
+                gather_pass_double(ap, slice);
+            }
+        }
+    }
+}
+
 static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsigned flags)
 {
     if (p == FS_SINGLE)
@@ -112,6 +232,11 @@ fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
     switch (spec->kind) {
     case FS_OP_C2C:
+        if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
+            if (plan_axis_passes(op, spec->axes, spec->sign, flags) != 0)
+                goto fail;
+            break;
+        }
         make_guru(box, spec->axes, -1, 0, 0, &g);
         if (g.rank > 0)
             op->plan = plan_c2c(prec, &g, data, spec->sign, flags);
@@ -169,7 +294,7 @@ fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec
     *out = op;
     return FS_OK;
 fail:
-    free(op);
+    fs_op_free(&op);
     return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a transform of a %d-D box", box->ndim);
 }
 
@@ -283,6 +408,7 @@ void fs_op_execute(fs_op *op)
         break;
     default:
         run_plan(op);
+        run_axis_passes(op);
         break;
     }
 }
@@ -320,6 +446,10 @@ void fs_op_free(fs_op **pop)
     if (!op)
         return;
     destroy_plan(op->prec, op->plan);
+    for (int i = 0; i < op->npass; i++) {
+        destroy_plan(op->prec, op->pass[i].plan);
+        fftw_free(op->pass[i].buf);
+    }
     free(op);
     *pop = NULL;
 }
@@ -437,4 +567,27 @@ int fs_fft_import_wisdom(const char *text)
         ok = fftwf_import_wisdom_from_string(f);
     free(copy);
     return ok;
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+#define HUGE_PAGE ((size_t)2 * 1024 * 1024)
+
+void *fs_buffer_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes < HUGE_PAGE)
+        return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
+    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
+#endif
+    return p;
+}
+
+void fs_buffer_free(void *p)
+{
+    free(p);
 }

@@ -89,7 +89,7 @@ void fs_options_print_help(FILE *out)
         "                          1e-3 single)\n"
         "\n"
         "Parallel algorithm:\n"
-        "      --transpose=NAME    all-to-all exchange strategy (default alltoall):\n",
+        "      --transpose=NAME    all-to-all exchange strategy (default " FS_DEFAULT_STRATEGY "):\n",
         out);
     for (int i = 0; fs_exchange_strategies[i]; i++)
         fprintf(out, "                            %-9s %s\n", fs_exchange_strategies[i]->name,
@@ -252,7 +252,7 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->action = FS_ACTION_RUN;
     opts->norm = FS_NORM_BACKWARD;
-    opts->transpose = strdup("alltoall");
+    opts->transpose = strdup(FS_DEFAULT_STRATEGY);
     opts->seed = FS_DEFAULT_SEED;
     opts->packet_bytes = FS_DEFAULT_PACKET_BYTES;
     opts->queues = FS_DEFAULT_QUEUES;

@@ -218,9 +218,9 @@ static fs_status reserve(run *r, int64_t n)
 {
     if (n <= r->data_elems && r->data)
         return FS_OK;
-    fftw_free(r->data);
+    fs_buffer_free(r->data);
     r->data_elems = n > 0 ? n : 1;
-    r->data = fftw_malloc((size_t)r->data_elems * cbytes(r));
+    r->data = fs_buffer_alloc((size_t)r->data_elems * cbytes(r));
     if (!r->data)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: %lld bytes for the local array",
                             (long long)r->data_elems * (long long)cbytes(r));
@@ -941,7 +941,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_redist_free(&r.rd);
     fs_redist_free(&r.rd_back);
     fs_wisdom_free(&r.wisdom);
-    fftw_free(r.data);
+    fs_buffer_free(r.data);
     free(r.from_all);
     free(r.to_all);
     free(r.tmp_path);

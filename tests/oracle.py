@@ -235,7 +235,7 @@ def check_attr(attrs, name, expected, problems):
 
 def check_case(text, version):
     opts = {"inverse": False, "real": False, "norm": "backward", "axes": None, "ranks": None,
-            "transpose": "alltoall", "expect": None, "last": None, "precision": "auto"}
+            "transpose": "pairwise", "expect": None, "last": None, "precision": "auto"}
     for token in text.split():
         key, eq, value = token.partition("=")
         if not eq:
