@@ -13,8 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Messages of at most this many bytes when counts exceed MPI's ints. */
+#define SPLIT_BYTES ((int64_t)1 << 30)
+
 typedef struct alltoall_plan {
     int *send_counts, *send_displs, *recv_counts, *recv_displs;
+    int64_t *send_off, *recv_off;   /* elements, 64-bit */
+    int split;               /* counts above INT_MAX: point-to-point pieces instead */
+    int64_t piece_bytes;
     void *send_buf;
     void *recv_buf;          /* NULL when receiving in place */
 } alltoall_plan;
@@ -28,6 +34,8 @@ static void alltoall_destroy(fs_exchange *x)
     free(p->send_displs);
     free(p->recv_counts);
     free(p->recv_displs);
+    free(p->send_off);
+    free(p->recv_off);
     fs_buffer_free(p->send_buf);
     fs_buffer_free(p->recv_buf);
     free(p);
@@ -46,23 +54,37 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     p->send_displs = calloc((size_t)n, sizeof(int));
     p->recv_counts = calloc((size_t)n, sizeof(int));
     p->recv_displs = calloc((size_t)n, sizeof(int));
-    if (!p->send_counts || !p->send_displs || !p->recv_counts || !p->recv_displs)
+    p->send_off = calloc((size_t)n, sizeof(int64_t));
+    p->recv_off = calloc((size_t)n, sizeof(int64_t));
+    if (!p->send_counts || !p->send_displs || !p->recv_counts || !p->recv_displs || !p->send_off ||
+        !p->recv_off)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the alltoall exchange");
     int64_t send_off = 0, recv_off = 0;
+    /* FFTSHARD_MPI_INT_LIMIT lowers the limit so tests reach the split path
+     * without 32 GiB blocks. */
+    const char *env = getenv("FFTSHARD_MPI_INT_LIMIT");
+    int64_t limit = env && atoll(env) > 0 ? atoll(env) : INT_MAX;
+    p->piece_bytes = SPLIT_BYTES;
+    if (limit * (int64_t)x->args.elem_bytes < p->piece_bytes)
+        p->piece_bytes = limit * (int64_t)x->args.elem_bytes;
     for (int q = 0; q < n; q++) {
-        if (rd->send_elems[q] > INT_MAX || rd->recv_elems[q] > INT_MAX || send_off > INT_MAX ||
-            recv_off > INT_MAX)
-            return fs_error_set(FS_ERR_RUNTIME,
-                                "alltoall exchange: a block of more than %d elements per rank "
-                                "exceeds MPI_Alltoallv's int counts",
-                                INT_MAX);
-        p->send_counts[q] = (int)rd->send_elems[q];
-        p->send_displs[q] = (int)send_off;
-        p->recv_counts[q] = (int)rd->recv_elems[q];
-        p->recv_displs[q] = (int)recv_off;
+        /* MPI_Alltoallv's counts and displacements are ints: beyond them the
+         * same exchange goes as point-to-point messages of at most 1 GiB. */
+        if (rd->send_elems[q] > limit || rd->recv_elems[q] > limit || send_off > limit ||
+            recv_off > limit)
+            p->split = 1;
+        p->send_counts[q] = (int)(rd->send_elems[q] & INT_MAX);
+        p->send_displs[q] = (int)(send_off & INT_MAX);
+        p->recv_counts[q] = (int)(rd->recv_elems[q] & INT_MAX);
+        p->recv_displs[q] = (int)(recv_off & INT_MAX);
+        p->send_off[q] = send_off;
+        p->recv_off[q] = recv_off;
         send_off += rd->send_elems[q];
         recv_off += rd->recv_elems[q];
     }
+    int any_split = 0;
+    MPI_Allreduce(&p->split, &any_split, 1, MPI_INT, MPI_MAX, x->args.comm);
+    p->split = any_split;
     size_t eb = x->args.elem_bytes;
     int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
     x->work_elems = from_elems > to_elems ? from_elems : to_elems;
@@ -83,6 +105,38 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     return FS_OK;
 }
 
+/* The exchange as messages of at most SPLIT_BYTES, every receive posted first. */
+static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv)
+{
+    const fs_redist *rd = x->args.rd;
+    size_t eb = x->args.elem_bytes;
+    int n = rd->npeers;
+    int64_t nmsg = 0;
+    for (int q = 0; q < n; q++)
+        nmsg += (rd->send_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes +
+                (rd->recv_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes;
+    MPI_Request *req = malloc((size_t)(nmsg ? nmsg : 1) * sizeof *req);
+    if (!req)
+        return MPI_ERR_NO_MEM;
+    int64_t k = 0;
+    int err = MPI_SUCCESS;
+    for (int pass = 0; pass < 2 && err == MPI_SUCCESS; pass++)
+        for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
+            int64_t bytes = (pass ? rd->send_elems[q] : rd->recv_elems[q]) * (int64_t)eb;
+            char *base = pass ? (char *)p->send_buf + (size_t)p->send_off[q] * eb
+                              : (char *)recv + (size_t)p->recv_off[q] * eb;
+            for (int64_t off = 0, piece = 0; off < bytes && err == MPI_SUCCESS; off += p->piece_bytes, piece++) {
+                int len = (int)(bytes - off < p->piece_bytes ? bytes - off : p->piece_bytes);
+                err = pass ? MPI_Isend(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++])
+                           : MPI_Irecv(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++]);
+            }
+        }
+    if (err == MPI_SUCCESS)
+        err = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
+    free(req);
+    return err;
+}
+
 static fs_status alltoall_execute(fs_exchange *x, void *data)
 {
     const fs_redist *rd = x->args.rd;
@@ -92,19 +146,21 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
 
     double t0 = MPI_Wtime();
     for (int q = 0; q < n; q++)
-        fs_box_pack(&rd->send[q], &rd->from, data, (char *)p->send_buf + (size_t)p->send_displs[q] * eb,
+        fs_box_pack(&rd->send[q], &rd->from, data, (char *)p->send_buf + (size_t)p->send_off[q] * eb,
                     eb);
     double t1 = MPI_Wtime();
     void *recv = p->recv_buf ? p->recv_buf : data;
-    int err = MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, x->args.elem_type, recv,
-                            p->recv_counts, p->recv_displs, x->args.elem_type, x->args.comm);
+    int err = p->split ? split_exchange(x, p, recv)
+                       : MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, x->args.elem_type,
+                                       recv, p->recv_counts, p->recv_displs, x->args.elem_type,
+                                       x->args.comm);
     if (err != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv failed: %s", fs_mpi_strerror(err));
     double t2 = MPI_Wtime();
     if (p->recv_buf)
         for (int q = 0; q < n; q++)
             fs_box_unpack(&rd->recv[q], &rd->to, data,
-                          (char *)p->recv_buf + (size_t)p->recv_displs[q] * eb, eb);
+                          (char *)p->recv_buf + (size_t)p->recv_off[q] * eb, eb);
     double t3 = MPI_Wtime();
 
     x->stats.t_pack_s += t1 - t0;

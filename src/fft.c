@@ -25,6 +25,7 @@ size_t fs_complex_bytes(fs_precision p)
 
 typedef struct axis_pass {
     int64_t n, stride, outer;  /* lines: outer x stride of them, n long, stride apart */
+    int64_t lines, per_plan;   /* contiguous: lines, and lines per execution of the plan */
     void *plan;                /* contiguous: all lines; strided: GATHER lines of buf */
     void *buf;                 /* strided: GATHER * n complex */
 } axis_pass;
@@ -141,10 +142,13 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
         ap->n = b->count[k];
         ap->stride = stride[k];
         ap->outer = total / (ap->n * ap->stride);
-        if (ap->n > INT32_MAX || total / ap->n > INT32_MAX)
+        if (ap->n > INT32_MAX)
             return -1;
         if (ap->stride == 1) {
-            ap->plan = plan_many(op->prec, (int)ap->n, (int)(total / ap->n), op->data, sign, flags);
+            /* FFTW counts lines in ints: more go in several executions. */
+            ap->lines = total / ap->n;
+            ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
+            ap->plan = plan_many(op->prec, (int)ap->n, (int)ap->per_plan, op->data, sign, flags);
         } else {
             ap->buf = fftw_malloc((size_t)(GATHER * ap->n) * cb);
             if (!ap->buf)
@@ -192,10 +196,25 @@ static void run_axis_passes(fs_op *op)
         for (int i = 0; i < op->npass; i++) {
             axis_pass *ap = &op->pass[i];
             if (ap->stride == 1) {
-                if (op->prec == FS_SINGLE)
-                    fftwf_execute_dft(ap->plan, slice, slice);
-                else
-                    fftw_execute_dft(ap->plan, slice, slice);
+                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan) {
+                    void *at = (char *)slice + (size_t)(l * ap->n) * cb;
+                    if (op->prec == FS_SINGLE)
+                        fftwf_execute_dft(ap->plan, at, at);
+                    else
+                        fftw_execute_dft(ap->plan, at, at);
+                }
+                /* the lines left over, with a plan of their own on first use */
+                int64_t rest = ap->lines % ap->per_plan;
+                if (rest) {
+                    void *at = (char *)slice + (size_t)((ap->lines - rest) * ap->n) * cb;
+                    void *pl = plan_many(op->prec, (int)ap->n, (int)rest, at, op->spec.sign,
+                                         FFTW_ESTIMATE);
+                    if (op->prec == FS_SINGLE)
+                        fftwf_execute(pl);
+                    else
+                        fftw_execute(pl);
+                    destroy_plan(op->prec, pl);
+                }
             } else if (op->prec == FS_SINGLE) {
                 gather_pass_single(ap, slice);
             } else {

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "atomic.h"
+#include "dryrun.h"
 #include "errors.h"
 #include "h5io.h"
 #include "options.h"
@@ -44,7 +45,7 @@ int main(int argc, char **argv)
             fs_options_print_version(stdout);
     } else {
         fs_error_set_verbose(opts.verbose);
-        status = fs_pipeline_run(comm, &opts);
+        status = opts.dry_run ? fs_dry_run(comm, &opts) : fs_pipeline_run(comm, &opts);
         /* Some option values (--axes) can only be judged against the input. */
         if (status == FS_ERR_USAGE && rank == 0)
             fprintf(stderr, "Try 'fftshard --help' for more information.\n");

@@ -30,6 +30,13 @@ enum {
     OPT_PLAN,
     OPT_CHECK,
     OPT_CHECK_TOLERANCE,
+    OPT_DECOMP,
+    OPT_GRID,
+    OPT_DRY_RUN,
+    OPT_SHAPE,
+    OPT_DTYPE,
+    OPT_RANKS,
+    OPT_MEM_PER_RANK,
 };
 
 #define MAX_PACKET_BYTES ((uint64_t)1 << 30)
@@ -51,6 +58,13 @@ static const struct option long_options[] = {
     {"plan", required_argument, NULL, OPT_PLAN},
     {"check", no_argument, NULL, OPT_CHECK},
     {"check-tolerance", required_argument, NULL, OPT_CHECK_TOLERANCE},
+    {"decomp", required_argument, NULL, OPT_DECOMP},
+    {"grid", required_argument, NULL, OPT_GRID},
+    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
+    {"shape", required_argument, NULL, OPT_SHAPE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"mem-per-rank", required_argument, NULL, OPT_MEM_PER_RANK},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -101,8 +115,19 @@ void fs_options_print_help(FILE *out)
         "      --packet=BYTES      message piece for random, xorswap and pairwise;\n"
         "                          K, M, G suffixes (default 1M)\n"
         "      --queues=L          output queues of random (default 4)\n"
+        "      --decomp=D          auto (default: slabs while every rank has data),\n"
+        "                          slab or pencil\n"
+        "      --grid=AxB          pencil process grid (A x B = ranks)\n"
         "      --plan=EFFORT       FFTW planning: estimate (default), measure, patient\n"
         "      --wisdom=FILE       read and update FFTW wisdom and auto's choices\n"
+        "\n"
+        "Planning a job (no data is read or written):\n"
+        "      --dry-run           print the decomposition, local blocks, messages and\n"
+        "                          memory per rank, then exit; INPUT optional\n"
+        "      --shape=SHAPE       the array's shape (e.g. 2048x2048x2048) instead of INPUT\n"
+        "      --dtype=TYPE        its type: float32, float64, complex64, complex128\n"
+        "      --ranks=N           plan for N ranks (default: this job's)\n"
+        "      --mem-per-rank=B    say whether the plan fits B bytes per rank (K,M,G,T)\n"
         "\n"
         "Output and messages:\n"
         "  -f, --force             replace OUTPUT if it exists\n"
@@ -373,10 +398,80 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             opts->check = 1;
             break;
         }
+        case OPT_DECOMP:
+            if (strcmp(optarg, "auto") == 0)
+                opts->decomp = FS_DECOMP_AUTO;
+            else if (strcmp(optarg, "slab") == 0)
+                opts->decomp = FS_DECOMP_SLAB;
+            else if (strcmp(optarg, "pencil") == 0)
+                opts->decomp = FS_DECOMP_PENCIL;
+            else
+                return fs_error_set(FS_ERR_USAGE, "--decomp=%s: expected auto, slab or pencil", optarg);
+            break;
+        case OPT_GRID: {
+            char *x = strpbrk(optarg, "xX");
+            long a, b;
+            char first[32];
+            if (!x || (size_t)(x - optarg) >= sizeof first)
+                return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", optarg);
+            memcpy(first, optarg, (size_t)(x - optarg));
+            first[x - optarg] = '\0';
+            if (parse_long(first, 1, 1 << 24, &a) != 0 || parse_long(x + 1, 1, 1 << 24, &b) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", optarg);
+            opts->grid[0] = (int)a;
+            opts->grid[1] = (int)b;
+            break;
+        }
+        case OPT_DRY_RUN:
+            opts->dry_run = 1;
+            break;
+        case OPT_SHAPE: {
+            int64_t shape[FS_MAX_DIMS];
+            int n = fs_parse_shape(optarg, shape);
+            if (n < 1)
+                return fs_error_set(FS_ERR_USAGE, "--shape=%s: expected lengths like 512x512x256 "
+                                    "(1 to %d positive lengths)", optarg, FS_MAX_DIMS);
+            memcpy(opts->shape, shape, sizeof shape);
+            opts->shape_ndim = n;
+            break;
+        }
+        case OPT_DTYPE:
+            if (strcmp(optarg, "float32") && strcmp(optarg, "float64") && strcmp(optarg, "complex64") &&
+                strcmp(optarg, "complex128"))
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--dtype=%s: expected float32, float64, complex64 or complex128",
+                                    optarg);
+            free(opts->dtype);
+            opts->dtype = strdup(optarg);
+            break;
+        case OPT_RANKS: {
+            long v;
+            if (parse_long(optarg, 1, 1L << 30, &v) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--ranks=%s: expected a positive integer", optarg);
+            opts->ranks = (int)v;
+            break;
+        }
+        case OPT_MEM_PER_RANK: {
+            uint64_t b;
+            char *t = optarg;
+            int tera = strlen(t) > 0 && (t[strlen(t) - 1] == 'T' || t[strlen(t) - 1] == 't');
+            if (tera) {
+                char tmp[64];
+                snprintf(tmp, sizeof tmp, "%.*sG", (int)strlen(t) - 1, t);
+                if (fs_parse_bytes(tmp, &b) != 0 || b > (UINT64_MAX >> 10))
+                    return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size", optarg);
+                b <<= 10;
+            } else if (fs_parse_bytes(t, &b) != 0 || b == 0) {
+                return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size like 4G", optarg);
+            }
+            opts->mem_per_rank = b;
+            break;
+        }
         case OPT_REPORT:
             if (optarg[0] == '\0')
                 return fs_error_set(FS_ERR_USAGE, "--report: expected a file name");
             free(opts->report_file);
+    free(opts->dtype);
             opts->report_file = strdup(optarg);
             break;
         case OPT_PROGRESS:
@@ -416,6 +511,22 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - optind;
+    if ((opts->shape_ndim || opts->dtype || opts->ranks || opts->mem_per_rank) && !opts->dry_run)
+        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks, --mem-per-rank: only with --dry-run");
+    if (opts->dry_run) {
+        /* Planning a job: the input may be described instead of named. */
+        if (opts->shape_ndim ? npos != 0 : (npos < 1 || npos > 2))
+            return fs_error_set(FS_ERR_USAGE, opts->shape_ndim
+                                                  ? "--dry-run --shape: no INPUT or OUTPUT expected"
+                                                  : "--dry-run: expected INPUT [OUTPUT], or --shape");
+        if (!opts->shape_ndim &&
+            fs_split_location(argv[optind], &opts->input_file, &opts->input_dataset) != FS_OK)
+            return fs_error_status();
+        if (!opts->shape_ndim && npos == 2 &&
+            fs_split_location(argv[optind + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
+            return fs_error_status();
+        return FS_OK;
+    }
     if (npos < 2)
         return fs_error_set(FS_ERR_USAGE, "missing %s: expected INPUT and OUTPUT",
                             npos == 0 ? "INPUT and OUTPUT" : "OUTPUT");

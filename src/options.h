@@ -17,6 +17,8 @@ typedef enum fs_norm { FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD } fs_nor
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
 
+typedef enum fs_decomp { FS_DECOMP_AUTO, FS_DECOMP_SLAB, FS_DECOMP_PENCIL } fs_decomp;
+
 typedef enum fs_action {
     FS_ACTION_RUN,      /* transform INPUT into OUTPUT */
     FS_ACTION_HELP,     /* --help: print usage on stdout, exit 0 */
@@ -45,6 +47,14 @@ typedef struct fs_options {
     int queues;            /* --queues */
     char *wisdom_file;     /* --wisdom, NULL when not given */
     char *report_file;     /* --report, NULL when not given */
+    fs_decomp decomp;      /* --decomp */
+    int grid[2];           /* --grid=AxB (0: not given) */
+    int dry_run;           /* --dry-run */
+    int64_t shape[FS_MAX_DIMS]; /* --shape (dry run without a file) */
+    int shape_ndim;        /* 0: not given */
+    char *dtype;           /* --dtype (dry run without a file) */
+    int ranks;             /* --ranks (dry run; 0: this job's) */
+    uint64_t mem_per_rank; /* --mem-per-rank (0: not given) */
     int progress;          /* --progress */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */

@@ -23,17 +23,21 @@
 
 /* Everything that depends on the exchange strategy: `auto` plans, times and
  * frees one of these per candidate before keeping the fastest. */
+#define FS_MAX_EXCH (FS_MAX_STAGES - 1)
+
+/* Everything that depends on the exchange strategy: `auto` plans, times and
+ * frees one of these per candidate before keeping the fastest. */
 typedef struct compute {
     const fs_exchange_ops *ops;   /* NULL: no exchange */
     fs_transform t;               /* the plan of the transform for this strategy */
-    fs_exchange *x;
-    fs_op *before[FS_MAX_OPS], *after[FS_MAX_OPS];
+    fs_exchange *x[FS_MAX_EXCH];
+    fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
     fs_block_hooks hooks;
     fs_precision prec;
     /* --check: the inverse, planned before the data is read */
-    fs_exchange *x_back;
-    fs_op *inv_before[FS_MAX_OPS], *inv_after[FS_MAX_OPS];
+    fs_exchange *x_back[FS_MAX_EXCH];
+    fs_op *inv[FS_MAX_STAGES][FS_MAX_OPS];
     fs_op *inv_hooks;             /* the inverse of the block work the hooks did */
 } compute;
 
@@ -43,9 +47,11 @@ typedef struct run {
     const fs_options *opts;
     fs_input_info info;
     fs_transform t;             /* what is computed (for the chosen strategy) */
-    fs_box *from_all, *to_all;  /* every rank's box before / after the exchange */
-    fs_box from, to;            /* this rank's, in the working array */
-    fs_redist *rd, *rd_back;
+    int coord[2];               /* this rank in the P1 x P2 grid */
+    MPI_Comm dim_comm[2];       /* the ranks varying along each grid dimension */
+    int64_t *prefix[2];         /* [member * nstages + stage]: inclusive counts along dim g */
+    fs_box box[FS_MAX_STAGES];  /* this rank's box in every stage */
+    fs_redist *rd[FS_MAX_EXCH], *rd_back[FS_MAX_EXCH];
     fs_exchange_params params;
     compute c;
     const char *strategy;       /* the strategy used ("none" without exchange) */
@@ -60,6 +66,9 @@ typedef struct run {
     fs_progress progress;
     fs_check_result check;
 } run;
+
+#define FIRST(r) ((r)->box[0])
+#define LAST(r) ((r)->box[(r)->t.nstages - 1])
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -84,7 +93,9 @@ static void describe(const run *r, char *buf, size_t size)
         if (r->t.transform_axis[k])
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
     char decomp[96];
-    if (r->t.fold)
+    if (r->t.pencil)
+        snprintf(decomp, sizeof decomp, "pencil %dx%d", r->t.grid[0], r->t.grid[1]);
+    else if (r->t.fold)
         snprintf(decomp, sizeof decomp, "1-D four-step %lldx%lld",
                  (long long)r->t.n2, (long long)r->t.n1);
     else if (!r->t.exchanges)
@@ -199,17 +210,18 @@ static void hook_post(void *ctx, const fs_box *block, void *data)
 
 static void compute_free(compute *c)
 {
-    for (int i = 0; i < FS_MAX_OPS; i++) {
-        fs_op_free(&c->before[i]);
-        fs_op_free(&c->after[i]);
-        fs_op_free(&c->inv_before[i]);
-        fs_op_free(&c->inv_after[i]);
-    }
+    for (int st = 0; st < FS_MAX_STAGES; st++)
+        for (int i = 0; i < FS_MAX_OPS; i++) {
+            fs_op_free(&c->op[st][i]);
+            fs_op_free(&c->inv[st][i]);
+        }
     fs_op_free(&c->inv_hooks);
     fs_fft_blockwise_free(&c->bw_pre);
     fs_fft_blockwise_free(&c->bw_post);
-    fs_exchange_free(&c->x);
-    fs_exchange_free(&c->x_back);
+    for (int e = 0; e < FS_MAX_EXCH; e++) {
+        fs_exchange_free(&c->x[e]);
+        fs_exchange_free(&c->x_back[e]);
+    }
     memset(c, 0, sizeof *c);
 }
 
@@ -227,62 +239,103 @@ static fs_status reserve(run *r, int64_t n)
     return FS_OK;
 }
 
-/* Boxes of every rank, from one parallel prefix broadcast of the shares. */
+static void free_layout(run *r)
+{
+    for (int e = 0; e < FS_MAX_EXCH; e++) {
+        fs_redist_free(&r->rd[e]);
+        fs_redist_free(&r->rd_back[e]);
+    }
+    for (int g = 0; g < 2; g++) {
+        free(r->prefix[g]);
+        r->prefix[g] = NULL;
+        if (r->dim_comm[g] != MPI_COMM_NULL && r->dim_comm[g] != 0)
+            MPI_Comm_free(&r->dim_comm[g]);
+        r->dim_comm[g] = MPI_COMM_NULL;
+    }
+}
+
+/* The box of member m (coordinate along dim g) of this rank's dim-g
+ * communicator in stage s: this rank's box with the dim-g axis moved. */
+static fs_box member_box(const run *r, int s, int g, int m)
+{
+    fs_box b = r->box[s];
+    int a = r->t.split[s][g], ns = r->t.nstages;
+    const int64_t *p = r->prefix[g];
+    int64_t incl = p[(size_t)m * (size_t)ns + (size_t)s];
+    int64_t start = m ? p[(size_t)(m - 1) * (size_t)ns + (size_t)s] : 0;
+    if (a >= 0) {
+        b.start[a] = start;
+        b.count[a] = incl - start;
+    } else if (a == FS_GATHER) {
+        /* everything on member 0, nothing elsewhere */
+        b = fs_box_full(r->t.ndim, r->t.shape);
+        if (incl - start == 0)
+            for (int k = 0; k < b.ndim; k++)
+                b.count[k] = 0;
+    }
+    return b;
+}
+
+/* Grid communicators, every rank's boxes and the redistributions. Each rank
+ * computes only its own shares; the starts of all come from one parallel
+ * prefix broadcast per grid dimension, inside the ranks along it: the
+ * hyperslab offsets of the read, the exchanges and the write. */
 static fs_status make_boxes(run *r)
 {
     const fs_transform *t = &r->t;
-    int P = r->nranks;
-    free(r->from_all);
-    free(r->to_all);
-    fs_redist_free(&r->rd);
-    fs_redist_free(&r->rd_back);
-    r->from_all = calloc((size_t)P, sizeof *r->from_all);
-    r->to_all = calloc((size_t)P, sizeof *r->to_all);
-    int64_t *prefix = malloc((size_t)P * 2 * sizeof *prefix);
-    if (!r->from_all || !r->to_all || !prefix) {
-        free(prefix);
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    int ns = t->nstages;
+    free_layout(r);
+    r->coord[0] = r->rank / t->grid[1];
+    r->coord[1] = r->rank % t->grid[1];
+    if (MPI_Comm_split(r->comm, r->coord[1], r->coord[0], &r->dim_comm[0]) != MPI_SUCCESS ||
+        MPI_Comm_split(r->comm, r->coord[0], r->coord[1], &r->dim_comm[1]) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split failed");
+    for (int g = 0; g < 2; g++) {
+        MPI_Comm_set_errhandler(r->dim_comm[g], MPI_ERRORS_RETURN);
+        int64_t share[FS_MAX_STAGES] = {0}, ignored;
+        for (int s = 0; s < ns; s++) {
+            int a = t->split[s][g];
+            if (a >= 0)
+                fs_split_block(t->shape[a], t->grid[g], r->coord[g], &share[s], &ignored);
+            else if (a == FS_GATHER)
+                share[s] = r->coord[g] == 0 ? t->shape[0] : 0;
+        }
+        r->prefix[g] = malloc((size_t)t->grid[g] * (size_t)ns * sizeof(int64_t));
+        if (!r->prefix[g])
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        fs_status st = fs_prefix_broadcast_int64(r->dim_comm[g], share, ns, FS_PREFIX_SUM, r->prefix[g]);
+        if (st != FS_OK)
+            return st;
     }
-    /* Each rank knows its own share along the split axes; one parallel prefix
-     * broadcast of the shares gives every rank every rank's start: the
-     * hyperslab offsets for the read, the exchange and the write. */
-    int64_t share[2];
-    fs_transform_shares(t, P, r->rank, share);
-    fs_status st = fs_prefix_broadcast_int64(r->comm, share, 2, FS_PREFIX_SUM, prefix);
-    int to_axis = t->to_axis >= 0 ? t->to_axis : 0;
-    for (int p = 0; p < P && st == FS_OK; p++) {
-        fs_box *from = &r->from_all[p], *to = &r->to_all[p];
-        *from = fs_box_full(t->ndim, t->shape);
-        from->start[t->from_axis] = fs_prefix_exclusive(prefix, 2, p, 0);
-        from->count[t->from_axis] = prefix[2 * p] - from->start[t->from_axis];
-        *to = fs_box_full(t->ndim, t->shape);
-        to->start[to_axis] = fs_prefix_exclusive(prefix, 2, p, 1);
-        to->count[to_axis] = prefix[2 * p + 1] - to->start[to_axis];
-        if (!t->exchanges)
-            *to = *from;
-        if (fs_box_elems(from) == 0)
-            for (int k = 0; k < from->ndim; k++)
-                from->count[k] = 0;
-        if (fs_box_elems(to) == 0)
-            for (int k = 0; k < to->ndim; k++)
-                to->count[k] = 0;
+    for (int s = 0; s < ns; s++) {
+        r->box[s] = fs_box_full(t->ndim, t->shape);
+        for (int g = 0; g < 2; g++)
+            r->box[s] = member_box(r, s, g, r->coord[g]);
     }
-    free(prefix);
-    if (st != FS_OK)
-        return st;
-    r->from = r->from_all[r->rank];
-    r->to = r->to_all[r->rank];
-    if (t->exchanges) {
-        r->rd = fs_redist_new(P, r->rank, r->from_all, r->to_all);
+    for (int e = 0; e + 1 < ns; e++) {
+        int g = fs_transform_exchange_dim(t, e), n = t->grid[g];
+        fs_box *from = calloc((size_t)n, sizeof *from), *to = calloc((size_t)n, sizeof *to);
+        if (!from || !to) {
+            free(from);
+            free(to);
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        }
+        for (int m = 0; m < n; m++) {
+            from[m] = member_box(r, e, g, m);
+            to[m] = member_box(r, e + 1, g, m);
+        }
+        r->rd[e] = fs_redist_new(n, r->coord[g], from, to);
         if (r->opts->check)
-            r->rd_back = fs_redist_new(P, r->rank, r->to_all, r->from_all);
-        if (!r->rd || (r->opts->check && !r->rd_back))
+            r->rd_back[e] = fs_redist_new(n, r->coord[g], to, from);
+        free(from);
+        free(to);
+        if (!r->rd[e] || (r->opts->check && !r->rd_back[e]))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
     return FS_OK;
 }
 
-/* The box an op of the after side works on: the transpose changes it. */
+/* Plan a stage's operations on its box (the transpose changes the box). */
 static fs_status plan_ops(run *r, const fs_op_spec *specs, int n, fs_box box, fs_op **ops,
                           fs_op **inverse)
 {
@@ -303,7 +356,7 @@ static fs_status plan_ops(run *r, const fs_op_spec *specs, int n, fs_box box, fs
 }
 
 /* Plan the transform with strategy ops (NULL: no exchange) into c: the
- * decomposition, the exchange, the operations, growing the buffer as needed. */
+ * decomposition, the exchanges, the operations, growing the buffer as needed. */
 static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
 {
     memset(c, 0, sizeof *c);
@@ -315,47 +368,46 @@ static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
     c->prec = c->t.prec;
     if ((st = make_boxes(r)) != FS_OK)
         return st;
-    int64_t need = fs_box_elems(&r->from) > fs_box_elems(&r->to) ? fs_box_elems(&r->from)
-                                                                : fs_box_elems(&r->to);
-    if (ops && c->t.exchanges) {
-        if (c->t.hooks) {
-            if (!c->t.hook_twiddle) {
-                st = fs_fft_blockwise_new(c->t.hook_axes_pre, c->t.sign, c->prec, &c->bw_pre);
-                if (st == FS_OK)
-                    st = fs_fft_blockwise_new(c->t.hook_axes_post, c->t.sign, c->prec, &c->bw_post);
-            }
-            /* Pieces are cut along the axis split before the exchange. */
-            c->hooks = (fs_block_hooks){hook_pre, hook_post, c, c->t.from_axis};
-        }
+    int ns = c->t.nstages;
+    int64_t need = 1;
+    for (int s = 0; s < ns; s++)
+        need = fs_box_elems(&r->box[s]) > need ? fs_box_elems(&r->box[s]) : need;
+    if (c->t.hooks && !c->t.hook_twiddle) {
+        st = fs_fft_blockwise_new(c->t.hook_axes_pre, c->t.sign, c->prec, &c->bw_pre);
+        if (st == FS_OK)
+            st = fs_fft_blockwise_new(c->t.hook_axes_post, c->t.sign, c->prec, &c->bw_post);
+    }
+    /* Pieces are cut along the axis split before the exchange. */
+    if (c->t.hooks)
+        c->hooks = (fs_block_hooks){hook_pre, hook_post, c, c->t.from_axis};
+    for (int e = 0; e + 1 < ns && ops && st == FS_OK; e++) {
+        int g = fs_transform_exchange_dim(&c->t, e);
         fs_exchange_args args = {
-            .comm = r->comm,
-            .rd = r->rd,
+            .comm = r->dim_comm[g],
+            .rd = r->rd[e],
             .elem_bytes = cbytes(r),
             .elem_type = c->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
             .params = &r->params,
-            .hooks = c->t.hooks ? &c->hooks : NULL,
+            .hooks = c->t.hooks && e == 0 ? &c->hooks : NULL,
         };
-        if (st == FS_OK)
-            st = fs_exchange_new(ops, &args, &c->x);
-        if (st == FS_OK && c->x->work_elems > need)
-            need = c->x->work_elems;
-        if (st == FS_OK && r->rd_back) {
-            args.rd = r->rd_back;
+        st = fs_exchange_new(ops, &args, &c->x[e]);
+        if (st == FS_OK && c->x[e]->work_elems > need)
+            need = c->x[e]->work_elems;
+        if (st == FS_OK && r->rd_back[e]) {
+            args.rd = r->rd_back[e];
             args.hooks = NULL;
-            st = fs_exchange_new(ops, &args, &c->x_back);
-            if (st == FS_OK && c->x_back->work_elems > need)
-                need = c->x_back->work_elems;
+            st = fs_exchange_new(ops, &args, &c->x_back[e]);
+            if (st == FS_OK && c->x_back[e]->work_elems > need)
+                need = c->x_back[e]->work_elems;
         }
     }
     if (st == FS_OK)
         st = reserve(r, need);
-    fs_op **inv_b = r->opts->check ? c->inv_before : NULL, **inv_a = r->opts->check ? c->inv_after : NULL;
-    if (st == FS_OK)
-        st = plan_ops(r, c->t.before, c->t.nbefore, r->from, c->before, inv_b);
-    if (st == FS_OK)
-        st = plan_ops(r, c->t.after, c->t.nafter, r->to, c->after, inv_a);
+    for (int s = 0; s < ns && st == FS_OK; s++)
+        st = plan_ops(r, c->t.ops[s], c->t.nops[s], r->box[s], c->op[s],
+                      r->opts->check ? c->inv[s] : NULL);
     if (st == FS_OK && r->opts->check && c->hooks.ctx) {
-        /* Undone on the `from` side, where those axes are whole. */
+        /* Undone on the first stage, where those axes are whole. */
         fs_op_spec inv;
         memset(&inv, 0, sizeof inv);
         inv.sign = -c->t.sign;
@@ -367,7 +419,7 @@ static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
             for (int k = 0; k < c->t.ndim; k++)
                 inv.axes[k] = c->t.hook_axes_pre[k] || c->t.hook_axes_post[k];
         }
-        st = fs_op_new(&inv, &r->from, c->prec, r->data, plan_flags(r), &c->inv_hooks);
+        st = fs_op_new(&inv, &r->box[0], c->prec, r->data, plan_flags(r), &c->inv_hooks);
     }
     if (st != FS_OK)
         compute_free(c);
@@ -385,36 +437,57 @@ static void run_ops(run *r, fs_op **ops, int n)
     fs_progress_end(&r->progress);
 }
 
-/* The transform itself, on the data buffer: from the `from` layout after the
- * read to the `to` layout before the write. */
+/* The transform itself, on the data buffer: stage by stage, from the first
+ * layout after the read to the last before the write. */
 static fs_status compute_run(run *r, compute *c)
 {
-    fs_timer_start(&r->timers, FS_PHASE_FFT);
-    run_ops(r, c->before, c->t.nbefore);
-    fs_timer_stop(&r->timers, FS_PHASE_FFT);
     fs_status st = FS_OK;
-    if (c->x) {
+    for (int s = 0; s < c->t.nstages && st == FS_OK; s++) {
+        fs_timer_start(&r->timers, FS_PHASE_FFT);
+        run_ops(r, c->op[s], c->t.nops[s]);
+        fs_timer_stop(&r->timers, FS_PHASE_FFT);
+        fs_exchange *x = s + 1 < c->t.nstages ? c->x[s] : NULL;
+        if (!x)
+            continue;
         fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
+        const fs_redist *rd = r->rd[s];
         fs_progress_begin(&r->progress, "exchange",
-                          (double)(r->rd->send_total - r->rd->send_elems[r->rank]) * (double)cbytes(r),
-                          "B");
-        double hooks_before = c->x->stats.t_hooks_s;
-        st = fs_exchange_execute(c->x, r->data);
+                          (double)(rd->send_total - rd->send_elems[rd->self]) * (double)cbytes(r), "B");
+        double hooks_before = x->stats.t_hooks_s;
+        st = fs_exchange_execute(x, r->data);
         fs_progress_end(&r->progress);
         fs_timer_stop(&r->timers, FS_PHASE_EXCHANGE);
         /* Block FFTs run inside the exchange count as fft time. */
-        double hooks = c->x->stats.t_hooks_s - hooks_before;
+        double hooks = x->stats.t_hooks_s - hooks_before;
         r->timers.t_s[FS_PHASE_EXCHANGE] -= hooks;
         r->timers.t_s[FS_PHASE_FFT] += hooks;
         if ((c->bw_pre && fs_fft_blockwise_failed(c->bw_pre)) ||
             (c->bw_post && fs_fft_blockwise_failed(c->bw_post)))
             st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
     }
-    fs_timer_start(&r->timers, FS_PHASE_FFT);
-    if (st == FS_OK)
-        run_ops(r, c->after, c->t.nafter);
-    fs_timer_stop(&r->timers, FS_PHASE_FFT);
     return st;
+}
+
+/* Exchange figures of the run, summed over its exchanges. */
+static fs_exchange_stats exchange_totals(const compute *c)
+{
+    fs_exchange_stats t;
+    memset(&t, 0, sizeof t);
+    for (int e = 0; e < FS_MAX_EXCH; e++) {
+        const fs_exchange *x = c->x[e];
+        if (!x)
+            continue;
+        t.bytes_sent += x->stats.bytes_sent;
+        t.bytes_received += x->stats.bytes_received;
+        t.messages_sent += x->stats.messages_sent;
+        t.wire_bytes_sent += x->stats.wire_bytes_sent;
+        t.t_pack_s += x->stats.t_pack_s;
+        t.t_comm_s += x->stats.t_comm_s;
+        t.t_unpack_s += x->stats.t_unpack_s;
+        t.t_hooks_s += x->stats.t_hooks_s;
+        t.t_hooks_overlapped_s += x->stats.t_hooks_overlapped_s;
+    }
+    return t;
 }
 
 /* The key under which `auto` remembers its choice in the wisdom file. */
@@ -426,10 +499,10 @@ static void auto_key(const run *r, char *key, size_t size)
     for (int k = 0; k < r->info.ndim; k++)
         if (r->t.transform_axis[k])
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
-    snprintf(key, size, "%s/%s/%s/axes=%s/ranks=%d/%s/packet=%zu/queues=%d",
+    snprintf(key, size, "%s/%s/%s/axes=%s/ranks=%d/%s/%s%dx%d/packet=%zu/queues=%d",
              fs_kind_name(r->t.kind), r->t.prec == FS_SINGLE ? "single" : "double", shape, axes,
-             r->nranks, r->opts->inverse ? "inverse" : "forward", r->params.packet_bytes,
-             r->params.queues);
+             r->nranks, r->opts->inverse ? "inverse" : "forward", r->t.pencil ? "pencil" : "slab",
+             r->t.grid[0], r->t.grid[1], r->params.packet_bytes, r->params.queues);
 }
 
 /* --transpose=auto: run the transform once with each strategy on the real
@@ -509,7 +582,7 @@ static void zero_imag(run *r, const fs_io_map *m)
 {
     if (m->mem_stride_last != 2)
         return;
-    int64_t n = fs_box_elems(&r->from);
+    int64_t n = fs_box_elems(&FIRST(r));
     if (r->t.prec == FS_SINGLE)
         for (int64_t i = 0; i < n; i++)
             ((float *)r->data)[2 * i + 1] = 0;
@@ -520,7 +593,7 @@ static void zero_imag(run *r, const fs_io_map *m)
 
 static fs_status stage_read(run *r)
 {
-    fs_io_map m = fs_transform_read_map(&r->t, &r->info, &r->from);
+    fs_io_map m = fs_transform_read_map(&r->t, &r->info, &FIRST(r));
     /* Slots past the read (padding, the missing half of a c2r) start as zeros. */
     memset(r->data, 0, (size_t)r->data_elems * cbytes(r));
     fs_progress_begin(&r->progress, "read", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
@@ -535,7 +608,7 @@ static fs_status stage_write(run *r)
 {
     const fs_options *o = r->opts;
     const fs_input_info *in = &r->info;
-    fs_io_map m = fs_transform_write_map(&r->t, &r->to);
+    fs_io_map m = fs_transform_write_map(&r->t, &LAST(r));
     fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
     fs_status st = fs_h5_output_write(r->out, &m, r->data, fs_progress_callback, &r->progress);
     if (st != FS_OK)
@@ -696,25 +769,25 @@ static fs_status stage_check(run *r)
                      : t->prec == FS_SINGLE       ? 1e-3
                                                   : 1e-9;
     /* Parseval on the result, while it is still there. */
-    fs_io_map wm = fs_transform_write_map(t, &r->to);
+    fs_io_map wm = fs_transform_write_map(t, &LAST(r));
     sum_ctx out = {r, &wm, r->data, t->kind == FS_R2C, t->fold, 0};
     map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
 
     /* The inverse: the same operations undone in reverse order. */
-    for (int i = t->nafter - 1; i >= 0; i--)
-        fs_op_execute(c->inv_after[i]);
     fs_status st = FS_OK;
-    if (c->x_back)
-        st = fs_exchange_execute(c->x_back, r->data);
-    if (c->inv_hooks)
-        fs_op_execute(c->inv_hooks);
-    for (int i = t->nbefore - 1; i >= 0 && st == FS_OK; i--)
-        fs_op_execute(c->inv_before[i]);
+    for (int sg = t->nstages - 1; sg >= 0 && st == FS_OK; sg--) {
+        for (int i = t->nops[sg] - 1; i >= 0; i--)
+            fs_op_execute(c->inv[sg][i]);
+        if (sg > 0 && c->x_back[sg - 1])
+            st = fs_exchange_execute(c->x_back[sg - 1], r->data);
+        if (sg == 1 && c->inv_hooks)
+            fs_op_execute(c->inv_hooks);
+    }
     if ((st = fs_error_agree(r->comm, st)) != FS_OK)
         return st;
 
     /* The input again, a piece of rows at a time, against the round trip. */
-    fs_io_map rm = fs_transform_read_map(t, &r->info, &r->from);
+    fs_io_map rm = fs_transform_read_map(t, &r->info, &FIRST(r));
     int64_t rows = rm.file_box.count[0], row_elems = 1;
     for (int k = 1; k < rm.file_box.ndim; k++)
         row_elems *= rm.mem_dims[k];
@@ -798,7 +871,8 @@ static void verbose_plan(const run *r)
         fs_note("%s: %s", r->auto_note, r->strategy);
     fs_note("memory: rank 0 holds %lld elements (%.1f MiB) plus %.1f MiB of exchange buffers",
             (long long)r->data_elems, (double)r->data_elems * (double)cbytes(r) / 1048576.0,
-            r->c.x ? r->c.x->scratch_bytes / 1048576.0 : 0.0);
+            r->c.x[0] ? (r->c.x[0]->scratch_bytes + (r->c.x[1] ? r->c.x[1]->scratch_bytes : 0)) / 1048576.0
+                      : 0.0);
 }
 
 /* The summary on stderr and the JSON report, from every rank's figures. */
@@ -825,9 +899,12 @@ static fs_status finish_report(run *r)
         .ndim = r->info.ndim,
         .shape = r->info.shape,
         .transform_axis = r->t.transform_axis,
-        .decomposition = r->t.fold ? "four-step" : "slab",
-        .split_from = r->t.from_axis,
-        .split_to = r->t.exchanges ? r->t.to_axis : r->t.from_axis,
+        .decomposition = r->t.pencil ? "pencil" : r->t.fold ? "four-step" : "slab",
+        .split_from = r->t.split[0][0],
+        .split_to = r->t.split[r->t.nstages - 1][0] == FS_GATHER ? -1
+                                                                 : r->t.split[r->t.nstages - 1][0],
+        .grid = {r->t.grid[0], r->t.grid[1]},
+        .nstages = r->t.nstages,
         .strategy = r->strategy,
         .strategy_requested = o->transpose,
         .seed = r->params.seed,
@@ -838,13 +915,15 @@ static fs_status finish_report(run *r)
         .array_bytes = n * (int64_t)cbytes(r),
         .check = r->check.done ? &r->check : NULL,
     };
+    memcpy(info.split, r->t.split, sizeof info.split);
     fs_rank_record rec;
     memset(&rec, 0, sizeof rec);
-    rec.in = r->from;
-    rec.out = r->to;
+    rec.in = FIRST(r);
+    rec.out = LAST(r);
     memcpy(rec.t_s, r->timers.t_s, sizeof rec.t_s);
-    if (r->c.x) {
-        const fs_exchange_stats *xs = &r->c.x->stats;
+    if (r->c.x[0]) {
+        fs_exchange_stats tot = exchange_totals(&r->c);
+        const fs_exchange_stats *xs = &tot;
         rec.bytes_sent = (int64_t)xs->bytes_sent;
         rec.bytes_received = (int64_t)xs->bytes_received;
         rec.messages_sent = (int64_t)xs->messages_sent;
@@ -938,12 +1017,9 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     if (r.report_tmp)
         fs_atomic_abort(r.report_tmp); /* gone already when the report was written */
     compute_free(&r.c);
-    fs_redist_free(&r.rd);
-    fs_redist_free(&r.rd_back);
+    free_layout(&r);
     fs_wisdom_free(&r.wisdom);
     fs_buffer_free(r.data);
-    free(r.from_all);
-    free(r.to_all);
     free(r.tmp_path);
     free(r.report_tmp);
     return st;

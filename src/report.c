@@ -229,6 +229,14 @@ static void write_json(FILE *f, const fs_report_info *info, const totals *t,
     json_str(&j, "type", info->decomposition);
     json_int(&j, "split_axis_before", info->split_from);
     json_int(&j, "split_axis_after", info->split_to);
+    int64_t grid[2] = {info->grid[0], info->grid[1]};
+    json_ints(&j, "grid", 2, grid, 1);
+    json_open(&j, "stages", '[');
+    for (int s = 0; s < info->nstages; s++) {
+        int64_t sp[2] = {info->split[s][0], info->split[s][1]};
+        json_ints(&j, NULL, 2, sp, 1);
+    }
+    json_close(&j, ']');
     json_close(&j, '}');
 
     json_open(&j, "strategy", '{');

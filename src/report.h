@@ -72,6 +72,9 @@ typedef struct fs_report_info {
     const int *transform_axis;
     const char *decomposition;      /* "slab" */
     int split_from, split_to;       /* axes split before / after the exchange (-1: gathered) */
+    int grid[2];                    /* the P1 x P2 process grid */
+    int nstages;                    /* stages of the decomposition */
+    int split[3][2];                /* per stage, the axis split over each grid dimension */
     const char *strategy;           /* "none" without exchange */
     const char *strategy_requested; /* --transpose */
     uint64_t seed;

@@ -5,6 +5,7 @@
 
 #include <fftw3.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *fs_kind_name(fs_kind k)
@@ -74,6 +75,144 @@ static int any(const int *axes, int ndim)
         if (axes[k])
             return 1;
     return 0;
+}
+
+/* Three stages on a P1 x P2 grid: axes 0, 1 split, then 0, 2, then 1, 2.
+ * Stage 0 transforms the axes from 2 on (the real one with FFTW's padded
+ * layout for r2c), stage 1 axis 1, stage 2 axis 0. */
+static fs_status plan_pencil(fs_transform *t, int ndim, fs_op_spec scale_op)
+{
+    t->nstages = 3;
+    t->exchanges = 1;
+    t->from_axis = 0;
+    t->to_axis = 1;
+    int s0[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    memcpy(t->split, s0, sizeof s0);
+    int rest[FS_LAYOUT_MAX_DIMS] = {0}, ax1[FS_LAYOUT_MAX_DIMS] = {0}, ax0[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int k = 2; k < ndim; k++)
+        rest[k] = t->transform_axis[k];
+    ax1[1] = t->transform_axis[1];
+    ax0[0] = t->transform_axis[0];
+    if (t->kind == FS_R2C) {
+        t->padded = 1;
+        t->shape[t->real_axis] = t->half_len;
+        fs_op_spec r;
+        memset(&r, 0, sizeof r);
+        r.kind = FS_OP_R2C;
+        memcpy(r.axes, rest, sizeof r.axes);
+        r.real_axis = t->real_axis;
+        r.real_len = t->real_len;
+        add_op(t->ops[0], &t->nops[0], r);
+    } else if (any(rest, ndim)) {
+        add_op(t->ops[0], &t->nops[0], c2c(rest, ndim, t->sign));
+    }
+    if (any(ax1, ndim))
+        add_op(t->ops[1], &t->nops[1], c2c(ax1, ndim, t->sign));
+    if (any(ax0, ndim))
+        add_op(t->ops[2], &t->nops[2], c2c(ax0, ndim, t->sign));
+    add_op(t->ops[2], &t->nops[2], scale_op);
+    return FS_OK;
+}
+
+/* The largest box any rank holds in any stage of a pencil grid. */
+static int64_t pencil_peak(int ndim, const int64_t *shape, int p1, int p2)
+{
+    int s0[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    int64_t peak = 0;
+    for (int s = 0; s < 3; s++) {
+        int64_t n = 1;
+        for (int k = 0; k < ndim; k++) {
+            int64_t len = shape[k];
+            if (k == s0[s][0])
+                len = (len + p1 - 1) / p1;
+            else if (k == s0[s][1])
+                len = (len + p2 - 1) / p2;
+            n *= len;
+        }
+        peak = n > peak ? n : peak;
+    }
+    return peak;
+}
+
+fs_status fs_transform_choose_grid(const fs_options *opts, int ndim, const int64_t *shape,
+                                   const int *T, int P, int *pencil, int grid[2])
+{
+    *pencil = 0;
+    grid[0] = P;
+    grid[1] = 1;
+    int possible = ndim >= 3 && T[0] && T[1];
+    if (opts->grid[0]) {
+        if (!possible)
+            return fs_error_set(FS_ERR_USAGE,
+                                "--grid=%dx%d: pencils need 3 or more axes with axes 0 and 1 "
+                                "transformed",
+                                opts->grid[0], opts->grid[1]);
+        if (opts->grid[0] * opts->grid[1] != P)
+            return fs_error_set(FS_ERR_USAGE, "--grid=%dx%d: is %d ranks, the job has %d",
+                                opts->grid[0], opts->grid[1], opts->grid[0] * opts->grid[1], P);
+        *pencil = 1;
+        grid[0] = opts->grid[0];
+        grid[1] = opts->grid[1];
+        return FS_OK;
+    }
+    if (opts->decomp == FS_DECOMP_SLAB)
+        return FS_OK;
+    if (!possible) {
+        if (opts->decomp == FS_DECOMP_PENCIL)
+            return fs_error_set(FS_ERR_USAGE,
+                                "--decomp=pencil: needs 3 or more axes with axes 0 and 1 "
+                                "transformed");
+        return FS_OK;
+    }
+    /* auto: slabs exchange the array once, pencils twice; slabs win while
+     * every rank holds data in both stages. */
+    int64_t longest_later = 0;
+    for (int k = 1; k < ndim; k++)
+        longest_later = shape[k] > longest_later ? shape[k] : longest_later;
+    if (opts->decomp == FS_DECOMP_AUTO && shape[0] >= P && longest_later >= P)
+        return FS_OK;
+    /* The grid whose largest local box is smallest, then the squarest. */
+    int best = 0;
+    int64_t best_peak = 0;
+    for (int p1 = 1; p1 <= P; p1++) {
+        if (P % p1)
+            continue;
+        int64_t peak = pencil_peak(ndim, shape, p1, P / p1);
+        int sq = abs(p1 - P / p1), best_sq = best ? abs(best - P / best) : 0;
+        if (!best || peak < best_peak || (peak == best_peak && sq < best_sq)) {
+            best = p1;
+            best_peak = peak;
+        }
+    }
+    *pencil = 1;
+    grid[0] = best;
+    grid[1] = P / best;
+    return FS_OK;
+}
+
+int fs_transform_exchange_dim(const fs_transform *t, int s)
+{
+    return t->split[s][0] != t->split[s + 1][0] ? 0 : 1;
+}
+
+fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2)
+{
+    fs_box b = fs_box_full(t->ndim, t->shape);
+    int c[2] = {c1, c2};
+    for (int g = 0; g < 2; g++) {
+        int a = t->split[s][g];
+        if (a == FS_GATHER) {
+            if (c[g] != 0)
+                for (int k = 0; k < b.ndim; k++)
+                    b.count[k] = 0;
+        } else if (a >= 0) {
+            fs_split_block(t->shape[a], t->grid[g], c[g], &b.count[a], &b.start[a]);
+        }
+    }
+    if (fs_box_elems(&b) == 0)
+        for (int k = 0; k < b.ndim; k++)
+            b.count[k] = 0;
+    return b;
 }
 
 fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int P,
@@ -167,8 +306,14 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
         t->exchanges = 1;
         t->from_axis = 1;
         t->to_axis = 0;
+        t->nstages = 2;
+        t->grid[0] = P;
+        t->grid[1] = 1;
+        t->split[0][0] = 1;
+        t->split[1][0] = 0;
+        t->split[0][1] = t->split[1][1] = -1;
         int ax0[FS_LAYOUT_MAX_DIMS] = {1}, ax1[FS_LAYOUT_MAX_DIMS] = {0, 1};
-        add_op(t->before, &t->nbefore, c2c(ax0, 2, t->sign));
+        add_op(t->ops[0], &t->nops[0], c2c(ax0, 2, t->sign));
         fs_op_spec tw;
         memset(&tw, 0, sizeof tw);
         tw.kind = FS_OP_TWIDDLE;
@@ -178,13 +323,13 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
         if (uses_hooks)
             t->hooks = t->hook_twiddle = 1;
         else
-            add_op(t->before, &t->nbefore, tw);
-        add_op(t->after, &t->nafter, c2c(ax1, 2, t->sign));
+            add_op(t->ops[0], &t->nops[0], tw);
+        add_op(t->ops[1], &t->nops[1], c2c(ax1, 2, t->sign));
         fs_op_spec tr;
         memset(&tr, 0, sizeof tr);
         tr.kind = FS_OP_TRANSPOSE;
-        add_op(t->after, &t->nafter, tr);
-        add_op(t->after, &t->nafter, scale_op);
+        add_op(t->ops[1], &t->nops[1], tr);
+        add_op(t->ops[1], &t->nops[1], scale_op);
         return FS_OK;
     }
 
@@ -192,6 +337,20 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
     memcpy(t->shape, in->shape, sizeof t->shape);
     t->exchanges = P > 1 && t->transform_axis[0];
     int a = t->real_axis;
+    t->grid[0] = P;
+    t->grid[1] = 1;
+    if (t->exchanges && t->kind != FS_C2R && !(t->kind == FS_R2C && a != ndim - 1)) {
+        st = fs_transform_choose_grid(opts, ndim, in->shape, t->transform_axis, P, &t->pencil,
+                                      t->grid);
+        if (st != FS_OK)
+            return st;
+    } else if (opts->decomp == FS_DECOMP_PENCIL || opts->grid[0]) {
+        return fs_error_set(FS_ERR_USAGE,
+                            "--decomp=pencil: needs an exchange on a 3-D or larger input, and is "
+                            "not available for --inverse --real or a real axis before axis 2");
+    }
+    if (t->pencil)
+        return plan_pencil(t, ndim, scale_op);
     if (!t->exchanges) {
         t->from_axis = t->to_axis = 0;
     } else if (ndim == 1) {
@@ -205,6 +364,10 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
         t->from_axis = 0;
         t->to_axis = choose_split_axis(ndim, in->shape, P);
     }
+    t->nstages = t->exchanges ? 2 : 1;
+    t->split[0][0] = P > 1 ? t->from_axis : -1;
+    t->split[1][0] = t->to_axis >= 0 ? t->to_axis : FS_GATHER;
+    t->split[0][1] = t->split[1][1] = -1;
     int split_first = P > 1 ? t->from_axis : -1;
     int split_last = !t->exchanges ? split_first : t->to_axis;
     if (t->kind == FS_R2C)
@@ -242,9 +405,9 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
             }
         }
         if (any(B, ndim))
-            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
+            add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
         if (any(A, ndim))
-            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+            add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
     } else if (t->kind == FS_R2C) {
         if (t->padded) {
             fs_op_spec r;
@@ -253,13 +416,13 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
             memcpy(r.axes, B, sizeof r.axes);
             r.real_axis = a;
             r.real_len = t->real_len;
-            add_op(t->before, &t->nbefore, r);
+            add_op(t->ops[0], &t->nops[0], r);
         } else if (any(B, ndim)) {
             /* The full complex transform; the write keeps n/2+1 values. */
-            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
+            add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
         }
         if (any(A, ndim))
-            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+            add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
     } else {
         fs_op_spec r;
         memset(&r, 0, sizeof r);
@@ -269,29 +432,20 @@ fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int
         B[a] = 0;
         A[a] = 0;
         if (any(B, ndim))
-            add_op(t->before, &t->nbefore, c2c(B, ndim, t->sign));
-        fs_op_spec *side = t->exchanges ? t->after : t->before;
-        int *nside = t->exchanges ? &t->nafter : &t->nbefore;
+            add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
+        fs_op_spec *side = t->exchanges ? t->ops[1] : t->ops[0];
+        int *nside = t->exchanges ? &t->nops[1] : &t->nops[0];
         if (any(A, ndim))
-            add_op(t->after, &t->nafter, c2c(A, ndim, t->sign));
+            add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
         add_op(side, nside, r);
     }
     if (t->exchanges)
-        add_op(t->after, &t->nafter, scale_op);
+        add_op(t->ops[1], &t->nops[1], scale_op);
     else
-        add_op(t->before, &t->nbefore, scale_op);
+        add_op(t->ops[0], &t->nops[0], scale_op);
     return FS_OK;
 }
 
-void fs_transform_shares(const fs_transform *t, int P, int rank, int64_t share[2])
-{
-    int64_t ignored;
-    fs_split_block(t->shape[t->from_axis], P, rank, &share[0], &ignored);
-    if (t->to_axis >= 0)
-        fs_split_block(t->shape[t->to_axis], P, rank, &share[1], &ignored);
-    else
-        share[1] = rank == 0 ? t->shape[0] : 0;
-}
 
 /* box cut to [0, limit) along axis */
 static fs_box clip(const fs_box *b, int axis, int64_t limit)

@@ -3,10 +3,17 @@
  * From the input's shape and type, the options and the rank count it
  * derives the transform kind (c2c, r2c, c2r), the precision, the working
  * shape (the complex array the ranks hold: the halved axis counts n/2+1
- * where FFTW's padded real layout is used), the slab decomposition (the axis
- * split when reading, the axis split after the one exchange, or a gather on
- * rank 0), the operations on each side of the exchange, the output's shape
- * and type, and how each rank's boxes map onto the input and output files.
+ * where FFTW's padded real layout is used), the decomposition, the
+ * operations of each stage, the output's shape and type, and how each rank's
+ * boxes map onto the input and output files.
+ *
+ * The ranks form a P1 x P2 grid (rank = c1 * P2 + c2). A stage splits up to
+ * two axes, one over each grid dimension; between stages one exchange moves
+ * the split of one grid dimension to another axis, inside the ranks that
+ * share the other coordinate. A slab is the grid P x 1 with two stages (axis
+ * 0 split, then a later axis: one exchange over all ranks); a pencil is a
+ * P1 x P2 grid with three stages (axes 0 and 1 split, then 0 and 2, then 1
+ * and 2: two exchanges, in rows then columns).
  * A 1-D transform on several ranks is the four-step factorisation
  * N = n1 x n2 of Gupta et al.: a 2-D transform with twiddle factors between
  * the passes, read and written through strided selections, transposed in
@@ -23,6 +30,8 @@
 #include "options.h"
 
 #define FS_MAX_OPS 6
+#define FS_MAX_STAGES 3
+#define FS_GATHER (-2)   /* a stage's "axis": everything on rank 0 */
 
 typedef enum fs_kind { FS_C2C, FS_R2C, FS_C2R } fs_kind;
 
@@ -42,11 +51,15 @@ typedef struct fs_transform {
     int fold;                        /* 1-D four-step: shape is (n2, n1) */
     int64_t n1, n2;
     /* the decomposition */
-    int exchanges;                   /* 0 or 1 */
-    int from_axis, to_axis;          /* split axes; to_axis -1: gathered on rank 0 */
-    /* the operations before and after the exchange (specs; boxes come later) */
-    fs_op_spec before[FS_MAX_OPS], after[FS_MAX_OPS];
-    int nbefore, nafter;
+    int pencil;                      /* 0: slab (or no exchange) */
+    int grid[2];                     /* P1 x P2 */
+    int nstages;                     /* 1, 2 or 3: exchanges = nstages - 1 */
+    int split[FS_MAX_STAGES][2];     /* axis split over each grid dimension, -1 none */
+    int exchanges;                   /* nstages > 1 */
+    int from_axis, to_axis;          /* slab: split axes; to_axis -1: gathered on rank 0 */
+    /* the operations of every stage (specs; boxes come later) */
+    fs_op_spec ops[FS_MAX_STAGES][FS_MAX_OPS];
+    int nops[FS_MAX_STAGES];
     int hook_axes_pre[FS_LAYOUT_MAX_DIMS], hook_axes_post[FS_LAYOUT_MAX_DIMS];
     int hooks;                       /* overlapping strategies get block work */
     int hook_twiddle;                /* the four-step's twiddle as the block work */
@@ -64,9 +77,19 @@ typedef struct fs_transform {
 fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int nranks,
                             int uses_hooks, fs_transform *t);
 
-/* A rank's share along the split axes: its count along from_axis, and along
- * to_axis (or everything on rank 0 for a gather). */
-void fs_transform_shares(const fs_transform *t, int nranks, int rank, int64_t share[2]);
+/* The grid dimension an exchange (from stage s to s+1) moves: the ranks
+ * taking part share the other grid coordinate. */
+int fs_transform_exchange_dim(const fs_transform *t, int s);
+
+/* The box of the rank at grid coordinates (c1, c2) in stage s, from the
+ * arithmetic block split (fs_split_block). pipeline computes the same
+ * starts with the parallel prefix broadcast; the dry run and the tests use
+ * this. */
+fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
+
+/* Choose the grid for --decomp / --grid (usage errors recorded). */
+fs_status fs_transform_choose_grid(const fs_options *opts, int ndim, const int64_t *shape,
+                                   const int *transform_axis, int nranks, int *pencil, int grid[2]);
 
 /* The file maps of a rank's boxes (from: the read; to: the write). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_input_info *in, const fs_box *from);

@@ -119,3 +119,34 @@ with h5py.File(sys.argv[1], "w") as f:
 checksum() {
     sha256sum "$1" | cut -d' ' -f1
 }
+
+# fs NP IN OUT [OPTIONS...]: run fftshard on NP ranks and queue the case for
+# check_all, which compares every queued output with numpy in one oracle call
+# (python start-up costs more than a small transform). The options the oracle
+# must know of are passed on to it.
+fs() {
+    local np=$1 in=$2 out=$3 opt
+    shift 3
+    run fftshard "$np" --quiet "$@" "$in" "$out"
+    assert_success
+    local c="in=$in out=$out ranks=$np"
+    for opt in "$@"; do
+        case $opt in
+        --inverse) c+=" inverse" ;;
+        --real) c+=" real" ;;
+        --axes=*) c+=" axes=${opt#--axes=}" ;;
+        --norm=*) c+=" norm=${opt#--norm=}" ;;
+        --last-size=*) c+=" last=${opt#--last-size=}" ;;
+        --precision=*) c+=" precision=${opt#--precision=}" ;;
+        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
+        esac
+    done
+    CASES+=("$c")
+}
+
+# check_all [EXTRA CASES...]: one oracle call for the queued cases.
+check_all() {
+    run oracle check "${CASES[@]}" "$@"
+    assert_success
+    assert_output --partial "0 of"
+}

@@ -6,31 +6,6 @@
 
 load helpers
 
-fs() {
-    local np=$1 in=$2 out=$3 opt
-    shift 3
-    run fftshard "$np" --quiet "$@" "$in" "$out"
-    assert_success
-    local c="in=$in out=$out ranks=$np"
-    for opt in "$@"; do
-        case $opt in
-        --inverse) c+=" inverse" ;;
-        --real) c+=" real" ;;
-        --axes=*) c+=" axes=${opt#--axes=}" ;;
-        --norm=*) c+=" norm=${opt#--norm=}" ;;
-        --last-size=*) c+=" last=${opt#--last-size=}" ;;
-        --precision=*) c+=" precision=${opt#--precision=}" ;;
-        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
-        esac
-    done
-    CASES+=("$c")
-}
-
-check_all() {
-    run oracle check "${CASES[@]}"
-    assert_success
-}
-
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     CASES=()

@@ -40,7 +40,7 @@ oracle_python() {
     # After the exchange the split is along axis 1 (7 over 5 ranks).
     assert_equal "$(json r.json '[p["output_start"][1] for p in r["per_rank"]]')" "[0, 2, 4, 5, 6]"
     assert_equal "$(json r.json 'r["decomposition"]')" \
-        "{'type': 'slab', 'split_axis_before': 0, 'split_axis_after': 1}"
+        "{'type': 'slab', 'split_axis_before': 0, 'split_axis_after': 1, 'grid': [5, 1], 'stages': [[0, -1], [1, -1]]}"
     assert_equal "$(json r.json '(r["schema"], r["ranks"], r["shape"], r["dtype"], r["transform"])')" \
         "('fftshard-report/1', 5, [13, 7, 4], 'float64', 'c2c')"
 }

@@ -7,32 +7,6 @@
 
 load helpers
 
-# fs NP IN OUT [OPTIONS...]: run fftshard on NP ranks and queue the case for
-# check_all, which compares every queued output with numpy.
-fs() {
-    local np=$1 in=$2 out=$3 opt
-    shift 3
-    run fftshard "$np" --quiet "$@" "$in" "$out"
-    assert_success
-    local c="in=$in out=$out ranks=$np"
-    for opt in "$@"; do
-        case $opt in
-        --inverse) c+=" inverse" ;;
-        --axes=*) c+=" axes=${opt#--axes=}" ;;
-        --norm=*) c+=" norm=${opt#--norm=}" ;;
-        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
-        esac
-    done
-    CASES+=("$c")
-}
-
-# check_all [EXTRA CASES...]: one oracle call for the queued cases.
-check_all() {
-    run oracle check "${CASES[@]}" "$@"
-    assert_success
-    assert_output --partial "0 of"
-}
-
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     CASES=()

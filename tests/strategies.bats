@@ -9,27 +9,6 @@ load helpers
 
 STRATEGIES="alltoall random xorswap pairwise auto"
 
-fs() {
-    local np=$1 in=$2 out=$3 opt
-    shift 3
-    run fftshard "$np" --quiet "$@" "$in" "$out"
-    assert_success
-    local c="in=$in out=$out ranks=$np"
-    for opt in "$@"; do
-        case $opt in
-        --inverse) c+=" inverse" ;;
-        --axes=*) c+=" axes=${opt#--axes=}" ;;
-        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
-        esac
-    done
-    CASES+=("$c")
-}
-
-check_all() {
-    run oracle check "${CASES[@]}"
-    assert_success
-}
-
 # same_values A B: the datasets /data of A and B are equal bit for bit,
 # attributes aside (they name the strategy). alltoall, random and xorswap
 # only move the data between the same FFT passes: their results must be

@@ -4,6 +4,12 @@
 
 load helpers
 
+@test "transform: decompositions tile the array, up to 65536 ranks and 2^34 rows" {
+    run "$TEST_BINDIR/test_transform"
+    assert_success
+    assert_output --regexp '^test_transform: [0-9]+ checks, 0 failed$'
+}
+
 @test "layout: split, boxes, pack/unpack, redistributions, shapes" {
     run "$TEST_BINDIR/test_layout"
     assert_success
