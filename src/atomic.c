@@ -3,6 +3,7 @@
 
 #include "atomic.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -10,33 +11,143 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Registered temporaries: a fixed table so the signal handler touches only
  * memory that is never reallocated. */
 #define MAX_TEMPORARIES 8
 static char *temporaries[MAX_TEMPORARIES];
+static char *temporary_dirs[MAX_TEMPORARIES];
+
+static void forget_in(char **table, const char *path)
+{
+    for (int i = 0; i < MAX_TEMPORARIES; i++) {
+        if (table[i] && strcmp(table[i], path) == 0) {
+            char *p = table[i];
+            table[i] = NULL;
+            free(p);
+        }
+    }
+}
 
 static void forget(const char *path)
 {
+    forget_in(temporaries, path);
+    forget_in(temporary_dirs, path);
+}
+
+static void register_in(char **table, const char *path)
+{
     for (int i = 0; i < MAX_TEMPORARIES; i++) {
-        if (temporaries[i] && strcmp(temporaries[i], path) == 0) {
-            char *p = temporaries[i];
-            temporaries[i] = NULL;
-            free(p);
+        if (!table[i]) {
+            table[i] = strdup(path);
+            return;
         }
     }
 }
 
 void fs_atomic_register(const char *tmp_path)
 {
-    for (int i = 0; i < MAX_TEMPORARIES; i++) {
-        if (!temporaries[i]) {
-            temporaries[i] = strdup(tmp_path);
-            return;
+    register_in(temporaries, tmp_path);
+}
+
+void fs_atomic_register_dir(const char *tmp_dir)
+{
+    register_in(temporary_dirs, tmp_dir);
+}
+
+void fs_atomic_forget(const char *tmp_path)
+{
+    forget(tmp_path);
+}
+
+char *fs_atomic_template(const char *dir, const char *base)
+{
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '/')
+            *c = '_';
+    char *t = NULL;
+    if (asprintf(&t, "%s/.%s" FS_ATOMIC_TAG "%s-%ld-XXXXXX", dir, base, host, (long)getpid()) < 0)
+        return NULL;
+    return t;
+}
+
+void fs_atomic_remove_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+/* Whether process pid on this host is a running fftshard. */
+static int running_here(long pid)
+{
+    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
+        return 0;
+    char path[64], comm[64] = "";
+    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 1; /* alive, and nothing says it is another program */
+    int is_ours = fgets(comm, sizeof comm, f) && strncmp(comm, "fftshard", 8) == 0;
+    fclose(f);
+    return is_ours;
+}
+
+void fs_atomic_clean_leftovers(const char *dir, const char *base)
+{
+    char host[256] = "localhost", prefix[1100];
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    snprintf(prefix, sizeof prefix, ".%s" FS_ATOMIC_TAG, base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t pl = strlen(prefix);
+        if (strncmp(e->d_name, prefix, pl) != 0)
+            continue;
+        /* HOST-PID-XXXXXX after the tag */
+        char rest[512];
+        snprintf(rest, sizeof rest, "%s", e->d_name + pl);
+        char *last = strrchr(rest, '-');
+        if (!last)
+            continue;
+        *last = '\0';
+        char *mid = strrchr(rest, '-');
+        if (!mid)
+            continue;
+        *mid = '\0';
+        long pid = strtol(mid + 1, NULL, 10);
+        char path[2200];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (strcmp(rest, host) != 0) {
+            fs_note("warning: %s: left by a run on %s (process %ld); remove it if no run is "
+                    "writing there", path, rest, pid);
+        } else if (!running_here(pid)) {
+            struct stat st;
+            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+                fs_atomic_remove_tree(path);
+            else
+                unlink(path);
+            fs_note("note: removed %s, left by an interrupted run (process %ld)", path, pid);
         }
     }
+    closedir(d);
 }
 
 fs_status fs_atomic_create(const char *final_path, char **tmp_path)
@@ -50,8 +161,8 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
         goto done;
     }
     const char *dir = dirname(dir_copy), *base = basename(base_copy);
-    if (asprintf(&tmp, "%s/.%s" FS_ATOMIC_TAG "XXXXXX", dir, base) < 0) {
-        tmp = NULL;
+    fs_atomic_clean_leftovers(dir, base);
+    if (!(tmp = fs_atomic_template(dir, base))) {
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }
@@ -105,14 +216,99 @@ void fs_atomic_abort(const char *tmp_path)
     forget(tmp_path);
 }
 
+/* Remove the files of a directory, then the directory: open, getdents64,
+ * unlinkat and rmdir are async-signal-safe (opendir and readdir are not). */
+static void empty_directory(const char *dir)
+{
+    static char buf[8192];
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        long n;
+        while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+            for (long off = 0; off < n;) {
+                struct linux_dirent64 {
+                    uint64_t d_ino;
+                    int64_t d_off;
+                    unsigned short d_reclen;
+                    unsigned char d_type;
+                    char d_name[];
+                } *e = (struct linux_dirent64 *)(buf + off);
+                if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                    unlinkat(fd, e->d_name, 0);
+                off += e->d_reclen;
+            }
+        }
+        close(fd);
+    }
+    rmdir(dir);
+}
+
+/* What the run is doing, for the message of an interrupted run. */
+static const char *volatile current_phase = "start-up";
+static volatile int signal_rank = -1;
+
+void fs_atomic_set_phase(const char *phase)
+{
+    current_phase = phase;
+}
+
+void fs_atomic_set_rank(int rank)
+{
+    signal_rank = rank;
+}
+
+static void say(const char *text)
+{
+    ssize_t ignored = write(2, text, strlen(text));
+    (void)ignored;
+}
+
+/* "fftshard: error: interrupted by SIGTERM during the exchange phase (rank
+ * 3): the temporary output was removed" with async-signal-safe calls. */
+static void report_signal(int sig)
+{
+    char rank[16] = "?";
+    int r = signal_rank;
+    if (r >= 0) {
+        char digits[16];
+        int n = 0;
+        do
+            digits[n++] = (char)('0' + r % 10);
+        while ((r /= 10) > 0 && n < 15);
+        for (int i = 0; i < n; i++)
+            rank[i] = digits[n - 1 - i];
+        rank[n] = '\0';
+    }
+    say("fftshard: error: interrupted by ");
+    say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+    say(" during the ");
+    say(current_phase);
+    say(" phase (rank ");
+    say(rank);
+    say(strcmp(current_phase, "report") == 0 ? "): the output had been written\n"
+                                              : "): the temporary output was removed\n");
+}
+
 static void on_signal(int sig)
 {
-    /* Only async-signal-safe calls here: unlink, signal, raise. */
+    /* Only async-signal-safe calls here: unlink, open, getdents64, rmdir,
+     * write, nanosleep, _exit. */
     for (int i = 0; i < MAX_TEMPORARIES; i++)
         if (temporaries[i])
             unlink(temporaries[i]);
-    signal(sig, SIG_DFL);
-    raise(sig);
+    /* Any rank empties a temporary directory (the others may be killed
+     * before their handlers run), with system calls only. */
+    for (int i = 0; i < MAX_TEMPORARIES; i++)
+        if (temporary_dirs[i])
+            empty_directory(temporary_dirs[i]);
+    /* One line for the job: rank 0 speaks at once; another rank only when
+     * it alone got the signal (the launcher has not ended it 0.2 s later). */
+    if (signal_rank != 0) {
+        struct timespec pause = {0, 200000000};
+        nanosleep(&pause, NULL);
+    }
+    report_signal(sig);
+    _exit(128 + sig);
 }
 
 void fs_atomic_install_signal_handlers(void)

@@ -12,8 +12,20 @@
 
 #include "errors.h"
 
-/* The recognisable part of every temporary name: ".<base>.fftshard-tmp-XXXXXX". */
+/* The recognisable part of every temporary name:
+ * ".<base>.fftshard-tmp-<host>-<pid>-XXXXXX" (pid: rank 0's process). */
 #define FS_ATOMIC_TAG ".fftshard-tmp-"
+
+/* The mkstemp/mkdtemp template of a temporary for dir/base (malloc'ed). */
+char *fs_atomic_template(const char *dir, const char *base);
+
+/* Remove a directory's files, then the directory (not in a signal handler). */
+void fs_atomic_remove_tree(const char *path);
+
+/* Remove the temporaries for dir/base that runs killed outright (SIGKILL,
+ * a node lost) left behind: those of this host whose process is gone, each
+ * with a note on stderr; those of other hosts are reported, not touched. */
+void fs_atomic_clean_leftovers(const char *dir, const char *base);
 
 /* Create the temporary for final_path. *tmp_path (out) is malloc'ed; the file
  * exists, empty, when this returns FS_OK. FS_ERR_OUTPUT when the directory is
@@ -23,6 +35,12 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path);
 /* Remember tmp_path (a copy is kept) so a signal or fs_atomic_abort removes
  * it. Any rank may register the same path. */
 void fs_atomic_register(const char *tmp_path);
+
+/* A temporary directory: removed (when empty) on a signal, after the files. */
+void fs_atomic_register_dir(const char *tmp_dir);
+
+/* Stop tracking a path (it was renamed or removed by other means). */
+void fs_atomic_forget(const char *tmp_path);
 
 /* Rename tmp_path over final_path and forget it. */
 fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
@@ -38,7 +56,13 @@ void fs_atomic_abort(const char *tmp_path);
 fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *input_path, int force,
                           char **tmp_path);
 
-/* Install the SIGINT/SIGTERM handlers that unlink registered temporaries. */
+/* Install the SIGINT/SIGTERM handlers that unlink registered temporaries,
+ * print which phase was interrupted and exit with status 128 + signal. */
 void fs_atomic_install_signal_handlers(void);
+
+/* The phase named by an interrupted run's message (a static string), and
+ * this process's rank. */
+void fs_atomic_set_phase(const char *phase);
+void fs_atomic_set_rank(int rank);
 
 #endif

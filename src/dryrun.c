@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "dryrun.h"
+#include "shards.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,7 +85,9 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
                      : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
                                                    : FS_DTYPE_COMPLEX128;
     } else if (rank == 0) {
-        st = fs_h5_probe(opts->input_file, opts->input_dataset, &info);
+        fs_shard_set shards;
+        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, &info, &shards);
+        fs_shard_set_free(&shards);
     }
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         return st;

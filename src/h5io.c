@@ -5,11 +5,15 @@
 
 #include <errno.h>
 #include <hdf5.h>
+#include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
 
 #if H5_VERSION_GE(1, 12, 0)
 typedef H5O_info2_t fs_h5_oinfo;
@@ -169,6 +173,195 @@ static fs_status classify_type(hid_t type, fs_input_info *info)
                         info->type_name);
 }
 
+void fs_strings_free(char **names, int64_t n)
+{
+    for (int64_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+void fs_shard_set_free(fs_shard_set *set)
+{
+    fs_strings_free(set->files, set->n);
+    free(set->boxes);
+    memset(set, 0, sizeof *set);
+}
+
+/* Mapping i's source file or dataset name (malloc'ed), or NULL. */
+static char *virtual_name(hid_t dcpl, size_t i, int dataset)
+{
+    ssize_t len = dataset ? H5Pget_virtual_dsetname(dcpl, i, NULL, 0)
+                          : H5Pget_virtual_filename(dcpl, i, NULL, 0);
+    char *name = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (name && (dataset ? H5Pget_virtual_dsetname(dcpl, i, name, (size_t)len + 1)
+                         : H5Pget_virtual_filename(dcpl, i, name, (size_t)len + 1)) < 0) {
+        free(name);
+        name = NULL;
+    }
+    return name;
+}
+
+/* Where HDF5 finds a virtual dataset's source: "." is the file itself; a
+ * relative name is looked for under $HDF5_VDS_PREFIX, beside the virtual
+ * dataset's file, then from the working directory. */
+static void resolve_source(const char *vds_file, const char *name, char *path, size_t size)
+{
+    struct stat st;
+    if (strcmp(name, ".") == 0 || name[0] == '/') {
+        snprintf(path, size, "%s", strcmp(name, ".") == 0 ? vds_file : name);
+        return;
+    }
+    const char *prefix = getenv("HDF5_VDS_PREFIX");
+    if (prefix && prefix[0]) {
+        snprintf(path, size, "%s/%s", prefix, name);
+        if (stat(path, &st) == 0)
+            return;
+    }
+    char *copy = strdup(vds_file);
+    snprintf(path, size, "%s/%s", copy ? dirname(copy) : ".", name);
+    free(copy);
+    if (stat(path, &st) != 0)
+        snprintf(path, size, "%s", name);
+}
+
+/* A virtual dataset reads the fill value where a source is missing; a
+ * result computed from that would be silently wrong. Check that every
+ * source file and dataset exists, has a type fftshard reads and is large
+ * enough for its mapping. */
+static fs_status check_virtual_sources(const char *file, const char *dataset, hid_t dcpl)
+{
+    size_t count = 0;
+    if (H5Pget_virtual_count(dcpl, &count) < 0)
+        return h5_fail(FS_ERR_INPUT, "%s:%s: cannot read the virtual dataset's mappings", file, dataset);
+    fs_status ret = FS_OK;
+    for (size_t i = 0; i < count && ret == FS_OK; i++) {
+        char *name = virtual_name(dcpl, i, 0), *dset = virtual_name(dcpl, i, 1);
+        hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, tid = H5I_INVALID_HID,
+              sid = H5I_INVALID_HID, sel = H5I_INVALID_HID;
+        char path[2 * FS_PATH_MAX];
+        struct stat st;
+        if (!name || !dset) {
+            ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot read mapping %zu of the virtual dataset",
+                          file, dataset, i);
+            goto next;
+        }
+        if (strchr(name, '%') || strchr(dset, '%'))
+            goto next; /* printf-named sources of an unlimited dataset: HDF5 finds them */
+        resolve_source(file, name, path, sizeof path);
+        int found = stat(path, &st) == 0;
+        if (!found || S_ISDIR(st.st_mode)) {
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset: %s", file,
+                               dataset, name, found ? "is a directory" : "no such file");
+            goto next;
+        }
+        fid = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
+        if (fid < 0) {
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset: not a readable "
+                               "HDF5 file", file, dataset, name);
+            goto next;
+        }
+        did = H5Dopen2(fid, dset, H5P_DEFAULT);
+        if (did < 0) {
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset has no dataset %s",
+                               file, dataset, name, dset);
+            goto next;
+        }
+        fs_input_info src;
+        memset(&src, 0, sizeof src);
+        tid = H5Dget_type(did);
+        sid = H5Dget_space(did);
+        if (tid < 0 || classify_type(tid, &src) != FS_OK) {
+            fs_error_clear();
+            ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s:%s of the virtual dataset: "
+                               "unsupported element type %s", file, dataset, name, dset,
+                               src.type_name[0] ? src.type_name : "?");
+            goto next;
+        }
+        sel = H5Pget_virtual_srcspace(dcpl, i);
+        int nd = sid >= 0 ? H5Sget_simple_extent_ndims(sid) : -1;
+        hsize_t dims[H5S_MAX_RANK], lo[H5S_MAX_RANK], hi[H5S_MAX_RANK];
+        if (nd < 0 || sel < 0) {
+            ret = h5_fail(FS_ERR_INPUT, "%s:%s: source %s:%s of the virtual dataset: cannot read its "
+                          "shape", file, dataset, name, dset);
+            goto next;
+        }
+        H5Sget_simple_extent_dims(sid, dims, NULL);
+        int64_t d64[H5S_MAX_RANK];
+        hsize_t have = 1;
+        for (int k = 0; k < nd; k++) {
+            d64[k] = (int64_t)dims[k];
+            have *= dims[k];
+        }
+        char shape[256];
+        fs_format_shape(nd, d64, shape, sizeof shape);
+        /* "All" of a source maps as many elements as the virtual side
+         * selects; a hyperslab of it must lie within its shape. */
+        hid_t vsel = H5Pget_virtual_vspace(dcpl, i);
+        hssize_t need = vsel >= 0 ? H5Sget_select_npoints(vsel) : -1;
+        if (vsel >= 0)
+            H5Sclose(vsel);
+        if (H5Sget_select_type(sel) == H5S_SEL_ALL) {
+            if (need >= 0 && (hsize_t)need != have)
+                ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s:%s of the virtual dataset has shape "
+                                   "%s (%llu elements), its mapping needs %lld", file, dataset, name,
+                                   dset, shape, (unsigned long long)have, (long long)need);
+        } else if (H5Sget_simple_extent_ndims(sel) == nd && H5Sget_select_npoints(sel) > 0 &&
+                   H5Sget_select_bounds(sel, lo, hi) >= 0) {
+            for (int k = 0; k < nd && ret == FS_OK; k++)
+                if (hi[k] >= dims[k])
+                    ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s:%s of the virtual dataset has "
+                                       "shape %s, too small for its mapping (axis %d reaches %llu)",
+                                       file, dataset, name, dset, shape, k,
+                                       (unsigned long long)hi[k] + 1);
+        }
+    next:
+        if (sel >= 0)
+            H5Sclose(sel);
+        if (sid >= 0)
+            H5Sclose(sid);
+        if (tid >= 0)
+            H5Tclose(tid);
+        if (did >= 0)
+            H5Dclose(did);
+        if (fid >= 0)
+            H5Fclose(fid);
+        H5Eclear2(H5E_DEFAULT);
+        free(name);
+        free(dset);
+    }
+    return ret;
+}
+
+/* A shard's "offset" attribute: its start in the whole array, one integer
+ * (along axis 0) or one per axis. has_offset -1: present but unusable. */
+static void read_offset(hid_t did, int ndim, fs_input_info *info)
+{
+    if (H5Aexists(did, "offset") <= 0)
+        return;
+    hid_t aid = H5Aopen(did, "offset", H5P_DEFAULT);
+    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
+    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
+    hssize_t n = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
+    long long v[FS_LAYOUT_MAX_DIMS] = {0};
+    info->has_offset = -1;
+    if (aty >= 0 && H5Tget_class(aty) == H5T_INTEGER && (n == 1 || n == ndim) &&
+        H5Aread(aid, H5T_NATIVE_LLONG, v) >= 0) {
+        info->has_offset = 1;
+        for (int k = 0; k < ndim; k++) {
+            info->offset[k] = v[k];
+            if (v[k] < 0)
+                info->has_offset = -1;
+        }
+    }
+    if (aty >= 0)
+        H5Tclose(aty);
+    if (asp >= 0)
+        H5Sclose(asp);
+    if (aid >= 0)
+        H5Aclose(aid);
+    H5Eclear2(H5E_DEFAULT);
+}
+
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info)
 {
     fs_status ret = FS_OK;
@@ -292,6 +485,16 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
     info->ndim = ndim;
     for (int k = 0; k < ndim; k++)
         info->shape[k] = (int64_t)dims[k];
+    read_offset(did, ndim, info);
+    hid_t dcpl = H5Dget_create_plist(did);
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL) {
+        info->is_virtual = 1;
+        ret = check_virtual_sources(file, info->dataset, dcpl);
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (ret != FS_OK)
+        goto done;
     for (int k = 0; k < ndim; k++) {
         if (dims[k] == 0) {
             char shape[256];
@@ -479,8 +682,92 @@ static hid_t memory_space(const fs_io_map *map)
     return H5Screate_simple(nd, dims, NULL);
 }
 
+/* Map the box sets->boxes[i] of a virtual dataset of the given shape onto
+ * the whole dataset `dataset` of sets->files[i], for every i. */
+static herr_t set_mappings(hid_t dcpl, int ndim, const int64_t *shape, const fs_shard_set *set,
+                           const char *dataset)
+{
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < ndim; k++)
+        dims[k] = (hsize_t)shape[k];
+    hid_t space = H5Screate_simple(ndim, dims, NULL);
+    herr_t rc = space < 0 ? -1 : 0;
+    for (int64_t i = 0; i < set->n && rc >= 0; i++) {
+        const fs_box *b = &set->boxes[i];
+        hsize_t start[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
+        for (int k = 0; k < ndim; k++) {
+            start[k] = (hsize_t)b->start[k];
+            count[k] = (hsize_t)b->count[k];
+        }
+        hid_t src = H5Screate_simple(ndim, count, NULL);
+        rc = src < 0 ? -1 : H5Sselect_hyperslab(space, H5S_SELECT_SET, start, NULL, count, NULL);
+        if (rc >= 0)
+            rc = H5Pset_virtual(dcpl, space, set->files[i], dataset, src);
+        if (src >= 0)
+            H5Sclose(src);
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    return rc;
+}
+
+/* The shards as one array: a virtual dataset mapping each shard's whole
+ * dataset onto its box. It is written to a small temporary file and opened
+ * read-only: HDF5 opens the sources with the virtual dataset's own access
+ * mode, and a writable one would lock every shard exclusively (other ranks
+ * would read fill values) and fail on read-only shards. The file is
+ * unlinked as soon as it is open. */
+static hid_t open_shards(const fs_input_info *info, const fs_shard_set *shards, hid_t *fid)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5I_INVALID_HID,
+          type = element_type(info->dtype, 1), did = H5I_INVALID_HID;
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    int nd = info->ndim;
+    for (int k = 0; k < nd; k++)
+        dims[k] = (hsize_t)info->shape[k];
+    *fid = H5I_INVALID_HID;
+    const char *tmpdir = getenv("TMPDIR");
+    char path[FS_PATH_MAX];
+    snprintf(path, sizeof path, "%s/" FS_ATOMIC_TAG "shards-XXXXXX",
+             tmpdir && tmpdir[0] ? tmpdir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fs_error_set(FS_ERR_RUNTIME, "%s: cannot create the temporary file that maps the shards: %s",
+                     path, strerror(errno));
+        goto done;
+    }
+    close(fd);
+    fs_atomic_register(path);
+    if (dcpl < 0 || type < 0 || (space = H5Screate_simple(nd, dims, NULL)) < 0 ||
+        set_mappings(dcpl, nd, info->shape, shards, info->dataset) < 0)
+        goto done;
+    *fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (*fid < 0)
+        goto done;
+    did = H5Dcreate2(*fid, "shards", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    if (did >= 0)
+        H5Dclose(did);
+    herr_t closed = H5Fclose(*fid);
+    *fid = H5I_INVALID_HID;
+    did = H5I_INVALID_HID;
+    if (closed < 0 || (*fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
+        goto done;
+    did = H5Dopen2(*fid, "shards", H5P_DEFAULT);
+done:
+    if (fd >= 0)
+        fs_atomic_abort(path);
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return did;
+}
+
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
-                     const fs_io_map *map, void *data, fs_io_progress progress, void *ctx)
+                     const fs_shard_set *shards, const fs_io_map *map, void *data,
+                     fs_io_progress progress, void *ctx)
 {
     fs_status ret = FS_OK;
     hid_t fapl = H5I_INVALID_HID, fid = H5I_INVALID_HID, did = H5I_INVALID_HID,
@@ -488,21 +775,33 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
           dxpl = H5I_INVALID_HID;
     io_pieces pc;
     double done = 0, eb = (double)mem_elem_bytes(map->mem_type);
+    /* Virtual datasets are read by each rank alone, with the default driver. */
+    int independent = shards || info->is_virtual;
 
     if ((ret = plan_pieces(comm, map, &pc)) != FS_OK)
         return ret;
-    fapl = mpio_fapl(comm);
-    dxpl = collective_dxpl();
+    fapl = independent ? H5Pcreate(H5P_FILE_ACCESS) : mpio_fapl(comm);
+    dxpl = independent ? H5Pcreate(H5P_DATASET_XFER) : collective_dxpl();
     if (fapl < 0 || dxpl < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot set up parallel HDF5 access");
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot set up HDF5 access");
         goto done;
     }
-    fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
-    if (fid < 0) {
-        ret = h5_fail(FS_ERR_INPUT, "%s: cannot open for parallel reading", file);
-        goto done;
+    if (shards) {
+        did = open_shards(info, shards, &fid);
+        if (did < 0) {
+            ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot map the %lld shards onto one array", file,
+                          (long long)shards->n);
+            goto done;
+        }
+    } else {
+        fid = H5Fopen(file, H5F_ACC_RDONLY, fapl);
+        if (fid < 0) {
+            ret = h5_fail(FS_ERR_INPUT, "%s: cannot open for %s reading", file,
+                          independent ? "" : "parallel");
+            goto done;
+        }
+        did = H5Dopen2(fid, info->dataset, H5P_DEFAULT);
     }
-    did = H5Dopen2(fid, info->dataset, H5P_DEFAULT);
     fspace = did >= 0 ? H5Dget_space(did) : H5I_INVALID_HID;
     if (fspace < 0) {
         ret = h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
@@ -518,7 +817,7 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
         int64_t n = select_piece(map, &pc, c, fspace, mspace);
         if (n < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "cannot select the input hyperslab");
-        else if (H5Dread(did, mtype, mspace, fspace, dxpl, data) < 0)
+        else if ((!independent || n > 0) && H5Dread(did, mtype, mspace, fspace, dxpl, data) < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
         done += (double)(n > 0 ? n : 0) * eb;
         if (progress && n > 0)
@@ -542,6 +841,33 @@ done:
     return ret;
 }
 
+fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***names, int64_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t did = fid >= 0 ? H5Dopen2(fid, dataset, H5P_DEFAULT) : H5I_INVALID_HID;
+    hid_t dcpl = did >= 0 ? H5Dget_create_plist(did) : H5I_INVALID_HID;
+    size_t count = 0;
+    fs_status ret = FS_OK;
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &count) >= 0 &&
+        count > 0) {
+        *names = calloc(count, sizeof **names);
+        for (size_t i = 0; *names && i < count; i++)
+            (*names)[(*n)++] = virtual_name(dcpl, i, 0);
+        if (!*names)
+            ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (did >= 0)
+        H5Dclose(did);
+    if (fid >= 0)
+        H5Fclose(fid);
+    H5Eclear2(H5E_DEFAULT);
+    return ret;
+}
+
 /* ------------------------------------------------------------------ write */
 
 struct fs_h5_output {
@@ -550,25 +876,55 @@ struct fs_h5_output {
     hid_t fid, did, dxpl;
 };
 
-fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,
-                           const int64_t *shape, fs_dtype file_type, fs_h5_output **out)
+/* Chunks and filters of the output dataset. */
+static herr_t set_storage(hid_t dcpl, int ndim, const int64_t *shape, const fs_h5_storage *storage)
+{
+    if (!storage || storage->chunk_ndim == 0)
+        return 0;
+    hsize_t chunk[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < ndim; k++) {
+        int64_t c = k < storage->chunk_ndim ? storage->chunk[k] : shape[k];
+        chunk[k] = (hsize_t)(c < shape[k] ? c : shape[k]);
+        if (chunk[k] == 0)
+            chunk[k] = 1;
+    }
+    if (H5Pset_chunk(dcpl, ndim, chunk) < 0)
+        return -1;
+    if (storage->deflate > 0 &&
+        (H5Pset_shuffle(dcpl) < 0 || H5Pset_deflate(dcpl, (unsigned)storage->deflate) < 0))
+        return -1;
+    return 0;
+}
+
+/* Create the file tmp_path through fapl and in it the dataset `dataset`
+ * (groups on its path too) with the creation properties dcpl; *out is the
+ * new output, or NULL after a failure. */
+static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, hid_t dxpl,
+                               const char *dataset, int ndim, const int64_t *shape,
+                               fs_dtype file_type, hid_t dcpl, fs_h5_output **out)
 {
     fs_status ret = FS_OK;
-    hid_t fapl = H5I_INVALID_HID, space = H5I_INVALID_HID, ftype = H5I_INVALID_HID,
-          lcpl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    hid_t space = H5I_INVALID_HID, ftype = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
     *out = NULL;
     fs_h5_output *o = calloc(1, sizeof *o);
     if (!o || !(o->path = strdup(tmp_path))) {
         free(o);
+        if (dxpl >= 0)
+            H5Pclose(dxpl);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    o->fid = o->did = o->dxpl = H5I_INVALID_HID;
+    o->fid = o->did = H5I_INVALID_HID;
+    o->dxpl = dxpl;
     o->comm = comm;
-
-    fapl = mpio_fapl(comm);
-    o->dxpl = collective_dxpl();
-    if (fapl < 0 || o->dxpl < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot set up parallel HDF5 access");
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < ndim; k++)
+        dims[k] = (hsize_t)shape[k];
+    space = H5Screate_simple(ndim, dims, NULL);
+    ftype = element_type(file_type, 0);
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (fapl < 0 || dcpl < 0 || space < 0 || ftype < 0 || lcpl < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0) {
+        ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
         goto done;
     }
     /* The temporary was created empty and exclusively by rank 0; HDF5 now
@@ -578,42 +934,58 @@ fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *data
         ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", tmp_path);
         goto done;
     }
-    hsize_t dims[FS_LAYOUT_MAX_DIMS];
-    for (int k = 0; k < ndim; k++)
-        dims[k] = (hsize_t)shape[k];
-    space = H5Screate_simple(ndim, dims, NULL);
-    ftype = element_type(file_type, 0);
-    lcpl = H5Pcreate(H5P_LINK_CREATE);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    if (space < 0 || ftype < 0 || lcpl < 0 || dcpl < 0 ||
-        H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
-        /* Every element is written; filling first would write the file twice. */
-        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
-        ret = h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
-        goto done;
-    }
     o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT);
-    if (o->did < 0) {
+    if (o->did < 0)
         ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path, dataset);
-        goto done;
-    }
 done:
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
     if (lcpl >= 0)
         H5Pclose(lcpl);
     if (ftype >= 0)
         H5Tclose(ftype);
     if (space >= 0)
         H5Sclose(space);
-    if (fapl >= 0)
-        H5Pclose(fapl);
     if (ret != FS_OK) {
         fs_h5_output_close(&o);
         return ret;
     }
     *out = o;
     return FS_OK;
+}
+
+fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,
+                           const int64_t *shape, fs_dtype file_type, const fs_h5_storage *storage,
+                           fs_h5_output **out)
+{
+    hid_t fapl = mpio_fapl(comm), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    /* Every element is written; filling first would write the file twice. */
+    if (dcpl >= 0 && (H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+                      set_storage(dcpl, ndim, shape, storage) < 0)) {
+        H5Pclose(dcpl);
+        dcpl = H5I_INVALID_HID;
+    }
+    fs_status ret = output_create(comm, tmp_path, fapl, collective_dxpl(), dataset, ndim, shape,
+                                  file_type, dcpl, out);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    return ret;
+}
+
+fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, int ndim,
+                                   const int64_t *shape, fs_dtype file_type,
+                                   const fs_shard_set *sources, fs_h5_output **out)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (dcpl >= 0 && set_mappings(dcpl, ndim, shape, sources, dataset) < 0) {
+        H5Pclose(dcpl);
+        dcpl = H5I_INVALID_HID;
+    }
+    fs_status ret = output_create(MPI_COMM_SELF, tmp_path, H5P_DEFAULT, H5I_INVALID_HID, dataset,
+                                  ndim, shape, file_type, dcpl, out);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    return ret;
 }
 
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,

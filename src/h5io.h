@@ -3,7 +3,10 @@
  * Input: rank 0 probes the file alone (does it exist, which dataset, what
  * type and shape) so errors are decided once and worded by us; then every
  * rank opens it through MPI-IO and reads its box collectively, converted to
- * complex double in place.
+ * complex double in place. A virtual dataset (HDF5 1.10 cannot read one
+ * through MPI-IO) is opened by every rank with the default driver and read
+ * independently; so are shards, through a virtual dataset in memory that
+ * maps them onto the whole array.
  * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic temporary
  * file (see atomic.h), written box by box with collective I/O, with the
  * attributes of DESIGN.md section 3. HDF5's automatic error printing is off;
@@ -35,7 +38,21 @@ typedef struct fs_input_info {
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
+    int is_virtual;              /* a virtual dataset (its sources were checked) */
+    int has_offset;              /* an "offset" attribute: a shard's place in the whole */
+    int64_t offset[FS_LAYOUT_MAX_DIMS];
+    int64_t nshards;             /* --shards: how many files make the array (0: one file) */
 } fs_input_info;
+
+/* The files of a sharded array: file i holds the box boxes[i] of the whole
+ * (its dataset has the box's shape). */
+typedef struct fs_shard_set {
+    int64_t n;
+    char **files;
+    fs_box *boxes;
+} fs_shard_set;
+
+void fs_shard_set_free(fs_shard_set *set);
 
 /* Start HDF5 quietly (automatic error printing off). */
 void fs_h5_init(void);
@@ -71,21 +88,46 @@ fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type);
  * box's first axis (MPI-IO counts are ints, and progress needs steps). */
 #define FS_IO_CALL_BYTES ((int64_t)512 * 1024 * 1024)
 
-/* Collective: read the file side of `map` into `data`, in collective calls
- * of at most FS_IO_CALL_BYTES per rank. Ranks with an empty box take part
- * and read nothing. HDF5 converts the file's type to mem_type. */
+/* Collective: read the file side of `map` into `data`, in calls of at most
+ * FS_IO_CALL_BYTES per rank. Ranks with an empty box take part and read
+ * nothing. HDF5 converts the file's type to mem_type. With `shards` (may be
+ * NULL) the array is the shards' (info->dataset in each), not file's. */
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
-                     const fs_io_map *map, void *data, fs_io_progress progress, void *ctx);
+                     const fs_shard_set *shards, const fs_io_map *map, void *data,
+                     fs_io_progress progress, void *ctx);
+
+/* Rank 0 only: the source files of the virtual dataset `dataset` in `file`
+ * as stored (relative names are relative to file's directory); *n 0 when
+ * it is not virtual. Free with fs_strings_free. */
+fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***names, int64_t *n);
+void fs_strings_free(char **names, int64_t n);
 
 /* An output file being written. */
 typedef struct fs_h5_output fs_h5_output;
 
+/* How the output dataset is stored: contiguous (chunk_ndim 0), or in chunks
+ * (clipped to the shape), deflate > 0 compressing them (shuffle, then
+ * deflate at that level). */
+typedef struct fs_h5_storage {
+    int chunk_ndim;
+    int64_t chunk[FS_LAYOUT_MAX_DIMS];
+    int deflate;
+} fs_h5_storage;
+
 /* Collective. Create the dataset `dataset` of the given shape and element
  * type (complex types as h5py's {r,i} compound) in the (already created,
- * empty) temporary file tmp_path; missing groups on its path are created. */
+ * empty) temporary file tmp_path; missing groups on its path are created.
+ * storage may be NULL (contiguous). */
 fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset,
                            int ndim, const int64_t *shape, fs_dtype file_type,
-                           fs_h5_output **out);
+                           const fs_h5_storage *storage, fs_h5_output **out);
+/* One process: create in tmp_path a virtual dataset of the given shape that
+ * maps sources->boxes[i] to the whole dataset `dataset` of sources->files[i]
+ * (names relative to tmp_path's directory). Attributes go on it as on any
+ * output; fs_h5_output_write is not for it. */
+fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, int ndim,
+                                   const int64_t *shape, fs_dtype file_type,
+                                   const fs_shard_set *sources, fs_h5_output **out);
 /* Collective: write the memory side of `map` from data into the file side;
  * HDF5 converts to the file type. */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,

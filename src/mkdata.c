@@ -138,7 +138,7 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
     fs_synth_fill(&synth, &box, o->type, buf);
-    st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, &out);
+    st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, NULL, &out);
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
     fs_io_map map = fs_io_map_plain(&box, o->type);

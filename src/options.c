@@ -37,6 +37,10 @@ enum {
     OPT_DTYPE,
     OPT_RANKS,
     OPT_MEM_PER_RANK,
+    OPT_SHARDS,
+    OPT_SHARD_OUTPUT,
+    OPT_CHUNKS,
+    OPT_DEFLATE,
 };
 
 #define MAX_PACKET_BYTES ((uint64_t)1 << 30)
@@ -65,6 +69,10 @@ static const struct option long_options[] = {
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"ranks", required_argument, NULL, OPT_RANKS},
     {"mem-per-rank", required_argument, NULL, OPT_MEM_PER_RANK},
+    {"shards", no_argument, NULL, OPT_SHARDS},
+    {"shard-output", optional_argument, NULL, OPT_SHARD_OUTPUT},
+    {"chunks", required_argument, NULL, OPT_CHUNKS},
+    {"deflate", required_argument, NULL, OPT_DEFLATE},
     {"progress", no_argument, NULL, OPT_PROGRESS},
     {"force", no_argument, NULL, 'f'},
     {"quiet", no_argument, NULL, 'q'},
@@ -128,6 +136,14 @@ void fs_options_print_help(FILE *out)
         "      --dtype=TYPE        its type: float32, float64, complex64, complex128\n"
         "      --ranks=N           plan for N ranks (default: this job's)\n"
         "      --mem-per-rank=B    say whether the plan fits B bytes per rank (K,M,G,T)\n"
+        "\n"
+        "Sharded files:\n"
+        "      --shards            INPUT is a pattern with one number field\n"
+        "                          (field.%04d.h5) or a file listing the shards\n"
+        "      --shard-output[=N]  write N files (default one per rank) and OUTPUT as\n"
+        "                          a virtual dataset that reads them as one array\n"
+        "      --chunks=SHAPE      store the output in chunks of SHAPE (e.g. 16x64x64)\n"
+        "      --deflate=LEVEL     compress the output chunks (shuffle + deflate 1-9)\n"
         "\n"
         "Output and messages:\n"
         "  -f, --force             replace OUTPUT if it exists\n"
@@ -476,6 +492,33 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
         case OPT_PROGRESS:
             opts->progress = 1;
             break;
+        case OPT_SHARDS:
+            opts->shards = 1;
+            break;
+        case OPT_SHARD_OUTPUT: {
+            long v = -1;
+            if (optarg && parse_long(optarg, 1, 1L << 30, &v) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--shard-output=%s: expected a number of files", optarg);
+            opts->shard_output = (int)v;
+            break;
+        }
+        case OPT_CHUNKS: {
+            int64_t shape[FS_MAX_DIMS];
+            int n = fs_parse_shape(optarg, shape);
+            if (n < 1)
+                return fs_error_set(FS_ERR_USAGE, "--chunks=%s: expected a chunk shape like 16x64x64",
+                                    optarg);
+            memcpy(opts->chunks, shape, sizeof shape);
+            opts->chunks_ndim = n;
+            break;
+        }
+        case OPT_DEFLATE: {
+            long v;
+            if (parse_long(optarg, 1, 9, &v) != 0)
+                return fs_error_set(FS_ERR_USAGE, "--deflate=%s: expected a level from 1 to 9", optarg);
+            opts->deflate = (int)v;
+            break;
+        }
         case OPT_WISDOM:
             if (optarg[0] == '\0')
                 return fs_error_set(FS_ERR_USAGE, "--wisdom: expected a file name");

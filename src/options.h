@@ -55,6 +55,11 @@ typedef struct fs_options {
     char *dtype;           /* --dtype (dry run without a file) */
     int ranks;             /* --ranks (dry run; 0: this job's) */
     uint64_t mem_per_rank; /* --mem-per-rank (0: not given) */
+    int shards;            /* --shards: INPUT names shard files */
+    int shard_output;      /* --shard-output: 0 not given, -1 one per rank, else files */
+    int64_t chunks[FS_MAX_DIMS]; /* --chunks */
+    int chunks_ndim;       /* 0: not given */
+    int deflate;           /* --deflate level, 0: none */
     int progress;          /* --progress */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */

@@ -18,6 +18,8 @@
 #include "prefix.h"
 #include "progress.h"
 #include "report.h"
+#include "shardout.h"
+#include "shards.h"
 #include "transform.h"
 #include "wisdom.h"
 
@@ -46,6 +48,9 @@ typedef struct run {
     int rank, nranks;
     const fs_options *opts;
     fs_input_info info;
+    fs_shard_set shards;        /* --shards: the files (n 0 for one file) */
+    fs_shard_output so;         /* --shard-output */
+    fs_h5_storage storage;      /* --chunks, --deflate */
     fs_transform t;             /* what is computed (for the chosen strategy) */
     int coord[2];               /* this rank in the P1 x P2 grid */
     MPI_Comm dim_comm[2];       /* the ranks varying along each grid dimension */
@@ -147,12 +152,15 @@ static fs_status stage_probe(run *r)
 {
     fs_status st = FS_OK;
     if (r->rank == 0)
-        st = fs_h5_probe(r->opts->input_file, r->opts->input_dataset, &r->info);
+        st = fs_input_probe(r->opts->shards, r->opts->input_file, r->opts->input_dataset, &r->info,
+                            &r->shards);
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;
     if (MPI_Bcast(&r->info, (int)sizeof r->info, MPI_BYTE, 0, r->comm) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    if (r->opts->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
+        return st;
     /* Every rank judges the options against the input the same way: rank 0
      * speaks. The strategy does not change what is valid. */
     fs_transform t;
@@ -178,6 +186,8 @@ static fs_status stage_output(run *r)
      * run before any work. */
     if (st == FS_OK && o->report_file)
         st = fs_atomic_begin(r->comm, o->report_file, o->input_file, 1, &r->report_tmp);
+    if (st == FS_OK && o->shard_output)
+        st = fs_shard_output_begin(r->comm, o->output_file, &r->so);
     return st;
 }
 
@@ -577,6 +587,11 @@ static fs_status stage_plan(run *r)
     return compute_plan(r, ops, &r->c);
 }
 
+static const fs_shard_set *input_shards(const run *r)
+{
+    return r->info.nshards ? &r->shards : NULL;
+}
+
 /* Zero the imaginary parts the read left alone (real input in complex). */
 static void zero_imag(run *r, const fs_io_map *m)
 {
@@ -597,24 +612,18 @@ static fs_status stage_read(run *r)
     /* Slots past the read (padding, the missing half of a c2r) start as zeros. */
     memset(r->data, 0, (size_t)r->data_elems * cbytes(r));
     fs_progress_begin(&r->progress, "read", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
-    fs_status st = fs_h5_read(r->comm, r->opts->input_file, &r->info, &m, r->data,
+    fs_status st = fs_h5_read(r->comm, r->opts->input_file, &r->info, input_shards(r), &m, r->data,
                               fs_progress_callback, &r->progress);
     fs_progress_end(&r->progress);
     zero_imag(r, &m);
     return st;
 }
 
-static fs_status stage_write(run *r)
+/* The attributes of an output dataset (collective over its file's ranks). */
+static fs_status write_attributes(const run *r, fs_h5_output *out)
 {
     const fs_options *o = r->opts;
     const fs_input_info *in = &r->info;
-    fs_io_map m = fs_transform_write_map(&r->t, &LAST(r));
-    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
-    fs_status st = fs_h5_output_write(r->out, &m, r->data, fs_progress_callback, &r->progress);
-    if (st != FS_OK)
-        return st;
-
-    /* Attributes: collective, identical on every rank. */
     char input[2 * FS_PATH_MAX + 2];
     snprintf(input, sizeof input, "%s:%s", o->input_file, in->dataset);
     int64_t axes[FS_MAX_DIMS], ranks = r->nranks, last_size = 0;
@@ -637,18 +646,116 @@ static fs_status stage_write(run *r)
         {"transpose", r->strategy},
         {"precision", r->t.prec == FS_SINGLE ? "single" : "double"},
     };
+    fs_status st = FS_OK;
     for (size_t i = 0; i < sizeof strings / sizeof strings[0] && st == FS_OK; i++)
-        st = fs_h5_output_attr_string(r->out, strings[i].name, strings[i].value);
+        st = fs_h5_output_attr_string(out, strings[i].name, strings[i].value);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(r->out, "axes", naxes, axes);
+        st = fs_h5_output_attr_int64s(out, "axes", naxes, axes);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(r->out, "input_shape", in->ndim, in->shape);
+        st = fs_h5_output_attr_int64s(out, "input_shape", in->ndim, in->shape);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(r->out, "last_size", -1, &last_size);
+        st = fs_h5_output_attr_int64s(out, "last_size", -1, &last_size);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(r->out, "ranks", -1, &ranks);
+        st = fs_h5_output_attr_int64s(out, "ranks", -1, &ranks);
+    return st;
+}
+
+static const char *output_dataset(const run *r)
+{
+    return r->opts->output_dataset ? r->opts->output_dataset : r->info.dataset;
+}
+
+/* Create the output: one file, or this rank's shard file. */
+static fs_status create_output(run *r)
+{
+    if (!r->opts->shard_output)
+        return fs_h5_output_new(r->comm, r->tmp_path, output_dataset(r), r->t.out_ndim,
+                                r->t.out_shape, r->t.out_type, &r->storage, &r->out);
+    if (r->so.file < 0)
+        return FS_OK; /* this rank owns nothing of the output */
+    return fs_h5_output_new(r->so.comm, r->so.path, output_dataset(r), r->t.out_ndim,
+                            r->so.box.count, r->t.out_type, &r->storage, &r->out);
+}
+
+static fs_status stage_write(run *r)
+{
+    fs_io_map m = fs_transform_write_map(&r->t, &LAST(r));
+    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&m.file_box) * (double)cbytes(r), "B");
+    fs_status st = FS_OK;
+    if (r->opts->shard_output) {
+        /* The file holds the group's box: positions relative to its start. */
+        for (int k = 0; k < m.file_box.ndim && !r->t.fold; k++)
+            m.file_box.start[k] -= r->so.box.start[k];
+    }
+    if (r->out) {
+        st = fs_h5_output_write(r->out, &m, r->data, fs_progress_callback, &r->progress);
+        if (st == FS_OK)
+            st = write_attributes(r, r->out);
+        if (st == FS_OK && r->opts->shard_output)
+            st = fs_h5_output_attr_int64s(r->out, "offset", r->t.out_ndim, r->so.box.start);
+    }
     fs_progress_end(&r->progress);
     return st;
+}
+
+/* Rank 0, sharded output: the master, then everything into place. */
+static fs_status commit_shards(run *r)
+{
+    fs_h5_output *master = NULL;
+    fs_status st = fs_h5_output_new_virtual(r->tmp_path, output_dataset(r), r->t.out_ndim,
+                                            r->t.out_shape, r->t.out_type, &r->so.sources, &master);
+    if (st == FS_OK)
+        st = write_attributes(r, master);
+    if (st == FS_OK) {
+        int64_t n = r->so.nfiles;
+        st = fs_h5_output_attr_int64s(master, "shards", -1, &n);
+    }
+    fs_status closed = fs_h5_output_close(&master);
+    st = st != FS_OK ? st : closed;
+    if (st != FS_OK)
+        return st;
+    return fs_shard_output_commit(&r->so, r->tmp_path, r->opts->output_file, output_dataset(r));
+}
+
+/* --chunks and --deflate: the output's storage. */
+static fs_status choose_storage(run *r)
+{
+    const fs_options *o = r->opts;
+    fs_h5_storage *sg = &r->storage;
+    memset(sg, 0, sizeof *sg);
+    if (!o->chunks_ndim && !o->deflate)
+        return FS_OK;
+    int nd = r->t.out_ndim;
+    double eb = r->t.out_type == FS_DTYPE_COMPLEX128 ? 16 : r->t.out_type == FS_DTYPE_FLOAT32 ? 4 : 8;
+    if (o->chunks_ndim) {
+        if (o->chunks_ndim != nd)
+            return fs_error_set(FS_ERR_USAGE, "--chunks: %d lengths for a %d-D output", o->chunks_ndim, nd);
+        double bytes = eb;
+        for (int k = 0; k < nd; k++)
+            bytes *= (double)(o->chunks[k] < r->t.out_shape[k] ? o->chunks[k] : r->t.out_shape[k]);
+        if (bytes >= 4294967296.0)
+            return fs_error_set(FS_ERR_USAGE, "--chunks: a chunk of %.0f bytes; HDF5 allows less "
+                                "than 4 GiB", bytes);
+        memcpy(sg->chunk, o->chunks, sizeof sg->chunk);
+    } else {
+        /* About 1 MiB per chunk: halve the longest axis until it fits. */
+        memcpy(sg->chunk, r->t.out_shape, sizeof sg->chunk);
+        for (;;) {
+            double bytes = eb;
+            int longest = 0;
+            for (int k = 0; k < nd; k++) {
+                bytes *= (double)sg->chunk[k];
+                if (sg->chunk[k] > sg->chunk[longest])
+                    longest = k;
+            }
+            if (bytes <= 1048576.0 || sg->chunk[longest] == 1)
+                break;
+            sg->chunk[longest] = (sg->chunk[longest] + 1) / 2;
+        }
+    }
+    sg->chunk_ndim = nd;
+    sg->deflate = o->deflate;
+    return FS_OK;
 }
 
 /* ------------------------------------------------------------------ --check */
@@ -821,7 +928,8 @@ static fs_status stage_check(run *r)
                 piece.file_box.count[k] = 0;
         piece.mem_dims[0] = n > 0 ? n : 1;
         piece.mem_start[0] = 0;
-        st = fs_h5_read(r->comm, r->opts->input_file, &r->info, &piece, buf, NULL, NULL);
+        st = fs_h5_read(r->comm, r->opts->input_file, &r->info, input_shards(r), &piece, buf, NULL,
+                        NULL);
         if (st == FS_OK && n > 0) {
             cmp.row_shift = rm.mem_start[0] + first;
             /* visit the piece's elements as they sit in the whole buffer */
@@ -961,14 +1069,19 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         st = fs_wisdom_load(comm, opts->wisdom_file, &r.wisdom);
         if (st == FS_OK)
             st = fs_error_agree(comm, stage_plan(&r));
+        /* Every rank decides alike: rank 0 speaks. */
+        if (st == FS_OK) {
+            fs_status so = choose_storage(&r);
+            if (so == FS_OK && opts->shard_output)
+                so = fs_shard_output_plan(comm, &r.t, opts->shard_output, opts->output_file, &r.so);
+            st = fs_error_agree(comm, r.rank == 0 || fs_error_status() == FS_ERR_RUNTIME ? so : FS_OK);
+        }
         fs_timer_stop(&r.timers, FS_PHASE_PLAN);
     }
     if (st == FS_OK) {
         verbose_plan(&r);
         fs_timer_start(&r.timers, FS_PHASE_WRITE);
-        const char *dataset = opts->output_dataset ? opts->output_dataset : r.info.dataset;
-        st = fs_error_agree(comm, fs_h5_output_new(comm, r.tmp_path, dataset, r.t.out_ndim,
-                                                   r.t.out_shape, r.t.out_type, &r.out));
+        st = fs_error_agree(comm, create_output(&r));
         fs_timer_stop(&r.timers, FS_PHASE_WRITE);
     }
     if (st == FS_OK) {
@@ -994,9 +1107,12 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     }
     if (st == FS_OK) {
         fs_status cs = FS_OK;
+        fs_atomic_set_phase("commit");
         if (r.rank == 0)
-            cs = fs_atomic_commit(r.tmp_path, opts->output_file);
+            cs = opts->shard_output ? commit_shards(&r) : fs_atomic_commit(r.tmp_path, opts->output_file);
         st = fs_error_agree(comm, cs);
+        if (st == FS_OK)
+            fs_atomic_set_phase("report");
     }
     /* The result is in place: a wisdom file that cannot be written costs
      * the next run its head start, not this run its result. */
@@ -1014,6 +1130,10 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_h5_output_close(&r.out);
     if (st != FS_OK && r.tmp_path)
         fs_atomic_abort(r.tmp_path);
+    if (st != FS_OK && opts->shard_output && r.so.dir_tmp)
+        fs_shard_output_abort(comm, &r.so);
+    fs_shard_output_free(&r.so);
+    fs_shard_set_free(&r.shards);
     if (r.report_tmp)
         fs_atomic_abort(r.report_tmp); /* gone already when the report was written */
     compute_free(&r.c);

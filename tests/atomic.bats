@@ -130,8 +130,8 @@ teardown() {
     run --separate-stderr fftshard 2 --verbose in.h5 sub/out.h5
     assert_success
     # The temporary was created beside OUTPUT, with the documented name.
-    [[ $stderr =~ sub/\.out\.h5\.fftshard-tmp-[A-Za-z0-9]{6} ]] ||
-        fail "--verbose does not show a temporary sub/.out.h5.fftshard-tmp-XXXXXX: $stderr"
+    [[ $stderr =~ sub/\.out\.h5\.fftshard-tmp-$(hostname)-[0-9]+-[A-Za-z0-9]{6} ]] ||
+        fail "--verbose does not show a temporary sub/.out.h5.fftshard-tmp-HOST-PID-XXXXXX: $stderr"
     assert_no_temporaries sub
     assert_no_temporaries
     run oracle check "in=in.h5 out=sub/out.h5 ranks=2"

@@ -43,17 +43,22 @@ mkdata() {
     "$MPIEXEC" -n "$np" "$FFTSHARD_MKDATA" "$@"
 }
 
-# oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py). It
-# runs serially, outside mpiexec: the MPI variables of an enclosing job must
-# not reach it.
-oracle() {
+# oracle_python ARGS...: the oracle's Python (numpy, h5py). It runs
+# serially, outside mpiexec: the MPI variables of an enclosing job must not
+# reach it.
+oracle_python() {
     local unset=() name
     for name in $(compgen -e); do
         case $name in
         PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
         esac
     done
-    env "${unset[@]}" "$PYTHON_ORACLE" "$ORACLE" "$@"
+    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+}
+
+# oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py).
+oracle() {
+    oracle_python "$ORACLE" "$@"
 }
 
 # Every test starts in its own empty directory (removed by bats afterwards).
@@ -104,13 +109,7 @@ $stderr"
 # 100 GiB per rank for it: more than this machine's memory, so the
 # allocation fails at once and the run must end with exit 1, cleanly.
 huge_input() {
-    local unset=() name
-    for name in $(compgen -e); do
-        case $name in
-        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
-        esac
-    done
-    env "${unset[@]}" "$PYTHON_ORACLE" -c 'import h5py, sys
+    oracle_python -c 'import h5py, sys
 with h5py.File(sys.argv[1], "w") as f:
     f.create_dataset("x", shape=(4096, 4096, 800), dtype="c16", chunks=(64, 64, 64))' "$1"
 }

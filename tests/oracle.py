@@ -31,6 +31,9 @@ compared with numpy.fft. Run it serially and outside mpiexec (serial h5py).
                                        with auto, any strategy it may choose)
         expect=FILE[:/ds]              compare the values with this dataset
                                        instead of numpy.fft (round trips)
+        source=TEXT                    the input attribute fftshard records
+                                       when in= is not what it was given
+                                       (--shards: the pattern or list)
         real last=N precision=P        --real (rfftn; with inverse, irfftn of
                                        last size N, default 2*(m-1)) and
                                        --precision (default auto)
@@ -42,6 +45,15 @@ compared with numpy.fft. Run it serially and outside mpiexec (serial h5py).
       1e-5 for float32 and complex64 input (the input itself holds 24-bit
       mantissas, and a single-precision computation must pass too).
       The reference is computed from the input converted to complex128.
+
+  oracle.py shard IN[:/ds] PATTERN ROWS [--vds=FILE] [--offsets] [--list=FILE]
+      Cut IN's dataset into shards along axis 0, ROWS a comma-separated list
+      of row counts (summing to the first axis), shard i written to
+      PATTERN % i with the same dataset path. --vds writes FILE with a
+      virtual dataset of that path stitching the shards (source names
+      relative to FILE's directory); --offsets gives every shard an "offset"
+      attribute (its start on every axis) and writes them in reverse order
+      of their numbers; --list writes the shard names, one per line.
 
   oracle.py waves IN OUT
       IN was written by fftshard-mkdata --waves; OUT is fftshard's forward
@@ -235,7 +247,8 @@ def check_attr(attrs, name, expected, problems):
 
 def check_case(text, version):
     opts = {"inverse": False, "real": False, "norm": "backward", "axes": None, "ranks": None,
-            "transpose": "pairwise", "expect": None, "last": None, "precision": "auto"}
+            "transpose": "pairwise", "expect": None, "last": None, "precision": "auto",
+            "source": None}
     for token in text.split():
         key, eq, value = token.partition("=")
         if not eq:
@@ -243,7 +256,7 @@ def check_case(text, version):
                 raise Failure("unknown flag %r" % key)
             opts[key] = True
         elif key in ("in", "out", "axes", "norm", "ranks", "transpose", "expect", "last",
-                     "precision"):
+                     "precision", "source"):
             opts[key] = value
         else:
             raise Failure("unknown key %r" % key)
@@ -317,7 +330,7 @@ def check_case(text, version):
     check_attr(attrs, "direction", "inverse" if opts["inverse"] else "forward", problems)
     check_attr(attrs, "norm", opts["norm"], problems)
     check_attr(attrs, "axes", axes, problems)
-    check_attr(attrs, "input", "%s:%s" % (in_file, in_ds), problems)
+    check_attr(attrs, "input", "%s:%s" % (opts["source"] or in_file, in_ds), problems)
     check_attr(attrs, "input_shape", list(x.shape), problems)
     check_attr(attrs, "last_size", real_len if real_len else x.shape[axes[-1]], problems)
     # The strategy asked for, or "none" when no exchange is needed (one rank,
@@ -395,6 +408,59 @@ def waves(in_location, out_location):
     return 1 if failed else 0
 
 
+# ---------------------------------------------------------------- shards
+
+def shard(args):
+    import os
+    opts = {"vds": None, "offsets": False, "list": None}
+    rest = []
+    for a in args:
+        if a.startswith("--vds="):
+            opts["vds"] = a[6:]
+        elif a == "--offsets":
+            opts["offsets"] = True
+        elif a.startswith("--list="):
+            opts["list"] = a[7:]
+        else:
+            rest.append(a)
+    if len(rest) != 3:
+        usage()
+    location, pattern, rows = rest
+    file_name, ds = split_location(location)
+    with h5py.File(file_name, "r") as f:
+        ds = ds or only_dataset(f, file_name)
+        x = f[ds][()]
+    counts = [int(r) for r in rows.split(",")]
+    if sum(counts) != x.shape[0]:
+        raise SystemExit("shard: rows %s do not add up to %d" % (rows, x.shape[0]))
+    names, start = [], 0
+    layout = h5py.VirtualLayout(shape=x.shape, dtype=x.dtype) if opts["vds"] else None
+    order = list(range(len(counts)))
+    starts = [sum(counts[:i]) for i in order]
+    if opts["offsets"]:
+        order.reverse()  # numbers no longer follow the rows: the offsets place them
+    for n, i in enumerate(order):
+        name = pattern % n
+        piece = x[starts[i]:starts[i] + counts[i]]
+        if os.path.dirname(name):
+            os.makedirs(os.path.dirname(name), exist_ok=True)
+        with h5py.File(name, "w") as f:
+            f[ds] = piece
+            if opts["offsets"]:
+                f[ds].attrs["offset"] = np.array([starts[i]] + [0] * (x.ndim - 1), dtype=np.int64)
+        names.append(name)
+        if layout is not None:
+            rel = os.path.relpath(name, os.path.dirname(os.path.abspath(opts["vds"])))
+            layout[starts[i]:starts[i] + counts[i]] = h5py.VirtualSource(rel, ds, shape=piece.shape)
+    if layout is not None:
+        with h5py.File(opts["vds"], "w") as f:
+            f.create_virtual_dataset(ds, layout)
+    if opts["list"]:
+        with open(opts["list"], "w") as f:
+            f.write("# shards\n" + "\n".join(names) + "\n")
+    return 0
+
+
 # ---------------------------------------------------------------- main
 
 def usage():
@@ -410,6 +476,8 @@ def main(argv):
         return make(args)
     if command == "check" and args:
         return check(args)
+    if command == "shard" and args:
+        return shard(args)
     if command == "waves" and len(args) == 2:
         return waves(*args)
     usage()

@@ -184,12 +184,3 @@ with h5py.File("rf.h5", "r+") as f: f["data"].attrs["last_size"] = 11'
     assert_error "$EXIT_INPUT" "last_size" "11"
 }
 
-oracle_python() {
-    local unset=() name
-    for name in $(compgen -e); do
-        case $name in
-        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
-        esac
-    done
-    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
-}

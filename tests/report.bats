@@ -14,17 +14,6 @@ json() {
     oracle_python -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
 }
 
-# The oracle's Python, outside mpiexec (see oracle() in helpers.bash).
-oracle_python() {
-    local unset=() name
-    for name in $(compgen -e); do
-        case $name in
-        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
-        esac
-    done
-    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
-}
-
 @test "13x7x4 on 5 ranks: offsets 0,3,6,9,11 are the hyperslab starts; result equals numpy" {
     oracle make x.h5 13x7x4:float64
     run --separate-stderr fftshard 5 --quiet --report=r.json x.h5 y.h5
