@@ -250,6 +250,32 @@ static volatile int signal_rank = -1;
 void fs_atomic_set_phase(const char *phase)
 {
     current_phase = phase;
+    /* For the tests of interruptions: FFTSHARD_PAUSE=PHASE holds every rank
+     * for a minute when PHASE first starts, so a signal finds it there. */
+    static int paused = -1;
+    static char pause_at[32];
+    static long pause_seconds = 60;
+    if (paused < 0) {
+        const char *env = getenv("FFTSHARD_PAUSE"); /* PHASE[:SECONDS] */
+        snprintf(pause_at, sizeof pause_at, "%s", env ? env : "");
+        char *colon = strchr(pause_at, ':');
+        if (colon) {
+            *colon = '\0';
+            pause_seconds = strtol(colon + 1, NULL, 10);
+        }
+        paused = 0;
+    }
+    if (pause_at[0] && !paused && strcmp(pause_at, phase) == 0) {
+        paused = 1;
+        if (signal_rank == 0) {
+            fprintf(stderr, "fftshard: pausing at the start of the %s phase (FFTSHARD_PAUSE)\n", phase);
+            fflush(stderr);
+        }
+        /* other signals (the launcher's, MPI's) must not cut it short */
+        struct timespec pause = {pause_seconds, 0};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+            ;
+    }
 }
 
 void fs_atomic_set_rank(int rank)

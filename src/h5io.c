@@ -36,8 +36,13 @@ void fs_h5_init(void)
 static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
 {
     char *reason = data;
-    if (n == 0 && err->desc)
+    if (n == 0 && err->desc) {
         snprintf(reason, 256, "%s", err->desc);
+        /* MPI error strings run over lines; a message is one line. */
+        for (char *c = reason; *c; c++)
+            if (*c == '\n' || *c == '\r' || *c == '\t')
+                *c = ' ';
+    }
     return 0;
 }
 
@@ -873,6 +878,7 @@ fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***nam
 struct fs_h5_output {
     MPI_Comm comm;
     char *path;
+    char *name;   /* what messages call it (the final path), NULL: path */
     hid_t fid, did, dxpl;
 };
 
@@ -988,6 +994,12 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
     return ret;
 }
 
+void fs_h5_output_set_name(fs_h5_output *o, const char *name)
+{
+    free(o->name);
+    o->name = strdup(name);
+}
+
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
                              fs_io_progress progress, void *ctx)
 {
@@ -1007,7 +1019,7 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
         if (n < 0)
             ret = h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
         else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, data) < 0)
-            ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->path);
+            ret = h5_fail(FS_ERR_RUNTIME, "%s: write failed", o->name ? o->name : o->path);
         done += (double)(n > 0 ? n : 0) * eb;
         if (progress && n > 0)
             progress(ctx, done);
@@ -1081,8 +1093,10 @@ fs_status fs_h5_output_close(fs_h5_output **o)
         H5Pclose(p->dxpl);
     /* Closing flushes everything still cached: a full disk shows up here. */
     if (p->fid >= 0 && H5Fclose(p->fid) < 0 && ret == FS_OK)
-        ret = h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk full?)", p->path);
+        ret = h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk full?)",
+                      p->name ? p->name : p->path);
     free(p->path);
+    free(p->name);
     free(p);
     *o = NULL;
     return ret;

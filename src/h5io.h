@@ -128,6 +128,9 @@ fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *data
 fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, int ndim,
                                    const int64_t *shape, fs_dtype file_type,
                                    const fs_shard_set *sources, fs_h5_output **out);
+/* The name messages give the file (the final path rather than the
+ * temporary's). */
+void fs_h5_output_set_name(fs_h5_output *o, const char *name);
 /* Collective: write the memory side of `map` from data into the file side;
  * HDF5 converts to the file type. */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,

@@ -4,7 +4,10 @@
 #include "config.h"
 
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "dryrun.h"
@@ -12,6 +15,31 @@
 #include "h5io.h"
 #include "options.h"
 #include "pipeline.h"
+
+/* The status this rank exits with if MPI_Finalize never returns. */
+static volatile sig_atomic_t final_status;
+
+/* MPICH 4.0 over UCX's TCP transport can wait for ever in MPI_Finalize: a
+ * rank still flushing its endpoints needs progress from peers that already
+ * wait in the launcher's barrier. Everything is written by then, so the
+ * rank ends itself with its status (async-signal-safe calls only). */
+static void finalize_timeout(int sig)
+{
+    (void)sig;
+    static const char msg[] = "fftshard: warning: MPI_Finalize did not return; this rank ends "
+                              "without it (the run had finished)\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(final_status);
+}
+
+/* Seconds MPI_Finalize may take: FFTSHARD_FINALIZE_TIMEOUT, default 60. */
+static unsigned finalize_seconds(void)
+{
+    const char *env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
+    long v = env ? strtol(env, NULL, 10) : 60;
+    return v > 0 && v < 86400 ? (unsigned)v : 60;
+}
 
 int main(int argc, char **argv)
 {
@@ -26,7 +54,11 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(comm, &rank);
     fs_h5_init();
+    fs_atomic_set_rank(rank);
     fs_atomic_install_signal_handlers();
+    /* A file-size limit must fail the write (EFBIG, exit 1), not kill the
+     * rank and strand its temporary. */
+    signal(SIGXFSZ, SIG_IGN);
 
     fs_options opts;
     fs_status status = fs_options_parse(argc, argv, &opts);
@@ -53,6 +85,10 @@ int main(int argc, char **argv)
     fs_options_free(&opts);
     fflush(stdout);
     MPI_Comm_free(&comm);
+    final_status = (sig_atomic_t)status;
+    signal(SIGALRM, finalize_timeout);
+    alarm(finalize_seconds());
     MPI_Finalize();
+    alarm(0);
     return (int)status;
 }

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -668,13 +671,56 @@ static const char *output_dataset(const run *r)
 /* Create the output: one file, or this rank's shard file. */
 static fs_status create_output(run *r)
 {
+    fs_status st = FS_OK;
     if (!r->opts->shard_output)
-        return fs_h5_output_new(r->comm, r->tmp_path, output_dataset(r), r->t.out_ndim,
-                                r->t.out_shape, r->t.out_type, &r->storage, &r->out);
-    if (r->so.file < 0)
-        return FS_OK; /* this rank owns nothing of the output */
-    return fs_h5_output_new(r->so.comm, r->so.path, output_dataset(r), r->t.out_ndim,
-                            r->so.box.count, r->t.out_type, &r->storage, &r->out);
+        st = fs_h5_output_new(r->comm, r->tmp_path, output_dataset(r), r->t.out_ndim,
+                              r->t.out_shape, r->t.out_type, &r->storage, &r->out);
+    else if (r->so.file >= 0) /* else this rank owns nothing of the output */
+        st = fs_h5_output_new(r->so.comm, r->so.path, output_dataset(r), r->t.out_ndim,
+                              r->so.box.count, r->t.out_type, &r->storage, &r->out);
+    if (r->out)
+        fs_h5_output_set_name(r->out, r->opts->output_file);
+    return st;
+}
+
+/* Rank 0, before anything is written: a write that fails part way through
+ * a collective call can leave the other ranks waiting in it for ever, so
+ * free space and the file size limit are checked first. Compressed output
+ * is counted uncompressed: FFT output hardly compresses. */
+static fs_status check_space(const run *r)
+{
+    if (r->rank != 0)
+        return FS_OK;
+    double eb = r->t.out_type == FS_DTYPE_COMPLEX128 ? 16 : r->t.out_type == FS_DTYPE_FLOAT32 ? 4 : 8;
+    double need = eb, largest_file;
+    for (int k = 0; k < r->t.out_ndim; k++)
+        need *= (double)r->t.out_shape[k];
+    largest_file = need;
+    if (r->opts->shard_output) {
+        largest_file = 0;
+        for (int64_t i = 0; i < r->so.sources.n; i++)
+            if ((double)fs_box_elems(&r->so.sources.boxes[i]) * eb > largest_file)
+                largest_file = (double)fs_box_elems(&r->so.sources.boxes[i]) * eb;
+    }
+    need += 65536; /* HDF5's metadata */
+    largest_file += 65536;
+    const char *out = r->opts->output_file;
+    char *copy = strdup(out);
+    const char *dir = copy ? dirname(copy) : ".";
+    struct statvfs vfs;
+    struct rlimit lim;
+    fs_status st = FS_OK;
+    if (statvfs(dir, &vfs) == 0 && (double)vfs.f_bavail * (double)vfs.f_frsize < need)
+        st = fs_error_set(FS_ERR_RUNTIME, "%s: the result needs %.1f MiB but %s has %.1f MiB free "
+                          "(disk full)", out, need / 1048576.0, dir,
+                          (double)vfs.f_bavail * (double)vfs.f_frsize / 1048576.0);
+    else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+             (double)lim.rlim_cur < largest_file)
+        st = fs_error_set(FS_ERR_RUNTIME, "%s: the result needs files of %.1f MiB but the file size "
+                          "limit (ulimit -f) is %.1f MiB", out, largest_file / 1048576.0,
+                          (double)lim.rlim_cur / 1048576.0);
+    free(copy);
+    return st;
 }
 
 static fs_status stage_write(run *r)
@@ -1049,6 +1095,33 @@ static fs_status finish_report(run *r)
 
 /* ------------------------------------------------------------------ run */
 
+/* A collective write or close failed on some rank (a full disk): the ranks'
+ * HDF5 states now differ, and closing the file would wait forever in a
+ * collective call that some rank has left. Remove the temporaries and end
+ * the job at once with the agreed status (its message is printed). */
+static void abandon(run *r, fs_status st)
+{
+    if (r->so.path)
+        fs_atomic_abort(r->so.path);
+    if (r->rank == 0) {
+        if (r->tmp_path)
+            fs_atomic_abort(r->tmp_path);
+        if (r->report_tmp)
+            fs_atomic_abort(r->report_tmp);
+    }
+    MPI_Barrier(r->comm);
+    if (r->rank == 0 && r->so.dir_tmp)
+        fs_atomic_remove_tree(r->so.dir_tmp);
+    fflush(stdout);
+    fflush(stderr);
+    /* MPI_Abort gives the job the status (MPICH adds one line saying so);
+     * ranks that merely exited would be reported as killed. */
+    if (r->rank == 0)
+        MPI_Abort(MPI_COMM_WORLD, (int)st);
+    for (;;)
+        pause();
+}
+
 fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
 {
     run r;
@@ -1061,6 +1134,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && (opts->progress || isatty(2)),
                      opts->progress);
 
+    int created = 0, write_failed = 0; /* the same on every rank */
     fs_status st = stage_probe(&r);
     if (st == FS_OK)
         st = stage_output(&r);
@@ -1074,6 +1148,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
             fs_status so = choose_storage(&r);
             if (so == FS_OK && opts->shard_output)
                 so = fs_shard_output_plan(comm, &r.t, opts->shard_output, opts->output_file, &r.so);
+            if (so == FS_OK)
+                so = check_space(&r);
             st = fs_error_agree(comm, r.rank == 0 || fs_error_status() == FS_ERR_RUNTIME ? so : FS_OK);
         }
         fs_timer_stop(&r.timers, FS_PHASE_PLAN);
@@ -1082,6 +1158,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         verbose_plan(&r);
         fs_timer_start(&r.timers, FS_PHASE_WRITE);
         st = fs_error_agree(comm, create_output(&r));
+        created = st == FS_OK;
         fs_timer_stop(&r.timers, FS_PHASE_WRITE);
     }
     if (st == FS_OK) {
@@ -1094,6 +1171,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     if (st == FS_OK) {
         fs_timer_start(&r.timers, FS_PHASE_WRITE);
         st = fs_error_agree(comm, stage_write(&r));
+        write_failed = st != FS_OK;
         fs_timer_stop(&r.timers, FS_PHASE_WRITE);
     }
     if (st == FS_OK && opts->check) {
@@ -1101,10 +1179,13 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         st = stage_check(&r);
         fs_timer_stop(&r.timers, FS_PHASE_CHECK);
     }
-    if (st == FS_OK || r.out) {
+    if (created && !write_failed) {
         fs_status closed = fs_error_agree(comm, fs_h5_output_close(&r.out));
+        write_failed = closed != FS_OK;
         st = st != FS_OK ? st : closed;
     }
+    if (write_failed)
+        abandon(&r, st);
     if (st == FS_OK) {
         fs_status cs = FS_OK;
         fs_atomic_set_phase("commit");

@@ -23,6 +23,8 @@ const char *fs_phase_name(fs_phase phase)
 
 void fs_timer_start(fs_timers *t, fs_phase phase)
 {
+    if (phase != FS_PHASE_TOTAL)
+        fs_atomic_set_phase(phase_names[phase]);
     t->started_at[phase] = MPI_Wtime();
 }
 

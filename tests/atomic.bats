@@ -217,23 +217,6 @@ finish_run() {
     wait "$run_pid" || run_status=$?
 }
 
-# rank0_pid: the process id of rank 0 of the run started by start_run (a
-# child of hydra's proxy, itself a child of mpiexec; PMI_RANK=0 in its
-# environment), or nothing when the launcher works otherwise.
-rank0_pid() {
-    local deadline=$((${EPOCHREALTIME/./} + 10000000)) proxy rank
-    while ((${EPOCHREALTIME/./} < deadline)); do
-        for proxy in $(ps -o pid= --ppid "$run_pid"); do
-            for rank in $(ps -o pid= --ppid "$proxy"); do
-                if tr '\0' '\n' <"/proc/$rank/environ" 2>/dev/null | grep -qx 'PMI_RANK=0'; then
-                    echo "$rank"
-                    return
-                fi
-            done
-        done
-    done
-}
-
 @test "SIGTERM or SIGINT to mpiexec during a run: no temporary, no OUTPUT, existing OUTPUT unchanged" {
     local sig attempt caught=0 before
     fftshard 2 --quiet --inverse in.h5 old.h5
@@ -271,7 +254,7 @@ rank0_pid() {
     local attempt pid0 caught=0
     for attempt in 1 2 3; do
         start_run new.h5
-        pid0=$(rank0_pid)
+        pid0=$(rank_pid "$run_pid" 0)
         if [ -z "$pid0" ]; then
             kill "$run_pid" 2>/dev/null || true
             finish_run

@@ -149,3 +149,21 @@ check_all() {
     assert_success
     assert_output --partial "0 of"
 }
+
+# rank_pid MPIEXEC_PID R: the process id of rank R of the job mpiexec
+# MPIEXEC_PID runs (a child of hydra's proxy, itself a child of mpiexec;
+# PMI_RANK=R in its environment), or nothing when the launcher works
+# otherwise. Waits up to 10 s for the process to appear.
+rank_pid() {
+    local deadline=$((${EPOCHREALTIME/./} + 10000000)) proxy rank
+    while ((${EPOCHREALTIME/./} < deadline)); do
+        for proxy in $(ps -o pid= --ppid "$1"); do
+            for rank in $(ps -o pid= --ppid "$proxy"); do
+                if tr '\0' '\n' <"/proc/$rank/environ" 2>/dev/null | grep -qx "PMI_RANK=$2"; then
+                    echo "$rank"
+                    return
+                fi
+            done
+        done
+    done
+}

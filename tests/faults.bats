@@ -1,0 +1,208 @@
+#!/usr/bin/env bats
+# Faults: SIGTERM and SIGINT in every phase (to mpiexec, to rank 0, to
+# another rank), a rank killed outright and what it leaves for the next run,
+# a full disk and a file size limit, an unwritable directory, and the
+# network transport forced onto TCP for every strategy.
+
+load helpers
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    CASES=()
+    job=
+}
+
+# A failed test must not leave a paused job behind.
+teardown() {
+    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
+        kill -KILL "$job" 2>/dev/null || true
+        wait "$job" 2>/dev/null || true
+    fi
+}
+
+# paused_run PHASE NP ARGS...: start fftshard in the background, every rank
+# held at the start of PHASE (FFTSHARD_PAUSE); returns once rank 0 says so.
+# The job's pid is $job, its stderr run.err.
+paused_run() {
+    local phase=$1 np=$2
+    shift 2
+    FFTSHARD_PAUSE=$phase "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" >run.out 2>run.err &
+    job=$!
+    local deadline=$((${EPOCHREALTIME/./} + 30000000))
+    until grep -q "pausing at the start of the $phase phase" run.err 2>/dev/null; do
+        kill -0 "$job" 2>/dev/null || fail "the run ended before the $phase phase: $(cat run.err)"
+        ((${EPOCHREALTIME/./} < deadline)) || fail "the $phase phase was not reached in 30 s"
+        sleep 0.05
+    done
+}
+
+# end_run: wait for the job (at most 60 s: a hang fails the test); its
+# status goes to $job_status.
+end_run() {
+    local waited=0
+    while kill -0 "$job" 2>/dev/null; do
+        ((waited < 600)) || fail "the job did not end within 60 s of the signal"
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    job_status=0
+    wait "$job" || job_status=$?
+    job=
+}
+
+@test "SIGTERM and SIGINT in every phase: the phase named, nothing written, OUTPUT unchanged" {
+    oracle make in.h5 12x10x8:complex128
+    fftshard 3 --quiet in.h5 old.h5
+    local before phase i=0 target sig pid
+    before=$(checksum old.h5)
+    for phase in plan read fft exchange write check commit; do
+        sig=$([ $((i % 2)) -eq 0 ] && echo TERM || echo INT)
+        target=$((i % 3)) # 0: mpiexec (a scheduler), 1: rank 0, 2: rank 2 alone
+        paused_run "$phase" 3 --force --check in.h5 old.h5
+        case $target in
+        0) pid=$job ;;
+        1) pid=$(rank_pid "$job" 0) ;;
+        2) pid=$(rank_pid "$job" 2) ;;
+        esac
+        [ -n "$pid" ] || skip "cannot find the ranks among mpiexec's processes"
+        kill "-$sig" "$pid"
+        end_run
+        # The ranks end with 128 + the signal; mpiexec's own status is the
+        # launcher's (MPICH: that, or 9 when it had to kill ranks).
+        [ "$job_status" -ne 0 ] || fail "$phase: the job succeeded after SIG$sig"
+        grep -q "^fftshard: error: interrupted by SIG$sig during the $phase phase (rank [0-9]*): the temporary output was removed$" run.err ||
+            fail "$phase, SIG$sig: no message naming the phase: $(cat run.err)"
+        [ "$(grep -c 'fftshard: error' run.err)" -eq 1 ] ||
+            fail "$phase: more than one message: $(cat run.err)"
+        assert_equal "$(checksum old.h5)" "$before"
+        assert_no_temporaries
+        i=$((i + 1))
+    done
+}
+
+@test "SIGKILL of a rank: the job ends, no OUTPUT; the next run removes what was left" {
+    oracle make in.h5 12x10x8:complex128
+    local r pid
+    for r in 0 1; do
+        paused_run write 3 in.h5 out.h5
+        pid=$(rank_pid "$job" "$r")
+        [ -n "$pid" ] || skip "cannot find the ranks among mpiexec's processes"
+        kill -KILL "$pid"
+        end_run
+        [ "$job_status" -ne 0 ] || fail "the job succeeded after SIGKILL of rank $r"
+        [ ! -e out.h5 ] || fail "OUTPUT appeared after SIGKILL of rank $r"
+    done
+    # What a killed run leaves has a name that says what it is; a dead
+    # process of this host made it, so the next run removes it and says so.
+    local dead
+    dead=$(sh -c 'echo $$')
+    : >".out.h5.fftshard-tmp-$(hostname)-$dead-abcdef"
+    mkdir ".out.h5.fftshard-tmp-$(hostname)-$dead-ghijkl"
+    : >".out.h5.fftshard-tmp-$(hostname)-$dead-ghijkl/out.0000.h5"
+    # one from another host is reported, not touched
+    : >".out.h5.fftshard-tmp-elsewhere-1234-mnopqr"
+    run --separate-stderr fftshard 3 --quiet in.h5 out.h5
+    assert_success
+    [[ $stderr == *"removed ./.out.h5.fftshard-tmp-$(hostname)-$dead-abcdef, left by an interrupted run"* ]] ||
+        fail "no note of the removed temporary: $stderr"
+    [[ $stderr == *"fftshard-tmp-elsewhere-1234-mnopqr: left by a run on elsewhere"* ]] ||
+        fail "no warning about the other host's temporary: $stderr"
+    assert_equal "$(temporaries)" "./.out.h5.fftshard-tmp-elsewhere-1234-mnopqr"
+    run oracle check "in=in.h5 out=out.h5 ranks=3"
+    assert_success
+}
+
+@test "a full disk: exit 1 naming OUTPUT, before or while writing; nothing left, no hang" {
+    mkdir small
+    mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || skip "cannot mount a small tmpfs here"
+    oracle make in.h5 64x64x32:complex128
+    # 2 MiB of result: refused before any work
+    run --separate-stderr timeout 120 "$MPIEXEC" -n 2 "$FFTSHARD" in.h5 small/out.h5
+    assert_error "$EXIT_RUNTIME" "small/out.h5" "disk full"
+    # the disk fills up while the run is under way: the write itself fails
+    oracle make in2.h5 32x32x32:complex128
+    FFTSHARD_PAUSE=write:3 "$MPIEXEC" -n 3 "$FFTSHARD" in2.h5 small/out.h5 >run.out 2>run.err &
+    job=$!
+    until grep -q "pausing" run.err 2>/dev/null; do sleep 0.05; done
+    dd if=/dev/zero of=small/filler bs=64k count=100 2>/dev/null || true
+    end_run
+    rm -f small/filler
+    local left
+    left=$(ls -A small)
+    umount small
+    [ -z "$left" ] || fail "left in small/: $left"
+    assert_equal "$job_status" "$EXIT_RUNTIME"
+    # our line, then MPICH's line about MPI_Abort (the ranks cannot close
+    # the file together after a failed collective write)
+    grep -v pausing run.err >err.txt
+    grep -q "^fftshard: error: small/out.h5: .*No space left on device" err.txt ||
+        fail "no message naming OUTPUT and the full disk: $(cat err.txt)"
+    [ "$(grep -vc '^Abort(1)' err.txt)" -eq 1 ] || fail "more than our one line: $(cat err.txt)"
+}
+
+@test "a file size limit: exit 1 naming OUTPUT, nothing left" {
+    oracle make in.h5 160x128x64:complex128
+    # 20 MiB of result, 16 MiB allowed (MPI itself needs a few MiB to start)
+    run --separate-stderr bash -c "ulimit -f 16384 && exec timeout 120 '$MPIEXEC' -n 2 '$FFTSHARD' in.h5 out.h5"
+    assert_error "$EXIT_RUNTIME" "out.h5" "file size limit"
+    [ ! -e out.h5 ] || fail "OUTPUT was created"
+    assert_no_temporaries
+    run --separate-stderr bash -c "ulimit -f 16384 && exec timeout 120 '$MPIEXEC' -n 2 '$FFTSHARD' --deflate=1 --shard-output=1 in.h5 out.h5"
+    assert_error "$EXIT_RUNTIME" "out.h5" "file size limit"
+    [ ! -e out.h5 ] || fail "OUTPUT was created"
+    assert_no_temporaries
+}
+
+@test "an unwritable directory: exit 4, for the result and for --shard-output" {
+    mkdir ro
+    mount -t tmpfs -o ro,size=1m tmpfs ro 2>/dev/null || skip "cannot mount a read-only tmpfs here"
+    oracle make in.h5 6x5x4:complex128
+    run --separate-stderr fftshard 2 in.h5 ro/out.h5
+    local st=$status err=("${stderr_lines[@]}")
+    run --separate-stderr fftshard 2 --report=ro/r.json in.h5 out.h5
+    local st2=$status
+    umount ro
+    status=$st stderr_lines=("${err[@]}") output=
+    assert_error "$EXIT_OUTPUT" "ro/out.h5" "Read-only file system"
+    [ "$st2" -eq "$EXIT_OUTPUT" ] || fail "unwritable --report: status $st2"
+    [ ! -e out.h5 ] || fail "OUTPUT written although the report could not be"
+}
+
+@test "the network path: every strategy over TCP (UCX_TLS=tcp,self), slabs and pencils" {
+    mpichversion 2>/dev/null | grep -q 'ch4:ucx' || skip "this MPICH does not use UCX"
+    oracle make a.h5 13x10x6:complex128 -- b.h5 3x20x10:complex64
+    export UCX_TLS=tcp,self
+    # the transport really is TCP: UCX lists the lanes of its endpoints
+    run env UCX_LOG_LEVEL=info "$MPIEXEC" -n 2 "$FFTSHARD" --quiet a.h5 probe.h5
+    assert_success
+    [[ $output == *"tag(tcp/"* ]] || fail "no TCP endpoint reported: $output"
+    [[ $output != *"sysv/memory"* && $output != *"cma/memory"* ]] ||
+        fail "shared memory used although UCX_TLS=tcp,self: $output"
+    local s
+    for s in alltoall random xorswap pairwise auto; do
+        tcp_fs 3 a.h5 "a_$s.h5" --transpose="$s"
+        tcp_fs 4 b.h5 "b_$s.h5" --transpose="$s" --decomp=pencil --grid=2x2
+    done
+    check_all
+}
+
+# tcp_fs NP IN OUT OPTIONS...: fs over TCP. MPICH 4.0 with UCX's TCP
+# transport now and then never returns from MPI_Finalize (see
+# FFTSHARD_FINALIZE_TIMEOUT in fftshard(1)); such a run must still have
+# written its result, said so, and ended.
+tcp_fs() {
+    local np=$1 in=$2 out=$3
+    shift 3
+    run env FFTSHARD_FINALIZE_TIMEOUT=5 timeout 120 "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" "$in" "$out"
+    if [ "$status" -ne 0 ]; then
+        [[ $output == *"MPI_Finalize did not return"* && $status -ne 124 ]] ||
+            fail "over TCP: status $status: $output"
+    fi
+    local c="in=$in out=$out ranks=$np" opt
+    for opt in "$@"; do
+        case $opt in
+        --transpose=*) c+=" transpose=${opt#--transpose=}" ;;
+        esac
+    done
+    CASES+=("$c")
+}
