@@ -592,6 +592,20 @@ int fs_fft_import_wisdom(const char *text)
 
 #define HUGE_PAGE ((size_t)2 * 1024 * 1024)
 
+/* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
+static double available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib * 1024.0;
+}
+
 void *fs_buffer_alloc(size_t bytes)
 {
     void *p = NULL;
@@ -601,7 +615,12 @@ void *fs_buffer_alloc(size_t bytes)
     if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
-    madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
+    /* Huge pages save TLB misses in the strided passes, but a buffer that
+     * takes much of the memory left makes the kernel compact memory on
+     * every fault (reads of a large input then crawl): advise them only
+     * for buffers well under what is available. */
+    if ((double)rounded < available_memory() / 4)
+        madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
 #endif
     return p;
 }

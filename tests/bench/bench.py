@@ -1,27 +1,47 @@
 #!/usr/bin/env python3
-"""fftshard benchmark: every exchange strategy, file to file, for a list of sizes
-and rank counts, then the exchange strategies alone next to MPI_Alltoall.
+"""fftshard benchmark: every exchange strategy and decomposition, file to file,
+for a list of sizes and rank counts, next to what users would run instead, then
+the exchange strategies alone next to MPI_Alltoall.
 
-    tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4] [--repeats 3]
+    tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4]
+                         [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
-temporary directory). Prints tables; times are the best of --repeats runs
-(the machine may be shared: compare ratios within one run, not across runs).
-Peak memory is the largest VmHWM of any rank, from the JSON report, minus
-that of a run on a 1x1x1 input (the libraries' own footprint), divided by the
-rank's share of the array in complex double."""
+temporary directory), FFTW_MPI_REF (optional: the path of a script that runs
+FFTW-MPI's in-memory transform as `SCRIPT RANKS N0 N1 N2 TRANSPOSED_OUT measure`
+and prints "fftw-mpi ... best=SECONDS"; its rows and ratios are added).
+
+Times are the best of --repeats runs (the machine may be shared: compare the
+ratios within one run, not across runs). "wall" is the whole mpiexec command,
+start-up included; the phases come from fftshard's JSON report (max over
+ranks); "transform" is fft + exchange. Peak memory is the largest VmHWM of any
+rank minus that of a run on a 1x1x1 input (the libraries' own footprint),
+divided by the rank's share of the array in complex double. The reference
+"scipy" is the file-to-file script a user would write (h5py read,
+scipy.fft.fftn with every core, h5py write), run serially outside mpiexec."""
 
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 PHASES = ["read", "plan", "fft", "exchange", "write", "total"]
+
+SCIPY_PIPELINE = r'''
+import sys, h5py, scipy.fft
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["data"][...]
+b = scipy.fft.fftn(a, workers=-1)
+with h5py.File(sys.argv[2], "w") as f:
+    f.create_dataset("data", data=b)
+'''
 
 
 def env(name, default=None):
@@ -31,27 +51,49 @@ def env(name, default=None):
     return value
 
 
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
+def run(cmd, environ=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=environ)
     if p.returncode != 0:
         sys.exit("bench.py: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stderr))
     return p
 
 
-def fftshard(mpiexec, exe, ranks, strategy, inp, out, extra=()):
-    """Run fftshard and return the figures of its JSON report."""
+def serial_env():
+    """The environment without an enclosing job's MPI variables (h5py would
+    pick its MPI build)."""
+    return {k: v for k, v in os.environ.items()
+            if not re.match(r"(PMI_|HYDRA_|MPI_|OMPI_)", k)}
+
+
+def fftshard(mpiexec, exe, ranks, inp, out, extra):
+    """Run fftshard; the figures of its JSON report and the wall time."""
     report = out + ".json"
-    run([mpiexec, "-n", str(ranks), exe, "--force", "--quiet", "--report=" + report,
-         "--transpose=" + strategy] + list(extra) + [inp, out])
+    t0 = time.perf_counter()
+    run([mpiexec, "-n", str(ranks), exe, "--force", "--quiet", "--report=" + report]
+        + list(extra) + [inp, out])
+    wall = time.perf_counter() - t0
     with open(report) as f:
         r = json.load(f)
     fig = {ph: r["phases"][ph]["max"] for ph in PHASES}
+    fig["wall"] = wall
+    fig["transform"] = fig["fft"] + fig["exchange"]
     fig["gflops"] = r["gflops"]
     fig["gbs"] = r["exchange"]["bandwidth_gbs"]
     fig["peak_mib"] = r["memory"]["peak_bytes_max"] / 1048576.0
-    fig["overlap"] = (r["exchange"]["block_fft_overlapped_seconds"],
-                      r["exchange"]["block_fft_seconds"])
+    fig["decomp"] = r["decomposition"]["type"]
+    grid = r["decomposition"].get("grid")
+    if grid and fig["decomp"] == "pencil":
+        fig["decomp"] = "pencil %dx%d" % tuple(grid)
     return fig
+
+
+def best_of(repeats, key, fn):
+    best = None
+    for _ in range(repeats):
+        s = fn()
+        if best is None or s[key] < best[key]:
+            best = s
+    return best
 
 
 def elems(shape):
@@ -61,42 +103,101 @@ def elems(shape):
     return n
 
 
+def scipy_wall(inp, out, repeats):
+    """Wall time of the scipy pipeline, or None without scipy."""
+    probe = subprocess.run(["/usr/bin/python3", "-c", "import scipy.fft, h5py"],
+                           capture_output=True, env=serial_env())
+    if probe.returncode != 0:
+        return None
+    best = None
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        run(["/usr/bin/python3", "-c", SCIPY_PIPELINE, inp, out], serial_env())
+        t = time.perf_counter() - t0
+        best = t if best is None else min(best, t)
+    return best
+
+
+def fftw_mpi(script, ranks, size, transposed_out, repeats):
+    """FFTW-MPI's in-memory transform (best time), or None."""
+    if not script or len(size.split("x")) != 3:
+        return None
+    best = None
+    for _ in range(repeats):
+        p = subprocess.run(["sh", script, str(ranks)] + size.split("x")
+                           + [str(transposed_out), "measure"],
+                           capture_output=True, text=True, env=serial_env())
+        m = re.search(r"best=([0-9.]+)s", p.stdout)
+        if p.returncode != 0 or not m:
+            print("# FFTW_MPI_REF failed: %s" % (p.stderr.strip() or p.stdout.strip()))
+            return None
+        best = float(m.group(1)) if best is None else min(best, float(m.group(1)))
+    return best
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="128x128x128,256x256x256")
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
     args = ap.parse_args()
+    strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
     bench_exchange = env("BENCH_EXCHANGE")
+    fftw_ref = os.environ.get("FFTW_MPI_REF")
     own_dir = "BENCH_DIR" not in os.environ
     work = os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="fftshard-bench.")
+    refs = []
     try:
         tiny = os.path.join(work, "tiny.h5")
         run([mpiexec, "-n", "1", mkdata, "-q", "-f", "1x1x1", tiny])
-        print("# fftshard file to file, complex128 input, best of %d; peak = (VmHWM - VmHWM of a "
-              "1x1x1 run) / local array" % args.repeats)
-        print("%-9s %-12s %5s %7s %7s %7s %8s %7s %7s %8s %7s %8s %6s" % (
-            "strategy", "size", "ranks", "read", "plan", "fft", "exchange", "write", "total",
-            "GFlop/s", "GB/s", "peak MiB", "peak/a"))
+        print("# fftshard file to file, complex128 input, best of %d runs by wall time"
+              % args.repeats)
+        head = ("%-9s %-12s %5s %-11s %6s %6s %6s %8s %6s %6s %6s %7s %6s %8s %6s"
+                % ("strategy", "size", "ranks", "decomp", "read", "plan", "fft", "exchange",
+                   "write", "total", "wall", "GFlop/s", "GB/s", "peak MiB", "peak/a"))
+        print(head)
         for size in args.sizes.split(","):
             inp = os.path.join(work, "in-%s.h5" % size)
             out = os.path.join(work, "out.h5")
             run([mpiexec, "-n", "2", mkdata, "-q", "-f", size, inp])
             for ranks in [int(r) for r in args.ranks.split(",")]:
-                base = fftshard(mpiexec, exe, ranks, "alltoall", tiny, out)["peak_mib"]
+                base = fftshard(mpiexec, exe, ranks, tiny, out, ["--transpose=alltoall"])["peak_mib"]
                 local_mib = elems(size) * 16 / ranks / 1048576.0
-                for strategy in STRATEGIES:
-                    best = None
-                    for _ in range(args.repeats):
-                        s = fftshard(mpiexec, exe, ranks, strategy, inp, out)
-                        if best is None or s["total"] < best["total"]:
-                            best = s
-                    print("%-9s %-12s %5d %7.3f %7.3f %7.3f %8.3f %7.3f %7.3f %8.2f %7.3f %8.1f %6.2f" % (
-                        strategy, size, ranks, best["read"], best["plan"], best["fft"],
-                        best["exchange"], best["write"], best["total"], best.get("gflops", 0),
-                        best.get("gbs", 0), best["peak_mib"],
-                        (best["peak_mib"] - base) / local_mib))
+                decomps = ["slab", "pencil"] if ranks >= 4 else ["auto"]
+                rows = []
+                for decomp in decomps:
+                    for strategy in strategies:
+                        extra = ["--transpose=" + strategy, "--decomp=" + decomp]
+                        s = best_of(args.repeats, "wall",
+                                    lambda: fftshard(mpiexec, exe, ranks, inp, out, extra))
+                        s["strategy"] = strategy
+                        rows.append(s)
+                        print("%-9s %-12s %5d %-11s %6.3f %6.3f %6.3f %8.3f %6.3f %6.3f %6.3f "
+                              "%7.2f %6.3f %8.1f %6.2f" % (
+                                  strategy, size, ranks, s["decomp"], s["read"], s["plan"],
+                                  s["fft"], s["exchange"], s["write"], s["total"], s["wall"],
+                                  s["gflops"], s["gbs"], s["peak_mib"],
+                                  (s["peak_mib"] - base) / local_mib))
+                default = fftshard(mpiexec, exe, ranks, inp, out, [])
+                refs.append((size, ranks, rows, default, inp, out))
+        print()
+        print("# references, same run (ratios: fftshard / reference; below 1 is faster)")
+        print("%-12s %5s  %-44s %s" % ("size", "ranks", "reference", "figures"))
+        for size, ranks, rows, default, inp, out in refs:
+            fastest = min(rows, key=lambda s: s["transform"])
+            sp = scipy_wall(inp, out, args.repeats)
+            if sp is not None:
+                print("%-12s %5d  %-44s %.3f s; fftshard default %.3f s wall = %.2f x" % (
+                    size, ranks, "h5py + scipy.fft (all cores), file to file", sp,
+                    default["wall"], default["wall"] / sp))
+            for transposed, name in ((1, "TRANSPOSED_OUT"), (0, "natural order")):
+                t = fftw_mpi(fftw_ref, ranks, size, transposed, args.repeats)
+                if t is not None:
+                    print("%-12s %5d  %-44s %.4f s; fftshard %s %.4f s = %.2f x" % (
+                        size, ranks, "FFTW-MPI in memory, MEASURE, " + name, t,
+                        fastest["strategy"], fastest["transform"], fastest["transform"] / t))
         print()
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
