@@ -471,7 +471,6 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             if (optarg[0] == '\0')
                 return fs_error_set(FS_ERR_USAGE, "--report: expected a file name");
             free(opts->report_file);
-    free(opts->dtype);
             opts->report_file = strdup(optarg);
             break;
         case OPT_PROGRESS:
@@ -548,6 +547,7 @@ void fs_options_free(fs_options *opts)
     free(opts->transpose);
     free(opts->wisdom_file);
     free(opts->report_file);
+    free(opts->dtype);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);
 }
