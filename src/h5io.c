@@ -301,6 +301,13 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
             goto done;
         }
     }
+    if (fs_shape_elems(ndim, info->shape) < 0) {
+        char shape[256];
+        fs_format_shape(ndim, info->shape, shape, sizeof shape);
+        ret = fs_error_set(FS_ERR_INPUT, "%s:%s: shape %s is too large (more than %s elements)", file,
+                           info->dataset, shape, FS_MAX_ELEMS_TEXT);
+        goto done;
+    }
 done:
     if (sid >= 0)
         H5Sclose(sid);

@@ -430,7 +430,8 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             int n = fs_parse_shape(optarg, shape);
             if (n < 1)
                 return fs_error_set(FS_ERR_USAGE, "--shape=%s: expected lengths like 512x512x256 "
-                                    "(1 to %d positive lengths)", optarg, FS_MAX_DIMS);
+                                    "(1 to %d positive lengths, at most %s elements)", optarg,
+                                    FS_MAX_DIMS, FS_MAX_ELEMS_TEXT);
             memcpy(opts->shape, shape, sizeof shape);
             opts->shape_ndim = n;
             break;
