@@ -285,8 +285,10 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     if (!opts->transpose || !opts->argv_joined)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
 
-    /* getopt keeps state across calls; a parser that can run twice resets it. */
-    optind = 1;
+    /* getopt keeps state across calls; a parser that can run twice resets it
+     * (0, not 1: glibc then also forgets the rest of a cluster like -hq that
+     * the last parse stopped in). */
+    optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":fqvhV", long_options, NULL)) != -1) {
