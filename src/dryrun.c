@@ -10,6 +10,7 @@
 
 #include "exchange.h"
 #include "h5io.h"
+#include "probe_guard.h"
 #include "transform.h"
 
 /* What MPI, HDF5 (with ROMIO's 16 MiB collective buffer) and FFTW take
@@ -84,7 +85,7 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
                      : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
                                                    : FS_DTYPE_COMPLEX128;
     } else if (rank == 0) {
-        st = fs_h5_probe(opts->input_file, opts->input_dataset, &info);
+        st = fs_h5_probe_guarded(opts->input_file, opts->input_dataset, &info);
     }
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         return st;

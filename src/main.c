@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "atomic.h"
 #include "dryrun.h"
@@ -12,9 +13,13 @@
 #include "h5io.h"
 #include "options.h"
 #include "pipeline.h"
+#include "probe_guard.h"
 
 int main(int argc, char **argv)
 {
+    /* Started by rank 0 to check INPUT in a process of its own: no MPI. */
+    if (getenv(FS_PROBE_FD_ENV))
+        return fs_probe_guard_child(argc, argv);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;

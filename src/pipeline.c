@@ -17,6 +17,7 @@
 #include "layout.h"
 #include "prefix.h"
 #include "progress.h"
+#include "probe_guard.h"
 #include "report.h"
 #include "transform.h"
 #include "wisdom.h"
@@ -147,7 +148,7 @@ static fs_status stage_probe(run *r)
 {
     fs_status st = FS_OK;
     if (r->rank == 0)
-        st = fs_h5_probe(r->opts->input_file, r->opts->input_dataset, &r->info);
+        st = fs_h5_probe_guarded(r->opts->input_file, r->opts->input_dataset, &r->info);
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;
