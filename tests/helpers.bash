@@ -61,17 +61,21 @@ mkdata() {
     "$MPIEXEC" -n "$np" "$FFTSHARD_MKDATA" "$@"
 }
 
-# oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py). It
-# runs serially, outside mpiexec: the MPI variables of an enclosing job must
-# not reach it.
-oracle() {
+# python_serial ARGS...: the oracle's Python (numpy, serial h5py), outside
+# mpiexec: the MPI variables of an enclosing job must not reach it.
+python_serial() {
     local unset=() name
     for name in $(compgen -e); do
         case $name in
         PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
         esac
     done
-    env "${unset[@]}" "$PYTHON_ORACLE" "$ORACLE" "$@"
+    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+}
+
+# oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py).
+oracle() {
+    python_serial "$ORACLE" "$@"
 }
 
 # Every test starts in its own empty directory (removed by bats afterwards).
