@@ -16,7 +16,7 @@ set -eu
 PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
-python3-numpy python3-h5py"
+python3-numpy python3-h5py valgrind"
 
 missing=
 for pkg in $PACKAGES; do
