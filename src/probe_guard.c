@@ -139,7 +139,9 @@ fs_status fs_h5_probe_guarded(const char *file, const char *dataset, fs_input_in
     memset(info, 0, sizeof *info);
     if (!res) {
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    } else if (got == sizeof *res && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0) {
+    } else if (got == sizeof *res) {
+        /* The child answered: what happens to it afterwards (a library
+         * failing while it shuts down) does not change the answer. */
         *info = res->info;
         st = (fs_status)res->status;
         if (st != FS_OK)
