@@ -33,6 +33,13 @@ answered() {
     local want=$1
     shift
     run --separate-stderr timeout -k 10 120 "$MPIEXEC" -n 1 "$FFTSHARD" "$@"
+    # In a sanitized build, ASan says so when it gives HDF5 NULL for the
+    # terabyte a damaged file asks for: a note of the tool, not a report.
+    if [ "$FFTSHARD_SANITIZERS" = yes ]; then
+        stderr=$(grep -vE '^==[0-9]+==WARNING: AddressSanitizer failed to allocate ' <<<"$stderr" || true)
+        stderr_lines=()
+        [ -z "$stderr" ] || mapfile -t stderr_lines <<<"$stderr"
+    fi
     [ "$status" -le 5 ] && ! grep -qE 'Sanitizer|runtime error:|BAD TERMINATION' <<<"$output$stderr" ||
         fail "fftshard $* crashed or hung (status $status):
 $output

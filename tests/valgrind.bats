@@ -4,13 +4,16 @@
 # error (invalid reads or writes, uninitialised values reaching a decision,
 # bad frees) and without memory definitely lost. tests/valgrind.supp lists
 # what the libraries (MPICH, UCX, hwloc, HDF5) report on their own. The
-# results must still equal numpy's.
+# results must still equal numpy's. The input check, which fftshard runs in a
+# child process valgrind does not follow, is run on its own on good and bad
+# files.
 
 load helpers
 
 setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
     oracle make in.h5 8x6x5:complex128 -- real.h5 8x6x5:float64
+    python_serial "$srcdir/tests/corpus/make-corpus.py" corpus
 }
 
 setup() {
@@ -71,4 +74,17 @@ $stderr"
     memcheck --decomp=pencil --inverse --check --report=r.json in.h5 o.h5
     check_all "in=in.h5 out=o.h5 ranks=2 inverse"
     [ -s r.json ] || fail "no report"
+}
+
+@test "memcheck: the input check on the fuzzing seeds and on the bad-input corpus" {
+    local files=("$srcdir"/tests/fuzz/corpus-probe/* "$srcdir"/tests/fuzz/hdf5/huge-*)
+    mapfile -t -O "${#files[@]}" files < <(find "$BATS_FILE_TMPDIR/corpus" -maxdepth 1 -type f -name '*.h5' | sort)
+    run --separate-stderr timeout 600 valgrind -q --error-exitcode=99 --leak-check=full \
+        --errors-for-leak-kinds=definite --show-leak-kinds=definite --num-callers=40 \
+        --suppressions="$srcdir/tests/valgrind.supp" "$TEST_BINDIR/fuzz/replay_probe" "${files[@]}"
+    [ "$status" -eq 0 ] || fail "status $status under valgrind:
+$stderr"
+    assert_output "replay: ${#files[@]} inputs, no failure"
+    ! grep -qE '^==[0-9]+== ' <<<"$stderr" || fail "valgrind reported:
+$stderr"
 }
