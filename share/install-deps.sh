@@ -8,6 +8,9 @@
 # re-point mpicc and mpiexec to it, so this list must only ever name
 # MPICH builds.
 #
+# valgrind is for tests/valgrind.bats (make check); clang and its runtime
+# libraries (libFuzzer, the sanitizers) for `make fuzz`.
+#
 # Idempotent: when every package is installed it changes nothing and needs
 # no network; otherwise it runs apt-get update once, then apt-get install.
 # Uses sudo only when not run as root.
@@ -16,7 +19,8 @@ set -eu
 PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
-python3-numpy python3-h5py"
+python3-numpy python3-h5py valgrind
+clang libclang-rt-14-dev"
 
 missing=
 for pkg in $PACKAGES; do

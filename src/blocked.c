@@ -174,13 +174,17 @@ static int map_complete(run_map *m, int64_t nunits)
 {
     int ret = -1;
     run_map free_src = {0}, free_dst = {0}, tmp = {0};
-    qsort(m->r, (size_t)m->n, sizeof *m->r, by_src);
+    /* A rank that sends nothing has no runs yet, and no array: qsort and
+     * memcpy must not see its NULL even with a count of 0. */
+    if (m->n > 0)
+        qsort(m->r, (size_t)m->n, sizeof *m->r, by_src);
     if (complement(m, 0, nunits, &free_src))
         goto done;
     tmp.r = malloc((size_t)(m->n ? m->n : 1) * sizeof *tmp.r);
     if (!tmp.r)
         goto done;
-    memcpy(tmp.r, m->r, (size_t)m->n * sizeof *tmp.r);
+    if (m->n > 0)
+        memcpy(tmp.r, m->r, (size_t)m->n * sizeof *tmp.r);
     tmp.n = tmp.cap = m->n;
     qsort(tmp.r, (size_t)tmp.n, sizeof *tmp.r, by_dst);
     if (complement(&tmp, 1, nunits, &free_dst))
@@ -200,7 +204,8 @@ static int map_complete(run_map *m, int64_t nunits)
     }
     if (i != free_src.n || j != free_dst.n)
         goto done; /* not a permutation: a planning bug */
-    qsort(m->r, (size_t)m->n, sizeof *m->r, by_src);
+    if (m->n > 0)
+        qsort(m->r, (size_t)m->n, sizeof *m->r, by_src);
     ret = 0;
 done:
     map_free(&free_src);

@@ -30,6 +30,11 @@ fs_status fs_error_set(fs_status status, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(error_message, sizeof error_message, fmt, ap);
     va_end(ap);
+    /* A message is one line: a newline or other control character in a
+     * name or option value from outside is shown as '?'. */
+    for (char *p = error_message; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = '?';
     error_status = status;
     return status;
 }

@@ -384,6 +384,11 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
         ret = fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", file);
         goto done;
     }
+    /* Opening a FIFO would wait for a writer forever. */
+    if (!S_ISREG(st.st_mode)) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: not a regular file (a FIFO, device or socket)", file);
+        goto done;
+    }
     FILE *probe = fopen(file, "rb");
     if (!probe) {
         ret = fs_error_set(FS_ERR_INPUT, "%s: %s", file, strerror(errno));
@@ -508,6 +513,13 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
                                file, info->dataset, k, shape);
             goto done;
         }
+    }
+    if (fs_shape_elems(ndim, info->shape) < 0) {
+        char shape[256];
+        fs_format_shape(ndim, info->shape, shape, sizeof shape);
+        ret = fs_error_set(FS_ERR_INPUT, "%s:%s: shape %s is too large (more than %s elements)", file,
+                           info->dataset, shape, FS_MAX_ELEMS_TEXT);
+        goto done;
     }
 done:
     if (sid >= 0)

@@ -184,6 +184,25 @@ void fs_redist_free(fs_redist **r)
     *r = NULL;
 }
 
+int64_t fs_shape_elems(int ndim, const int64_t *shape)
+{
+    int zero = 0;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] < 0)
+            return -1;
+        zero |= shape[k] == 0;
+    }
+    if (zero)
+        return 0;
+    int64_t n = 1;
+    for (int k = 0; k < ndim; k++) {
+        if (shape[k] > FS_MAX_ELEMS / n)
+            return -1;
+        n *= shape[k];
+    }
+    return n;
+}
+
 int fs_parse_shape(const char *text, int64_t shape[FS_LAYOUT_MAX_DIMS])
 {
     int n = 0;
@@ -200,7 +219,7 @@ int fs_parse_shape(const char *text, int64_t shape[FS_LAYOUT_MAX_DIMS])
             return -1;
         shape[n++] = v;
         if (*end == '\0')
-            return n;
+            return fs_shape_elems(n, shape) < 0 ? -1 : n;
         if (*end != 'x' && *end != 'X' && *end != ',')
             return -1;
         p = end + 1;

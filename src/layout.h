@@ -67,7 +67,17 @@ typedef struct fs_redist {
 fs_redist *fs_redist_new(int npeers, int self, const fs_box *from_all, const fs_box *to_all);
 void fs_redist_free(fs_redist **r);
 
-/* Parse "64x48x30" into shape; returns the number of axes, or -1. */
+/* The most elements an array may have: 2^56, so that its size in bytes,
+ * padded real layouts and two buffers of it all stay far inside int64_t. */
+#define FS_MAX_ELEMS ((int64_t)1 << 56)
+#define FS_MAX_ELEMS_TEXT "2^56"
+
+/* The number of elements of an array of the given shape (0 when an axis is
+ * 0), or -1 when it exceeds FS_MAX_ELEMS or a length is negative. */
+int64_t fs_shape_elems(int ndim, const int64_t *shape);
+
+/* Parse "64x48x30" into shape; returns the number of axes, or -1 (also for
+ * more than FS_MAX_ELEMS elements). */
 int fs_parse_shape(const char *text, int64_t shape[FS_LAYOUT_MAX_DIMS]);
 /* Format shape as "64x48x30" into buf. */
 void fs_format_shape(int ndim, const int64_t *shape, char *buf, size_t size);

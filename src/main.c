@@ -15,6 +15,7 @@
 #include "h5io.h"
 #include "options.h"
 #include "pipeline.h"
+#include "probe_guard.h"
 
 /* The status this rank exits with if MPI_Finalize never returns. */
 static volatile sig_atomic_t final_status;
@@ -43,6 +44,9 @@ static unsigned finalize_seconds(void)
 
 int main(int argc, char **argv)
 {
+    /* Started by rank 0 to check INPUT in a process of its own: no MPI. */
+    if (getenv(FS_PROBE_FD_ENV))
+        return fs_probe_guard_child(argc, argv);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;

@@ -102,8 +102,9 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
     o->ndim = fs_parse_shape(argv[optind], o->shape);
     if (o->ndim < 0)
         return fs_error_set(FS_ERR_USAGE,
-                            "'%s': expected a shape like 64x48x30 (1 to %d positive lengths)",
-                            argv[optind], FS_LAYOUT_MAX_DIMS);
+                            "'%s': expected a shape like 64x48x30 (1 to %d positive lengths, at "
+                            "most %s elements)",
+                            argv[optind], FS_LAYOUT_MAX_DIMS, FS_MAX_ELEMS_TEXT);
     if (fs_split_location(argv[optind + 1], &o->file, &o->dataset) != FS_OK)
         return fs_error_status();
     return FS_OK;

@@ -301,8 +301,10 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     if (!opts->transpose || !opts->argv_joined)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
 
-    /* getopt keeps state across calls; a parser that can run twice resets it. */
-    optind = 1;
+    /* getopt keeps state across calls; a parser that can run twice resets it
+     * (0, not 1: glibc then also forgets the rest of a cluster like -hq that
+     * the last parse stopped in). */
+    optind = 0;
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":fqvhV", long_options, NULL)) != -1) {
@@ -446,7 +448,8 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
             int n = fs_parse_shape(optarg, shape);
             if (n < 1)
                 return fs_error_set(FS_ERR_USAGE, "--shape=%s: expected lengths like 512x512x256 "
-                                    "(1 to %d positive lengths)", optarg, FS_MAX_DIMS);
+                                    "(1 to %d positive lengths, at most %s elements)", optarg,
+                                    FS_MAX_DIMS, FS_MAX_ELEMS_TEXT);
             memcpy(opts->shape, shape, sizeof shape);
             opts->shape_ndim = n;
             break;

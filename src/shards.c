@@ -3,6 +3,8 @@
 
 #include "shards.h"
 
+#include "probe_guard.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -398,5 +400,6 @@ fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs
                          fs_shard_set *set)
 {
     memset(set, 0, sizeof *set);
-    return sharded ? fs_shards_probe(input, dataset, info, set) : fs_h5_probe(input, dataset, info);
+    return sharded ? fs_shards_probe(input, dataset, info, set)
+                   : fs_h5_probe_guarded(input, dataset, info);
 }

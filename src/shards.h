@@ -28,7 +28,8 @@ fs_status fs_shards_probe(const char *spec, const char *dataset, fs_input_info *
  * name) rather than a list file. */
 int fs_shards_is_pattern(const char *spec);
 
-/* Rank 0 only: the input of a run, shards (sharded nonzero) or one file. */
+/* Rank 0 only: the input of a run, shards (sharded nonzero) or one file
+ * (checked in a child process: see probe_guard.h). */
 fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs_input_info *info,
                          fs_shard_set *set);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "atomic.h"
 #include "fft.h"
@@ -86,12 +87,21 @@ fs_status fs_wisdom_set(fs_wisdom *w, const char *key, const char *strategy, dou
 static fs_status read_file(const char *path, char **text)
 {
     *text = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* Only a regular file: opening a FIFO would wait for a writer forever,
+     * and the save at the end would rename a file over a device. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
         if (errno == ENOENT)
             return FS_OK;
         return fs_error_set(FS_ERR_INPUT, "%s: cannot read the wisdom file: %s", path, strerror(errno));
     }
+    if (S_ISDIR(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: is a directory, not a wisdom file", path);
+    if (!S_ISREG(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (a FIFO, device or socket)", path);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fs_error_set(FS_ERR_INPUT, "%s: cannot read the wisdom file: %s", path, strerror(errno));
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     size_t got;
@@ -108,13 +118,14 @@ static fs_status read_file(const char *path, char **text)
             cap *= 2;
         }
     }
-    int failed = ferror(f);
+    int failed = ferror(f), read_errno = errno;
     fclose(f);
     if (!buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory reading %s", path);
     if (failed) {
         free(buf);
-        return fs_error_set(FS_ERR_INPUT, "%s: cannot read the wisdom file", path);
+        return fs_error_set(FS_ERR_INPUT, "%s: cannot read the wisdom file: %s", path,
+                            strerror(read_errno));
     }
     buf[len] = '\0';
     if (memchr(buf, '\0', len)) {

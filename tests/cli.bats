@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The command line: every exit status with its message, --help and
 # --version, and one message however many ranks. Results are in
-# results.bats, output refusals and atomicity in atomic.bats.
+# results.bats, output refusals and atomicity in atomic.bats, the inputs and
+# option values fftshard refuses in corpus.bats.
 
 load helpers
 
@@ -9,10 +10,7 @@ setup_file() {
     cd "$BATS_FILE_TMPDIR" || return 1
     oracle make ok.h5 4x3x5:complex128
     oracle make two.h5 /a=3:float64 /g/b=4x2:float64
-    oracle make bad.h5 /string=3:string /enum=3:enum /xy=3:compound-xy \
-        /rij=3:compound-rij /mixed=3:complex-mixed /half=4:float16 \
-        /scalar=scalar:float64 /null=null /empty=3x0x2:float64 \
-        /nine=1x1x1x1x1x1x1x2x3:float64 /grp/x=3:float64
+    oracle make bad.h5 /enum=3:enum /grp/x=3:float64
     oracle make int.h5 5x4:int16
 }
 
@@ -88,27 +86,6 @@ setup() {
     assert_no_temporaries
 }
 
-@test "input that is not an HDF5 file: exit 3" {
-    echo "just text" >text.h5
-    run --separate-stderr fftshard 2 text.h5 out.h5
-    assert_error "$EXIT_INPUT" "text.h5" "not an HDF5 file"
-    [ ! -e out.h5 ]
-}
-
-@test "empty input file: exit 3" {
-    : >empty.h5
-    run --separate-stderr fftshard 2 empty.h5 out.h5
-    assert_error "$EXIT_INPUT" "empty.h5" "empty"
-    [ ! -e out.h5 ]
-}
-
-@test "input that is a directory: exit 3" {
-    mkdir dir.h5
-    run --separate-stderr fftshard 2 dir.h5 out.h5
-    assert_error "$EXIT_INPUT" "dir.h5" "directory"
-    [ ! -e out.h5 ]
-}
-
 @test "truncated HDF5 file: exit 3, HDF5's error stack only with --verbose" {
     head -c 1500 ok.h5 >cut.h5
     run --separate-stderr fftshard 2 cut.h5 out.h5
@@ -137,57 +114,6 @@ setup() {
 @test "a group where a dataset is expected: exit 3" {
     run --separate-stderr fftshard 2 two.h5:/g out.h5
     assert_error "$EXIT_INPUT" "/g" "group"
-}
-
-@test "unsupported type string: exit 3 naming it" {
-    run --separate-stderr fftshard 2 bad.h5:/string out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/string" "string"
-    [ ! -e out.h5 ]
-    assert_no_temporaries
-}
-
-@test "unsupported type enum: exit 3 naming it" {
-    run --separate-stderr fftshard 2 bad.h5:/enum out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/enum" "enum"
-}
-
-@test "unsupported type: compound that is not {r,i}: exit 3 naming it" {
-    run --separate-stderr fftshard 2 bad.h5:/xy out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/xy" "compound" "x, y"
-    run --separate-stderr fftshard 2 bad.h5:/rij out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/rij" "compound" "r, i, j"
-    run --separate-stderr fftshard 2 bad.h5:/mixed out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/mixed" "compound"
-}
-
-@test "unsupported type float16: exit 3 naming it" {
-    run --separate-stderr fftshard 2 bad.h5:/half out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/half" "float16"
-}
-
-@test "scalar and null datasets: exit 3" {
-    run --separate-stderr fftshard 2 bad.h5:/scalar out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/scalar" "scalar"
-    run --separate-stderr fftshard 2 bad.h5:/null out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/null"
-    [ ! -e out.h5 ]
-}
-
-@test "zero-length axis: exit 3 naming the axis" {
-    run --separate-stderr fftshard 2 bad.h5:/empty out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/empty" "axis 1" "length 0"
-    [ ! -e out.h5 ]
-}
-
-@test "zero-length axis: the message shows the dataset's real shape 3x0x2" {
-    run --separate-stderr fftshard 2 bad.h5:/empty out.h5
-    assert_error "$EXIT_INPUT" "3x0x2"
-}
-
-@test "9-D dataset: exit 3" {
-    run --separate-stderr fftshard 2 bad.h5:/nine out.h5
-    assert_error "$EXIT_INPUT" "bad.h5:/nine" "9"
-    [ ! -e out.h5 ]
 }
 
 # ---------------------------------------------------------------- usage (2)
@@ -225,30 +151,6 @@ setup() {
     run --separate-stderr fftshard 2 --axes=0,,1 ok.h5 out.h5
     assert_error "$EXIT_USAGE" "--axes"
     [ ! -e out.h5 ]
-}
-
-@test "--axes=0,0: the same axis twice, exit 2" {
-    run --separate-stderr fftshard 2 --axes=0,0 ok.h5 out.h5
-    assert_error "$EXIT_USAGE" "--axes" "0"
-    [ ! -e out.h5 ]
-}
-
-@test "--axes=1,-2 on a 3-D dataset: the same axis twice, exit 2" {
-    run --separate-stderr fftshard 2 --axes=1,-2 ok.h5 out.h5
-    assert_error "$EXIT_USAGE" "--axes"
-    [ ! -e out.h5 ]
-    assert_no_temporaries
-}
-
-@test "--axes=7 and --axes=-4 on a 3-D dataset: out of range, exit 2" {
-    run --separate-stderr fftshard 2 --axes=7 ok.h5 out.h5
-    assert_error "$EXIT_USAGE" "--axes" "7"
-    run --separate-stderr fftshard 2 --axes=0,-4 ok.h5 out.h5
-    assert_error "$EXIT_USAGE" "--axes" "-4"
-    run --separate-stderr fftshard 2 --axes=9 ok.h5 out.h5
-    assert_error "$EXIT_USAGE" "--axes" "9"
-    [ ! -e out.h5 ]
-    assert_no_temporaries
 }
 
 @test "--transpose=nope: exit 2, the known strategies listed" {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Faults: SIGTERM and SIGINT in every phase (to mpiexec, to rank 0, to
+# Faults: SIGTERM and SIGINT in every phase (to every rank, to rank 0, to
 # another rank), a rank killed outright and what it leaves for the next run,
 # a full disk and a file size limit, an unwritable directory, and the
 # network transport forced onto TCP for every strategy.
@@ -57,15 +57,19 @@ end_run() {
     before=$(checksum old.h5)
     for phase in plan read fft exchange write check commit; do
         sig=$([ $((i % 2)) -eq 0 ] && echo TERM || echo INT)
-        target=$((i % 3)) # 0: mpiexec (a scheduler), 1: rank 0, 2: rank 2 alone
+        # 0: every rank (what a scheduler such as SLURM does at the time
+        # limit), 1: rank 0 alone, 2: rank 2 alone. (atomic.bats signals
+        # mpiexec itself.)
+        target=$((i % 3))
         paused_run "$phase" 3 --force --check in.h5 old.h5
         case $target in
-        0) pid=$job ;;
+        0) pid="$(rank_pid "$job" 0) $(rank_pid "$job" 1) $(rank_pid "$job" 2)" ;;
         1) pid=$(rank_pid "$job" 0) ;;
         2) pid=$(rank_pid "$job" 2) ;;
         esac
-        [ -n "$pid" ] || skip "cannot find the ranks among mpiexec's processes"
-        kill "-$sig" "$pid"
+        [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
+        # shellcheck disable=SC2086
+        kill "-$sig" $pid
         end_run
         # The ranks end with 128 + the signal; mpiexec's own status is the
         # launcher's (MPICH: that, or 9 when it had to kill ranks).

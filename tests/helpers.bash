@@ -29,6 +29,24 @@ PYTHON_ORACLE=${PYTHON_ORACLE:-/usr/bin/python3}
 TEST_BINDIR=${TEST_BINDIR:-$srcdir/tests}
 ORACLE=$srcdir/tests/oracle.py
 
+# Sanitizers. A build configured with --enable-sanitizers (make check says so
+# in FFTSHARD_SANITIZERS; run by hand, the program tells) runs with options
+# that stop at the first error and exit with SANITIZER_EXIT, a status that is
+# none of fftshard's, so every test that checks a status catches a report.
+# LeakSanitizer unwinds fully (slower) so that tests/lsan.supp can name the
+# library calls whose leaks are not fftshard's; allocations too large for
+# the machine return NULL as they do without the sanitizers.
+SANITIZER_EXIT=86
+if [ -z "${FFTSHARD_SANITIZERS:-}" ]; then
+    FFTSHARD_SANITIZERS=no
+    grep -q __asan_init "$FFTSHARD" 2>/dev/null && FFTSHARD_SANITIZERS=yes
+fi
+if [ "$FFTSHARD_SANITIZERS" = yes ]; then
+    export ASAN_OPTIONS="halt_on_error=1:exitcode=$SANITIZER_EXIT:detect_leaks=1:allocator_may_return_null=1:fast_unwind_on_malloc=0"
+    export LSAN_OPTIONS="suppressions=$srcdir/tests/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=$SANITIZER_EXIT"
+fi
+
 # fftshard NP ARGS...: run fftshard on NP ranks.
 fftshard() {
     local np=$1
@@ -43,10 +61,9 @@ mkdata() {
     "$MPIEXEC" -n "$np" "$FFTSHARD_MKDATA" "$@"
 }
 
-# oracle_python ARGS...: the oracle's Python (numpy, h5py). It runs
-# serially, outside mpiexec: the MPI variables of an enclosing job must not
-# reach it.
-oracle_python() {
+# python_serial ARGS...: the oracle's Python (numpy, serial h5py), outside
+# mpiexec: the MPI variables of an enclosing job must not reach it.
+python_serial() {
     local unset=() name
     for name in $(compgen -e); do
         case $name in
@@ -58,7 +75,7 @@ oracle_python() {
 
 # oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py).
 oracle() {
-    oracle_python "$ORACLE" "$@"
+    python_serial "$ORACLE" "$@"
 }
 
 # Every test starts in its own empty directory (removed by bats afterwards).
@@ -109,7 +126,7 @@ $stderr"
 # 100 GiB per rank for it: more than this machine's memory, so the
 # allocation fails at once and the run must end with exit 1, cleanly.
 huge_input() {
-    oracle_python -c 'import h5py, sys
+    python_serial -c 'import h5py, sys
 with h5py.File(sys.argv[1], "w") as f:
     f.create_dataset("x", shape=(4096, 4096, 800), dtype="c16", chunks=(64, 64, 64))' "$1"
 }

@@ -44,7 +44,7 @@ setup() {
     CASES+=("in=af.h5 out=ab2.h5 ranks=4 real inverse last=7")
     check_all
     # and that is the original array again
-    run oracle_python -c 'import h5py, numpy as np
+    run python_serial -c 'import h5py, numpy as np
 a = h5py.File("a.h5")["data"][()]; b = h5py.File("ab2.h5")["data"][()]
 print(b.shape == a.shape and np.abs(a - b).max() < 1e-12 * np.abs(a).max())'
     assert_output True
@@ -123,7 +123,7 @@ print(b.shape == a.shape and np.abs(a - b).max() < 1e-12 * np.abs(a).max())'
     run --separate-stderr fftshard 2 --check --real --inverse rf.h5 rb.h5
     assert_success
     grep -q 'passed' <<<"$stderr" || fail "$stderr"
-    run oracle_python -c 'import json; c = json.load(open("r.json"))["check"]
+    run python_serial -c 'import json; c = json.load(open("r.json"))["check"]
 print(c["passed"] and c["roundtrip_error"] < 1e-12 and c["parseval_error"] < 1e-12)'
     assert_output True
 }
@@ -146,7 +146,7 @@ print(c["passed"] and c["roundtrip_error"] < 1e-12 and c["parseval_error"] < 1e-
     oracle make a.h5 64x64x32:complex128
     fftshard 2 --quiet --plan=measure --wisdom=w.txt --report=r1.json a.h5 o1.h5
     fftshard 2 --quiet --plan=measure --wisdom=w.txt --report=r2.json a.h5 o2.h5
-    run oracle_python -c 'import json
+    run python_serial -c 'import json
 p1 = json.load(open("r1.json"))["phases"]["plan"]["max"]
 p2 = json.load(open("r2.json"))["phases"]["plan"]["max"]
 print(p2 < p1, p1, p2)'
@@ -178,7 +178,7 @@ print(p2 < p1, p1, p2)'
 @test "an inconsistent last_size attribute: exit 3" {
     oracle make r.h5 4x6:float64
     fftshard 2 --quiet --real r.h5 rf.h5
-    oracle_python -c 'import h5py
+    python_serial -c 'import h5py
 with h5py.File("rf.h5", "r+") as f: f["data"].attrs["last_size"] = 11'
     run --separate-stderr fftshard 2 --real --inverse rf.h5 o.h5
     assert_error "$EXIT_INPUT" "last_size" "11"

@@ -11,7 +11,7 @@ load helpers
 json() {
     local file=$1 expr=$2
     shift 2
-    oracle_python -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
+    python_serial -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
 }
 
 @test "13x7x4 on 5 ranks: offsets 0,3,6,9,11 are the hyperslab starts; result equals numpy" {
@@ -20,7 +20,7 @@ json() {
     assert_success
     run oracle check "in=x.h5 out=y.h5 ranks=5"
     assert_success
-    run oracle_python -m json.tool r.json
+    run python_serial -m json.tool r.json
     assert_success
     assert_equal "$(json r.json '[p["offset"] for p in r["per_rank"]]')" "[0, 3, 6, 9, 11]"
     assert_equal "$(json r.json '[p["input_start"] for p in r["per_rank"]]')" \

@@ -443,6 +443,13 @@ static void test_parse_shape(void)
         {"abc", -1, {0}},
         {"4.5", -1, {0}},
         {"99999999999999999999999", -1, {0}},
+        /* at most FS_MAX_ELEMS = 2^56 elements; products beyond int64 too */
+        {"72057594037927936", 1, {INT64_C(72057594037927936)}},
+        {"72057594037927937", -1, {0}},
+        {"268435456x268435456", 2, {INT64_C(268435456), INT64_C(268435456)}},
+        {"268435456x268435457", -1, {0}},
+        {"1099511627776x1099511627776x1099511627776", -1, {0}},
+        {"4611686018427387904x4", -1, {0}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int64_t shape[FS_LAYOUT_MAX_DIMS] = {0};
@@ -460,6 +467,19 @@ static void test_parse_shape(void)
     }
 }
 
+static void test_shape_elems(void)
+{
+    int64_t a[3] = {4, 0, 3}, b[2] = {INT64_C(1) << 40, INT64_C(1) << 40}, c[2] = {-1, 0},
+            d[3] = {INT64_C(1) << 40, INT64_C(1) << 40, 0}, e[2] = {INT64_C(1) << 28, INT64_C(1) << 28};
+    CHECK(fs_shape_elems(3, a) == 0, "fs_shape_elems(4x0x3) = %lld", (long long)fs_shape_elems(3, a));
+    CHECK(fs_shape_elems(2, b) == -1, "fs_shape_elems(2^40x2^40) = %lld", (long long)fs_shape_elems(2, b));
+    CHECK(fs_shape_elems(2, c) == -1, "fs_shape_elems(-1x0) = %lld", (long long)fs_shape_elems(2, c));
+    CHECK(fs_shape_elems(3, d) == 0, "fs_shape_elems(2^40x2^40x0) = %lld", (long long)fs_shape_elems(3, d));
+    CHECK(fs_shape_elems(2, e) == FS_MAX_ELEMS, "fs_shape_elems(2^28x2^28) = %lld",
+          (long long)fs_shape_elems(2, e));
+    CHECK(fs_shape_elems(0, a) == 1, "fs_shape_elems of no axes = %lld", (long long)fs_shape_elems(0, a));
+}
+
 int main(void)
 {
     test_split_block();
@@ -469,6 +489,7 @@ int main(void)
     test_pack_unpack();
     test_redist();
     test_parse_shape();
+    test_shape_elems();
     if (failures > 60)
         fprintf(stderr, "... %ld more failures not shown\n", failures - 60);
     printf("test_layout: %ld checks, %ld failed\n", checks, failures);

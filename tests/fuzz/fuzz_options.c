@@ -1,0 +1,118 @@
+/* fuzz_options: fuzz target for the command line parser (fs_options_parse).
+ *
+ * The input is the command line as the kernel keeps it (/proc/PID/cmdline):
+ * the arguments after the program name, each ended by a NUL byte (the last
+ * one may lack it). An argument may hold any other byte, newlines included.
+ * Besides crashes and sanitizer reports, the target stops on a broken
+ * promise of the parser: a status other than success, a usage error or out
+ * of memory; an error without its message, or a message of more than one
+ * line; a success whose values are out of their documented ranges; a
+ * second parse of the same command line that ends otherwise.
+ *
+ * Built with clang -fsanitize=fuzzer by `make fuzz`, and with replay.c as a
+ * plain program that `make check` runs on the seeds and the regressions. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "options.h"
+
+#define MAX_ARGS 64
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void broken(const char *what, const char *message)
+{
+    fprintf(stderr, "fuzz_options: %s (message: '%s')\n", what, message);
+    abort();
+}
+
+static int same(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static void check(fs_status st, const fs_options *o)
+{
+    const char *message = fs_error_message();
+    if (st != FS_OK && st != FS_ERR_USAGE && st != FS_ERR_RUNTIME)
+        broken("a status other than 0, 1 or 2", message);
+    if (fs_error_status() != st)
+        broken("the recorded status is not the one returned", message);
+    if (st != FS_OK) {
+        if (message[0] == '\0')
+            broken("an error without a message", message);
+        if (strchr(message, '\n'))
+            broken("a message of more than one line", message);
+        return;
+    }
+    if (o->action != FS_ACTION_RUN)
+        return;
+    if (!o->dry_run && (!o->input_file || !o->output_file))
+        broken("a run without INPUT or OUTPUT", "");
+    if (o->dry_run && !o->input_file && o->shape_ndim == 0)
+        broken("a dry run without INPUT or --shape", "");
+    if (o->naxes < 0 || o->naxes > FS_MAX_DIMS || o->shape_ndim < 0 || o->shape_ndim > FS_MAX_DIMS)
+        broken("an axis or shape count out of range", "");
+    for (int i = 0; i < o->naxes; i++)
+        if (o->axes[i] < -FS_MAX_DIMS || o->axes[i] >= FS_MAX_DIMS)
+            broken("an axis out of range", "");
+    if (o->packet_bytes < 1 || o->packet_bytes > ((size_t)1 << 30))
+        broken("--packet out of range", "");
+    if (o->queues < 1 || o->queues > 1024)
+        broken("--queues out of range", "");
+    if (!o->transpose || !o->argv_joined)
+        broken("a field left unset", "");
+    if (o->dtype && strcmp(o->dtype, "float32") && strcmp(o->dtype, "float64") &&
+        strcmp(o->dtype, "complex64") && strcmp(o->dtype, "complex128"))
+        broken("--dtype not one of its four types", o->dtype);
+    if (o->last_size && !(o->real && o->inverse))
+        broken("--last-size without --inverse --real", "");
+    if (o->quiet && o->verbose)
+        broken("--quiet with --verbose", "");
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (!text)
+        return 0;
+    if (size)
+        memcpy(text, data, size);
+    text[size] = '\0';
+    char *argv[MAX_ARGS + 2];
+    int argc = 0;
+    argv[argc++] = "fftshard";
+    size_t start = 0;
+    while (start < size && argc <= MAX_ARGS) {
+        char *nul = memchr(text + start, '\0', size - start);
+        size_t end = nul ? (size_t)(nul - text) : size;
+        text[end] = '\0';
+        argv[argc++] = text + start;
+        start = end + 1;
+    }
+    argv[argc] = NULL;
+
+    fs_options opts, again;
+    fs_status st = fs_options_parse(argc, argv, &opts);
+    check(st, &opts);
+    /* The same command line again (getopt has put the operands last, which
+     * changes nothing): nothing of the first parse may linger. */
+    fs_error_clear();
+    fs_status st2 = fs_options_parse(argc, argv, &again);
+    if (st2 != st || again.action != opts.action ||
+        (st == FS_OK && (again.force != opts.force || again.quiet != opts.quiet ||
+                         again.verbose != opts.verbose || again.naxes != opts.naxes ||
+                         !same(again.input_file, opts.input_file) ||
+                         !same(again.output_file, opts.output_file))))
+        broken("a second parse of the same command line differs", fs_error_message());
+    fs_options_free(&opts);
+    fs_options_free(&again);
+    fs_error_clear();
+    free(text);
+    return 0;
+}
