@@ -1,7 +1,9 @@
 #!/bin/sh
 # run-tests.sh: install what the build and the tests need, build fftshard,
-# run `make check` and `make distcheck`. Exits non-zero on any failure and
-# prints the test logs when tests fail. Run it from anywhere.
+# run `make check` and `make distcheck`, then `make check` again on a build
+# with AddressSanitizer and UndefinedBehaviorSanitizer (--enable-sanitizers)
+# in _san/. Exits non-zero on any failure and prints the test logs when
+# tests fail. Run it from anywhere.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -50,4 +52,19 @@ if ! make distcheck; then
     exit 1
 fi
 
-echo "run-tests: make check and make distcheck passed"
+# The sanitized build, in a directory of its own. configure refuses to build
+# elsewhere while the source tree itself is configured: distclean it first.
+make distclean
+rm -rf _san
+mkdir _san
+cd _san
+../configure --enable-sanitizers
+make -j2
+if ! make check; then
+    echo "run-tests: make check of the sanitized build (_san) failed; the test logs follow" >&2
+    print_test_logs .
+    exit 1
+fi
+cd ..
+
+echo "run-tests: make check, make distcheck and the sanitized make check passed"

@@ -8,7 +8,7 @@
 #     (SRCDIR/regressions/TARGET-*) are run once each: any failure stops here;
 #  2. the target is fuzzed for SECONDS in libFuzzer's fork mode, which goes
 #     on after a crash: new inputs go to BUILDDIR/work-TARGET/, what failed
-#     to BUILDDIR/findings/;
+#     to BUILDDIR/findings/ (kept from run to run until removed);
 #  3. every finding is sorted. A crash inside HDF5 (the first frame of the
 #     report that is fftshard's or HDF5's is HDF5's) is HDF5's own: fftshard,
 #     which probes its input in a child process, must answer that file with
@@ -17,6 +17,8 @@
 set -eu
 
 target=$1 seconds=$2 src=$3 build=$4
+mkdir -p "$build/work-$target" "$build/findings"
+build=$(cd "$build" && pwd) # fftshard runs the findings from elsewhere
 fuzzer=$build/fuzz_$target
 work=$build/work-$target
 findings=$build/findings
@@ -41,7 +43,6 @@ if ! "$fuzzer" -runs=1 "$@" >"$build/replay-$target.log" 2>&1; then
 fi
 
 echo "run-fuzz: $target: fuzzing for $seconds s"
-mkdir -p "$work" "$findings"
 before=$(ls "$findings" | grep -c "^$target-" || true)
 "$fuzzer" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 -timeout=30 \
     -rss_limit_mb=4096 -malloc_limit_mb=4096 -max_total_time="$seconds" \
@@ -53,22 +54,25 @@ before=$(ls "$findings" | grep -c "^$target-" || true)
 }
 tail -n 3 "$build/fuzz-$target.log"
 
-# whose FILE: "hdf5" or "fftshard", from the first frame of the report of
-# running the target on FILE that is in HDF5 or in fftshard's code.
-whose() {
-    "$fuzzer" "$1" 2>&1 | grep -E '^ *#[0-9]+ ' |
-        grep -E -m1 'libhdf5|in fs_|/src/[a-z_]+\.c|tests/fuzz/|LLVMFuzzerTestOneInput' |
-        grep -q libhdf5 && echo hdf5 || echo fftshard
-}
-
+# Every finding is run again: its report says whose it is, from the first
+# frame in HDF5 or in fftshard's code.
+limits="-timeout=30 -rss_limit_mb=4096 -malloc_limit_mb=4096"
 status=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for f in "$findings/$target"-*; do
     [ -e "$f" ] || continue
+    # shellcheck disable=SC2086
+    if "$fuzzer" $limits "$f" >"$tmp/report" 2>&1; then
+        echo "run-fuzz: $f passes now (once kept in $src/regressions/, remove it)"
+        continue
+    fi
     kind=fftshard
-    if [ "$target" = probe ]; then
-        kind=$(whose "$f")
+    if [ "$target" = probe ] &&
+        grep -E '^ *#[0-9]+ ' "$tmp/report" |
+        grep -E -m1 'libhdf5|in fs_|/src/[a-z_]+\.c:|tests/fuzz/[a-z_]+\.c:|LLVMFuzzerTestOneInput' |
+            grep -q libhdf5; then
+        kind=hdf5
     fi
     if [ "$kind" = hdf5 ]; then
         answer=0
@@ -83,7 +87,7 @@ for f in "$findings/$target"-*; do
         cat "$tmp/stdout" "$tmp/stderr" >&2
     else
         echo "run-fuzz: a defect of fftshard: $f" >&2
-        "$fuzzer" "$f" 2>&1 | grep -vE '^(INFO|Running|Executed|\*\*\*)' | head -n 60 >&2 || true
+        grep -vE '^(INFO|Running|Executed|\*\*\*)' "$tmp/report" | head -n 60 >&2 || true
     fi
     status=1
 done
