@@ -2,13 +2,14 @@
  *
  * Input: rank 0 probes the file alone (does it exist, which dataset, what
  * type and shape) so errors are decided once and worded by us; then every
- * rank opens it through MPI-IO and reads its box collectively, converted to
+ * rank opens it through MPI-IO and reads its box (independent requests), converted to
  * complex double in place. A virtual dataset (HDF5 1.10 cannot read one
  * through MPI-IO) is opened by every rank with the default driver and read
- * independently; so are shards, through a virtual dataset in memory that
- * maps them onto the whole array.
+ * independently; so are shards, through a virtual dataset in a small
+ * temporary file that maps them onto the whole array.
  * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic temporary
- * file (see atomic.h), written box by box with collective I/O, with the
+ * file (see atomic.h), written box by box (independent requests, collective
+ * for compressed output), with the
  * attributes of DESIGN.md section 3. HDF5's automatic error printing is off;
  * with --verbose the HDF5 error stack is shown under our message. */
 #ifndef FS_H5IO_H
