@@ -1180,27 +1180,33 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         fs_timer_stop(&r.timers, FS_PHASE_CHECK);
     }
     if (created && !write_failed) {
+        fs_timer_start(&r.timers, FS_PHASE_WRITE);
         fs_status closed = fs_error_agree(comm, fs_h5_output_close(&r.out));
+        fs_timer_stop(&r.timers, FS_PHASE_WRITE);
         write_failed = closed != FS_OK;
         st = st != FS_OK ? st : closed;
     }
     if (write_failed)
         abandon(&r, st);
     if (st == FS_OK) {
+        /* Replacing an existing output frees its blocks inside the rename:
+         * seconds for a large file on some file systems, shown as commit. */
+        fs_timer_start(&r.timers, FS_PHASE_COMMIT);
         fs_status cs = FS_OK;
-        fs_atomic_set_phase("commit");
         if (r.rank == 0)
             cs = opts->shard_output ? commit_shards(&r) : fs_atomic_commit(r.tmp_path, opts->output_file);
         st = fs_error_agree(comm, cs);
+        /* The result is in place: a wisdom file that cannot be written
+         * costs the next run its head start, not this run its result. */
+        if (st == FS_OK && fs_wisdom_save(comm, r.wisdom) != FS_OK) {
+            if (r.rank == 0)
+                fprintf(stderr, "fftshard: warning: %s (the result was written)\n",
+                        fs_error_message());
+            fs_error_clear();
+        }
+        fs_timer_stop(&r.timers, FS_PHASE_COMMIT);
         if (st == FS_OK)
             fs_atomic_set_phase("report");
-    }
-    /* The result is in place: a wisdom file that cannot be written costs
-     * the next run its head start, not this run its result. */
-    if (st == FS_OK && fs_wisdom_save(comm, r.wisdom) != FS_OK) {
-        if (r.rank == 0)
-            fprintf(stderr, "fftshard: warning: %s (the result was written)\n", fs_error_message());
-        fs_error_clear();
     }
     fs_timer_stop(&r.timers, FS_PHASE_TOTAL);
     if (st == FS_OK)

@@ -13,7 +13,7 @@
 #include "prefix.h"
 
 static const char *const phase_names[FS_NPHASES] = {
-    "read", "plan", "fft", "exchange", "write", "check", "total",
+    "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
 };
 
 const char *fs_phase_name(fs_phase phase)

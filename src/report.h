@@ -25,6 +25,7 @@ typedef enum fs_phase {
     FS_PHASE_EXCHANGE,
     FS_PHASE_WRITE,
     FS_PHASE_CHECK,
+    FS_PHASE_COMMIT,
     FS_PHASE_TOTAL,
     FS_NPHASES
 } fs_phase;
