@@ -21,15 +21,12 @@
 #include "errors.h"
 #include "options.h"
 
+#define FUZZ_TARGET "fuzz_options"
+#include "promise.h"
+
 #define MAX_ARGS 64
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void broken(const char *what, const char *message)
-{
-    fprintf(stderr, "fuzz_options: %s (message: '%s')\n", what, message);
-    abort();
-}
 
 static int same(const char *a, const char *b)
 {
@@ -38,18 +35,8 @@ static int same(const char *a, const char *b)
 
 static void check(fs_status st, const fs_options *o)
 {
-    const char *message = fs_error_message();
-    if (st != FS_OK && st != FS_ERR_USAGE && st != FS_ERR_RUNTIME)
-        broken("a status other than 0, 1 or 2", message);
-    if (fs_error_status() != st)
-        broken("the recorded status is not the one returned", message);
-    if (st != FS_OK) {
-        if (message[0] == '\0')
-            broken("an error without a message", message);
-        if (strchr(message, '\n'))
-            broken("a message of more than one line", message);
+    if (check_status(st, FS_ERR_USAGE, FS_ERR_RUNTIME, "0, 1 or 2"))
         return;
-    }
     if (o->action != FS_ACTION_RUN)
         return;
     if (!o->dry_run && (!o->input_file || !o->output_file))

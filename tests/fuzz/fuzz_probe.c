@@ -23,31 +23,18 @@
 #include "errors.h"
 #include "h5io.h"
 
+#define FUZZ_TARGET "fuzz_probe"
+#include "promise.h"
+
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char path[4096];
 
-static void broken(const char *what, const char *message)
-{
-    fprintf(stderr, "fuzz_probe: %s (message: '%s')\n", what, message);
-    abort();
-}
-
 static void check(fs_status st, const fs_input_info *info)
 {
-    const char *message = fs_error_message();
-    if (st != FS_OK && st != FS_ERR_INPUT && st != FS_ERR_RUNTIME)
-        broken("a status other than 0, 1 or 3", message);
-    if (fs_error_status() != st)
-        broken("the recorded status is not the one returned", message);
-    if (st != FS_OK) {
-        if (message[0] == '\0')
-            broken("an error without a message", message);
-        if (strchr(message, '\n'))
-            broken("a message of more than one line", message);
+    if (check_status(st, FS_ERR_INPUT, FS_ERR_RUNTIME, "0, 1 or 3"))
         return;
-    }
     if (info->ndim < 1 || info->ndim > FS_LAYOUT_MAX_DIMS)
         broken("a success with a number of axes out of range", "");
     if (fs_shape_elems(info->ndim, info->shape) < 1)
