@@ -31,6 +31,30 @@ void fs_h5_init(void)
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
+/* Close the open ones among n handles (files, datasets, dataspaces,
+ * datatypes, attributes, property lists) on a cleanup path, where a failure
+ * to close changes nothing. Negative handles are skipped. */
+static void close_handles(int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        hid_t id = va_arg(ap, hid_t);
+        if (id < 0)
+            continue;
+        switch (H5Iget_type(id)) {
+        case H5I_FILE: H5Fclose(id); break;
+        case H5I_DATASET: H5Dclose(id); break;
+        case H5I_DATASPACE: H5Sclose(id); break;
+        case H5I_DATATYPE: H5Tclose(id); break;
+        case H5I_ATTR: H5Aclose(id); break;
+        case H5I_GENPROP_LST: H5Pclose(id); break;
+        default: break;
+        }
+    }
+    va_end(ap);
+}
+
 /* The innermost entry of HDF5's error stack: the concrete reason (a lock
  * held by another process, a truncated file, ENOSPC) in HDF5's words. */
 static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
@@ -320,16 +344,7 @@ static fs_status check_virtual_sources(const char *file, const char *dataset, hi
                                        (unsigned long long)hi[k] + 1);
         }
     next:
-        if (sel >= 0)
-            H5Sclose(sel);
-        if (sid >= 0)
-            H5Sclose(sid);
-        if (tid >= 0)
-            H5Tclose(tid);
-        if (did >= 0)
-            H5Dclose(did);
-        if (fid >= 0)
-            H5Fclose(fid);
+        close_handles(5, sel, sid, tid, did, fid);
         H5Eclear2(H5E_DEFAULT);
         free(name);
         free(dset);
@@ -522,14 +537,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
         goto done;
     }
 done:
-    if (sid >= 0)
-        H5Sclose(sid);
-    if (tid >= 0)
-        H5Tclose(tid);
-    if (did >= 0)
-        H5Dclose(did);
-    if (fid >= 0)
-        H5Fclose(fid);
+    close_handles(4, sid, tid, did, fid);
     return ret;
 }
 
@@ -773,12 +781,7 @@ static hid_t open_shards(const fs_input_info *info, const fs_shard_set *shards, 
 done:
     if (fd >= 0)
         fs_atomic_abort(path);
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
+    close_handles(3, space, type, dcpl);
     return did;
 }
 
@@ -878,12 +881,7 @@ fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***nam
         if (!*names)
             ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (did >= 0)
-        H5Dclose(did);
-    if (fid >= 0)
-        H5Fclose(fid);
+    close_handles(3, dcpl, did, fid);
     H5Eclear2(H5E_DEFAULT);
     return ret;
 }
