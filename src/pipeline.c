@@ -1196,8 +1196,11 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         if (r.rank == 0)
             cs = opts->shard_output ? commit_shards(&r) : fs_atomic_commit(r.tmp_path, opts->output_file);
         st = fs_error_agree(comm, cs);
-        /* The result is in place: a wisdom file that cannot be written
-         * costs the next run its head start, not this run its result. */
+        /* The result is in place (a signal from here on says so): a wisdom
+         * file that cannot be written costs the next run its head start,
+         * not this run its result. */
+        if (st == FS_OK)
+            fs_atomic_set_phase("report");
         if (st == FS_OK && fs_wisdom_save(comm, r.wisdom) != FS_OK) {
             if (r.rank == 0)
                 fprintf(stderr, "fftshard: warning: %s (the result was written)\n",
@@ -1205,8 +1208,6 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
             fs_error_clear();
         }
         fs_timer_stop(&r.timers, FS_PHASE_COMMIT);
-        if (st == FS_OK)
-            fs_atomic_set_phase("report");
     }
     fs_timer_stop(&r.timers, FS_PHASE_TOTAL);
     if (st == FS_OK)
