@@ -373,12 +373,7 @@ static void read_offset(hid_t did, int ndim, fs_input_info *info)
                 info->has_offset = -1;
         }
     }
-    if (aty >= 0)
-        H5Tclose(aty);
-    if (asp >= 0)
-        H5Sclose(asp);
-    if (aid >= 0)
-        H5Aclose(aid);
+    close_handles(3, aty, asp, aid);
     H5Eclear2(H5E_DEFAULT);
 }
 
@@ -501,10 +496,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
         if (asp >= 0 && H5Sget_simple_extent_npoints(asp) == 1 &&
             H5Aread(aid, H5T_NATIVE_LLONG, &v) >= 0 && v > 0)
             info->last_size_attr = v;
-        if (asp >= 0)
-            H5Sclose(asp);
-        if (aid >= 0)
-            H5Aclose(aid);
+        close_handles(2, asp, aid);
         H5Eclear2(H5E_DEFAULT);
     }
     info->ndim = ndim;
@@ -847,20 +839,10 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
             progress(ctx, done);
     }
 done:
-    if (mspace >= 0)
-        H5Sclose(mspace);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (fspace >= 0)
-        H5Sclose(fspace);
-    if (did >= 0)
-        H5Dclose(did);
+    close_handles(4, mspace, mtype, fspace, did);
     if (fid >= 0 && H5Fclose(fid) < 0 && ret == FS_OK)
         ret = h5_fail(FS_ERR_RUNTIME, "%s: close failed", file);
-    if (dxpl >= 0)
-        H5Pclose(dxpl);
-    if (fapl >= 0)
-        H5Pclose(fapl);
+    close_handles(2, dxpl, fapl);
     return ret;
 }
 
@@ -957,12 +939,7 @@ static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, 
     if (o->did < 0)
         ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path, dataset);
 done:
-    if (lcpl >= 0)
-        H5Pclose(lcpl);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (space >= 0)
-        H5Sclose(space);
+    close_handles(3, lcpl, ftype, space);
     if (ret != FS_OK) {
         fs_h5_output_close(&o);
         return ret;
@@ -1041,12 +1018,7 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
             progress(ctx, done);
     }
 done:
-    if (mspace >= 0)
-        H5Sclose(mspace);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (fspace >= 0)
-        H5Sclose(fspace);
+    close_handles(3, mspace, mtype, fspace);
     return ret;
 }
 
@@ -1060,12 +1032,7 @@ fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char
         (attr = H5Acreate2(o->did, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Awrite(attr, type, &value) < 0)
         ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
-    if (attr >= 0)
-        H5Aclose(attr);
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
+    close_handles(3, attr, space, type);
     return ret;
 }
 
@@ -1084,10 +1051,7 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
     if (space < 0 || (attr = H5Acreate2(o->did, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Awrite(attr, mtype, values) < 0)
         ret = h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
-    if (attr >= 0)
-        H5Aclose(attr);
-    if (space >= 0)
-        H5Sclose(space);
+    close_handles(2, attr, space);
     return ret;
 }
 
