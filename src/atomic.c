@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,16 +248,22 @@ static void empty_directory(const char *dir)
 static const char *volatile current_phase = "start-up";
 static volatile int signal_rank = -1;
 
-void fs_atomic_set_phase(const char *phase)
+/* The commit of a collective output (fs_atomic_commit_collective): while
+ * `holding`, a signal only leaves its number in `held_signal`; `in_place`
+ * once the output is where it belongs. Lock-free atomics: the handler may run
+ * on any thread of the process. */
+static atomic_int holding, held_signal, in_place;
+
+/* FFTSHARD_PAUSE=POINT[:SECONDS]: hold this process for a minute (or
+ * SECONDS) when POINT, a phase or a step of the commit, is first reached,
+ * so that a test's signal finds it there. `what` is how rank 0 names it. */
+static void pause_point(const char *point, const char *what)
 {
-    current_phase = phase;
-    /* For the tests of interruptions: FFTSHARD_PAUSE=PHASE holds every rank
-     * for a minute when PHASE first starts, so a signal finds it there. */
     static int paused = -1;
     static char pause_at[32];
     static long pause_seconds = 60;
     if (paused < 0) {
-        const char *env = getenv("FFTSHARD_PAUSE"); /* PHASE[:SECONDS] */
+        const char *env = getenv("FFTSHARD_PAUSE");
         snprintf(pause_at, sizeof pause_at, "%s", env ? env : "");
         char *colon = strchr(pause_at, ':');
         if (colon) {
@@ -265,10 +272,10 @@ void fs_atomic_set_phase(const char *phase)
         }
         paused = 0;
     }
-    if (pause_at[0] && !paused && strcmp(pause_at, phase) == 0) {
+    if (pause_at[0] && !paused && strcmp(pause_at, point) == 0) {
         paused = 1;
         if (signal_rank == 0) {
-            fprintf(stderr, "fftshard: pausing at the start of the %s phase (FFTSHARD_PAUSE)\n", phase);
+            fprintf(stderr, "fftshard: pausing at %s (FFTSHARD_PAUSE)\n", what);
             fflush(stderr);
         }
         /* other signals (the launcher's, MPI's) must not cut it short */
@@ -276,6 +283,19 @@ void fs_atomic_set_phase(const char *phase)
         while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
             ;
     }
+}
+
+void fs_atomic_set_phase(const char *phase)
+{
+    current_phase = phase;
+    char what[64];
+    snprintf(what, sizeof what, "the start of the %s phase", phase);
+    pause_point(phase, what);
+}
+
+void fs_atomic_pause_point(const char *point)
+{
+    pause_point(point, point);
 }
 
 void fs_atomic_set_rank(int rank)
@@ -311,14 +331,22 @@ static void report_signal(int sig)
     say(current_phase);
     say(" phase (rank ");
     say(rank);
-    say(strcmp(current_phase, "report") == 0 ? "): the output had been written\n"
-                                              : "): the temporary output was removed\n");
+    say(atomic_load(&in_place) || strcmp(current_phase, "report") == 0
+            ? "): the output had been written\n"
+            : "): the temporary output was removed\n");
 }
 
 static void on_signal(int sig)
 {
     /* Only async-signal-safe calls here: unlink, open, getdents64, rmdir,
-     * write, nanosleep, _exit. */
+     * write, nanosleep, _exit. During a commit the signal waits for its end
+     * (checked again after the note: the commit may have ended meanwhile,
+     * and then either it sees the note or this handler goes on). */
+    if (atomic_load(&holding)) {
+        atomic_store(&held_signal, sig);
+        if (atomic_load(&holding))
+            return;
+    }
     for (int i = 0; i < MAX_TEMPORARIES; i++)
         if (temporaries[i])
             unlink(temporaries[i]);
@@ -400,4 +428,25 @@ fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *inp
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
     fs_atomic_register(*tmp_path);
     return fs_error_agree(comm, st);
+}
+
+fs_status fs_atomic_commit_collective(MPI_Comm comm, fs_status (*commit)(void *), void *arg)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    atomic_store(&holding, 1);
+    /* Every rank holds its signals before rank 0 renames anything: no
+     * handler removes a temporary from under the renames. */
+    fs_status st = MPI_Barrier(comm) == MPI_SUCCESS
+                       ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    if (st == FS_OK && rank == 0 && (st = commit(arg)) == FS_OK)
+        fs_atomic_pause_point("renamed");
+    st = fs_error_agree(comm, st);
+    if (st == FS_OK)
+        atomic_store(&in_place, 1);
+    atomic_store(&holding, 0);
+    int sig = atomic_exchange(&held_signal, 0);
+    if (sig)
+        raise(sig);
+    return st;
 }

@@ -56,6 +56,15 @@ void fs_atomic_abort(const char *tmp_path);
 fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *input_path, int force,
                           char **tmp_path);
 
+/* Collective over comm: put a collective output in place. Rank 0 runs
+ * commit(arg) (the renames) while every rank holds SIGINT and SIGTERM, from
+ * before rank 0 starts until all agree on the outcome, so no signal handler
+ * removes a temporary while it is being renamed and a signal takes effect
+ * before the renames or after all of them, never between; after a successful
+ * commit, an interrupted run says the output had been written. Returns the
+ * agreed status of commit. */
+fs_status fs_atomic_commit_collective(MPI_Comm comm, fs_status (*commit)(void *), void *arg);
+
 /* Install the SIGINT/SIGTERM handlers that unlink registered temporaries,
  * print which phase was interrupted and exit with status 128 + signal. */
 void fs_atomic_install_signal_handlers(void);
@@ -64,5 +73,12 @@ void fs_atomic_install_signal_handlers(void);
  * this process's rank. */
 void fs_atomic_set_phase(const char *phase);
 void fs_atomic_set_rank(int rank);
+
+/* For the tests of interruptions: FFTSHARD_PAUSE=POINT[:SECONDS] holds the
+ * process for a minute (or SECONDS) when POINT is first reached: a phase
+ * (fs_atomic_set_phase), or "shards-renamed" (the shard directory in place,
+ * its master not yet) and "renamed" (rank 0's renames done, the other ranks
+ * not yet told). */
+void fs_atomic_pause_point(const char *point);
 
 #endif

@@ -115,6 +115,17 @@ static size_t elem_bytes(fs_dtype t)
     return t == FS_DTYPE_FLOAT32 ? 4 : t == FS_DTYPE_FLOAT64 || t == FS_DTYPE_COMPLEX64 ? 8 : 16;
 }
 
+/* Rank 0 (fs_atomic_commit_collective): the file into place. */
+typedef struct {
+    const char *tmp, *file;
+} commit_args;
+
+static fs_status commit_file(void *arg)
+{
+    const commit_args *a = arg;
+    return fs_atomic_commit(a->tmp, a->file);
+}
+
 /* Collective: generate and write the file. */
 static fs_status generate(MPI_Comm comm, const mkdata_options *o)
 {
@@ -166,7 +177,8 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     fs_status closed = fs_h5_output_close(&out);
     if ((st = fs_error_agree(comm, st != FS_OK ? st : closed)) != FS_OK)
         goto done;
-    st = fs_error_agree(comm, rank == 0 ? fs_atomic_commit(tmp, o->file) : FS_OK);
+    commit_args args = {tmp, o->file};
+    st = fs_atomic_commit_collective(comm, commit_file, &args);
     if (st == FS_OK && rank == 0 && !o->quiet) {
         char shape[256];
         fs_format_shape(o->ndim, o->shape, shape, sizeof shape);

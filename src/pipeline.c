@@ -763,6 +763,13 @@ static fs_status commit_shards(run *r)
     return fs_shard_output_commit(&r->so, r->tmp_path, r->opts->output_file, output_dataset(r));
 }
 
+/* Rank 0 (fs_atomic_commit_collective): the result into place. */
+static fs_status commit_output(void *arg)
+{
+    run *r = arg;
+    return r->opts->shard_output ? commit_shards(r) : fs_atomic_commit(r->tmp_path, r->opts->output_file);
+}
+
 /* --chunks and --deflate: the output's storage. */
 static fs_status choose_storage(run *r)
 {
@@ -1192,10 +1199,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
         /* Replacing an existing output frees its blocks inside the rename:
          * seconds for a large file on some file systems, shown as commit. */
         fs_timer_start(&r.timers, FS_PHASE_COMMIT);
-        fs_status cs = FS_OK;
-        if (r.rank == 0)
-            cs = opts->shard_output ? commit_shards(&r) : fs_atomic_commit(r.tmp_path, opts->output_file);
-        st = fs_error_agree(comm, cs);
+        st = fs_atomic_commit_collective(comm, commit_output, &r);
         /* The result is in place (a signal from here on says so): a wisdom
          * file that cannot be written costs the next run its head start,
          * not this run its result. */

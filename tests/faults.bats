@@ -20,8 +20,9 @@ teardown() {
     fi
 }
 
-# paused_run PHASE NP ARGS...: start fftshard in the background, every rank
-# held at the start of PHASE (FFTSHARD_PAUSE); returns once rank 0 says so.
+# paused_run PHASE[:SECONDS] NP ARGS...: start fftshard in the background, every rank
+# held at the start of PHASE (FFTSHARD_PAUSE; or rank 0 at a step of the
+# commit); returns once rank 0 says so.
 # The job's pid is $job, its stderr run.err.
 paused_run() {
     local phase=$1 np=$2
@@ -29,7 +30,8 @@ paused_run() {
     FFTSHARD_PAUSE=$phase "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" >run.out 2>run.err &
     job=$!
     local deadline=$((${EPOCHREALTIME/./} + 30000000))
-    until grep -q "pausing at the start of the $phase phase" run.err 2>/dev/null; do
+    local name=${phase%%:*}
+    until grep -Eq "pausing at (the start of the $name phase|$name) \(" run.err 2>/dev/null; do
         kill -0 "$job" 2>/dev/null || fail "the run ended before the $phase phase: $(cat run.err)"
         ((${EPOCHREALTIME/./} < deadline)) || fail "the $phase phase was not reached in 30 s"
         sleep 0.05
@@ -81,6 +83,40 @@ end_run() {
         assert_equal "$(checksum old.h5)" "$before"
         assert_no_temporaries
         i=$((i + 1))
+    done
+}
+
+@test "a signal between the commit's renames waits for them: the result whole, the message says so" {
+    oracle make in0.h5 12x10x8:complex128
+    oracle make --seed 7 in.h5 12x10x8:complex128
+    local point shard target sig pid
+    # POINT SHARD-OUTPUT TARGET SIGNAL: rank 0 is held after the shard
+    # directory's rename (before the master's) or after all its renames;
+    # the signal goes to every rank, to rank 2 alone, or to mpiexec.
+    for c in "renamed no every TERM" "renamed yes 2 INT" "shards-renamed yes every TERM" \
+        "shards-renamed yes mpiexec INT"; do
+        read -r point shard target sig <<<"$c"
+        rm -rf out.h5 out.h5.shards-*
+        fftshard 3 --quiet in0.h5 out.h5
+        paused_run "$point:3" 3 --force $([ "$shard" = yes ] && echo --shard-output) in.h5 out.h5
+        case $target in
+        every) pid="$(rank_pid "$job" 0) $(rank_pid "$job" 1) $(rank_pid "$job" 2)" ;;
+        mpiexec) pid=$job ;;
+        *) pid=$(rank_pid "$job" "$target") ;;
+        esac
+        [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
+        # shellcheck disable=SC2086
+        kill "-$sig" $pid
+        end_run
+        [ "$job_status" -ne 0 ] || fail "$c: the job succeeded after SIG$sig"
+        grep -q "^fftshard: error: interrupted by SIG$sig during the commit phase (rank [0-9]*): the output had been written$" run.err ||
+            fail "$c: no message that the output is in place: $(cat run.err)"
+        grep -q "temporary output was removed" run.err && fail "$c: a message says nothing was written: $(cat run.err)"
+        run oracle check "in=in.h5 out=out.h5 ranks=3"
+        assert_success
+        assert_no_temporaries
+        [ "$(compgen -G 'out.h5.shards-*' | wc -l)" -eq "$([ "$shard" = yes ] && echo 1 || echo 0)" ] ||
+            fail "$c: shard directories: $(compgen -G 'out.h5.shards-*')"
     done
 }
 
