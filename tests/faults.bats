@@ -52,27 +52,34 @@ end_run() {
     job=
 }
 
+# signal_run SIG TARGET: send SIG to the 3 ranks of the paused job (every),
+# to one rank (its number) or to mpiexec, then end_run.
+signal_run() {
+    local sig=$1 target=$2 pid
+    case $target in
+    every) pid="$(rank_pid "$job" 0) $(rank_pid "$job" 1) $(rank_pid "$job" 2)" ;;
+    mpiexec) pid=$job ;;
+    *) pid=$(rank_pid "$job" "$target") ;;
+    esac
+    [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
+    # shellcheck disable=SC2086
+    kill "-$sig" $pid
+    end_run
+}
+
 @test "SIGTERM and SIGINT in every phase: the phase named, nothing written, OUTPUT unchanged" {
     oracle make in.h5 12x10x8:complex128
     fftshard 3 --quiet in.h5 old.h5
-    local before phase i=0 target sig pid
+    local before phase i=0 target sig
     before=$(checksum old.h5)
     for phase in plan read fft exchange write check commit; do
         sig=$([ $((i % 2)) -eq 0 ] && echo TERM || echo INT)
         # 0: every rank (what a scheduler such as SLURM does at the time
         # limit), 1: rank 0 alone, 2: rank 2 alone. (atomic.bats signals
         # mpiexec itself.)
-        target=$((i % 3))
+        target=$(case $((i % 3)) in 0) echo every ;; 1) echo 0 ;; 2) echo 2 ;; esac)
         paused_run "$phase" 3 --force --check in.h5 old.h5
-        case $target in
-        0) pid="$(rank_pid "$job" 0) $(rank_pid "$job" 1) $(rank_pid "$job" 2)" ;;
-        1) pid=$(rank_pid "$job" 0) ;;
-        2) pid=$(rank_pid "$job" 2) ;;
-        esac
-        [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
-        # shellcheck disable=SC2086
-        kill "-$sig" $pid
-        end_run
+        signal_run "$sig" "$target"
         # The ranks end with 128 + the signal; mpiexec's own status is the
         # launcher's (MPICH: that, or 9 when it had to kill ranks).
         [ "$job_status" -ne 0 ] || fail "$phase: the job succeeded after SIG$sig"
@@ -89,7 +96,7 @@ end_run() {
 @test "a signal between the commit's renames waits for them: the result whole, the message says so" {
     oracle make in0.h5 12x10x8:complex128
     oracle make --seed 7 in.h5 12x10x8:complex128
-    local point shard target sig pid
+    local c point shard target sig
     # POINT SHARD-OUTPUT TARGET SIGNAL: rank 0 is held after the shard
     # directory's rename (before the master's) or after all its renames;
     # the signal goes to every rank, to rank 2 alone, or to mpiexec.
@@ -99,15 +106,7 @@ end_run() {
         rm -rf out.h5 out.h5.shards-*
         fftshard 3 --quiet in0.h5 out.h5
         paused_run "$point:3" 3 --force $([ "$shard" = yes ] && echo --shard-output) in.h5 out.h5
-        case $target in
-        every) pid="$(rank_pid "$job" 0) $(rank_pid "$job" 1) $(rank_pid "$job" 2)" ;;
-        mpiexec) pid=$job ;;
-        *) pid=$(rank_pid "$job" "$target") ;;
-        esac
-        [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
-        # shellcheck disable=SC2086
-        kill "-$sig" $pid
-        end_run
+        signal_run "$sig" "$target"
         [ "$job_status" -ne 0 ] || fail "$c: the job succeeded after SIG$sig"
         grep -q "^fftshard: error: interrupted by SIG$sig during the commit phase (rank [0-9]*): the output had been written$" run.err ||
             fail "$c: no message that the output is in place: $(cat run.err)"
