@@ -111,10 +111,20 @@ extern const fs_exchange_ops fs_exchange_pairwise;
 /* Nonzero when every received box lands contiguously, in peer order, in the
  * storage of `to`: MPI can then receive straight into the data buffer. */
 int fs_exchange_receives_in_place(const fs_redist *rd);
-/* Pack every peer's send box from `data` (from layout) into sendbuf at
- * element offsets displs[q]. */
+/* Nonzero when the own block can move inside the data buffer, from its
+ * place in the `from` layout to its place in the `to` layout, instead of
+ * through a send buffer: the received blocks land in place (above) and the
+ * own block's runs can be moved in an order that never overwrites a run not
+ * yet moved. The strategies that can then pack only the other ranks' blocks
+ * (a smaller send buffer, one copy of the own block instead of two). */
+int fs_exchange_own_moves_in_place(const fs_redist *rd);
+/* Move the own block so (after the other blocks have been packed, before
+ * any receive lands in the buffer). */
+void fs_exchange_move_own(const fs_exchange *x, void *data);
+/* Pack every peer's send box but `skip`'s (-1: none) from `data` (from
+ * layout) into sendbuf at element offsets displs[q]. */
 void fs_exchange_pack_all(const fs_exchange *x, const void *data, void *sendbuf,
-                          const int64_t *displs);
+                          const int64_t *displs, int skip);
 void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbuf,
                             const int64_t *displs);
 /* The message pattern shared by xorswap: round r's partner of `rank`

@@ -3,7 +3,9 @@
  * Pack every destination's box into a send buffer, exchange, then unpack.
  * When the boxes received land contiguously and in rank order in the `to`
  * layout (the slab transpose), MPI receives straight into the data buffer and
- * the unpack disappears; the cost is one send buffer the size of the array. */
+ * the unpack disappears; the own block then usually moves inside the data
+ * buffer too (fs_exchange_own_moves_in_place), so the send buffer holds only
+ * the other ranks' blocks: (P-1)/P of the local array. */
 #include "config.h"
 
 #include "exchange.h"
@@ -20,6 +22,7 @@ typedef struct alltoall_plan {
     int *send_counts, *send_displs, *recv_counts, *recv_displs;
     int64_t *send_off, *recv_off;   /* elements, 64-bit */
     int split;               /* counts above INT_MAX: point-to-point pieces instead */
+    int own_in_place;        /* the own block moves inside the data buffer */
     int64_t piece_bytes;
     void *send_buf;
     void *recv_buf;          /* NULL when receiving in place */
@@ -67,19 +70,22 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     p->piece_bytes = SPLIT_BYTES;
     if (limit * (int64_t)x->args.elem_bytes < p->piece_bytes)
         p->piece_bytes = limit * (int64_t)x->args.elem_bytes;
+    p->own_in_place = fs_exchange_own_moves_in_place(rd);
     for (int q = 0; q < n; q++) {
         /* MPI_Alltoallv's counts and displacements are ints: beyond them the
          * same exchange goes as point-to-point messages of at most 1 GiB. */
         if (rd->send_elems[q] > limit || rd->recv_elems[q] > limit || send_off > limit ||
             recv_off > limit)
             p->split = 1;
-        p->send_counts[q] = (int)(rd->send_elems[q] & INT_MAX);
+        int moved = p->own_in_place && q == rd->self;
+        p->send_counts[q] = moved ? 0 : (int)(rd->send_elems[q] & INT_MAX);
         p->send_displs[q] = (int)(send_off & INT_MAX);
-        p->recv_counts[q] = (int)(rd->recv_elems[q] & INT_MAX);
+        p->recv_counts[q] = moved ? 0 : (int)(rd->recv_elems[q] & INT_MAX);
         p->recv_displs[q] = (int)(recv_off & INT_MAX);
         p->send_off[q] = send_off;
         p->recv_off[q] = recv_off;
-        send_off += rd->send_elems[q];
+        if (!moved)
+            send_off += rd->send_elems[q];
         recv_off += rd->recv_elems[q];
     }
     int any_split = 0;
@@ -88,12 +94,13 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     size_t eb = x->args.elem_bytes;
     int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
     x->work_elems = from_elems > to_elems ? from_elems : to_elems;
-    /* malloc(0) may return NULL; ask for at least one element. */
-    p->send_buf = fs_buffer_alloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
+    /* send_off is now what the send buffer holds; malloc(0) may return
+     * NULL: ask for at least one element. */
+    p->send_buf = fs_buffer_alloc((size_t)(send_off ? send_off : 1) * eb);
     if (!p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: alltoall send buffer of %lld bytes",
-                            (long long)rd->send_total * (long long)eb);
-    x->scratch_bytes = (size_t)rd->send_total * eb;
+                            (long long)send_off * (long long)eb);
+    x->scratch_bytes = (size_t)send_off * eb;
     if (!fs_exchange_receives_in_place(rd)) {
         p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
         if (!p->recv_buf)
@@ -122,6 +129,8 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv)
     int err = MPI_SUCCESS;
     for (int pass = 0; pass < 2 && err == MPI_SUCCESS; pass++)
         for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
+            if (p->own_in_place && q == rd->self)
+                continue;
             int64_t bytes = (pass ? rd->send_elems[q] : rd->recv_elems[q]) * (int64_t)eb;
             char *base = pass ? (char *)p->send_buf + (size_t)p->send_off[q] * eb
                               : (char *)recv + (size_t)p->recv_off[q] * eb;
@@ -146,8 +155,12 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
 
     double t0 = MPI_Wtime();
     for (int q = 0; q < n; q++)
-        fs_box_pack(&rd->send[q], &rd->from, data, (char *)p->send_buf + (size_t)p->send_off[q] * eb,
-                    eb);
+        if (!p->own_in_place || q != rd->self)
+            fs_box_pack(&rd->send[q], &rd->from, data,
+                        (char *)p->send_buf + (size_t)p->send_off[q] * eb, eb);
+    /* Before anything is received over the places it leaves. */
+    if (p->own_in_place)
+        fs_exchange_move_own(x, data);
     double t1 = MPI_Wtime();
     void *recv = p->recv_buf ? p->recv_buf : data;
     int err = p->split ? split_exchange(x, p, recv)

@@ -11,10 +11,13 @@
  * the --queues queues in round-robin order into a bounded window of
  * outstanding MPI_Isend per queue, refilled as sends complete, as the
  * patent's injection FIFOs are. Every receive is posted before the first
- * send; the rank's own block is copied locally while the packets fly.
+ * send; the rank's own block is copied locally while the packets fly, or,
+ * when the layouts allow it (fs_exchange_own_moves_in_place), moved inside
+ * the data buffer before the receives are posted.
  *
- * Memory: a packed send buffer of the local array's size, plus a receive
- * buffer when the received blocks do not land contiguously in the result. */
+ * Memory: a packed send buffer of the other ranks' blocks (of the whole
+ * local array when the own block goes through it), plus a receive buffer
+ * when the received blocks do not land contiguously in the result. */
 #include "config.h"
 
 #include "exchange.h"
@@ -54,6 +57,7 @@ typedef struct random_plan {
     MPI_Request *send_reqs;  /* nqueues * WINDOW_PER_QUEUE slots */
     int *send_req_queue;     /* which queue a slot belongs to */
     int tag_ub;
+    int own_in_place;        /* the own block moves inside the data buffer */
 } random_plan;
 
 static uint64_t mix64(uint64_t z)
@@ -123,10 +127,12 @@ static fs_status random_plan_new(fs_exchange *x)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
 
     int64_t s = 0, r = 0;
+    p->own_in_place = fs_exchange_own_moves_in_place(rd);
     for (int q = 0; q < P; q++) {
         p->send_displs[q] = s;
         p->recv_displs[q] = r;
-        s += rd->send_elems[q];
+        if (!p->own_in_place || q != me)
+            s += rd->send_elems[q];
         r += rd->recv_elems[q];
         if (q != me) {
             p->send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
@@ -188,11 +194,12 @@ static fs_status random_plan_new(fs_exchange *x)
     p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
     p->send_reqs = malloc((size_t)window * sizeof *p->send_reqs);
     p->send_req_queue = malloc((size_t)window * sizeof *p->send_req_queue);
-    p->send_buf = fs_buffer_alloc((size_t)(rd->send_total ? rd->send_total : 1) * eb);
+    /* s: the elements the send buffer holds. */
+    p->send_buf = fs_buffer_alloc((size_t)(s ? s : 1) * eb);
     if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || !p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: random exchange send buffer of %lld bytes",
-                            (long long)rd->send_total * (long long)eb);
-    x->scratch_bytes = (size_t)rd->send_total * eb +
+                            (long long)s * (long long)eb);
+    x->scratch_bytes = (size_t)s * eb +
                        (size_t)(p->send_packets + p->recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
     if (!fs_exchange_receives_in_place(rd)) {
         p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
@@ -221,7 +228,10 @@ static fs_status random_execute(fs_exchange *x, void *data)
     int err;
 
     double t0 = MPI_Wtime();
-    fs_exchange_pack_all(x, data, p->send_buf, p->send_displs);
+    fs_exchange_pack_all(x, data, p->send_buf, p->send_displs, p->own_in_place ? me : -1);
+    /* Before any receive is posted over the places it leaves. */
+    if (p->own_in_place)
+        fs_exchange_move_own(x, data);
     double t1 = MPI_Wtime();
 
     /* Receives first, into their final place when the layout allows. */
@@ -251,7 +261,7 @@ static fs_status random_execute(fs_exchange *x, void *data)
         p->queues[i].head = 0;
         p->queues[i].outstanding = 0;
     }
-    int own_copied = 0;
+    int own_copied = p->own_in_place;
     int64_t left = p->send_packets;
     while (left > 0) {
         for (int i = 0; i < p->nqueues; i++) {

@@ -25,6 +25,9 @@
  *    them again; per-element counters prove "exactly once" after the
  *    exchange. Hooks set to NULL, pre or post alone, and split axis -1 are
  *    covered. A strategy without uses_hooks must never call them;
+ *  - slab redistributions move the own block inside the buffer
+ *    (fs_exchange_own_moves_in_place), and alltoall's send buffer then holds
+ *    only the other ranks' blocks;
  *  - in-place strategies (ops->in_place): work_elems at most P times the
  *    largest block, and on a 64x64x64 array (exchanged and checked with
  *    every strategy) scratch_bytes below half the working array;
@@ -398,6 +401,16 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
             failf("%s: in-place strategy holds %zu bytes of scratch, not below half the %" PRId64
                   "-byte working array",
                   what, x->scratch_bytes, x->work_elems * (int64_t)eb);
+    }
+    /* Slabs (axis 0 -> a later axis): the own block moves inside the data
+     * buffer, so alltoall's send buffer holds only the other ranks' blocks. */
+    if (axis_from == 0 && axis_to > 0) {
+        if (!fs_exchange_own_moves_in_place(rd))
+            failf("%s: the own block of a slab redistribution does not move in place", what);
+        size_t others = (size_t)(rd->send_total - rd->send_elems[rank]) * eb;
+        if (strcmp(ops->name, "alltoall") == 0 && x->scratch_bytes != others)
+            failf("%s: alltoall holds %zu bytes of scratch, not the other ranks' %zu", what,
+                  x->scratch_bytes, others);
     }
     int64_t cap = x->work_elems > from_n ? x->work_elems : from_n;
     cap = cap > to_n ? cap : to_n;

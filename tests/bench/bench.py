@@ -227,6 +227,11 @@ def main():
                 print("%-12s %5d  %-44s %.3f s; fftshard default %.3f s wall = %.2f x" % (
                     size, ranks, "h5py + scipy.fft (all cores), file to file", sp,
                     default["wall"], default["wall"] / sp))
+            else:
+                print("%-12s %5d  %-44s not run: /usr/bin/python3 cannot import scipy.fft "
+                      "(apt-get install python3-scipy); fftshard default %.3f s wall" % (
+                          size, ranks, "h5py + scipy.fft (all cores), file to file",
+                          default["wall"]))
             for transposed, name in ((1, "TRANSPOSED_OUT"), (0, "natural order")):
                 t = fftw_mpi(fftw_ref, ranks, size, transposed, args.repeats)
                 if t is not None:
