@@ -151,13 +151,9 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
     const fs_redist *rd = x->args.rd;
     alltoall_plan *p = x->impl;
     size_t eb = x->args.elem_bytes;
-    int n = rd->npeers;
 
     double t0 = MPI_Wtime();
-    for (int q = 0; q < n; q++)
-        if (!p->own_in_place || q != rd->self)
-            fs_box_pack(&rd->send[q], &rd->from, data,
-                        (char *)p->send_buf + (size_t)p->send_off[q] * eb, eb);
+    fs_exchange_pack_all(x, data, p->send_buf, p->send_off, p->own_in_place ? rd->self : -1);
     /* Before anything is received over the places it leaves. */
     if (p->own_in_place)
         fs_exchange_move_own(x, data);
@@ -171,9 +167,7 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv failed: %s", fs_mpi_strerror(err));
     double t2 = MPI_Wtime();
     if (p->recv_buf)
-        for (int q = 0; q < n; q++)
-            fs_box_unpack(&rd->recv[q], &rd->to, data,
-                          (char *)p->recv_buf + (size_t)p->recv_off[q] * eb, eb);
+        fs_exchange_unpack_all(x, data, p->recv_buf, p->recv_off);
     double t3 = MPI_Wtime();
 
     x->stats.t_pack_s += t1 - t0;
