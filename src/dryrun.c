@@ -11,6 +11,7 @@
 
 #include "exchange.h"
 #include "h5io.h"
+#include "planner.h"
 #include "transform.h"
 
 /* What MPI, HDF5 (with ROMIO's 16 MiB collective buffer) and FFTW take
@@ -96,8 +97,12 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     int P = opts->ranks ? opts->ranks : nranks;
     const char *name = strcmp(opts->transpose, "auto") == 0 ? NULL : opts->transpose;
     const fs_exchange_ops *ops = name ? fs_exchange_find(name) : NULL;
+    fs_transform_request rq;
     fs_transform t;
-    st = fs_transform_plan(opts, &info, P, ops && ops->uses_hooks, &t);
+    st = fs_planner_request(opts, &info, P, &rq);
+    rq.hooks = ops && ops->uses_hooks;
+    if (st == FS_OK)
+        st = fs_transform_plan(&rq, &t);
     /* Every rank plans the same way: rank 0 speaks, and prints. */
     if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) != FS_OK || rank != 0)
         return st;
@@ -106,7 +111,7 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     char shape[256];
     fs_format_shape(info.ndim, info.shape, shape, sizeof shape);
     printf("fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape, info.type_name, P,
-           fs_kind_name(t.kind), t.prec == FS_SINGLE ? "single" : "double",
+           fs_kind_name(t.kind), fs_precision_name(t.prec),
            opts->inverse ? "inverse" : "forward");
     if (t.pencil)
         printf("decomposition: pencil, grid %d x %d (%s)\n", t.grid[0], t.grid[1],

@@ -10,11 +10,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-size_t fs_complex_bytes(fs_precision p)
-{
-    return p == FS_SINGLE ? 2 * sizeof(float) : 2 * sizeof(double);
-}
-
 /* One axis of a transform done as 1-D FFTs. Contiguous axes go to one
  * FFTW plan over all their lines. Strided axes are done a few lines at a
  * time: GATHER lines copied into a small contiguous buffer (it stays in

@@ -21,13 +21,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "dtype.h"
 #include "errors.h"
 #include "layout.h"
-
-typedef enum fs_precision { FS_DOUBLE, FS_SINGLE } fs_precision;
-
-/* Bytes of one complex element. */
-size_t fs_complex_bytes(fs_precision p);
 
 typedef enum fs_op_kind {
     FS_OP_C2C,

@@ -91,18 +91,6 @@ static fs_status h5_fail(fs_status status, const char *fmt, ...)
     return fs_error_set(status, "%s", message);
 }
 
-const char *fs_dtype_name(fs_dtype t)
-{
-    switch (t) {
-    case FS_DTYPE_FLOAT32: return "float32";
-    case FS_DTYPE_FLOAT64: return "float64";
-    case FS_DTYPE_COMPLEX64: return "complex64";
-    case FS_DTYPE_COMPLEX128: return "complex128";
-    case FS_DTYPE_INTEGER: return "integer";
-    }
-    return "?";
-}
-
 /* ------------------------------------------------------------------ probe */
 
 typedef struct dataset_list {
@@ -582,16 +570,6 @@ static hid_t collective_dxpl(void)
 
 /* ------------------------------------------------------------------ read */
 
-static size_t mem_elem_bytes(fs_dtype t)
-{
-    switch (t) {
-    case FS_DTYPE_FLOAT32: return 4;
-    case FS_DTYPE_FLOAT64: case FS_DTYPE_INTEGER: case FS_DTYPE_COMPLEX64: return 8;
-    case FS_DTYPE_COMPLEX128: return 16;
-    }
-    return 16;
-}
-
 fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type)
 {
     fs_io_map m;
@@ -615,7 +593,7 @@ static fs_status plan_pieces(MPI_Comm comm, const fs_io_map *map, io_pieces *pc)
 {
     const fs_box *box = &map->file_box;
     int64_t n = fs_box_elems(box);
-    int64_t row_bytes = n > 0 ? n / box->count[0] * (int64_t)mem_elem_bytes(map->mem_type) : 0;
+    int64_t row_bytes = n > 0 ? n / box->count[0] * (int64_t)fs_dtype_bytes(map->mem_type) : 0;
     pc->rows_per_call = row_bytes > 0 ? FS_IO_CALL_BYTES / row_bytes : 1;
     if (pc->rows_per_call < 1)
         pc->rows_per_call = 1;
@@ -786,7 +764,7 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
           fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID,
           dxpl = H5I_INVALID_HID;
     io_pieces pc;
-    double done = 0, eb = (double)mem_elem_bytes(map->mem_type);
+    double done = 0, eb = (double)fs_dtype_bytes(map->mem_type);
     /* Virtual datasets are read by each rank alone, with the default driver. */
     int independent = shards || info->is_virtual;
 
@@ -999,7 +977,7 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
     fs_status ret = FS_OK;
     hid_t fspace = H5Dget_space(o->did), mtype = element_type(map->mem_type, 1),
           mspace = memory_space(map);
-    double done = 0, eb = (double)mem_elem_bytes(map->mem_type);
+    double done = 0, eb = (double)fs_dtype_bytes(map->mem_type);
     io_pieces pc;
     if ((ret = plan_pieces(o->comm, map, &pc)) != FS_OK)
         goto done;

@@ -17,19 +17,12 @@
 
 #include <mpi.h>
 #include <stdint.h>
+#include "dtype.h"
 #include "errors.h"
 #include "layout.h"
 
 #define FS_PATH_MAX 1024
 
-/* Element types fftshard reads. Integers are converted to float64. */
-typedef enum fs_dtype {
-    FS_DTYPE_FLOAT32,
-    FS_DTYPE_FLOAT64,
-    FS_DTYPE_COMPLEX64,
-    FS_DTYPE_COMPLEX128,
-    FS_DTYPE_INTEGER,
-} fs_dtype;
 
 /* What the probe learned; plain data so it can be broadcast as bytes. */
 typedef struct fs_input_info {
@@ -147,6 +140,5 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
 
-const char *fs_dtype_name(fs_dtype t);
 
 #endif

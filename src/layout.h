@@ -15,6 +15,9 @@
 
 #define FS_LAYOUT_MAX_DIMS 8
 
+/* --decomp: how the ranks split the array (see transform.h). */
+typedef enum fs_decomp { FS_DECOMP_AUTO, FS_DECOMP_SLAB, FS_DECOMP_PENCIL } fs_decomp;
+
 typedef struct fs_box {
     int ndim;
     int64_t start[FS_LAYOUT_MAX_DIMS];

@@ -8,16 +8,14 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include "dtype.h"
 #include "errors.h"
+#include "layout.h"
 
 #define FS_MAX_DIMS 8
 
-typedef enum fs_norm { FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD } fs_norm;
-
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
-
-typedef enum fs_decomp { FS_DECOMP_AUTO, FS_DECOMP_SLAB, FS_DECOMP_PENCIL } fs_decomp;
 
 typedef enum fs_action {
     FS_ACTION_RUN,      /* transform INPUT into OUTPUT */

@@ -18,27 +18,47 @@
  * N = n1 x n2 of Gupta et al.: a 2-D transform with twiddle factors between
  * the passes, read and written through strided selections, transposed in
  * place at the end so the output is in natural order. Pure arithmetic: no
- * MPI, no HDF5 calls (prefix broadcasts of the shares happen in pipeline). */
+ * MPI, no HDF5 calls, no command line: the planner takes a small request
+ * (planner.h builds it once per run from the options and the input). */
 #ifndef FS_TRANSFORM_H
 #define FS_TRANSFORM_H
 
 #include <stdint.h>
+#include "dtype.h"
 #include "errors.h"
 #include "fft.h"
 #include "h5io.h"
 #include "layout.h"
-#include "options.h"
 
 #define FS_MAX_OPS 6
 #define FS_MAX_STAGES 3
 #define FS_GATHER (-2)   /* a stage's "axis": everything on rank 0 */
 
-typedef enum fs_kind { FS_C2C, FS_R2C, FS_C2R } fs_kind;
+/* What to compute, independent of how it was asked for. */
+typedef struct fs_transform_request {
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the input's */
+    fs_dtype in_dtype;
+    const char *in_name;                 /* the input dataset, for messages */
+    const char *in_type_name;            /* its type as stored, for messages */
+    int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
+    int real_axis;                       /* --real: the halved axis (numpy: the last one given) */
+    int real, inverse;
+    fs_precision prec;
+    fs_norm norm;
+    int64_t last_size;                   /* c2r: the real length (0: 2 (m - 1)) */
+    int last_size_given;                 /* last_size came from --last-size, not the input */
+    fs_decomp decomp;
+    int grid[2];                         /* --grid (0 0: choose) */
+    int nranks;
+    int hooks;                           /* the strategy overlaps block work (fs_block_hooks) */
+} fs_transform_request;
 
 typedef struct fs_transform {
     fs_kind kind;
     fs_precision prec;
     int sign;                        /* FFTW_FORWARD (-1) or FFTW_BACKWARD (+1) */
+    fs_dtype in_dtype;               /* the input's element type */
     int in_ndim;
     int64_t in_shape[FS_LAYOUT_MAX_DIMS];
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
@@ -71,11 +91,9 @@ typedef struct fs_transform {
     double nominal_flops;            /* 5 N log2 N (2.5 for real transforms) */
 } fs_transform;
 
-/* Decide everything for `nranks` ranks. uses_hooks: the strategy overlaps
- * block work. FS_ERR_USAGE / FS_ERR_INPUT with a message when the options
- * do not fit the input. */
-fs_status fs_transform_plan(const fs_options *opts, const fs_input_info *in, int nranks,
-                            int uses_hooks, fs_transform *t);
+/* Decide everything for rq->nranks ranks. FS_ERR_USAGE / FS_ERR_INPUT with
+ * a message when the request does not fit the input. */
+fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t);
 
 /* The grid dimension an exchange (from stage s to s+1) moves: the ranks
  * taking part share the other grid coordinate. */
@@ -83,22 +101,15 @@ int fs_transform_exchange_dim(const fs_transform *t, int s);
 
 /* The box of the rank at grid coordinates (c1, c2) in stage s, from the
  * arithmetic block split (fs_split_block). pipeline computes the same
- * starts with the parallel prefix broadcast; the dry run and the tests use
- * this. */
+ * starts with the parallel prefix broadcast (decomp.h); the dry run and the
+ * tests use this. */
 fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
 
-/* Choose the grid for --decomp / --grid (usage errors recorded). */
-fs_status fs_transform_choose_grid(const fs_options *opts, int ndim, const int64_t *shape,
-                                   const int *transform_axis, int nranks, int *pencil, int grid[2]);
+/* Choose the grid for rq->decomp / rq->grid (usage errors recorded). */
+fs_status fs_transform_choose_grid(const fs_transform_request *rq, int *pencil, int grid[2]);
 
 /* The file maps of a rank's boxes (from: the read; to: the write). */
-fs_io_map fs_transform_read_map(const fs_transform *t, const fs_input_info *in, const fs_box *from);
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
-
-/* Element type of the working array and of real data in it. */
-fs_dtype fs_transform_complex_type(const fs_transform *t);
-fs_dtype fs_transform_real_type(const fs_transform *t);
-
-const char *fs_kind_name(fs_kind k);
 
 #endif

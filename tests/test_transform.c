@@ -24,25 +24,24 @@ static long checks, failures;
         }                                                                                          \
     } while (0)
 
-static fs_input_info input(int ndim, const int64_t *shape, fs_dtype dtype)
+/* A request for every axis of an input of this shape and type on
+ * `nranks` ranks, precision from the type (as the planner decides it). */
+static fs_transform_request request(int ndim, const int64_t *shape, fs_dtype dtype, int nranks)
 {
-    fs_input_info in;
-    memset(&in, 0, sizeof in);
-    in.ndim = ndim;
-    memcpy(in.shape, shape, (size_t)ndim * sizeof *shape);
-    in.dtype = dtype;
-    snprintf(in.type_name, sizeof in.type_name, "%s", fs_dtype_name(dtype));
-    snprintf(in.dataset, sizeof in.dataset, "/x");
-    return in;
-}
-
-static fs_options options(void)
-{
-    fs_options o;
-    memset(&o, 0, sizeof o);
-    o.transpose = "pairwise";
-    o.norm = FS_NORM_BACKWARD;
-    return o;
+    fs_transform_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.ndim = ndim;
+    memcpy(rq.shape, shape, (size_t)ndim * sizeof *shape);
+    rq.in_dtype = dtype;
+    rq.in_name = "/x";
+    rq.in_type_name = fs_dtype_name(dtype);
+    for (int k = 0; k < ndim; k++)
+        rq.transform_axis[k] = 1;
+    rq.real_axis = ndim - 1;
+    rq.prec = fs_dtype_is_single(dtype) ? FS_SINGLE : FS_DOUBLE;
+    rq.norm = FS_NORM_BACKWARD;
+    rq.nranks = nranks;
+    return rq;
 }
 
 /* Every stage tiles the working array: the boxes' sizes add up to it and
@@ -75,13 +74,14 @@ static void check_tiling(const fs_transform *t, const char *what)
 
 int main(void)
 {
-    fs_options o = options();
+    fs_transform_request rq;
     fs_transform t;
 
     /* 8192^3 complex64 on 65536 ranks: pencils 256 x 256, 32x32x8192 blocks. */
     int64_t big[3] = {8192, 8192, 8192};
-    fs_input_info in = input(3, big, FS_DTYPE_COMPLEX64);
-    CHECK(fs_transform_plan(&o, &in, 65536, 1, &t) == FS_OK, "8192^3 on 65536: plan failed: %s",
+    rq = request(3, big, FS_DTYPE_COMPLEX64, 65536);
+    rq.hooks = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK, "8192^3 on 65536: plan failed: %s",
           fs_error_message());
     CHECK(t.pencil && t.grid[0] == 256 && t.grid[1] == 256, "8192^3 on 65536: grid %dx%d, pencil %d",
           t.grid[0], t.grid[1], t.pencil);
@@ -98,8 +98,9 @@ int main(void)
 
     /* 2^34 x 3 on 7 ranks: 64-bit shares, no overflow. */
     int64_t tall[2] = {INT64_C(1) << 34, 3};
-    in = input(2, tall, FS_DTYPE_COMPLEX128);
-    CHECK(fs_transform_plan(&o, &in, 7, 1, &t) == FS_OK, "2^34x3 on 7: plan failed");
+    rq = request(2, tall, FS_DTYPE_COMPLEX128, 7);
+    rq.hooks = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK, "2^34x3 on 7: plan failed");
     CHECK(!t.pencil && t.split[0][0] == 0 && t.split[1][0] == 1, "2^34x3 on 7: slab 0 -> 1");
     int64_t rows = 0;
     for (int p = 0; p < 7; p++) {
@@ -114,62 +115,60 @@ int main(void)
 
     /* 3x40x40 on 8: more ranks than rows, so pencils. */
     int64_t s3[3] = {3, 40, 40};
-    in = input(3, s3, FS_DTYPE_COMPLEX128);
-    CHECK(fs_transform_plan(&o, &in, 8, 1, &t) == FS_OK && t.pencil, "3x40x40 on 8: pencils");
+    rq = request(3, s3, FS_DTYPE_COMPLEX128, 8);
+    rq.hooks = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.pencil, "3x40x40 on 8: pencils");
     check_tiling(&t, "3x40x40 on 8");
     /* ... but slabs when asked. */
-    o.decomp = FS_DECOMP_SLAB;
-    CHECK(fs_transform_plan(&o, &in, 8, 1, &t) == FS_OK && !t.pencil, "--decomp=slab");
+    rq.decomp = FS_DECOMP_SLAB;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.pencil, "--decomp=slab");
     check_tiling(&t, "3x40x40 slab on 8");
-    o.decomp = FS_DECOMP_AUTO;
 
     /* Grids given, uneven sizes, every rank count up to 12. */
     int64_t s4[4] = {7, 9, 5, 3};
-    in = input(4, s4, FS_DTYPE_FLOAT64);
     for (int P = 1; P <= 12; P++)
         for (int a = 1; a <= P; a++) {
             if (P % a)
                 continue;
-            o.grid[0] = a;
-            o.grid[1] = P / a;
+            rq = request(4, s4, FS_DTYPE_FLOAT64, P);
+            rq.grid[0] = a;
+            rq.grid[1] = P / a;
             char what[64];
             snprintf(what, sizeof what, "7x9x5x3 grid %dx%d", a, P / a);
-            fs_status st = fs_transform_plan(&o, &in, P, 0, &t);
+            fs_status st = fs_transform_plan(&rq, &t);
             CHECK(P == 1 ? st != FS_OK || !t.exchanges : st == FS_OK && t.pencil, "%s: plan", what);
             if (st == FS_OK)
                 check_tiling(&t, what);
             fs_error_clear();
         }
-    o.grid[0] = o.grid[1] = 0;
     /* A grid that is not the rank count is a usage error. */
-    o.grid[0] = 3;
-    o.grid[1] = 3;
-    CHECK(fs_transform_plan(&o, &in, 8, 0, &t) == FS_ERR_USAGE, "--grid=3x3 on 8 ranks is refused");
+    rq = request(4, s4, FS_DTYPE_FLOAT64, 8);
+    rq.grid[0] = 3;
+    rq.grid[1] = 3;
+    CHECK(fs_transform_plan(&rq, &t) == FS_ERR_USAGE, "--grid=3x3 on 8 ranks is refused");
     fs_error_clear();
-    o.grid[0] = o.grid[1] = 0;
 
     /* Real transforms: r2c keeps pencils with the real axis last, halved. */
-    o.real = 1;
-    in = input(3, s3, FS_DTYPE_FLOAT64);
-    CHECK(fs_transform_plan(&o, &in, 8, 0, &t) == FS_OK && t.pencil && t.shape[2] == 21,
+    rq = request(3, s3, FS_DTYPE_FLOAT64, 8);
+    rq.real = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.pencil && t.shape[2] == 21,
           "r2c 3x40x40 on 8: pencils on the halved array");
     check_tiling(&t, "r2c 3x40x40 on 8");
     /* c2r stays on slabs, reversed so the real axis ends whole. */
-    o.inverse = 1;
     int64_t h[3] = {6, 5, 21};
-    in = input(3, h, FS_DTYPE_COMPLEX128);
-    CHECK(fs_transform_plan(&o, &in, 4, 0, &t) == FS_OK && !t.pencil && t.split[1][0] == 0 &&
+    rq = request(3, h, FS_DTYPE_COMPLEX128, 4);
+    rq.real = rq.inverse = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.pencil && t.split[1][0] == 0 &&
               t.real_len == 40,
           "c2r on 4: reversed slab, length 40");
     check_tiling(&t, "c2r 6x5x21 on 4");
 
     /* 1-D: four-step for composite lengths, any rank count. */
-    o.real = o.inverse = 0;
     for (int64_t n = 2; n <= 64; n++)
         for (int P = 2; P <= 9; P += 7) {
             int64_t s1[1] = {n};
-            in = input(1, s1, FS_DTYPE_COMPLEX128);
-            CHECK(fs_transform_plan(&o, &in, P, 0, &t) == FS_OK, "1-D %" PRId64 " on %d", n, P);
+            rq = request(1, s1, FS_DTYPE_COMPLEX128, P);
+            CHECK(fs_transform_plan(&rq, &t) == FS_OK, "1-D %" PRId64 " on %d", n, P);
             if (t.fold)
                 CHECK(t.n1 * t.n2 == n && t.n1 > 1 && t.n1 <= t.n2, "1-D %" PRId64 ": factors", n);
             check_tiling(&t, "1-D");

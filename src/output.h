@@ -1,0 +1,76 @@
+/* output: the policy of what a run writes and when it becomes visible.
+ *
+ * It owns OUTPUT's temporary (atomic.h) and the report's, the sharded
+ * output set (shardout.h), the storage choice (--chunks, --deflate), the
+ * free-space and file-size checks made before anything is written, the
+ * attributes of the result, the write of the last stage's boxes and the
+ * commit that puts everything in place. Every failure leaves no temporary;
+ * a write that fails part way through a collective call ends the job (see
+ * fs_output_abandon). */
+#ifndef FS_OUTPUT_H
+#define FS_OUTPUT_H
+
+#include <mpi.h>
+
+#include "errors.h"
+#include "h5io.h"
+#include "options.h"
+#include "progress.h"
+#include "shardout.h"
+#include "transform.h"
+
+/* What the result's attributes say besides the transform. */
+typedef struct fs_output_attrs {
+    const char *input_file;
+    const char *input_dataset;
+    const char *strategy;          /* "none" without exchange */
+    int nranks;
+} fs_output_attrs;
+
+typedef struct fs_output {
+    MPI_Comm comm;
+    int rank;
+    const fs_options *opts;
+    const char *dataset;           /* the output dataset's path */
+    char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
+    char *report_tmp;              /* the report's temporary, made before any work */
+    fs_shard_output so;            /* --shard-output */
+    fs_h5_storage storage;         /* --chunks, --deflate */
+    fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
+    fs_output_attrs attrs;
+} fs_output;
+
+/* Collective: refuse destinations that clash, and create the temporaries
+ * of OUTPUT, the report and the shard set. input_dataset is the probed
+ * input's path (the default output dataset). */
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const char *input_dataset,
+                          fs_output *out);
+
+/* Collective: the storage, the shard files, and (rank 0) the free space and
+ * the file-size limit. The returned status is agreed and printed. */
+fs_status fs_output_plan(fs_output *out, const fs_transform *t);
+
+/* Collective: create the output dataset(s). */
+fs_status fs_output_create(fs_output *out, const fs_transform *t);
+
+/* Collective: write this rank's last-stage box `last` from data, then the
+ * attributes. */
+fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
+                          const void *data, fs_progress *progress);
+
+/* Collective: close the file(s) written. */
+fs_status fs_output_close(fs_output *out);
+
+/* Collective: put the result in place (rank 0 renames while every rank
+ * holds the signals). */
+fs_status fs_output_commit(fs_output *out, const fs_transform *t);
+
+/* A collective write or close failed on some rank: remove the temporaries
+ * and end the job at once with status st. Does not return. */
+void fs_output_abandon(fs_output *out, fs_status st) __attribute__((noreturn));
+
+/* Close what is open; after a failure (st != FS_OK) remove every temporary.
+ * Frees what out holds. */
+void fs_output_finish(fs_output *out, fs_status st);
+
+#endif

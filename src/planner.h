@@ -1,0 +1,67 @@
+/* planner: what a run will compute and with which strategy, decided before
+ * any data moves.
+ *
+ * It turns the command line and the probed input into the transform request
+ * (transform.h) once, plans the transform once per capability (without
+ * block work, and with it for strategies that overlap block FFTs with their
+ * messages), and chooses the exchange strategy: the one named, or for
+ * `auto` the one the wisdom file remembers or the fastest in a trial on the
+ * real sizes. */
+#ifndef FS_PLANNER_H
+#define FS_PLANNER_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "compute.h"
+#include "decomp.h"
+#include "errors.h"
+#include "exchange.h"
+#include "h5io.h"
+#include "options.h"
+#include "transform.h"
+#include "wisdom.h"
+
+/* The request of a run on nranks ranks (usage errors recorded). */
+fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+                             fs_transform_request *rq);
+
+/* FFTW planner flags of --plan. */
+unsigned fs_planner_fftw_flags(const fs_options *o);
+
+/* The transform of each capability. Both have the same decomposition. */
+typedef struct fs_planned {
+    fs_transform plain;    /* no exchange, or a strategy without block hooks */
+    fs_transform hooked;   /* a strategy that runs fs_block_hooks itself */
+} fs_planned;
+
+fs_status fs_planner_transforms(const fs_transform_request *rq, fs_planned *p);
+const fs_transform *fs_planned_for(const fs_planned *p, const fs_exchange_ops *ops);
+
+/* The strategy of a run. */
+typedef struct fs_strategy_choice {
+    const fs_exchange_ops *ops;   /* NULL: no exchange */
+    const char *name;             /* "none" without exchange */
+    const char *note;             /* how auto decided; NULL when named */
+} fs_strategy_choice;
+
+/* What the auto trial needs. */
+typedef struct fs_trial_args {
+    MPI_Comm comm;
+    const fs_planned *planned;
+    const fs_decomposition *d;
+    const fs_exchange_params *params;
+    unsigned fftw_flags;
+    int inverse;                  /* for the wisdom key */
+    int verbose;                  /* print each strategy's time */
+    fs_wisdom *wisdom;            /* remembers auto's choice (may be NULL) */
+} fs_trial_args;
+
+/* Collective: the strategy named `requested` ("auto": from the wisdom, or
+ * the transform run once with each strategy on a zeroed buffer, before the
+ * input is read, keeping the one whose slowest rank was fastest; the wisdom
+ * remembers it). buf is grown and its contents lost. */
+fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
+                            fs_strategy_choice *out);
+
+#endif

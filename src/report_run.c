@@ -1,0 +1,128 @@
+/* report_run: see report_run.h. */
+#include "config.h"
+
+#include "report_run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void fs_report_describe(const fs_run_view *v, char *buf, size_t size)
+{
+    const fs_transform *t = v->t;
+    char shape[256], axes[64] = "";
+    fs_format_shape(v->info->ndim, v->info->shape, shape, sizeof shape);
+    size_t used = 0;
+    for (int k = 0; k < v->info->ndim; k++)
+        if (t->transform_axis[k])
+            used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+    char decomp[96];
+    if (t->pencil)
+        snprintf(decomp, sizeof decomp, "pencil %dx%d", t->grid[0], t->grid[1]);
+    else if (t->fold)
+        snprintf(decomp, sizeof decomp, "1-D four-step %lldx%lld", (long long)t->n2,
+                 (long long)t->n1);
+    else if (!t->exchanges)
+        snprintf(decomp, sizeof decomp, "slab on axis %d, no exchange", t->from_axis);
+    else if (t->to_axis < 0)
+        snprintf(decomp, sizeof decomp, "gathered on rank 0 (1-D)");
+    else
+        snprintf(decomp, sizeof decomp, "slab, axis %d -> axis %d", t->from_axis, t->to_axis);
+    snprintf(buf, size, "%s %s, %s %s %s axes %s, %d rank%s, %s, %s", shape, v->info->type_name,
+             fs_kind_name(t->kind), fs_precision_name(t->prec),
+             v->opts->inverse ? "inverse" : "forward", axes, v->nranks, v->nranks == 1 ? "" : "s",
+             decomp, t->exchanges ? v->strategy : "no exchange");
+}
+
+void fs_report_verbose_plan(const fs_run_view *v)
+{
+    const fs_transform *t = v->t;
+    const fs_options *o = v->opts;
+    char title[512];
+    fs_report_describe(v, title, sizeof title);
+    fs_note("plan: %s", title);
+    if (v->info->dtype == FS_DTYPE_INTEGER)
+        fs_note("input: %s integers converted to %s", v->info->type_name,
+                fs_dtype_name(fs_real_dtype(t->prec)));
+    fs_note("precision: %s (%s); output %s", fs_precision_name(t->prec),
+            o->precision == FS_PRECISION_AUTO ? "from the input type" : "--precision",
+            fs_dtype_name(t->out_type));
+    if (t->kind != FS_C2C)
+        fs_note("real axis %d of length %lld (%lld complex values), %s", t->real_axis,
+                (long long)t->real_len, (long long)t->half_len,
+                t->padded ? "FFTW's padded real layout" : "computed as a complex transform");
+    fs_note("output: %s:%s via temporary %s", o->output_file,
+            o->output_dataset ? o->output_dataset : v->info->dataset, v->tmp_path);
+    if (v->strategy_note)
+        fs_note("%s: %s", v->strategy_note, v->strategy);
+    fs_note("memory: rank 0 holds %lld elements (%.1f MiB) plus %.1f MiB of exchange buffers",
+            (long long)v->data_elems,
+            (double)v->data_elems * (double)fs_complex_bytes(t->prec) / 1048576.0,
+            (double)fs_compute_scratch_bytes(v->c) / 1048576.0);
+}
+
+/* This rank's figures. */
+static void rank_record(const fs_run_view *v, fs_rank_record *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->in = *v->first;
+    rec->out = *v->last;
+    memcpy(rec->t_s, v->timers->t_s, sizeof rec->t_s);
+    if (fs_compute_exchanges(v->c)) {
+        fs_exchange_stats xs = fs_compute_exchange_totals(v->c);
+        rec->bytes_sent = (int64_t)xs.bytes_sent;
+        rec->bytes_received = (int64_t)xs.bytes_received;
+        rec->messages_sent = (int64_t)xs.messages_sent;
+        rec->wire_bytes_sent = (int64_t)xs.wire_bytes_sent;
+        rec->t_pack_s = xs.t_pack_s;
+        rec->t_comm_s = xs.t_comm_s;
+        rec->t_unpack_s = xs.t_unpack_s;
+        rec->t_hooks_s = xs.t_hooks_s;
+        rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s;
+    }
+    rec->peak_memory_bytes = fs_peak_memory_bytes();
+}
+
+fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp)
+{
+    const fs_options *o = v->opts;
+    const fs_transform *t = v->t;
+    char title[512], input[2 * FS_PATH_MAX + 2], output[2 * FS_PATH_MAX + 2];
+    fs_report_describe(v, title, sizeof title);
+    snprintf(input, sizeof input, "%s:%s", o->input_file, v->info->dataset);
+    snprintf(output, sizeof output, "%s:%s", o->output_file,
+             o->output_dataset ? o->output_dataset : v->info->dataset);
+    int64_t n = 1;
+    for (int k = 0; k < t->ndim; k++)
+        n *= t->shape[k];
+    fs_report_info info = {
+        .command_line = o->argv_joined,
+        .input = input,
+        .output = output,
+        .dtype = v->info->type_name,
+        .precision = fs_precision_name(t->prec),
+        .transform = fs_kind_name(t->kind),
+        .direction = o->inverse ? "inverse" : "forward",
+        .norm = fs_norm_name(o->norm),
+        .ndim = v->info->ndim,
+        .shape = v->info->shape,
+        .transform_axis = t->transform_axis,
+        .decomposition = t->pencil ? "pencil" : t->fold ? "four-step" : "slab",
+        .split_from = t->split[0][0],
+        .split_to = t->split[t->nstages - 1][0] == FS_GATHER ? -1 : t->split[t->nstages - 1][0],
+        .grid = {t->grid[0], t->grid[1]},
+        .nstages = t->nstages,
+        .strategy = v->strategy,
+        .strategy_requested = o->transpose,
+        .seed = v->params->seed,
+        .packet_bytes = v->params->packet_bytes,
+        .queues = v->params->queues,
+        .title = title,
+        .flops = t->nominal_flops,
+        .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
+        .check = v->check && v->check->done ? v->check : NULL,
+    };
+    memcpy(info.split, t->split, sizeof info.split);
+    fs_rank_record rec;
+    rank_record(v, &rec);
+    return fs_report_finish(comm, &info, &rec, o->quiet ? NULL : stderr, o->report_file, report_tmp);
+}
