@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "testhooks.h"
+
 /* Registered temporaries: a fixed table so the signal handler touches only
  * memory that is never reallocated. */
 #define MAX_TEMPORARIES 8
@@ -259,19 +261,8 @@ static atomic_int holding, held_signal, in_place;
  * so that a test's signal finds it there. `what` is how rank 0 names it. */
 static void pause_point(const char *point, const char *what)
 {
-    static int paused = -1;
-    static char pause_at[32];
-    static long pause_seconds = 60;
-    if (paused < 0) {
-        const char *env = getenv("FFTSHARD_PAUSE");
-        snprintf(pause_at, sizeof pause_at, "%s", env ? env : "");
-        char *colon = strchr(pause_at, ':');
-        if (colon) {
-            *colon = '\0';
-            pause_seconds = strtol(colon + 1, NULL, 10);
-        }
-        paused = 0;
-    }
+    static int paused;
+    const char *pause_at = fs_testhooks_pause_point();
     if (pause_at[0] && !paused && strcmp(pause_at, point) == 0) {
         paused = 1;
         if (signal_rank == 0) {
@@ -279,7 +270,7 @@ static void pause_point(const char *point, const char *what)
             fflush(stderr);
         }
         /* other signals (the launcher's, MPI's) must not cut it short */
-        struct timespec pause = {pause_seconds, 0};
+        struct timespec pause = {fs_testhooks_pause_seconds(), 0};
         while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
             ;
     }

@@ -10,6 +10,7 @@
 
 #include "exchange.h"
 #include "fft.h"
+#include "testhooks.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -65,8 +66,7 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     int64_t send_off = 0, recv_off = 0;
     /* FFTSHARD_MPI_INT_LIMIT lowers the limit so tests reach the split path
      * without 32 GiB blocks. */
-    const char *env = getenv("FFTSHARD_MPI_INT_LIMIT");
-    int64_t limit = env && atoll(env) > 0 ? atoll(env) : INT_MAX;
+    int64_t limit = fs_testhooks_mpi_int_limit();
     p->piece_bytes = SPLIT_BYTES;
     if (limit * (int64_t)x->args.elem_bytes < p->piece_bytes)
         p->piece_bytes = limit * (int64_t)x->args.elem_bytes;

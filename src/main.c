@@ -16,6 +16,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "probe_guard.h"
+#include "testhooks.h"
 
 /* The status this rank exits with if MPI_Finalize never returns. */
 static volatile sig_atomic_t final_status;
@@ -34,18 +35,12 @@ static void finalize_timeout(int sig)
     _exit(final_status);
 }
 
-/* Seconds MPI_Finalize may take: FFTSHARD_FINALIZE_TIMEOUT, default 60. */
-static unsigned finalize_seconds(void)
-{
-    const char *env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
-    long v = env ? strtol(env, NULL, 10) : 60;
-    return v > 0 && v < 86400 ? (unsigned)v : 60;
-}
-
 int main(int argc, char **argv)
 {
+    /* Before MPI_Init and its threads: the environment is read here once. */
+    fs_testhooks_read();
     /* Started by rank 0 to check INPUT in a process of its own: no MPI. */
-    if (getenv(FS_PROBE_FD_ENV))
+    if (fs_testhooks_probe_child())
         return fs_probe_guard_child(argc, argv);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
@@ -91,7 +86,8 @@ int main(int argc, char **argv)
     MPI_Comm_free(&comm);
     final_status = (sig_atomic_t)status;
     signal(SIGALRM, finalize_timeout);
-    alarm(finalize_seconds());
+    /* FFTSHARD_FINALIZE_TIMEOUT, default 60 */
+    alarm(fs_testhooks_finalize_seconds());
     MPI_Finalize();
     alarm(0);
     return (int)status;

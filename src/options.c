@@ -1,4 +1,10 @@
-/* options: see options.h. */
+/* options: see options.h.
+ *
+ * Every option is one line of the table `specs`: its names, whether it takes
+ * a value, the field of fs_options it sets and the handler that checks and
+ * stores the value. Options whose value is one of a few names carry a name
+ * table, which also gives the names back (fs_norm_name) and the "expected"
+ * list of their message. getopt_long's table is built from `specs`. */
 #include "config.h"
 
 #include "options.h"
@@ -6,6 +12,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,74 +20,64 @@
 #include <fftw3.h>
 #include <hdf5.h>
 
-enum {
-    OPT_INVERSE = 1000,
-    OPT_NORM,
-    OPT_AXES,
-    OPT_TRANSPOSE,
-    OPT_SEED,
-    OPT_PACKET,
-    OPT_QUEUES,
-    OPT_WISDOM,
-    OPT_REPORT,
-    OPT_PROGRESS,
-    OPT_REAL,
-    OPT_LAST_SIZE,
-    OPT_PRECISION,
-    OPT_PLAN,
-    OPT_CHECK,
-    OPT_CHECK_TOLERANCE,
-    OPT_DECOMP,
-    OPT_GRID,
-    OPT_DRY_RUN,
-    OPT_SHAPE,
-    OPT_DTYPE,
-    OPT_RANKS,
-    OPT_MEM_PER_RANK,
-    OPT_SHARDS,
-    OPT_SHARD_OUTPUT,
-    OPT_CHUNKS,
-    OPT_DEFLATE,
-};
-
 #define MAX_PACKET_BYTES ((uint64_t)1 << 30)
 #define MAX_QUEUES 1024
+#define STRINGIFY(x) #x
+#define XSTRINGIFY(x) STRINGIFY(x)
 
-static const struct option long_options[] = {
-    {"inverse", no_argument, NULL, OPT_INVERSE},
-    {"norm", required_argument, NULL, OPT_NORM},
-    {"axes", required_argument, NULL, OPT_AXES},
-    {"transpose", required_argument, NULL, OPT_TRANSPOSE},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"packet", required_argument, NULL, OPT_PACKET},
-    {"queues", required_argument, NULL, OPT_QUEUES},
-    {"wisdom", required_argument, NULL, OPT_WISDOM},
-    {"report", required_argument, NULL, OPT_REPORT},
-    {"real", no_argument, NULL, OPT_REAL},
-    {"last-size", required_argument, NULL, OPT_LAST_SIZE},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"plan", required_argument, NULL, OPT_PLAN},
-    {"check", no_argument, NULL, OPT_CHECK},
-    {"check-tolerance", required_argument, NULL, OPT_CHECK_TOLERANCE},
-    {"decomp", required_argument, NULL, OPT_DECOMP},
-    {"grid", required_argument, NULL, OPT_GRID},
-    {"dry-run", no_argument, NULL, OPT_DRY_RUN},
-    {"shape", required_argument, NULL, OPT_SHAPE},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
-    {"ranks", required_argument, NULL, OPT_RANKS},
-    {"mem-per-rank", required_argument, NULL, OPT_MEM_PER_RANK},
-    {"shards", no_argument, NULL, OPT_SHARDS},
-    {"shard-output", optional_argument, NULL, OPT_SHARD_OUTPUT},
-    {"chunks", required_argument, NULL, OPT_CHUNKS},
-    {"deflate", required_argument, NULL, OPT_DEFLATE},
-    {"progress", no_argument, NULL, OPT_PROGRESS},
-    {"force", no_argument, NULL, 'f'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
+/* One accepted name of an option's value; tables end with a NULL name. */
+typedef struct opt_name {
+    const char *name;
+    int value;
+} opt_name;
+
+static const opt_name norm_names[] = {
+    {"backward", FS_NORM_BACKWARD}, {"ortho", FS_NORM_ORTHO}, {"forward", FS_NORM_FORWARD}, {NULL, 0}};
+static const opt_name precision_names[] = {{"auto", FS_PRECISION_AUTO},
+                                           {"single", FS_PRECISION_SINGLE},
+                                           {"double", FS_PRECISION_DOUBLE},
+                                           {NULL, 0}};
+static const opt_name plan_names[] = {
+    {"estimate", FS_PLAN_ESTIMATE}, {"measure", FS_PLAN_MEASURE}, {"patient", FS_PLAN_PATIENT}, {NULL, 0}};
+static const opt_name decomp_names[] = {
+    {"auto", FS_DECOMP_AUTO}, {"slab", FS_DECOMP_SLAB}, {"pencil", FS_DECOMP_PENCIL}, {NULL, 0}};
+/* --dtype keeps the name itself: the values only tell the names apart. */
+static const opt_name dtype_names[] = {
+    {"float32", 0}, {"float64", 1}, {"complex64", 2}, {"complex128", 3}, {NULL, 0}};
+
+/* set_enum stores a name's value through an int: the enums must be ints. */
+_Static_assert(sizeof(fs_norm) == sizeof(int), "fs_norm is stored as an int");
+_Static_assert(sizeof(fs_precision_choice) == sizeof(int), "fs_precision_choice is stored as an int");
+_Static_assert(sizeof(fs_plan_effort) == sizeof(int), "fs_plan_effort is stored as an int");
+_Static_assert(sizeof(fs_decomp) == sizeof(int), "fs_decomp is stored as an int");
+
+static const opt_name *find_name(const opt_name *names, const char *name)
+{
+    for (; names->name; names++)
+        if (strcmp(names->name, name) == 0)
+            return names;
+    return NULL;
+}
+
+/* The name of `value` in `names`, "?" for none. */
+static const char *name_of(const opt_name *names, int value)
+{
+    for (; names->name; names++)
+        if (names->value == value)
+            return names->name;
+    return "?";
+}
+
+/* "a, b or c": the names, for a message. */
+static void list_names(const opt_name *names, char *out, size_t size)
+{
+    out[0] = '\0';
+    for (int i = 0; names[i].name; i++) {
+        const char *sep = i == 0 ? "" : names[i + 1].name ? ", " : " or ";
+        size_t used = strlen(out);
+        snprintf(out + used, size - used, "%s%s", sep, names[i].name);
+    }
+}
 
 void fs_options_print_help(FILE *out)
 {
@@ -184,16 +181,11 @@ void fs_options_print_version(FILE *out)
     fprintf(out, "FFTW: %s\n", fftw_version);
 }
 
+
 const char *fs_norm_name(fs_norm norm)
 {
-    switch (norm) {
-    case FS_NORM_BACKWARD: return "backward";
-    case FS_NORM_ORTHO: return "ortho";
-    case FS_NORM_FORWARD: return "forward";
-    }
-    return "?";
+    return name_of(norm_names, (int)norm);
 }
-
 
 fs_status fs_split_location(const char *arg, char **file, char **dataset)
 {
@@ -288,7 +280,345 @@ static char *join_argv(int argc, char **argv)
     return s;
 }
 
-fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
+
+/* ------------------------------------------------------------ the table */
+
+typedef struct opt_spec opt_spec;
+
+/* Check the value `arg` of option `spec` (NULL when none was given) and
+ * store it in *opts; FS_ERR_USAGE with the message for a bad value. */
+typedef fs_status (*opt_handler)(const opt_spec *spec, const char *arg, fs_options *opts);
+
+struct opt_spec {
+    const char *long_name;
+    int short_name;         /* 0: a long name only */
+    int has_arg;            /* getopt's no_argument, required_argument, optional_argument */
+    opt_handler handle;
+    size_t field;           /* offsetof the field of fs_options it sets, */
+    size_t field_bytes;     /* and its size */
+    const opt_name *names;  /* set_enum, set_name: the accepted values */
+    long lo, hi;            /* set_long: the accepted range */
+    const char *expected;   /* set_long: what the message says is expected */
+};
+
+/* The val getopt_long returns for an option with a long name only: beyond
+ * every character, so that an unknown short option (optopt) tells itself
+ * apart from a long one. */
+#define LONG_ONLY_BASE 1000
+
+/* A table line's first fields; the field named by its member name. */
+#define OPT(long_name_, short_name_, has_arg_, handle_, member)                                   \
+    .long_name = long_name_, .short_name = short_name_, .has_arg = has_arg_, .handle = handle_,   \
+    .field = offsetof(fs_options, member), .field_bytes = sizeof(((fs_options *)0)->member)
+
+static void *field_of(const opt_spec *spec, fs_options *opts)
+{
+    return (char *)opts + spec->field;
+}
+
+/* Replace the string in field `spec` with a copy of `value`. */
+static fs_status store_string(const opt_spec *spec, const char *value, fs_options *opts)
+{
+    char *copy = strdup(value);
+    if (!copy)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    char **field = field_of(spec, opts);
+    free(*field);
+    *field = copy;
+    return FS_OK;
+}
+
+static fs_status set_flag(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)arg;
+    *(int *)field_of(spec, opts) = 1;
+    return FS_OK;
+}
+
+/* --help, --version: the action, and parsing stops there. */
+static fs_status set_help(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec, (void)arg;
+    opts->action = FS_ACTION_HELP;
+    return FS_OK;
+}
+
+static fs_status set_version(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec, (void)arg;
+    opts->action = FS_ACTION_VERSION;
+    return FS_OK;
+}
+
+static fs_status set_enum(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    const opt_name *found = find_name(spec->names, arg);
+    if (!found) {
+        char expected[256];
+        list_names(spec->names, expected, sizeof expected);
+        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg, expected);
+    }
+    *(int *)field_of(spec, opts) = found->value;
+    return FS_OK;
+}
+
+/* One of spec->names, kept as the name. */
+static fs_status set_name(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    const opt_name *found = find_name(spec->names, arg);
+    if (!found) {
+        char expected[256];
+        list_names(spec->names, expected, sizeof expected);
+        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg, expected);
+    }
+    return store_string(spec, found->name, opts);
+}
+
+static fs_status set_file(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    if (arg[0] == '\0')
+        return fs_error_set(FS_ERR_USAGE, "--%s: expected a file name", spec->long_name);
+    return store_string(spec, arg, opts);
+}
+
+/* An integer in [spec->lo, spec->hi], into an int or int64_t field. */
+static fs_status set_long(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    long v;
+    if (parse_long(arg, spec->lo, spec->hi, &v) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg,
+                            spec->expected);
+    if (spec->field_bytes == sizeof(int64_t))
+        *(int64_t *)field_of(spec, opts) = v;
+    else
+        *(int *)field_of(spec, opts) = (int)v;
+    return FS_OK;
+}
+
+static fs_status set_axes(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    return parse_axes(arg, opts);
+}
+
+static fs_status set_transpose(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    if (strcmp(arg, "auto") != 0 && !fs_exchange_find(arg)) {
+        char known[256] = "";
+        for (int i = 0; fs_exchange_strategies[i]; i++) {
+            if (i)
+                strncat(known, ", ", sizeof known - strlen(known) - 1);
+            strncat(known, fs_exchange_strategies[i]->name, sizeof known - strlen(known) - 1);
+        }
+        return fs_error_set(FS_ERR_USAGE, "--transpose=%s: unknown strategy (known: %s, auto)", arg,
+                            known);
+    }
+    return store_string(spec, arg, opts);
+}
+
+static fs_status set_seed(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (errno || end == arg || *end != '\0' || arg[0] == '-')
+        return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer", arg);
+    opts->seed = v;
+    return FS_OK;
+}
+
+static fs_status set_packet(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    uint64_t bytes;
+    if (fs_parse_bytes(arg, &bytes) != 0 || bytes < 1 || bytes > MAX_PACKET_BYTES)
+        return fs_error_set(FS_ERR_USAGE,
+                            "--packet=%s: expected a size from 1 byte to 1G (K, M, G suffixes allowed)",
+                            arg);
+    opts->packet_bytes = (size_t)bytes;
+    return FS_OK;
+}
+
+/* --check-tolerance implies --check. */
+static fs_status set_check_tolerance(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v > 0) || v >= 1e300)
+        return fs_error_set(FS_ERR_USAGE, "--check-tolerance=%s: expected a positive number", arg);
+    opts->check_tolerance = v;
+    opts->check = 1;
+    return FS_OK;
+}
+
+static fs_status set_grid(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    const char *x = strpbrk(arg, "xX");
+    long a, b;
+    char first[32];
+    if (!x || (size_t)(x - arg) >= sizeof first)
+        return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", arg);
+    memcpy(first, arg, (size_t)(x - arg));
+    first[x - arg] = '\0';
+    if (parse_long(first, 1, 1 << 24, &a) != 0 || parse_long(x + 1, 1, 1 << 24, &b) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", arg);
+    opts->grid[0] = (int)a;
+    opts->grid[1] = (int)b;
+    return FS_OK;
+}
+
+static fs_status set_shape(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int64_t shape[FS_MAX_DIMS];
+    int n = fs_parse_shape(arg, shape);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE,
+                            "--shape=%s: expected lengths like 512x512x256 (1 to %d positive "
+                            "lengths, at most %s elements)",
+                            arg, FS_MAX_DIMS, FS_MAX_ELEMS_TEXT);
+    memcpy(opts->shape, shape, sizeof shape);
+    opts->shape_ndim = n;
+    return FS_OK;
+}
+
+static fs_status set_chunks(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int64_t shape[FS_MAX_DIMS];
+    int n = fs_parse_shape(arg, shape);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--chunks=%s: expected a chunk shape like 16x64x64", arg);
+    memcpy(opts->chunks, shape, sizeof shape);
+    opts->chunks_ndim = n;
+    return FS_OK;
+}
+
+/* A size with K, M, G or T (which fs_parse_bytes does not know). */
+static fs_status set_mem_per_rank(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    uint64_t b;
+    size_t len = strlen(arg);
+    if (len > 0 && (arg[len - 1] == 'T' || arg[len - 1] == 't')) {
+        char giga[64];
+        snprintf(giga, sizeof giga, "%.*sG", (int)len - 1, arg);
+        if (fs_parse_bytes(giga, &b) != 0 || b > (UINT64_MAX >> 10))
+            return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size", arg);
+        b <<= 10;
+    } else if (fs_parse_bytes(arg, &b) != 0 || b == 0) {
+        return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size like 4G", arg);
+    }
+    opts->mem_per_rank = b;
+    return FS_OK;
+}
+
+/* --shard-output alone: one file per rank (-1). */
+static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    long v = -1;
+    if (arg && parse_long(arg, 1, 1L << 30, &v) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--shard-output=%s: expected a number of files", arg);
+    opts->shard_output = (int)v;
+    return FS_OK;
+}
+
+/* getopt_long prefers an exact name and refuses an ambiguous abbreviation,
+ * so the order of the lines changes nothing. */
+static const opt_spec specs[] = {
+    {OPT("inverse", 0, no_argument, set_flag, inverse)},
+    {OPT("norm", 0, required_argument, set_enum, norm), .names = norm_names},
+    {OPT("axes", 0, required_argument, set_axes, axes)},
+    {OPT("transpose", 0, required_argument, set_transpose, transpose)},
+    {OPT("seed", 0, required_argument, set_seed, seed)},
+    {OPT("packet", 0, required_argument, set_packet, packet_bytes)},
+    {OPT("queues", 0, required_argument, set_long, queues), .lo = 1, .hi = MAX_QUEUES,
+     .expected = "an integer from 1 to " XSTRINGIFY(MAX_QUEUES)},
+    {OPT("wisdom", 0, required_argument, set_file, wisdom_file)},
+    {OPT("report", 0, required_argument, set_file, report_file)},
+    {OPT("real", 0, no_argument, set_flag, real)},
+    {OPT("last-size", 0, required_argument, set_long, last_size), .lo = 1, .hi = LONG_MAX,
+     .expected = "a positive integer"},
+    {OPT("precision", 0, required_argument, set_enum, precision), .names = precision_names},
+    {OPT("plan", 0, required_argument, set_enum, plan), .names = plan_names},
+    {OPT("check", 0, no_argument, set_flag, check)},
+    {OPT("check-tolerance", 0, required_argument, set_check_tolerance, check_tolerance)},
+    {OPT("decomp", 0, required_argument, set_enum, decomp), .names = decomp_names},
+    {OPT("grid", 0, required_argument, set_grid, grid)},
+    {OPT("dry-run", 0, no_argument, set_flag, dry_run)},
+    {OPT("shape", 0, required_argument, set_shape, shape)},
+    {OPT("dtype", 0, required_argument, set_name, dtype), .names = dtype_names},
+    {OPT("ranks", 0, required_argument, set_long, ranks), .lo = 1, .hi = 1L << 30,
+     .expected = "a positive integer"},
+    {OPT("mem-per-rank", 0, required_argument, set_mem_per_rank, mem_per_rank)},
+    {OPT("shards", 0, no_argument, set_flag, shards)},
+    {OPT("shard-output", 0, optional_argument, set_shard_output, shard_output)},
+    {OPT("chunks", 0, required_argument, set_chunks, chunks)},
+    {OPT("deflate", 0, required_argument, set_long, deflate), .lo = 1, .hi = 9,
+     .expected = "a level from 1 to 9"},
+    {OPT("progress", 0, no_argument, set_flag, progress)},
+    {OPT("force", 'f', no_argument, set_flag, force)},
+    {OPT("quiet", 'q', no_argument, set_flag, quiet)},
+    {OPT("verbose", 'v', no_argument, set_flag, verbose)},
+    {OPT("help", 'h', no_argument, set_help, action)},
+    {OPT("version", 'V', no_argument, set_version, action)},
+};
+
+#define N_SPECS (sizeof specs / sizeof specs[0])
+
+/* ------------------------------------------------------------ parsing */
+
+/* getopt_long's tables from `specs`: long_options (N_SPECS + 1 entries) and
+ * short_options (at least 3 * N_SPECS + 2 bytes). The leading ':' makes a
+ * missing value ':' rather than '?'. */
+static void getopt_tables(struct option *long_options, char *short_options)
+{
+    char *s = short_options;
+    *s++ = ':';
+    for (size_t i = 0; i < N_SPECS; i++) {
+        const opt_spec *spec = &specs[i];
+        int val = spec->short_name ? spec->short_name : LONG_ONLY_BASE + (int)i;
+        long_options[i] = (struct option){spec->long_name, spec->has_arg, NULL, val};
+        if (spec->short_name) {
+            *s++ = (char)spec->short_name;
+            if (spec->has_arg != no_argument)
+                *s++ = ':';
+            if (spec->has_arg == optional_argument)
+                *s++ = ':';
+        }
+    }
+    *s = '\0';
+    long_options[N_SPECS] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* The spec of what getopt_long returned, NULL for none. */
+static const opt_spec *spec_of(int c)
+{
+    if (c >= LONG_ONLY_BASE && c < LONG_ONLY_BASE + (int)N_SPECS)
+        return &specs[c - LONG_ONLY_BASE];
+    for (size_t i = 0; i < N_SPECS; i++)
+        if (specs[i].short_name && specs[i].short_name == c)
+            return &specs[i];
+    return NULL;
+}
+
+/* What getopt_long could not take: a missing value (':'), or an unknown or
+ * ambiguous option, or a value given to an option that takes none. */
+static fs_status getopt_error(int c, char **argv)
+{
+    if (c == ':')
+        return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
+    if (optopt && optopt < LONG_ONLY_BASE)
+        return fs_error_set(FS_ERR_USAGE, "'-%c': unknown option", optopt);
+    return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
+}
+
+static fs_status set_defaults(int argc, char **argv, fs_options *opts)
 {
     memset(opts, 0, sizeof *opts);
     opts->action = FS_ACTION_RUN;
@@ -300,262 +630,18 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
     opts->argv_joined = join_argv(argc, argv);
     if (!opts->transpose || !opts->argv_joined)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return FS_OK;
+}
 
-    /* getopt keeps state across calls; a parser that can run twice resets it
-     * (0, not 1: glibc then also forgets the rest of a cluster like -hq that
-     * the last parse stopped in). */
-    optind = 0;
-    opterr = 0;
-    int c;
-    while ((c = getopt_long(argc, argv, ":fqvhV", long_options, NULL)) != -1) {
-        switch (c) {
-        case OPT_INVERSE:
-            opts->inverse = 1;
-            break;
-        case OPT_NORM:
-            if (strcmp(optarg, "backward") == 0)
-                opts->norm = FS_NORM_BACKWARD;
-            else if (strcmp(optarg, "ortho") == 0)
-                opts->norm = FS_NORM_ORTHO;
-            else if (strcmp(optarg, "forward") == 0)
-                opts->norm = FS_NORM_FORWARD;
-            else
-                return fs_error_set(FS_ERR_USAGE,
-                                    "--norm=%s: expected backward, ortho or forward", optarg);
-            break;
-        case OPT_AXES:
-            if (parse_axes(optarg, opts) != FS_OK)
-                return fs_error_status();
-            break;
-        case OPT_TRANSPOSE:
-            if (strcmp(optarg, "auto") != 0 && !fs_exchange_find(optarg)) {
-                char known[256] = "";
-                for (int i = 0; fs_exchange_strategies[i]; i++) {
-                    if (i)
-                        strncat(known, ", ", sizeof known - strlen(known) - 1);
-                    strncat(known, fs_exchange_strategies[i]->name, sizeof known - strlen(known) - 1);
-                }
-                return fs_error_set(FS_ERR_USAGE,
-                                    "--transpose=%s: unknown strategy (known: %s, auto)", optarg,
-                                    known);
-            }
-            free(opts->transpose);
-            opts->transpose = strdup(optarg);
-            break;
-        case OPT_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long v = strtoull(optarg, &end, 10);
-            if (errno || end == optarg || *end != '\0' || optarg[0] == '-')
-                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer",
-                                    optarg);
-            opts->seed = v;
-            break;
-        }
-        case OPT_PACKET: {
-            uint64_t bytes;
-            if (fs_parse_bytes(optarg, &bytes) != 0 || bytes < 1 || bytes > MAX_PACKET_BYTES)
-                return fs_error_set(FS_ERR_USAGE,
-                                    "--packet=%s: expected a size from 1 byte to 1G (K, M, G "
-                                    "suffixes allowed)",
-                                    optarg);
-            opts->packet_bytes = (size_t)bytes;
-            break;
-        }
-        case OPT_QUEUES: {
-            long v;
-            if (parse_long(optarg, 1, MAX_QUEUES, &v) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--queues=%s: expected an integer from 1 to %d",
-                                    optarg, MAX_QUEUES);
-            opts->queues = (int)v;
-            break;
-        }
-        case OPT_REAL:
-            opts->real = 1;
-            break;
-        case OPT_LAST_SIZE: {
-            long v;
-            if (parse_long(optarg, 1, LONG_MAX, &v) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--last-size=%s: expected a positive integer", optarg);
-            opts->last_size = v;
-            break;
-        }
-        case OPT_PRECISION:
-            if (strcmp(optarg, "auto") == 0)
-                opts->precision = FS_PRECISION_AUTO;
-            else if (strcmp(optarg, "single") == 0)
-                opts->precision = FS_PRECISION_SINGLE;
-            else if (strcmp(optarg, "double") == 0)
-                opts->precision = FS_PRECISION_DOUBLE;
-            else
-                return fs_error_set(FS_ERR_USAGE, "--precision=%s: expected auto, single or double",
-                                    optarg);
-            break;
-        case OPT_PLAN:
-            if (strcmp(optarg, "estimate") == 0)
-                opts->plan = FS_PLAN_ESTIMATE;
-            else if (strcmp(optarg, "measure") == 0)
-                opts->plan = FS_PLAN_MEASURE;
-            else if (strcmp(optarg, "patient") == 0)
-                opts->plan = FS_PLAN_PATIENT;
-            else
-                return fs_error_set(FS_ERR_USAGE, "--plan=%s: expected estimate, measure or patient",
-                                    optarg);
-            break;
-        case OPT_CHECK:
-            opts->check = 1;
-            break;
-        case OPT_CHECK_TOLERANCE: {
-            char *end;
-            errno = 0;
-            double v = strtod(optarg, &end);
-            if (errno || end == optarg || *end != '\0' || !(v > 0) || v >= 1e300)
-                return fs_error_set(FS_ERR_USAGE, "--check-tolerance=%s: expected a positive number",
-                                    optarg);
-            opts->check_tolerance = v;
-            opts->check = 1;
-            break;
-        }
-        case OPT_DECOMP:
-            if (strcmp(optarg, "auto") == 0)
-                opts->decomp = FS_DECOMP_AUTO;
-            else if (strcmp(optarg, "slab") == 0)
-                opts->decomp = FS_DECOMP_SLAB;
-            else if (strcmp(optarg, "pencil") == 0)
-                opts->decomp = FS_DECOMP_PENCIL;
-            else
-                return fs_error_set(FS_ERR_USAGE, "--decomp=%s: expected auto, slab or pencil", optarg);
-            break;
-        case OPT_GRID: {
-            char *x = strpbrk(optarg, "xX");
-            long a, b;
-            char first[32];
-            if (!x || (size_t)(x - optarg) >= sizeof first)
-                return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", optarg);
-            memcpy(first, optarg, (size_t)(x - optarg));
-            first[x - optarg] = '\0';
-            if (parse_long(first, 1, 1 << 24, &a) != 0 || parse_long(x + 1, 1, 1 << 24, &b) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--grid=%s: expected AxB, e.g. 4x8", optarg);
-            opts->grid[0] = (int)a;
-            opts->grid[1] = (int)b;
-            break;
-        }
-        case OPT_DRY_RUN:
-            opts->dry_run = 1;
-            break;
-        case OPT_SHAPE: {
-            int64_t shape[FS_MAX_DIMS];
-            int n = fs_parse_shape(optarg, shape);
-            if (n < 1)
-                return fs_error_set(FS_ERR_USAGE, "--shape=%s: expected lengths like 512x512x256 "
-                                    "(1 to %d positive lengths, at most %s elements)", optarg,
-                                    FS_MAX_DIMS, FS_MAX_ELEMS_TEXT);
-            memcpy(opts->shape, shape, sizeof shape);
-            opts->shape_ndim = n;
-            break;
-        }
-        case OPT_DTYPE:
-            if (strcmp(optarg, "float32") && strcmp(optarg, "float64") && strcmp(optarg, "complex64") &&
-                strcmp(optarg, "complex128"))
-                return fs_error_set(FS_ERR_USAGE,
-                                    "--dtype=%s: expected float32, float64, complex64 or complex128",
-                                    optarg);
-            free(opts->dtype);
-            opts->dtype = strdup(optarg);
-            break;
-        case OPT_RANKS: {
-            long v;
-            if (parse_long(optarg, 1, 1L << 30, &v) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--ranks=%s: expected a positive integer", optarg);
-            opts->ranks = (int)v;
-            break;
-        }
-        case OPT_MEM_PER_RANK: {
-            uint64_t b;
-            char *t = optarg;
-            int tera = strlen(t) > 0 && (t[strlen(t) - 1] == 'T' || t[strlen(t) - 1] == 't');
-            if (tera) {
-                char tmp[64];
-                snprintf(tmp, sizeof tmp, "%.*sG", (int)strlen(t) - 1, t);
-                if (fs_parse_bytes(tmp, &b) != 0 || b > (UINT64_MAX >> 10))
-                    return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size", optarg);
-                b <<= 10;
-            } else if (fs_parse_bytes(t, &b) != 0 || b == 0) {
-                return fs_error_set(FS_ERR_USAGE, "--mem-per-rank=%s: expected a size like 4G", optarg);
-            }
-            opts->mem_per_rank = b;
-            break;
-        }
-        case OPT_REPORT:
-            if (optarg[0] == '\0')
-                return fs_error_set(FS_ERR_USAGE, "--report: expected a file name");
-            free(opts->report_file);
-            opts->report_file = strdup(optarg);
-            break;
-        case OPT_PROGRESS:
-            opts->progress = 1;
-            break;
-        case OPT_SHARDS:
-            opts->shards = 1;
-            break;
-        case OPT_SHARD_OUTPUT: {
-            long v = -1;
-            if (optarg && parse_long(optarg, 1, 1L << 30, &v) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--shard-output=%s: expected a number of files", optarg);
-            opts->shard_output = (int)v;
-            break;
-        }
-        case OPT_CHUNKS: {
-            int64_t shape[FS_MAX_DIMS];
-            int n = fs_parse_shape(optarg, shape);
-            if (n < 1)
-                return fs_error_set(FS_ERR_USAGE, "--chunks=%s: expected a chunk shape like 16x64x64",
-                                    optarg);
-            memcpy(opts->chunks, shape, sizeof shape);
-            opts->chunks_ndim = n;
-            break;
-        }
-        case OPT_DEFLATE: {
-            long v;
-            if (parse_long(optarg, 1, 9, &v) != 0)
-                return fs_error_set(FS_ERR_USAGE, "--deflate=%s: expected a level from 1 to 9", optarg);
-            opts->deflate = (int)v;
-            break;
-        }
-        case OPT_WISDOM:
-            if (optarg[0] == '\0')
-                return fs_error_set(FS_ERR_USAGE, "--wisdom: expected a file name");
-            free(opts->wisdom_file);
-            opts->wisdom_file = strdup(optarg);
-            break;
-        case 'f':
-            opts->force = 1;
-            break;
-        case 'q':
-            opts->quiet = 1;
-            break;
-        case 'v':
-            opts->verbose = 1;
-            break;
-        case 'h':
-            opts->action = FS_ACTION_HELP;
-            return FS_OK;
-        case 'V':
-            opts->action = FS_ACTION_VERSION;
-            return FS_OK;
-        case ':':
-            return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
-        default:
-            if (optopt && optopt < OPT_INVERSE)
-                return fs_error_set(FS_ERR_USAGE, "'-%c': unknown option", optopt);
-            return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
-        }
-    }
+/* INPUT and OUTPUT, argv[first..argc-1], after the options they go with
+ * were checked together. */
+static fs_status take_operands(int argc, char **argv, int first, fs_options *opts)
+{
     if (opts->last_size && !(opts->real && opts->inverse))
         return fs_error_set(FS_ERR_USAGE, "--last-size: applies only to --inverse --real");
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
-    int npos = argc - optind;
+    int npos = argc - first;
     if ((opts->shape_ndim || opts->dtype || opts->ranks || opts->mem_per_rank) && !opts->dry_run)
         return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks, --mem-per-rank: only with --dry-run");
     if (opts->dry_run) {
@@ -565,10 +651,10 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
                                                   ? "--dry-run --shape: no INPUT or OUTPUT expected"
                                                   : "--dry-run: expected INPUT [OUTPUT], or --shape");
         if (!opts->shape_ndim &&
-            fs_split_location(argv[optind], &opts->input_file, &opts->input_dataset) != FS_OK)
+            fs_split_location(argv[first], &opts->input_file, &opts->input_dataset) != FS_OK)
             return fs_error_status();
         if (!opts->shape_ndim && npos == 2 &&
-            fs_split_location(argv[optind + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
+            fs_split_location(argv[first + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
             return fs_error_status();
         return FS_OK;
     }
@@ -577,11 +663,37 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
                             npos == 0 ? "INPUT and OUTPUT" : "OUTPUT");
     if (npos > 2)
         return fs_error_set(FS_ERR_USAGE, "'%s': one argument too many (expected INPUT and OUTPUT)",
-                            argv[optind + 2]);
-    if (fs_split_location(argv[optind], &opts->input_file, &opts->input_dataset) != FS_OK ||
-        fs_split_location(argv[optind + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
+                            argv[first + 2]);
+    if (fs_split_location(argv[first], &opts->input_file, &opts->input_dataset) != FS_OK ||
+        fs_split_location(argv[first + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
         return fs_error_status();
     return FS_OK;
+}
+
+fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
+{
+    if (set_defaults(argc, argv, opts) != FS_OK)
+        return fs_error_status();
+    struct option long_options[N_SPECS + 1];
+    char short_options[3 * N_SPECS + 2];
+    getopt_tables(long_options, short_options);
+
+    /* getopt keeps state across calls; a parser that can run twice resets it
+     * (0, not 1: glibc then also forgets the rest of a cluster like -hq that
+     * the last parse stopped in). */
+    optind = 0;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, short_options, long_options, NULL)) != -1) {
+        const opt_spec *spec = spec_of(c);
+        if (!spec)
+            return getopt_error(c, argv);
+        if (spec->handle(spec, optarg, opts) != FS_OK)
+            return fs_error_status();
+        if (opts->action != FS_ACTION_RUN)
+            return FS_OK;
+    }
+    return take_operands(argc, argv, optind, opts);
 }
 
 void fs_options_free(fs_options *opts)

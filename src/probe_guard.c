@@ -12,9 +12,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testhooks.h"
+
 extern char **environ;
 
-#define VERBOSE_ENV "FFTSHARD_PROBE_VERBOSE"
+#define VERBOSE_ENV FS_PROBE_VERBOSE_ENV
 
 /* What the child sends back, as bytes through a pipe. */
 typedef struct probe_result {
@@ -61,12 +63,11 @@ int fs_probe_guard_child(int argc, char **argv)
     static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
     for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
         signal(fatal[i], SIG_DFL);
-    const char *fd_text = getenv(FS_PROBE_FD_ENV);
-    int fd = fd_text ? atoi(fd_text) : -1;
+    int fd = fs_testhooks_probe_fd();
     if (fd < 0 || argc < 2 || argc > 3)
         return 2;
     fs_h5_init();
-    fs_error_set_verbose(getenv(VERBOSE_ENV) != NULL);
+    fs_error_set_verbose(fs_testhooks_probe_verbose());
     probe_result *res = calloc(1, sizeof *res);
     if (!res)
         return 1;

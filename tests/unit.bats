@@ -16,6 +16,12 @@ load helpers
     assert_output --regexp '^test_layout: [0-9]+ checks, 0 failed$'
 }
 
+@test "test hooks: the environment read once, defaults and fallbacks" {
+    run "$TEST_BINDIR/test_testhooks"
+    assert_success
+    assert_output --regexp '^test_testhooks: [0-9]+ checks, 0 failed$'
+}
+
 # exchange NP: every strategy on NP ranks. A strategy that deadlocks (a
 # queue never drained, a message never received) fails here after 10
 # minutes instead of hanging `make check`.
