@@ -255,8 +255,11 @@ static fs_status run_phases(run *r)
         st = phase(r, FS_PHASE_WRITE, write_output);
         write_failed = st != FS_OK;
     }
-    if (st == FS_OK && r->opts->check)
-        st = phase(r, FS_PHASE_CHECK, stage_check);
+    if (st == FS_OK && r->opts->check) {
+        fs_timer_start(&r->timers, FS_PHASE_CHECK);
+        st = stage_check(r); /* agreed */
+        fs_timer_stop(&r->timers, FS_PHASE_CHECK);
+    }
     if (created && !write_failed) {
         fs_status closed = phase(r, FS_PHASE_WRITE, close_output);
         write_failed = closed != FS_OK;
