@@ -43,9 +43,9 @@ int64_t fs_box_offset_in(const fs_box *inner, const fs_box *outer);
  * (start + i) is at sum_k i[k] * stride[k]. */
 void fs_box_strides(const fs_box *b, int64_t stride[FS_LAYOUT_MAX_DIMS]);
 
-/* The runs of a box: the one walker over the row-major storage of a box
- * inside a larger array, for every copy, permutation and visit of a box's
- * elements.
+/* The runs of a box: the walker over the row-major storage of a box inside
+ * a larger array that the copies, permutations and visits of a box's
+ * elements share.
  *
  * A walk steps through the elements of `inner`, in row-major order, a run at
  * a time. A run is a row along the last axis merged with the rows after it
