@@ -123,28 +123,6 @@ void fs_box_runs_begin(fs_box_runs *w, const fs_box *inner, const fs_box *outer,
     w->other_first = fs_box_offset_in(inner, other);
 }
 
-int fs_box_runs_next(fs_box_runs *w)
-{
-    if (w->index + 1 >= w->nruns)
-        return 0;
-    if (w->index < 0) {
-        fs_box_runs_seek(w, 0);
-        return 1;
-    }
-    w->index++;
-    /* An odometer over the run axes. A run follows, so some axis has room
-     * and the carry stops before axis 0 overflows. */
-    for (int k = w->axis - 1;; k--) {
-        w->offset += w->stride[k];
-        w->other_offset += w->other_stride[k];
-        if (++w->at[k] < w->start[k] + w->count[k])
-            return 1;
-        w->at[k] = w->start[k];
-        w->offset -= w->count[k] * w->stride[k];
-        w->other_offset -= w->count[k] * w->other_stride[k];
-    }
-}
-
 void fs_box_runs_seek(fs_box_runs *w, int64_t i)
 {
     w->index = i;

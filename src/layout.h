@@ -98,10 +98,32 @@ typedef struct fs_box_runs {
  * The walk holds no pointer to the boxes. */
 void fs_box_runs_begin(fs_box_runs *w, const fs_box *inner, const fs_box *outer,
                        const fs_box *other, unsigned flags);
-/* Step to the next run (the first after begin): 1, or 0 past the last. */
-int fs_box_runs_next(fs_box_runs *w);
 /* Make run i (0 <= i < nruns) the current one; next continues after it. */
 void fs_box_runs_seek(fs_box_runs *w, int64_t i);
+
+/* Step to the next run (the first after begin): 1, or 0 past the last.
+ * Inline: copy loops call it once per run, and runs can be a few bytes. */
+static inline int fs_box_runs_next(fs_box_runs *w)
+{
+    if (w->index + 1 >= w->nruns)
+        return 0;
+    if (w->index < 0) {
+        fs_box_runs_seek(w, 0);
+        return 1;
+    }
+    w->index++;
+    /* An odometer over the run axes. A run follows, so some axis has room
+     * and the carry stops before axis 0 overflows. */
+    for (int k = w->axis - 1;; k--) {
+        w->offset += w->stride[k];
+        w->other_offset += w->other_stride[k];
+        if (++w->at[k] < w->start[k] + w->count[k])
+            return 1;
+        w->at[k] = w->start[k];
+        w->offset -= w->count[k] * w->stride[k];
+        w->other_offset -= w->count[k] * w->other_stride[k];
+    }
+}
 
 /* Copy the sub-box `inner` (global coordinates) between the row-major storage
  * of `outer` (at outer_data) and a packed row-major buffer (at packed).
