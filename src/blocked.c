@@ -95,60 +95,30 @@ static int64_t map_apply(const run_map *m, int64_t u)
     return m->r[lo].dst + (u - m->r[lo].src);
 }
 
-/* Visit the runs of box `inner` stored row-major inside `outer`: fn(offset
- * in outer's storage, offset in the packed copy, length), in elements. */
-typedef int (*run_fn)(void *ctx, int64_t outer_off, int64_t packed_off, int64_t len);
-static int box_runs(const fs_box *inner, const fs_box *outer, run_fn fn, void *ctx)
+/* The gcd of g and every run's length and offset in outer's storage. */
+static int64_t runs_gcd(int64_t g, const fs_box *inner, const fs_box *outer)
 {
-    if (fs_box_elems(inner) == 0)
-        return 0;
-    int ndim = inner->ndim;
-    int run_axis = ndim - 1;
-    int64_t len = inner->count[ndim - 1];
-    while (run_axis > 0 && inner->count[run_axis] == outer->count[run_axis]) {
-        run_axis--;
-        len *= inner->count[run_axis];
-    }
-    int64_t stride[FS_LAYOUT_MAX_DIMS], s = 1;
-    for (int k = ndim - 1; k >= 0; k--) {
-        stride[k] = s;
-        s *= outer->count[k];
-    }
-    int64_t index[FS_LAYOUT_MAX_DIMS] = {0};
-    int64_t base = fs_box_offset_in(inner, outer), packed = 0;
-    for (;;) {
-        int64_t off = base;
-        for (int k = 0; k < run_axis; k++)
-            off += index[k] * stride[k];
-        if (fn(ctx, off, packed, len))
+    fs_box_runs w;
+    fs_box_runs_begin(&w, inner, outer, NULL, 0);
+    while (fs_box_runs_next(&w))
+        g = gcd64(gcd64(g, w.offset), w.run_elems);
+    return g;
+}
+
+/* Add the runs of inner inside outer to m, in units: from outer's storage
+ * to the packed copy at slot_base (to_packed), or back. */
+static int map_box(run_map *m, const fs_box *inner, const fs_box *outer, int64_t slot_base,
+                   int64_t unit, int to_packed)
+{
+    fs_box_runs w;
+    fs_box_runs_begin(&w, inner, outer, NULL, 0);
+    int64_t len = w.run_elems / unit;
+    while (fs_box_runs_next(&w)) {
+        int64_t o = w.offset / unit, p = (slot_base + w.other_offset) / unit;
+        if (to_packed ? map_add(m, o, p, len) : map_add(m, p, o, len))
             return -1;
-        packed += len;
-        int k = run_axis - 1;
-        while (k >= 0 && ++index[k] == inner->count[k])
-            index[k--] = 0;
-        if (k < 0)
-            return 0;
     }
-}
-
-static int gcd_fn(void *ctx, int64_t outer_off, int64_t packed_off, int64_t len)
-{
-    int64_t *g = ctx;
-    *g = gcd64(gcd64(*g, outer_off), len);
     return 0;
-}
-
-typedef struct map_ctx {
-    run_map *m;
-    int64_t slot_base, unit;
-    int to_packed;
-} map_ctx;
-
-static int map_fn(void *ctx, int64_t outer_off, int64_t packed_off, int64_t len)
-{
-    map_ctx *c = ctx;
-    int64_t o = outer_off / c->unit, p = (c->slot_base + packed_off) / c->unit;
-    return c->to_packed ? map_add(c->m, o, p, len / c->unit) : map_add(c->m, p, o, len / c->unit);
 }
 
 /* The complement of the sorted runs' `field` ranges in [0, nunits), as runs
@@ -297,8 +267,8 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
      * both sides, so each side is a whole number of units. */
     int64_t unit = slot;
     for (int q = 0; q < P; q++) {
-        box_runs(&rd->send[q], &rd->from, gcd_fn, &unit);
-        box_runs(&rd->recv[q], &rd->to, gcd_fn, &unit);
+        unit = runs_gcd(unit, &rd->send[q], &rd->from);
+        unit = runs_gcd(unit, &rd->recv[q], &rd->to);
     }
     /* Units above 256 KiB are split (any divisor works) to bound scratch. */
     const int64_t max_unit_bytes = 256 * 1024;
@@ -320,8 +290,7 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
 
     /* pack: the from box -> slot q at q * slot. */
     for (int q = 0; q < P; q++) {
-        map_ctx c = {&b->pack, (int64_t)q * slot, unit, 1};
-        if (box_runs(&rd->send[q], &rd->from, map_fn, &c))
+        if (map_box(&b->pack, &rd->send[q], &rd->from, (int64_t)q * slot, unit, 1))
             goto oom;
         b->pad_start[q] = (int64_t)q * slot + rd->send_elems[q];
         b->pad_len[q] = slot - rd->send_elems[q];
@@ -329,8 +298,7 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
     /* unpack: the slot holding the block from peer q -> its place in `to`. */
     for (int q = 0; q < P; q++) {
         int sl = slot_of_source ? slot_of_source[q] : q;
-        map_ctx c = {&b->unpack, (int64_t)sl * slot, unit, 0};
-        if (box_runs(&rd->recv[q], &rd->to, map_fn, &c))
+        if (map_box(&b->unpack, &rd->recv[q], &rd->to, (int64_t)sl * slot, unit, 0))
             goto oom;
     }
     if (map_complete(&b->pack, b->nunits) || map_complete(&b->unpack, b->nunits))

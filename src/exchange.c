@@ -70,58 +70,11 @@ int fs_exchange_receives_in_place(const fs_redist *rd)
     return 1;
 }
 
-/* The own block as runs contiguous in both layouts: the trailing axes the
- * block, `from` and `to` all cover fully, plus one more. */
-typedef struct own_runs {
-    int axis;                            /* runs are indexed by the axes before it */
-    int64_t run, nruns;                  /* elements per run, runs */
-    int64_t src0, dst0;                  /* first element in from / to storage */
-    int64_t src_stride[FS_LAYOUT_MAX_DIMS], dst_stride[FS_LAYOUT_MAX_DIMS];
-    const int64_t *count;
-} own_runs;
-
-static own_runs own_runs_of(const fs_redist *rd)
+/* The own block as runs contiguous in both layouts: offset in `from`,
+ * other_offset in `to`. */
+static void own_runs_begin(fs_box_runs *w, const fs_redist *rd)
 {
-    const fs_box *b = &rd->send[rd->self];
-    own_runs o;
-    memset(&o, 0, sizeof o);
-    if (fs_box_elems(b) == 0)
-        return o;
-    int nd = b->ndim;
-    o.count = b->count;
-    o.axis = nd - 1;
-    o.run = b->count[nd - 1];
-    while (o.axis > 0 && b->count[o.axis] == rd->from.count[o.axis] &&
-           b->count[o.axis] == rd->to.count[o.axis]) {
-        o.axis--;
-        o.run *= b->count[o.axis];
-    }
-    o.nruns = 1;
-    for (int k = 0; k < o.axis; k++)
-        o.nruns *= b->count[k];
-    int64_t fs = 1, ts = 1;
-    for (int k = nd - 1; k >= 0; k--) {
-        o.src_stride[k] = fs;
-        o.dst_stride[k] = ts;
-        fs *= rd->from.count[k];
-        ts *= rd->to.count[k];
-    }
-    o.src0 = fs_box_offset_in(b, &rd->from);
-    o.dst0 = fs_box_offset_in(b, &rd->to);
-    return o;
-}
-
-/* Element offsets of run i (row-major over the axes before o->axis). */
-static void own_run(const own_runs *o, int64_t i, int64_t *src, int64_t *dst)
-{
-    *src = o->src0;
-    *dst = o->dst0;
-    for (int k = o->axis - 1; k >= 0; k--) {
-        int64_t idx = i % o->count[k];
-        i /= o->count[k];
-        *src += idx * o->src_stride[k];
-        *dst += idx * o->dst_stride[k];
-    }
+    fs_box_runs_begin(w, &rd->send[rd->self], &rd->from, &rd->to, 0);
 }
 
 int fs_exchange_own_moves_in_place(const fs_redist *rd)
@@ -133,38 +86,39 @@ int fs_exchange_own_moves_in_place(const fs_redist *rd)
      * and those that move up a prefix: the suffix moved first, in ascending
      * order, then the prefix in descending order, each run lands only on
      * runs already moved or on other ranks' blocks, already packed. */
-    own_runs o = own_runs_of(rd);
+    fs_box_runs w;
+    own_runs_begin(&w, rd);
     int64_t prev = INT64_MAX;
-    for (int64_t i = 0; i < o.nruns; i++) {
-        int64_t src, dst;
-        own_run(&o, i, &src, &dst);
-        if (dst - src > prev)
+    while (fs_box_runs_next(&w)) {
+        if (w.other_offset - w.offset > prev)
             return 0;
-        prev = dst - src;
+        prev = w.other_offset - w.offset;
     }
     return 1;
 }
 
 void fs_exchange_move_own(const fs_exchange *x, void *data)
 {
-    own_runs o = own_runs_of(x->args.rd);
-    size_t eb = x->args.elem_bytes, bytes = (size_t)o.run * eb;
+    fs_box_runs w;
+    own_runs_begin(&w, x->args.rd);
+    size_t eb = x->args.elem_bytes, bytes = (size_t)w.run_elems * eb;
     char *base = data;
-    int64_t first_down = 0, src, dst;
-    while (first_down < o.nruns) {
-        own_run(&o, first_down, &src, &dst);
-        if (dst <= src)
+    int64_t first_down = w.nruns;
+    while (fs_box_runs_next(&w)) {
+        if (w.other_offset <= w.offset) {
+            first_down = w.index;
             break;
-        first_down++;
+        }
     }
-    for (int64_t i = first_down; i < o.nruns; i++) {
-        own_run(&o, i, &src, &dst);
-        if (dst != src)
-            memmove(base + (size_t)dst * eb, base + (size_t)src * eb, bytes);
-    }
+    /* The walk stands on the first run that moves down: the suffix, on. */
+    if (first_down < w.nruns)
+        do {
+            if (w.other_offset != w.offset)
+                memmove(base + (size_t)w.other_offset * eb, base + (size_t)w.offset * eb, bytes);
+        } while (fs_box_runs_next(&w));
     for (int64_t i = first_down - 1; i >= 0; i--) {
-        own_run(&o, i, &src, &dst);
-        memmove(base + (size_t)dst * eb, base + (size_t)src * eb, bytes);
+        fs_box_runs_seek(&w, i);
+        memmove(base + (size_t)w.other_offset * eb, base + (size_t)w.offset * eb, bytes);
     }
 }
 

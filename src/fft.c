@@ -41,16 +41,6 @@ struct fs_op {
 /* A slice small enough to stay in cache while all its axes are done. */
 #define SLICE_BYTES ((int64_t)4 * 1024 * 1024)
 
-/* Strides of the box's row-major storage, in elements. */
-static void box_strides(const fs_box *box, int64_t *stride)
-{
-    int64_t s = 1;
-    for (int k = box->ndim - 1; k >= 0; k--) {
-        stride[k] = s;
-        s *= box->count[k];
-    }
-}
-
 typedef struct guru {
     int rank, howmany;
     fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
@@ -65,7 +55,7 @@ static void make_guru(const fs_box *box, const int *axes, int real_axis, int64_t
                       int real_side, guru *g)
 {
     int64_t cs[FS_LAYOUT_MAX_DIMS];
-    box_strides(box, cs);
+    fs_box_strides(box, cs);
     g->rank = g->howmany = 0;
     for (int k = 0; k < box->ndim; k++) {
         int is_real_axis = k == real_axis;
@@ -114,7 +104,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
 {
     const fs_box *b = &op->box;
     int64_t stride[FS_LAYOUT_MAX_DIMS];
-    box_strides(b, stride);
+    fs_box_strides(b, stride);
     size_t cb = fs_complex_bytes(op->prec);
     int64_t total = fs_box_elems(b);
     /* When the transformed axes are trailing ones whose slice fits in cache,
@@ -319,7 +309,7 @@ static void hermitian_extend(fs_op *op)
     int a = op->spec.real_axis;
     int64_t n = op->spec.real_len, h = n / 2 + 1;
     int64_t stride[FS_LAYOUT_MAX_DIMS];
-    box_strides(b, stride);
+    fs_box_strides(b, stride);
     int64_t lines = fs_box_elems(b) / b->count[a], inner = stride[a];
     for (int64_t l = 0; l < lines; l++) {
         int64_t base = (l / inner) * inner * b->count[a] + l % inner;

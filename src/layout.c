@@ -68,17 +68,9 @@ fs_box fs_box_intersect(const fs_box *a, const fs_box *b)
 
 int fs_box_is_contiguous_in(const fs_box *inner, const fs_box *outer)
 {
-    if (fs_box_elems(inner) == 0)
-        return 1;
-    /* Row-major: past the first axis where inner is partial, inner must be
-     * full; before it, inner must be a single index. */
-    int k = 0;
-    while (k < inner->ndim && inner->count[k] == 1)
-        k++;
-    for (int j = k + 1; j < inner->ndim; j++)
-        if (inner->count[j] != outer->count[j])
-            return 0;
-    return 1;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, inner, outer, NULL, 0);
+    return w.nruns <= 1;
 }
 
 int64_t fs_box_offset_in(const fs_box *inner, const fs_box *outer)
@@ -89,46 +81,75 @@ int64_t fs_box_offset_in(const fs_box *inner, const fs_box *outer)
     return offset;
 }
 
-/* Walk the rows (runs along the last axis merged with every trailing axis
- * where inner is full) of inner inside outer and copy each run. */
+void fs_box_strides(const fs_box *b, int64_t stride[FS_LAYOUT_MAX_DIMS])
+{
+    int64_t s = 1;
+    for (int k = b->ndim - 1; k >= 0; k--) {
+        stride[k] = s;
+        s *= b->count[k];
+    }
+}
+
+void fs_box_runs_begin(fs_box_runs *w, const fs_box *inner, const fs_box *outer,
+                       const fs_box *other, unsigned flags)
+{
+    if (!other)
+        other = inner;
+    int nd = inner->ndim;
+    memset(w, 0, sizeof *w);
+    w->index = -1;
+    if (fs_box_elems(inner) == 0)
+        return;
+    /* The run: the last axis, and one axis more for every trailing axis
+     * that is whole in both storages (the rows after it then follow on). */
+    w->axis = nd > 0 ? nd - 1 : 0;
+    w->run_elems = nd > 0 ? inner->count[nd - 1] : 1;
+    while (!(flags & FS_BOX_RUNS_ROWS) && w->axis > 0 &&
+           inner->count[w->axis] == outer->count[w->axis] &&
+           inner->count[w->axis] == other->count[w->axis]) {
+        w->axis--;
+        w->run_elems *= inner->count[w->axis];
+    }
+    w->nruns = 1;
+    for (int k = 0; k < w->axis; k++)
+        w->nruns *= inner->count[k];
+    for (int k = 0; k < nd; k++) {
+        w->start[k] = w->at[k] = inner->start[k];
+        w->count[k] = inner->count[k];
+    }
+    fs_box_strides(outer, w->stride);
+    fs_box_strides(other, w->other_stride);
+    w->first = fs_box_offset_in(inner, outer);
+    w->other_first = fs_box_offset_in(inner, other);
+}
+
+void fs_box_runs_seek(fs_box_runs *w, int64_t i)
+{
+    w->index = i;
+    w->offset = w->first;
+    w->other_offset = w->other_first;
+    for (int k = w->axis - 1; k >= 0; k--) {
+        int64_t idx = i % w->count[k];
+        i /= w->count[k];
+        w->at[k] = w->start[k] + idx;
+        w->offset += idx * w->stride[k];
+        w->other_offset += idx * w->other_stride[k];
+    }
+}
+
 static void box_copy(const fs_box *inner, const fs_box *outer, char *outer_data, char *packed,
                      size_t elem_bytes, int to_packed)
 {
-    int ndim = inner->ndim;
-    if (fs_box_elems(inner) == 0)
-        return;
-    /* The contiguous run: trailing axes that inner covers fully, plus one more. */
-    int run_axis = ndim - 1;
-    int64_t run = inner->count[ndim - 1];
-    while (run_axis > 0 && inner->count[run_axis] == outer->count[run_axis]) {
-        run_axis--;
-        run *= inner->count[run_axis];
-    }
-    int64_t stride[FS_LAYOUT_MAX_DIMS];
-    int64_t s = 1;
-    for (int k = ndim - 1; k >= 0; k--) {
-        stride[k] = s;
-        s *= outer->count[k];
-    }
-    int64_t index[FS_LAYOUT_MAX_DIMS] = {0};
-    size_t run_bytes = (size_t)run * elem_bytes;
-    int64_t base = fs_box_offset_in(inner, outer);
-    char *p = packed;
-    for (;;) {
-        int64_t off = base;
-        for (int k = 0; k < run_axis; k++)
-            off += index[k] * stride[k];
-        char *o = outer_data + (size_t)off * elem_bytes;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, inner, outer, NULL, 0);
+    size_t run_bytes = (size_t)w.run_elems * elem_bytes;
+    while (fs_box_runs_next(&w)) {
+        char *o = outer_data + (size_t)w.offset * elem_bytes;
+        char *p = packed + (size_t)w.other_offset * elem_bytes;
         if (to_packed)
             memcpy(p, o, run_bytes);
         else
             memcpy(o, p, run_bytes);
-        p += run_bytes;
-        int k = run_axis - 1;
-        while (k >= 0 && ++index[k] == inner->count[k])
-            index[k--] = 0;
-        if (k < 0)
-            break;
     }
 }
 

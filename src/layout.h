@@ -42,6 +42,92 @@ int fs_box_is_contiguous_in(const fs_box *inner, const fs_box *outer);
 /* Offset in elements of the first element of `inner` within `outer`'s storage. */
 int64_t fs_box_offset_in(const fs_box *inner, const fs_box *outer);
 
+/* Strides of the row-major storage of box b, in elements: element
+ * (start + i) is at sum_k i[k] * stride[k]. */
+void fs_box_strides(const fs_box *b, int64_t stride[FS_LAYOUT_MAX_DIMS]);
+
+/* The runs of a box: the walker over the row-major storage of a box inside
+ * a larger array that the copies, permutations and visits of a box's
+ * elements share.
+ *
+ * A walk steps through the elements of `inner`, in row-major order, a run at
+ * a time. A run is a row along the last axis merged with the rows after it
+ * across every trailing axis that inner covers fully both in `outer` and in
+ * `other`, so it is contiguous in the storage of both; every run has the
+ * same length. `other` is a second box holding inner (NULL: inner itself, so
+ * other_offset is the offset in inner's own packed row-major copy). With
+ * FS_BOX_RUNS_ROWS runs are single rows, never merged, for visitors that
+ * need each element's coordinates. Both boxes must hold inner.
+ *
+ *     fs_box_runs w;
+ *     fs_box_runs_begin(&w, inner, outer, NULL, 0);
+ *     while (fs_box_runs_next(&w))
+ *         memcpy(packed + w.other_offset * eb, data + w.offset * eb, w.run_elems * eb);
+ *
+ * It is an iterator rather than a callback so that the copy loops keep their
+ * memcpy inline, and so that a walk can also go backwards or start anywhere
+ * (fs_box_runs_seek): the own block of an exchange moves in place partly in
+ * descending order.
+ *
+ * A per-element visitor such as --check's map_visit (pipeline.c: the
+ * elements of an fs_io_map, memory with a strided last axis, a folded 1-D
+ * view cut at fold_limit) is a walk with FS_BOX_RUNS_ROWS over
+ *     inner = the map's file_box with rows [first_row, first_row + rows),
+ *     outer = the memory array as a box in file coordinates, counted in
+ *             steps s = mem_stride_last along the last axis:
+ *             start[k] = file_box.start[k] - mem_start[k] / s_k,
+ *             count[k] = mem_dims[k] / s_k (s_k = s on the last axis, else 1),
+ * and, for element j of a run: memory offset s * (offset + j), coordinates
+ * at[] with j added to the last one, and for a fold the run cut where
+ * at[0] * fold_inner + at[1] + j reaches fold_limit. */
+#define FS_BOX_RUNS_ROWS 1u
+
+typedef struct fs_box_runs {
+    int64_t run_elems;   /* elements in every run */
+    int64_t nruns;       /* runs in the walk (0: inner is empty) */
+    /* The current run, after fs_box_runs_next returned 1 or fs_box_runs_seek: */
+    int64_t index;       /* 0 .. nruns - 1 in walk order (-1 before the first) */
+    int64_t offset;      /* its first element in outer's storage */
+    int64_t other_offset; /* its first element in other's storage */
+    int64_t at[FS_LAYOUT_MAX_DIMS]; /* global coordinates of its first element */
+    /* Private. Runs are indexed by the axes [0, axis). */
+    int axis;
+    int64_t first, other_first;
+    int64_t start[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
+    int64_t stride[FS_LAYOUT_MAX_DIMS], other_stride[FS_LAYOUT_MAX_DIMS];
+} fs_box_runs;
+
+/* Start a walk of inner's runs (see above); flags 0 or FS_BOX_RUNS_ROWS.
+ * The walk holds no pointer to the boxes. */
+void fs_box_runs_begin(fs_box_runs *w, const fs_box *inner, const fs_box *outer,
+                       const fs_box *other, unsigned flags);
+/* Make run i (0 <= i < nruns) the current one; next continues after it. */
+void fs_box_runs_seek(fs_box_runs *w, int64_t i);
+
+/* Step to the next run (the first after begin): 1, or 0 past the last.
+ * Inline: copy loops call it once per run, and runs can be a few bytes. */
+static inline int fs_box_runs_next(fs_box_runs *w)
+{
+    if (w->index + 1 >= w->nruns)
+        return 0;
+    if (w->index < 0) {
+        fs_box_runs_seek(w, 0);
+        return 1;
+    }
+    w->index++;
+    /* An odometer over the run axes. A run follows, so some axis has room
+     * and the carry stops before axis 0 overflows. */
+    for (int k = w->axis - 1;; k--) {
+        w->offset += w->stride[k];
+        w->other_offset += w->other_stride[k];
+        if (++w->at[k] < w->start[k] + w->count[k])
+            return 1;
+        w->at[k] = w->start[k];
+        w->offset -= w->count[k] * w->stride[k];
+        w->other_offset -= w->count[k] * w->other_stride[k];
+    }
+}
+
 /* Copy the sub-box `inner` (global coordinates) between the row-major storage
  * of `outer` (at outer_data) and a packed row-major buffer (at packed).
  * elem_bytes is the size of one element. */

@@ -345,6 +345,192 @@ static void test_pack_unpack(void)
     CHECK(p[0] == 42.0 && d[4] == 0.0, "empty box pack/unpack touched memory");
 }
 
+/* A random box holding inner: each axis as large, or up to 2 larger on
+ * either side. */
+static fs_box random_super_box(const fs_box *inner)
+{
+    fs_box b = *inner;
+    for (int k = 0; k < inner->ndim; k++) {
+        if (rng_range(0, 1) == 0)
+            continue;
+        int64_t before = rng_range(0, 2), after = rng_range(0, 2);
+        b.start[k] -= before;
+        b.count[k] += before + after;
+    }
+    return b;
+}
+
+/* Walk inner's runs inside outer and other (NULL: inner's packed copy)
+ * against brute force: the runs, joined, are inner's elements in row-major
+ * order, each exactly once (so a skipped or repeated run fails), every run
+ * is contiguous in both storages with the coordinates of its first element,
+ * runs are merged as far as both storages allow (single rows with
+ * FS_BOX_RUNS_ROWS), and seek lands on the same runs. */
+static void check_runs(const fs_box *inner, const fs_box *outer, const fs_box *other,
+                       unsigned flags)
+{
+    const fs_box *in_other = other ? other : inner;
+    int nd = inner->ndim;
+    int64_t n = fs_box_elems(inner);
+    fs_box_runs w;
+    fs_box_runs_begin(&w, inner, outer, other, flags);
+    const char *how = flags & FS_BOX_RUNS_ROWS ? "rows" : "runs";
+    CHECK(n == 0 ? w.nruns == 0 : w.nruns * w.run_elems == n,
+          "%s of %s in %s / %s: %" PRId64 " runs of %" PRId64 " for %" PRId64 " elements", how,
+          box_str(inner), box_str(outer), box_str(in_other), w.nruns, w.run_elems, n);
+    if (flags & FS_BOX_RUNS_ROWS && n > 0)
+        CHECK(w.run_elems == inner->count[nd - 1], "rows of %s: %" PRId64 " long", box_str(inner),
+              w.run_elems);
+    int64_t nrec = w.nruns > 0 ? w.nruns : 1;
+    int64_t *rec = malloc((size_t)nrec * 2 * sizeof *rec);
+    int64_t (*rec_at)[FS_LAYOUT_MAX_DIMS] = malloc((size_t)nrec * sizeof *rec_at);
+    unsigned char *seen = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!rec || !rec_at || !seen) {
+        fprintf(stderr, "out of memory\n");
+        exit(99);
+    }
+    int64_t expect_at[FS_LAYOUT_MAX_DIMS], runs = 0, walked = 0, bad = 0, unmerged = 0;
+    memcpy(expect_at, inner->start, sizeof expect_at);
+    while (fs_box_runs_next(&w)) {
+        if (runs >= nrec) { /* more runs than announced */
+            bad++;
+            break;
+        }
+        bad += w.index != runs || memcmp(w.at, expect_at, (size_t)nd * sizeof *expect_at) != 0;
+        for (int64_t j = 0; j < w.run_elems && walked < n; j++, walked++) {
+            bad += offset_of(expect_at, outer) != w.offset + j;
+            bad += offset_of(expect_at, in_other) != w.other_offset + j;
+            seen[offset_of(expect_at, inner)]++;
+            next_index(expect_at, inner);
+        }
+        if (runs > 0 && !(flags & FS_BOX_RUNS_ROWS))
+            unmerged += w.offset == rec[2 * (runs - 1)] + w.run_elems &&
+                        w.other_offset == rec[2 * (runs - 1) + 1] + w.run_elems;
+        rec[2 * runs] = w.offset;
+        rec[2 * runs + 1] = w.other_offset;
+        memcpy(rec_at[runs], w.at, sizeof rec_at[runs]);
+        runs++;
+    }
+    int64_t once = 0;
+    for (int64_t i = 0; i < n; i++)
+        once += seen[i] == 1;
+    CHECK(bad == 0 && runs == w.nruns && walked == n && once == n && !fs_box_runs_next(&w),
+          "%s of %s in %s / %s: %" PRId64 " wrong, %" PRId64 " runs of %" PRId64 " announced, %" PRId64
+          " of %" PRId64 " elements walked, %" PRId64 " seen once",
+          how, box_str(inner), box_str(outer), box_str(in_other), bad, runs, w.nruns, walked, n, once);
+    CHECK(unmerged == 0, "runs of %s in %s / %s: %" PRId64 " runs continue the one before",
+          box_str(inner), box_str(outer), box_str(in_other), unmerged);
+    /* Seek to a few runs, then step on from there. */
+    for (int t = 0; t < 4 && runs == w.nruns && w.nruns > 0; t++) {
+        int64_t i = rng_range(0, w.nruns - 1);
+        fs_box_runs_seek(&w, i);
+        int ok = w.index == i && w.offset == rec[2 * i] && w.other_offset == rec[2 * i + 1] &&
+                 memcmp(w.at, rec_at[i], (size_t)nd * sizeof *expect_at) == 0;
+        if (i + 1 < w.nruns)
+            ok &= fs_box_runs_next(&w) && w.index == i + 1 && w.offset == rec[2 * (i + 1)] &&
+                  memcmp(w.at, rec_at[i + 1], (size_t)nd * sizeof *expect_at) == 0;
+        else
+            ok &= !fs_box_runs_next(&w);
+        CHECK(ok, "%s of %s in %s: seek to run %" PRId64 " and on", how, box_str(inner),
+              box_str(outer), i);
+    }
+    free(rec);
+    free(rec_at);
+    free(seen);
+}
+
+static void test_box_runs(void)
+{
+    for (int iter = 0; iter < 4000; iter++) {
+        int ndim = (int)rng_range(1, 8);
+        fs_box outer = random_box(ndim, 4, ndim > 5 ? 3 : 6);
+        fs_box inner = random_sub_box(&outer);
+        if (iter % 16 == 0) /* empty in one axis, as an intersection would not be */
+            inner.count[rng_range(0, ndim - 1)] = 0;
+        fs_box other = random_super_box(&inner);
+        int kind = (int)rng_range(0, 3);
+        check_runs(&inner, &outer, kind == 0 ? NULL : &other, kind == 3 ? FS_BOX_RUNS_ROWS : 0);
+    }
+
+    /* Hand-picked: lengths and counts of runs. */
+    static const struct {
+        const char *what;
+        fs_box inner, outer, other;  /* other.ndim 0: NULL */
+        unsigned flags;
+        int64_t run_elems, nruns, first, other_first;
+    } cases[] = {
+        {"1-D part", {1, {3}, {4}}, {1, {0}, {10}}, {0}, 0, 4, 1, 3, 0},
+        {"1-D whole", {1, {0}, {10}}, {1, {0}, {10}}, {0}, 0, 10, 1, 0, 0},
+        {"1-D rows", {1, {2}, {5}}, {1, {1}, {9}}, {1, {0}, {8}}, FS_BOX_RUNS_ROWS, 5, 1, 1, 2},
+        {"slab merges", {3, {11, 0, 5}, {2, 3, 2}}, {3, {10, 0, 5}, {4, 3, 2}}, {0}, 0, 12, 1, 6, 0},
+        {"other stops the merge", {3, {11, 0, 5}, {2, 3, 2}}, {3, {10, 0, 5}, {4, 3, 2}},
+         {3, {11, 0, 5}, {2, 4, 2}}, 0, 6, 2, 6, 0},
+        {"rows only", {3, {11, 0, 5}, {2, 3, 2}}, {3, {10, 0, 5}, {4, 3, 2}}, {0},
+         FS_BOX_RUNS_ROWS, 2, 6, 6, 0},
+        {"column", {3, {10, 0, 6}, {4, 3, 1}}, {3, {10, 0, 5}, {4, 3, 2}}, {0}, 0, 1, 12, 1, 0},
+        {"8-D, three whole trailing axes", {8, {1, 0, 1, 0, 1, 0, 0, 0}, {1, 2, 1, 2, 2, 2, 2, 2}},
+         {8, {0, 0, 0, 0, 0, 0, 0, 0}, {2, 3, 2, 2, 3, 2, 2, 2}}, {0}, 0, 16, 4, 344, 0},
+        {"8-D whole", {8, {0}, {2, 1, 2, 1, 2, 1, 2, 3}}, {8, {0}, {2, 1, 2, 1, 2, 1, 2, 3}}, {0}, 0,
+         48, 1, 0, 0},
+        {"empty", {3, {1, 1, 1}, {0, 0, 0}}, {3, {0, 0, 0}, {4, 3, 2}}, {0}, 0, 0, 0, 0, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const fs_box *other = cases[c].other.ndim ? &cases[c].other : NULL;
+        fs_box_runs w;
+        fs_box_runs_begin(&w, &cases[c].inner, &cases[c].outer, other, cases[c].flags);
+        int has = fs_box_runs_next(&w);
+        CHECK(w.run_elems == cases[c].run_elems && w.nruns == cases[c].nruns &&
+                  has == (cases[c].nruns > 0) &&
+                  (!has || (w.offset == cases[c].first && w.other_offset == cases[c].other_first)),
+              "%s: %" PRId64 " runs of %" PRId64 " from %" PRId64 " / %" PRId64 ", expected %" PRId64
+              " of %" PRId64 " from %" PRId64 " / %" PRId64,
+              cases[c].what, w.nruns, w.run_elems, w.offset, w.other_offset, cases[c].nruns,
+              cases[c].run_elems, cases[c].first, cases[c].other_first);
+        check_runs(&cases[c].inner, &cases[c].outer, other, cases[c].flags);
+    }
+
+    /* The recipe in layout.h for a map with a strided last axis (the real
+     * parts of complex storage: memory of doubles, every other one): rows
+     * of the file box in the memory box give the map's memory offsets. */
+    for (int iter = 0; iter < 300; iter++) {
+        int nd = (int)rng_range(1, 4);
+        fs_box storage = random_box(nd, 3, 5), file = random_sub_box(&storage);
+        int64_t s = 2, mem_dims[FS_LAYOUT_MAX_DIMS], mem_start[FS_LAYOUT_MAX_DIMS];
+        fs_box mem = file;
+        for (int k = 0; k < nd; k++) {
+            int64_t sk = k == nd - 1 ? s : 1;
+            mem_dims[k] = storage.count[k] * sk;
+            mem_start[k] = (file.start[k] - storage.start[k]) * sk;
+            mem.start[k] = file.start[k] - mem_start[k] / sk;
+            mem.count[k] = mem_dims[k] / sk;
+        }
+        int64_t at[FS_LAYOUT_MAX_DIMS], bad = 0, walked = 0;
+        memcpy(at, file.start, sizeof at);
+        fs_box_runs w;
+        fs_box_runs_begin(&w, &file, &mem, NULL, FS_BOX_RUNS_ROWS);
+        while (fs_box_runs_next(&w)) {
+            for (int64_t j = 0; j < w.run_elems; j++, walked++) {
+                int64_t off = 0; /* as map_visit computes it */
+                for (int k = 0; k < nd; k++) {
+                    int64_t idx = at[k] - file.start[k];
+                    off = off * mem_dims[k] + mem_start[k] + (k == nd - 1 ? idx * s : idx);
+                }
+                bad += s * (w.offset + j) != off || w.at[nd - 1] + j != at[nd - 1];
+                next_index(at, &file);
+            }
+        }
+        CHECK(bad == 0 && walked == fs_box_elems(&file), "strided map of %s in %s: %" PRId64 " wrong",
+              box_str(&file), box_str(&storage), bad);
+    }
+
+    fs_box b = {.ndim = 4, .start = {7, 7, 7, 7}, .count = {5, 4, 3, 2}};
+    int64_t stride[FS_LAYOUT_MAX_DIMS];
+    fs_box_strides(&b, stride);
+    CHECK(stride[0] == 24 && stride[1] == 6 && stride[2] == 2 && stride[3] == 1,
+          "strides of %s: %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64, box_str(&b), stride[0],
+          stride[1], stride[2], stride[3]);
+}
+
 static void test_redist(void)
 {
     for (int iter = 0; iter < 400; iter++) {
@@ -486,6 +672,7 @@ int main(void)
     test_box_split();
     test_intersect();
     test_contiguity_and_offset();
+    test_box_runs();
     test_pack_unpack();
     test_redist();
     test_parse_shape();
