@@ -22,38 +22,36 @@ static void map_element(fs_precision prec, const fs_io_map *m, const void *base,
     }
 }
 
-/* Visit every element a map selects: fn(memory offset, global coordinates). */
+/* Visit every element a map selects, rows [first_row, first_row + rows) of
+ * its file box: fn(memory offset, global coordinates). The memory array is
+ * walked as a box in file coordinates, in steps of mem_stride_last along
+ * the last axis (layout.h explains the mapping). */
 typedef void (*visit_fn)(void *ctx, int64_t mem_offset, const int64_t *at);
 static void map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, visit_fn fn, void *ctx)
 {
-    const fs_box *b = &m->file_box;
-    int nd = b->ndim;
-    if (fs_box_elems(b) == 0 || rows <= 0)
+    if (fs_box_elems(&m->file_box) == 0 || rows <= 0)
         return;
-    int64_t stride[FS_LAYOUT_MAX_DIMS], s = 1;
-    for (int k = nd - 1; k >= 0; k--) {
-        stride[k] = s;
-        s *= m->mem_dims[k];
+    fs_box inner = m->file_box, outer = m->file_box;
+    int nd = inner.ndim, last = nd - 1;
+    int64_t step = m->mem_stride_last;
+    inner.start[0] += first_row;
+    inner.count[0] = rows;
+    for (int k = 0; k < nd; k++) {
+        int64_t sk = k == last ? step : 1;
+        outer.start[k] = m->file_box.start[k] - m->mem_start[k] / sk;
+        outer.count[k] = m->mem_dims[k] / sk;
     }
-    int64_t idx[FS_LAYOUT_MAX_DIMS] = {0}, at[FS_LAYOUT_MAX_DIMS];
-    idx[0] = first_row;
-    for (;;) {
-        int64_t off = 0;
-        for (int k = 0; k < nd; k++) {
-            int64_t pos = m->mem_start[k] + (k == nd - 1 ? idx[k] * m->mem_stride_last : idx[k]);
-            off += pos * stride[k];
-            at[k] = b->start[k] + idx[k];
-        }
-        int keep = 1;
-        if (m->fold_inner > 0 && m->fold_limit > 0)
-            keep = at[0] * m->fold_inner + at[1] < m->fold_limit;
-        if (keep)
-            fn(ctx, off, at);
-        int k = nd - 1;
-        while (k >= 0 && ++idx[k] == (k == 0 ? first_row + rows : b->count[k])) {
-            if (k == 0)
-                return;
-            idx[k--] = 0;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, &inner, &outer, NULL, FS_BOX_RUNS_ROWS);
+    int64_t at[FS_LAYOUT_MAX_DIMS];
+    while (fs_box_runs_next(&w)) {
+        memcpy(at, w.at, sizeof at);
+        for (int64_t j = 0; j < w.run_elems; j++) {
+            at[last] = w.at[last] + j;
+            if (m->fold_inner > 0 && m->fold_limit > 0 &&
+                at[0] * m->fold_inner + at[1] >= m->fold_limit)
+                continue;
+            fn(ctx, step * (w.offset + j), at);
         }
     }
 }
