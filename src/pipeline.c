@@ -38,6 +38,7 @@ typedef struct compute {
     fs_exchange *x[FS_MAX_EXCH];
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
+    fs_status hook_status;        /* the first failure of that work (hooks return nothing) */
     fs_block_hooks hooks;
     fs_precision prec;
     /* --check: the inverse, planned before the data is read */
@@ -206,19 +207,25 @@ static void hook_pre(void *ctx, const fs_box *block, void *data)
         tw.sign = c->t.sign;
         tw.twiddle_n = c->t.in_shape[0];
         fs_op *op = NULL;
-        if (fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op) == FS_OK)
-            fs_op_execute(op);
+        fs_status st = fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op);
+        if (st == FS_OK)
+            st = fs_op_execute(op);
         fs_op_free(&op);
+        if (c->hook_status == FS_OK)
+            c->hook_status = st;
         return;
     }
-    fs_fft_blockwise_execute(c->bw_pre, block, data);
+    fs_status st = fs_fft_blockwise_execute(c->bw_pre, block, data);
+    if (c->hook_status == FS_OK)
+        c->hook_status = st;
 }
 
 static void hook_post(void *ctx, const fs_box *block, void *data)
 {
     compute *c = ctx;
-    if (c->bw_post)
-        fs_fft_blockwise_execute(c->bw_post, block, data);
+    fs_status st = c->bw_post ? fs_fft_blockwise_execute(c->bw_post, block, data) : FS_OK;
+    if (c->hook_status == FS_OK)
+        c->hook_status = st;
 }
 
 static void compute_free(compute *c)
@@ -439,15 +446,17 @@ static fs_status compute_plan(run *r, const fs_exchange_ops *ops, compute *c)
     return st;
 }
 
-static void run_ops(run *r, fs_op **ops, int n)
+static fs_status run_ops(run *r, fs_op **ops, int n)
 {
     double flops = 0;
     for (int i = 0; i < n; i++)
         flops += fs_op_flops(ops[i]);
     fs_progress_begin(&r->progress, "fft", flops, "flop");
-    for (int i = 0; i < n; i++)
-        fs_op_execute(ops[i]);
+    fs_status st = FS_OK;
+    for (int i = 0; i < n && st == FS_OK; i++)
+        st = fs_op_execute(ops[i]);
     fs_progress_end(&r->progress);
+    return st;
 }
 
 /* The transform itself, on the data buffer: stage by stage, from the first
@@ -457,12 +466,16 @@ static fs_status compute_run(run *r, compute *c)
     fs_status st = FS_OK;
     for (int s = 0; s < c->t.nstages && st == FS_OK; s++) {
         fs_timer_start(&r->timers, FS_PHASE_FFT);
-        run_ops(r, c->op[s], c->t.nops[s]);
+        st = run_ops(r, c->op[s], c->t.nops[s]);
         fs_timer_stop(&r->timers, FS_PHASE_FFT);
         fs_exchange *x = s + 1 < c->t.nstages ? c->x[s] : NULL;
         if (!x)
             continue;
         fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
+        /* A rank that failed must not leave the others waiting in the
+         * exchange; the caller's agreement prints the message. */
+        if ((st = fs_error_agree_quiet(r->comm, st)) != FS_OK)
+            break;
         const fs_redist *rd = r->rd[s];
         fs_progress_begin(&r->progress, "exchange",
                           (double)(rd->send_total - rd->send_elems[rd->self]) * (double)cbytes(r), "B");
@@ -474,9 +487,8 @@ static fs_status compute_run(run *r, compute *c)
         double hooks = x->stats.t_hooks_s - hooks_before;
         r->timers.t_s[FS_PHASE_EXCHANGE] -= hooks;
         r->timers.t_s[FS_PHASE_FFT] += hooks;
-        if ((c->bw_pre && fs_fft_blockwise_failed(c->bw_pre)) ||
-            (c->bw_post && fs_fft_blockwise_failed(c->bw_post)))
-            st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
+        if (st == FS_OK)
+            st = c->hook_status;
     }
     return st;
 }
@@ -936,12 +948,13 @@ static fs_status stage_check(run *r)
     /* The inverse: the same operations undone in reverse order. */
     fs_status st = FS_OK;
     for (int sg = t->nstages - 1; sg >= 0 && st == FS_OK; sg--) {
-        for (int i = t->nops[sg] - 1; i >= 0; i--)
-            fs_op_execute(c->inv[sg][i]);
-        if (sg > 0 && c->x_back[sg - 1])
+        for (int i = t->nops[sg] - 1; i >= 0 && st == FS_OK; i--)
+            st = fs_op_execute(c->inv[sg][i]);
+        /* No rank waits in an exchange for one that failed. */
+        if (sg > 0 && c->x_back[sg - 1] && (st = fs_error_agree_quiet(r->comm, st)) == FS_OK)
             st = fs_exchange_execute(c->x_back[sg - 1], r->data);
-        if (sg == 1 && c->inv_hooks)
-            fs_op_execute(c->inv_hooks);
+        if (sg == 1 && c->inv_hooks && st == FS_OK)
+            st = fs_op_execute(c->inv_hooks);
     }
     if ((st = fs_error_agree(r->comm, st)) != FS_OK)
         return st;
