@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agree.h"
+
 /* Registered temporaries: a fixed table so the signal handler touches only
  * memory that is never reallocated. */
 #define MAX_TEMPORARIES 8
@@ -402,32 +404,32 @@ static fs_status check_and_create(const char *final_path, const char *input_path
     return fs_atomic_create(final_path, tmp_path);
 }
 
+typedef struct begin_args {
+    const char *final_path, *input_path;
+    int force;
+    char **tmp_path;
+} begin_args;
+
+static fs_status check_and_create_on_root(void *arg)
+{
+    begin_args *a = arg;
+    return check_and_create(a->final_path, a->input_path, a->force, a->tmp_path);
+}
+
 fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *input_path, int force,
                           char **tmp_path)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
     *tmp_path = NULL;
-    fs_status st = rank == 0 ? check_and_create(final_path, input_path, force, tmp_path) : FS_OK;
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    long len = rank == 0 ? (long)strlen(*tmp_path) : 0;
-    st = FS_OK;
-    if (MPI_Bcast(&len, 1, MPI_LONG, 0, comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    else if (rank != 0 && !(*tmp_path = calloc((size_t)len + 1, 1)))
-        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    if (fs_error_agree(comm, st) != FS_OK) {
-        if (rank == 0)
-            fs_atomic_abort(*tmp_path);
+    begin_args a = {final_path, input_path, force, tmp_path};
+    fs_status st = fs_root_decides(comm, check_and_create_on_root, &a);
+    if (st == FS_OK && (st = fs_bcast_string(comm, 0, tmp_path)) != FS_OK) {
+        fs_atomic_abort(*tmp_path); /* rank 0's; NULL on the others */
         free(*tmp_path);
         *tmp_path = NULL;
-        return FS_ERR_RUNTIME;
     }
-    if (MPI_Bcast(*tmp_path, (int)len, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    fs_atomic_register(*tmp_path);
-    return fs_error_agree(comm, st);
+    if (st == FS_OK)
+        fs_atomic_register(*tmp_path);
+    return st;
 }
 
 fs_status fs_atomic_commit_collective(MPI_Comm comm, fs_status (*commit)(void *), void *arg)
