@@ -23,6 +23,7 @@
 #include "report.h"
 #include "shardout.h"
 #include "shards.h"
+#include "signals.h"
 #include "transform.h"
 #include "wisdom.h"
 
@@ -1217,7 +1218,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
          * file that cannot be written costs the next run its head start,
          * not this run its result. */
         if (st == FS_OK)
-            fs_atomic_set_phase("report");
+            fs_signals_set_phase("report");
         if (st == FS_OK && fs_wisdom_save(comm, r.wisdom) != FS_OK) {
             if (r.rank == 0)
                 fprintf(stderr, "fftshard: warning: %s (the result was written)\n",

@@ -13,6 +13,7 @@
 
 #include "agree.h"
 #include "atomic.h"
+#include "signals.h"
 
 #define SHARD_DIR_TAG ".shards-"
 
@@ -284,7 +285,7 @@ fs_status fs_shard_output_commit(fs_shard_output *so, const char *master_tmp,
         fs_atomic_forget(so->dir_tmp);
         if (so->path)
             fs_atomic_forget(so->path);
-        fs_atomic_pause_point("shards-renamed");
+        fs_signals_pause_point("shards-renamed");
         st = fs_atomic_commit(master_tmp, output_file);
         if (st != FS_OK)
             fs_atomic_remove_tree(so->dir_final);
