@@ -465,18 +465,22 @@ static fs_status run_ops(run *r, fs_op **ops, int n)
 static fs_status compute_run(run *r, compute *c)
 {
     fs_status st = FS_OK;
-    for (int s = 0; s < c->t.nstages && st == FS_OK; s++) {
+    /* A rank that failed goes on to the next agreement before an exchange,
+     * as the others do, so none waits in an exchange for it. Each keeps its
+     * own status: the caller's agreement lets a rank that failed speak. */
+    for (int s = 0; s < c->t.nstages; s++) {
         fs_timer_start(&r->timers, FS_PHASE_FFT);
-        st = run_ops(r, c->op[s], c->t.nops[s]);
+        if (st == FS_OK)
+            st = run_ops(r, c->op[s], c->t.nops[s]);
         fs_timer_stop(&r->timers, FS_PHASE_FFT);
         fs_exchange *x = s + 1 < c->t.nstages ? c->x[s] : NULL;
         if (!x)
             continue;
         fs_timer_start(&r->timers, FS_PHASE_EXCHANGE);
-        /* A rank that failed must not leave the others waiting in the
-         * exchange; the caller's agreement prints the message. */
-        if ((st = fs_error_agree_quiet(r->comm, st)) != FS_OK)
+        if (fs_error_agree_quiet(r->comm, st) != FS_OK) {
+            fs_timer_stop(&r->timers, FS_PHASE_EXCHANGE);
             break;
+        }
         const fs_redist *rd = r->rd[s];
         fs_progress_begin(&r->progress, "exchange",
                           (double)(rd->send_total - rd->send_elems[rd->self]) * (double)cbytes(r), "B");
@@ -948,12 +952,17 @@ static fs_status stage_check(run *r)
 
     /* The inverse: the same operations undone in reverse order. */
     fs_status st = FS_OK;
-    for (int sg = t->nstages - 1; sg >= 0 && st == FS_OK; sg--) {
+    for (int sg = t->nstages - 1; sg >= 0; sg--) {
         for (int i = t->nops[sg] - 1; i >= 0 && st == FS_OK; i--)
             st = fs_op_execute(c->inv[sg][i]);
-        /* No rank waits in an exchange for one that failed. */
-        if (sg > 0 && c->x_back[sg - 1] && (st = fs_error_agree_quiet(r->comm, st)) == FS_OK)
+        /* Every rank, failed or not, agrees before each exchange: no rank
+         * waits in an exchange for one that failed (which alone keeps its
+         * status, to speak in the agreement below). */
+        if (sg > 0 && c->x_back[sg - 1]) {
+            if (fs_error_agree_quiet(r->comm, st) != FS_OK)
+                break;
             st = fs_exchange_execute(c->x_back[sg - 1], r->data);
+        }
         if (sg == 1 && c->inv_hooks && st == FS_OK)
             st = fs_op_execute(c->inv_hooks);
     }
