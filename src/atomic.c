@@ -8,17 +8,16 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "testhooks.h"
+#include "agree.h"
+#include "signals.h"
 
 /* Registered temporaries: a fixed table so the signal handler touches only
  * memory that is never reallocated. */
@@ -246,98 +245,8 @@ static void empty_directory(const char *dir)
     rmdir(dir);
 }
 
-/* What the run is doing, for the message of an interrupted run. */
-static const char *volatile current_phase = "start-up";
-static volatile int signal_rank = -1;
-
-/* The commit of a collective output (fs_atomic_commit_collective): while
- * `holding`, a signal only leaves its number in `held_signal`; `in_place`
- * once the output is where it belongs. Lock-free atomics: the handler may run
- * on any thread of the process. */
-static atomic_int holding, held_signal, in_place;
-
-/* FFTSHARD_PAUSE=POINT[:SECONDS]: hold this process for a minute (or
- * SECONDS) when POINT, a phase or a step of the commit, is first reached,
- * so that a test's signal finds it there. `what` is how rank 0 names it. */
-static void pause_point(const char *point, const char *what)
+void fs_atomic_remove_registered(void)
 {
-    static int paused;
-    const char *pause_at = fs_testhooks_pause_point();
-    if (pause_at[0] && !paused && strcmp(pause_at, point) == 0) {
-        paused = 1;
-        if (signal_rank == 0) {
-            fprintf(stderr, "fftshard: pausing at %s (FFTSHARD_PAUSE)\n", what);
-            fflush(stderr);
-        }
-        /* other signals (the launcher's, MPI's) must not cut it short */
-        struct timespec pause = {fs_testhooks_pause_seconds(), 0};
-        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
-            ;
-    }
-}
-
-void fs_atomic_set_phase(const char *phase)
-{
-    current_phase = phase;
-    char what[64];
-    snprintf(what, sizeof what, "the start of the %s phase", phase);
-    pause_point(phase, what);
-}
-
-void fs_atomic_pause_point(const char *point)
-{
-    pause_point(point, point);
-}
-
-void fs_atomic_set_rank(int rank)
-{
-    signal_rank = rank;
-}
-
-static void say(const char *text)
-{
-    ssize_t ignored = write(2, text, strlen(text));
-    (void)ignored;
-}
-
-/* "fftshard: error: interrupted by SIGTERM during the exchange phase (rank
- * 3): the temporary output was removed" with async-signal-safe calls. */
-static void report_signal(int sig)
-{
-    char rank[16] = "?";
-    int r = signal_rank;
-    if (r >= 0) {
-        char digits[16];
-        int n = 0;
-        do
-            digits[n++] = (char)('0' + r % 10);
-        while ((r /= 10) > 0 && n < 15);
-        for (int i = 0; i < n; i++)
-            rank[i] = digits[n - 1 - i];
-        rank[n] = '\0';
-    }
-    say("fftshard: error: interrupted by ");
-    say(sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
-    say(" during the ");
-    say(current_phase);
-    say(" phase (rank ");
-    say(rank);
-    say(atomic_load(&in_place) || strcmp(current_phase, "report") == 0
-            ? "): the output had been written\n"
-            : "): the temporary output was removed\n");
-}
-
-static void on_signal(int sig)
-{
-    /* Only async-signal-safe calls here: unlink, open, getdents64, rmdir,
-     * write, nanosleep, _exit. During a commit the signal waits for its end
-     * (checked again after the note: the commit may have ended meanwhile,
-     * and then either it sees the note or this handler goes on). */
-    if (atomic_load(&holding)) {
-        atomic_store(&held_signal, sig);
-        if (atomic_load(&holding))
-            return;
-    }
     for (int i = 0; i < MAX_TEMPORARIES; i++)
         if (temporaries[i])
             unlink(temporaries[i]);
@@ -346,24 +255,6 @@ static void on_signal(int sig)
     for (int i = 0; i < MAX_TEMPORARIES; i++)
         if (temporary_dirs[i])
             empty_directory(temporary_dirs[i]);
-    /* One line for the job: rank 0 speaks at once; another rank only when
-     * it alone got the signal (the launcher has not ended it 0.2 s later). */
-    if (signal_rank != 0) {
-        struct timespec pause = {0, 200000000};
-        nanosleep(&pause, NULL);
-    }
-    report_signal(sig);
-    _exit(128 + sig);
-}
-
-void fs_atomic_install_signal_handlers(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
 }
 
 static int same_file(const char *a, const char *b)
@@ -393,51 +284,49 @@ static fs_status check_and_create(const char *final_path, const char *input_path
     return fs_atomic_create(final_path, tmp_path);
 }
 
+typedef struct begin_args {
+    const char *final_path, *input_path;
+    int force;
+    char **tmp_path;
+} begin_args;
+
+static fs_status check_and_create_on_root(void *arg)
+{
+    begin_args *a = arg;
+    return check_and_create(a->final_path, a->input_path, a->force, a->tmp_path);
+}
+
 fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *input_path, int force,
                           char **tmp_path)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
     *tmp_path = NULL;
-    fs_status st = rank == 0 ? check_and_create(final_path, input_path, force, tmp_path) : FS_OK;
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    long len = rank == 0 ? (long)strlen(*tmp_path) : 0;
-    st = FS_OK;
-    if (MPI_Bcast(&len, 1, MPI_LONG, 0, comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    else if (rank != 0 && !(*tmp_path = calloc((size_t)len + 1, 1)))
-        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    if (fs_error_agree(comm, st) != FS_OK) {
-        if (rank == 0)
-            fs_atomic_abort(*tmp_path);
+    begin_args a = {final_path, input_path, force, tmp_path};
+    fs_status st = fs_root_decides(comm, check_and_create_on_root, &a);
+    if (st == FS_OK && (st = fs_bcast_string(comm, 0, tmp_path)) != FS_OK) {
+        fs_atomic_abort(*tmp_path); /* rank 0's; NULL on the others */
         free(*tmp_path);
         *tmp_path = NULL;
-        return FS_ERR_RUNTIME;
     }
-    if (MPI_Bcast(*tmp_path, (int)len, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    fs_atomic_register(*tmp_path);
-    return fs_error_agree(comm, st);
+    if (st == FS_OK)
+        fs_atomic_register(*tmp_path);
+    return st;
 }
 
 fs_status fs_atomic_commit_collective(MPI_Comm comm, fs_status (*commit)(void *), void *arg)
 {
     int rank;
-    MPI_Comm_rank(comm, &rank);
-    atomic_store(&holding, 1);
+    fs_signals_hold();
     /* Every rank holds its signals before rank 0 renames anything: no
      * handler removes a temporary from under the renames. */
-    fs_status st = MPI_Barrier(comm) == MPI_SUCCESS
-                       ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Barrier(comm);
+    fs_status st = err == MPI_SUCCESS
+                       ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed: %s",
+                                              fs_mpi_strerror(err));
     if (st == FS_OK && rank == 0 && (st = commit(arg)) == FS_OK)
-        fs_atomic_pause_point("renamed");
+        fs_signals_pause_point("renamed");
     st = fs_error_agree(comm, st);
-    if (st == FS_OK)
-        atomic_store(&in_place, 1);
-    atomic_store(&holding, 0);
-    int sig = atomic_exchange(&held_signal, 0);
-    if (sig)
-        raise(sig);
+    fs_signals_release(st == FS_OK);
     return st;
 }

@@ -4,7 +4,10 @@
  * path (name not guessable, permissions from the umask) and renamed over the
  * final path on success. Temporaries still registered when the process gets
  * SIGINT or SIGTERM, or when fs_atomic_abort runs, are unlinked, so an
- * existing output is never touched by a failed run. */
+ * existing output is never touched by a failed run. Owns the temporaries:
+ * their names, creation, the table of registered ones, their commit or
+ * removal, and the leftovers of killed runs. What a signal does, and when,
+ * is signals.h's. */
 #ifndef FS_ATOMIC_H
 #define FS_ATOMIC_H
 
@@ -48,6 +51,10 @@ fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
 /* Unlink tmp_path (if it exists) and forget it. */
 void fs_atomic_abort(const char *tmp_path);
 
+/* Unlink every registered temporary, then empty and remove every registered
+ * directory. Async-signal-safe: the cleanup given to fs_signals_install. */
+void fs_atomic_remove_registered(void);
+
 /* Collective over comm: rank 0 decides whether final_path may be written
  * (FS_ERR_OUTPUT when it is a directory, exists without `force`, or is the
  * same file as `input_path`, which may be NULL) and creates the temporary;
@@ -57,28 +64,12 @@ fs_status fs_atomic_begin(MPI_Comm comm, const char *final_path, const char *inp
                           char **tmp_path);
 
 /* Collective over comm: put a collective output in place. Rank 0 runs
- * commit(arg) (the renames) while every rank holds SIGINT and SIGTERM, from
- * before rank 0 starts until all agree on the outcome, so no signal handler
- * removes a temporary while it is being renamed and a signal takes effect
- * before the renames or after all of them, never between; after a successful
- * commit, an interrupted run says the output had been written. Returns the
- * agreed status of commit. */
+ * commit(arg) (the renames) while every rank holds SIGINT and SIGTERM
+ * (fs_signals_hold), from before rank 0 starts until all agree on the
+ * outcome, so no signal handler removes a temporary while it is being
+ * renamed and a signal takes effect before the renames or after all of
+ * them, never between; after a successful commit, an interrupted run says
+ * the output had been written. Returns the agreed status of commit. */
 fs_status fs_atomic_commit_collective(MPI_Comm comm, fs_status (*commit)(void *), void *arg);
-
-/* Install the SIGINT/SIGTERM handlers that unlink registered temporaries,
- * print which phase was interrupted and exit with status 128 + signal. */
-void fs_atomic_install_signal_handlers(void);
-
-/* The phase named by an interrupted run's message (a static string), and
- * this process's rank. */
-void fs_atomic_set_phase(const char *phase);
-void fs_atomic_set_rank(int rank);
-
-/* For the tests of interruptions: FFTSHARD_PAUSE=POINT[:SECONDS] holds the
- * process for a minute (or SECONDS) when POINT is first reached: a phase
- * (fs_atomic_set_phase), or "shards-renamed" (the shard directory in place,
- * its master not yet) and "renamed" (rank 0's renames done, the other ranks
- * not yet told). */
-void fs_atomic_pause_point(const char *point);
 
 #endif

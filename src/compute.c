@@ -8,6 +8,7 @@
 #include <string.h>
 
 struct fs_compute {
+    MPI_Comm comm;
     const fs_transform *t;
     const fs_decomposition *d;
     fs_precision prec;
@@ -15,6 +16,7 @@ struct fs_compute {
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
     fs_block_hooks hooks;
+    fs_status hook_status;               /* the first failure of the block work */
     /* --check: the inverse */
     fs_exchange *x_back[FS_MAX_EXCH];
     fs_op *inv[FS_MAX_STAGES][FS_MAX_OPS];
@@ -54,19 +56,25 @@ static void hook_pre(void *ctx, const fs_box *block, void *data)
         tw.sign = c->t->sign;
         tw.twiddle_n = c->t->in_shape[0];
         fs_op *op = NULL;
-        if (fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op) == FS_OK)
-            fs_op_execute(op);
+        fs_status st = fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op);
+        if (st == FS_OK)
+            st = fs_op_execute(op);
         fs_op_free(&op);
+        if (c->hook_status == FS_OK)
+            c->hook_status = st;
         return;
     }
-    fs_fft_blockwise_execute(c->bw_pre, block, data);
+    fs_status st = fs_fft_blockwise_execute(c->bw_pre, block, data);
+    if (c->hook_status == FS_OK)
+        c->hook_status = st;
 }
 
 static void hook_post(void *ctx, const fs_box *block, void *data)
 {
     fs_compute *c = ctx;
-    if (c->bw_post)
-        fs_fft_blockwise_execute(c->bw_post, block, data);
+    fs_status st = c->bw_post ? fs_fft_blockwise_execute(c->bw_post, block, data) : FS_OK;
+    if (c->hook_status == FS_OK)
+        c->hook_status = st;
 }
 
 void fs_compute_free(fs_compute **cp)
@@ -164,6 +172,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     if (!c)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     const fs_transform *t = a->t;
+    c->comm = a->comm;
     c->t = t;
     c->d = a->d;
     c->prec = t->prec;
@@ -200,11 +209,12 @@ static fs_status run_ops(fs_op **ops, int n, fs_progress *progress)
         flops += fs_op_flops(ops[i]);
     if (progress)
         fs_progress_begin(progress, "fft", flops, "flop");
-    for (int i = 0; i < n; i++)
-        fs_op_execute(ops[i]);
+    fs_status st = FS_OK;
+    for (int i = 0; i < n && st == FS_OK; i++)
+        st = fs_op_execute(ops[i]);
     if (progress)
         fs_progress_end(progress);
-    return FS_OK;
+    return st;
 }
 
 /* One exchange, its block FFTs counted as FFT time. */
@@ -227,21 +237,22 @@ static fs_status run_exchange(fs_compute *c, int e, void *data, fs_timers *timer
     double hooks = x->stats.t_hooks_s - hooks_before;
     timers->t_s[FS_PHASE_EXCHANGE] -= hooks;
     timers->t_s[FS_PHASE_FFT] += hooks;
-    if (st == FS_OK && ((c->bw_pre && fs_fft_blockwise_failed(c->bw_pre)) ||
-                        (c->bw_post && fs_fft_blockwise_failed(c->bw_post))))
-        st = fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
-    return st;
+    return st == FS_OK ? c->hook_status : st;
 }
 
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)
 {
     fs_status st = FS_OK;
-    for (int s = 0; s < c->t->nstages && st == FS_OK; s++) {
+    for (int s = 0; s < c->t->nstages; s++) {
         fs_timer_start(timers, FS_PHASE_FFT);
-        st = run_ops(c->op[s], c->t->nops[s], progress);
+        if (st == FS_OK)
+            st = run_ops(c->op[s], c->t->nops[s], progress);
         fs_timer_stop(timers, FS_PHASE_FFT);
-        if (st == FS_OK && s + 1 < c->t->nstages && c->x[s])
-            st = run_exchange(c, s, data, timers, progress);
+        if (s + 1 >= c->t->nstages || !c->x[s])
+            continue;
+        if (fs_error_agree_quiet(c->comm, st) != FS_OK)
+            break;
+        st = run_exchange(c, s, data, timers, progress);
     }
     return st;
 }
@@ -249,21 +260,27 @@ fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progre
 /* The inverse operations of a stage, last first. */
 static fs_status run_ops_reverse(fs_op **ops, int n)
 {
-    for (int i = n - 1; i >= 0; i--)
-        fs_op_execute(ops[i]);
-    return FS_OK;
+    fs_status st = FS_OK;
+    for (int i = n - 1; i >= 0 && st == FS_OK; i--)
+        st = fs_op_execute(ops[i]);
+    return st;
 }
 
 fs_status fs_compute_undo(fs_compute *c, void *data)
 {
     const fs_transform *t = c->t;
     fs_status st = FS_OK;
-    for (int sg = t->nstages - 1; sg >= 0 && st == FS_OK; sg--) {
-        st = run_ops_reverse(c->inv[sg], t->nops[sg]);
-        if (st == FS_OK && sg > 0 && c->x_back[sg - 1])
+    for (int sg = t->nstages - 1; sg >= 0; sg--) {
+        if (st == FS_OK)
+            st = run_ops_reverse(c->inv[sg], t->nops[sg]);
+        if (sg > 0 && c->x_back[sg - 1]) {
+            /* as in fs_compute_run: nobody waits in an exchange for a rank that failed */
+            if (fs_error_agree_quiet(c->comm, st) != FS_OK)
+                break;
             st = fs_exchange_execute(c->x_back[sg - 1], data);
+        }
         if (st == FS_OK && sg == 1 && c->inv_hooks)
-            fs_op_execute(c->inv_hooks);
+            st = fs_op_execute(c->inv_hooks);
     }
     return st;
 }

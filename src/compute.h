@@ -34,6 +34,7 @@ fs_status fs_workbuf_reserve(fs_workbuf *b, int64_t n);
 void fs_workbuf_release(fs_workbuf *b);
 
 typedef struct fs_compute_args {
+    MPI_Comm comm;                    /* the job: agrees before each exchange */
     const fs_transform *t;            /* planned for this strategy's hooks */
     const fs_decomposition *d;
     const fs_exchange_ops *ops;       /* NULL: no exchange */
@@ -51,7 +52,10 @@ void fs_compute_free(fs_compute **c);
 
 /* Collective: the transform on data, from the first stage's layout to the
  * last's. FFT time and exchange time go to `timers` (block FFTs run inside
- * an exchange count as FFT time); progress (may be NULL) follows them. */
+ * an exchange count as FFT time); progress (may be NULL) follows them. A
+ * rank that fails goes on to the next agreement before an exchange, as the
+ * others do, so none waits in an exchange for it; the returned status is
+ * this rank's own (the caller agrees it, so the rank that failed speaks). */
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress);
 
 /* Collective: the run undone (with_inverse), from the last layout back to

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agree.h"
 #include "exchange.h"
 #include "h5io.h"
 #include "planner.h"
@@ -90,9 +91,9 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
         st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, &info, &shards);
         fs_shard_set_free(&shards);
     }
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
+    if ((st = fs_error_agree(comm, st)) != FS_OK ||
+        (st = fs_bcast_bytes(comm, 0, &info, (int64_t)sizeof info)) != FS_OK)
         return st;
-    MPI_Bcast(&info, (int)sizeof info, MPI_BYTE, 0, comm);
 
     int P = opts->ranks ? opts->ranks : nranks;
     const char *name = strcmp(opts->transpose, "auto") == 0 ? NULL : opts->transpose;

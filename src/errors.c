@@ -62,7 +62,8 @@ void fs_error_print(void)
     fflush(stderr);
 }
 
-fs_status fs_error_agree(MPI_Comm comm, fs_status local)
+/* The agreed status, and whether this rank is the one to print it. */
+static fs_status agree(MPI_Comm comm, fs_status local, int *reporter)
 {
     int size, rank;
     if (MPI_Comm_size(comm, &size) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
@@ -76,11 +77,23 @@ fs_status fs_error_agree(MPI_Comm comm, fs_status local)
         fprintf(stderr, "%s: error: MPI failed while ranks compared their status\n", program_name);
         MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
     }
-    fs_status agreed = (fs_status)(worst / (size + 1));
-    int reporter = size - (int)(worst % (size + 1));
-    if (agreed != FS_OK && reporter == rank)
+    *reporter = size - (int)(worst % (size + 1)) == rank;
+    return (fs_status)(worst / (size + 1));
+}
+
+fs_status fs_error_agree(MPI_Comm comm, fs_status local)
+{
+    int reporter;
+    fs_status agreed = agree(comm, local, &reporter);
+    if (agreed != FS_OK && reporter)
         fs_error_print();
     return agreed;
+}
+
+fs_status fs_error_agree_quiet(MPI_Comm comm, fs_status local)
+{
+    int reporter;
+    return agree(comm, local, &reporter);
 }
 
 void fs_error_set_verbose(int verbose)

@@ -37,6 +37,13 @@ void fs_error_clear(void);
  * message on stderr exactly once. Every rank must call it at the same point. */
 fs_status fs_error_agree(MPI_Comm comm, fs_status local);
 
+/* The same agreement without printing: whether any rank failed, for a step
+ * inside a stage whose caller agrees again (and prints) at the stage's end,
+ * and for failures the caller reports in its own words. The messages stay
+ * where they were set; pass on the local status, not the agreed one, to the
+ * agreement that prints, so that a rank which failed is the one to speak. */
+fs_status fs_error_agree_quiet(MPI_Comm comm, fs_status local);
+
 /* Print "fftshard: error: <message>" on stderr now (for the rank that alone
  * knows, e.g. before MPI is usable, or after agreement). */
 void fs_error_print(void);

@@ -173,7 +173,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
 DEFINE_GATHER_PASS(gather_pass_double, double, fftw_execute, fftw_plan)
 DEFINE_GATHER_PASS(gather_pass_single, float, fftwf_execute, fftwf_plan)
 
-static void run_axis_passes(fs_op *op)
+static fs_status run_axis_passes(fs_op *op)
 {
     size_t cb = fs_complex_bytes(op->prec);
     for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
@@ -194,6 +194,10 @@ static void run_axis_passes(fs_op *op)
                     void *at = (char *)slice + (size_t)((ap->lines - rest) * ap->n) * cb;
                     void *pl = plan_many(op->prec, (int)ap->n, (int)rest, at, op->spec.sign,
                                          FFTW_ESTIMATE);
+                    if (!pl)
+                        return fs_error_set(FS_ERR_RUNTIME,
+                                            "FFTW could not plan %lld transforms of length %lld",
+                                            (long long)rest, (long long)ap->n);
                     if (op->prec == FS_SINGLE)
                         fftwf_execute(pl);
                     else
@@ -207,6 +211,7 @@ static void run_axis_passes(fs_op *op)
             }
         }
     }
+    return FS_OK;
 }
 
 static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsigned flags)
@@ -390,10 +395,10 @@ static void run_plan(fs_op *op)
         fftw_execute(op->plan);
 }
 
-void fs_op_execute(fs_op *op)
+fs_status fs_op_execute(fs_op *op)
 {
     if (op->empty)
-        return;
+        return FS_OK;
     switch (op->spec.kind) {
     case FS_OP_C2R_VIA_C2C:
         hermitian_extend(op);
@@ -412,9 +417,9 @@ void fs_op_execute(fs_op *op)
         break;
     default:
         run_plan(op);
-        run_axis_passes(op);
-        break;
+        return run_axis_passes(op);
     }
+    return FS_OK;
 }
 
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out)
@@ -469,12 +474,12 @@ struct fs_fft_blockwise {
     int nplans;
     int64_t shape[BLOCKWISE_MAX_PLANS][FS_LAYOUT_MAX_DIMS];
     void *plan[BLOCKWISE_MAX_PLANS];
-    int failed;
 };
 
 fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision prec,
                                fs_fft_blockwise **out)
 {
+    *out = NULL;
     fs_fft_blockwise *bw = calloc(1, sizeof *bw);
     if (!bw)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning an FFT");
@@ -485,14 +490,14 @@ fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision
     return FS_OK;
 }
 
-int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data)
+fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data)
 {
     guru g;
     if (fs_box_elems(box) == 0)
-        return 0;
+        return FS_OK;
     make_guru(box, bw->transform_axis, -1, 0, 0, &g);
     if (g.rank == 0)
-        return 0;
+        return FS_OK;
     int i = 0;
     while (i < bw->nplans &&
            memcmp(bw->shape[i], box->count, sizeof box->count[0] * (size_t)box->ndim) != 0)
@@ -506,10 +511,9 @@ int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data
         }
         /* ESTIMATE never touches the array, so planning on live data is safe. */
         bw->plan[i] = plan_c2c(bw->prec, &g, data, bw->sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
-        if (!bw->plan[i]) {
-            bw->failed = 1;
-            return -1;
-        }
+        if (!bw->plan[i])
+            return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform of a %d-D box",
+                                box->ndim);
         memset(bw->shape[i], 0, sizeof bw->shape[i]);
         memcpy(bw->shape[i], box->count, sizeof box->count[0] * (size_t)box->ndim);
         bw->nplans++;
@@ -518,12 +522,7 @@ int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data
         fftwf_execute_dft(bw->plan[i], data, data);
     else
         fftw_execute_dft(bw->plan[i], data, data);
-    return 0;
-}
-
-int fs_fft_blockwise_failed(const fs_fft_blockwise *bw)
-{
-    return bw->failed;
+    return FS_OK;
 }
 
 void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
@@ -544,10 +543,11 @@ void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
 char *fs_fft_export_wisdom(void)
 {
     char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
-    size_t n = (d ? strlen(d) : 0) + (f ? strlen(f) : 0) + sizeof FLOAT_MARK + 1;
-    char *all = malloc(n);
-    if (all)
-        snprintf(all, n, "%s%s%s", d ? d : "", FLOAT_MARK, f ? f : "");
+    char *all = NULL;
+    /* FFTW returns NULL only when out of memory: half the wisdom is none. */
+    size_t n = d && f ? strlen(d) + strlen(f) + sizeof FLOAT_MARK + 1 : 0;
+    if (n && (all = malloc(n)))
+        snprintf(all, n, "%s%s%s", d, FLOAT_MARK, f);
     free(d);
     free(f);
     return all;

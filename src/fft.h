@@ -53,7 +53,9 @@ typedef struct fs_op fs_op;
  * *out is allocated; free with fs_op_free. */
 fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
                     unsigned flags, fs_op **out);
-void fs_op_execute(fs_op *op);
+/* Run op on its data. FS_ERR_RUNTIME (message set) when FFTW cannot plan
+ * the lines left over from the planned batches. */
+fs_status fs_op_execute(fs_op *op);
 /* The same operation's inverse (for --check's round trip). */
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out);
 /* 5 N log2 N of the transforms in it, for progress rates (0 for others). */
@@ -67,8 +69,9 @@ void fs_op_free(fs_op **op);
 typedef struct fs_fft_blockwise fs_fft_blockwise;
 fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision prec,
                                fs_fft_blockwise **out);
-int fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data);
-int fs_fft_blockwise_failed(const fs_fft_blockwise *bw);
+/* Transform the block `box` stored at `data`. FS_ERR_RUNTIME (message set)
+ * when FFTW cannot plan its shape. */
+fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data);
 void fs_fft_blockwise_free(fs_fft_blockwise **bw);
 
 /* Large working buffers: 2 MiB aligned and, where the kernel allows,
@@ -79,7 +82,7 @@ void *fs_buffer_alloc(size_t bytes);
 void fs_buffer_free(void *p);
 
 /* FFTW wisdom and planner state for both precisions. */
-char *fs_fft_export_wisdom(void);          /* malloc'ed text of both */
+char *fs_fft_export_wisdom(void);          /* malloc'ed text of both; NULL: out of memory */
 int fs_fft_import_wisdom(const char *text); /* nonzero on success */
 
 #endif

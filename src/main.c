@@ -16,6 +16,7 @@
 #include "options.h"
 #include "pipeline.h"
 #include "probe_guard.h"
+#include "signals.h"
 #include "testhooks.h"
 
 /* The status this rank exits with if MPI_Finalize never returns. */
@@ -53,8 +54,8 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(comm, &rank);
     fs_h5_init();
-    fs_atomic_set_rank(rank);
-    fs_atomic_install_signal_handlers();
+    fs_signals_set_rank(rank);
+    fs_signals_install(fs_atomic_remove_registered);
     /* A file-size limit must fail the write (EFBIG, exit 1), not kill the
      * rank and strand its temporary. */
     signal(SIGXFSZ, SIG_IGN);

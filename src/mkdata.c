@@ -15,6 +15,7 @@
 #include "h5io.h"
 #include "layout.h"
 #include "options.h"
+#include "signals.h"
 #include "synth.h"
 
 typedef struct mkdata_options {
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(comm, &rank);
     fs_h5_init();
-    fs_atomic_install_signal_handlers();
+    fs_signals_install(fs_atomic_remove_registered);
     fs_error_set_program("fftshard-mkdata");
     mkdata_options o;
     fs_status st = parse(argc, argv, &o);

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "report_run.h"
 #include "shards.h"
+#include "signals.h"
 #include "wisdom.h"
 
 typedef struct run {
@@ -113,7 +114,7 @@ static fs_status stage_plan(run *r)
                            r->wisdom};
     st = fs_planner_choose(o->transpose, &trial, &r->buf, &r->strategy);
     r->t = fs_planned_for(&r->planned, r->strategy.ops);
-    fs_compute_args ca = {r->t, r->d, r->strategy.ops, &r->params, flags, o->check};
+    fs_compute_args ca = {r->comm, r->t, r->d, r->strategy.ops, &r->params, flags, o->check};
     if (st == FS_OK)
         st = fs_compute_new(&ca, &r->buf, &r->c);
     return fs_error_agree(r->comm, st);
@@ -223,7 +224,7 @@ static fs_status commit(run *r)
      * file that cannot be written costs the next run its head start, not
      * this run its result. */
     if (st == FS_OK)
-        fs_atomic_set_phase("report");
+        fs_signals_set_phase("report");
     if (st == FS_OK && fs_wisdom_save(r->comm, r->wisdom) != FS_OK) {
         if (r->rank == 0)
             fprintf(stderr, "fftshard: warning: %s (the result was written)\n", fs_error_message());

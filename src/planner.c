@@ -86,7 +86,8 @@ static void auto_key(const fs_trial_args *a, char *key, size_t size)
 static fs_status time_strategy(const fs_trial_args *a, const fs_exchange_ops *ops, fs_workbuf *buf,
                                double *slowest)
 {
-    fs_compute_args ca = {fs_planned_for(a->planned, ops), a->d, ops, a->params, a->fftw_flags, 0};
+    fs_compute_args ca = {a->comm, fs_planned_for(a->planned, ops), a->d, ops, a->params,
+                          a->fftw_flags, 0};
     fs_compute *c = NULL;
     fs_status st = fs_error_agree(a->comm, fs_compute_new(&ca, buf, &c));
     if (st != FS_OK)

@@ -11,6 +11,7 @@
 
 #include "atomic.h"
 #include "prefix.h"
+#include "signals.h"
 
 static const char *const phase_names[FS_NPHASES] = {
     "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
@@ -24,7 +25,7 @@ const char *fs_phase_name(fs_phase phase)
 void fs_timer_start(fs_timers *t, fs_phase phase)
 {
     if (phase != FS_PHASE_TOTAL)
-        fs_atomic_set_phase(phase_names[phase]);
+        fs_signals_set_phase(phase_names[phase]);
     t->started_at[phase] = MPI_Wtime();
 }
 

@@ -11,7 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "atomic.h"
+#include "signals.h"
 
 #define SHARD_DIR_TAG ".shards-"
 
@@ -26,55 +28,57 @@ static int split_path(const char *path, char **dir, char **base)
     return *dir && *base ? 0 : -1;
 }
 
-/* Share a string of rank 0 with every rank (others' *s malloc'ed). */
-static fs_status bcast_string(MPI_Comm comm, char **s)
+typedef struct begin_args {
+    const char *output_file;
+    fs_shard_output *so;
+} begin_args;
+
+/* Rank 0: the temporary directory beside the output. */
+static fs_status make_dir_on_root(void *arg)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    long len = rank == 0 ? (long)strlen(*s) : 0;
-    if (MPI_Bcast(&len, 1, MPI_LONG, 0, comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    if (rank != 0 && !(*s = calloc((size_t)len + 1, 1)))
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    if (MPI_Bcast(*s, (int)len, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    return FS_OK;
+    begin_args *a = arg;
+    fs_shard_output *so = a->so;
+    char *dir = NULL, *base = NULL;
+    fs_status st = FS_OK;
+    if (split_path(a->output_file, &dir, &base) != 0 ||
+        !(so->dir_tmp = fs_atomic_template(dir, base))) {
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    } else if (!mkdtemp(so->dir_tmp)) {
+        st = fs_error_set(FS_ERR_OUTPUT, "%s: cannot create a directory for the shards in %s: %s",
+                          a->output_file, dir, strerror(errno));
+        free(so->dir_tmp);
+        so->dir_tmp = NULL;
+    } else {
+        fs_atomic_register_dir(so->dir_tmp);
+        /* The permissions a plain mkdir would give. */
+        mode_t mask = umask(0);
+        umask(mask);
+        chmod(so->dir_tmp, 0777 & ~mask);
+    }
+    free(dir);
+    free(base);
+    return st;
 }
 
 fs_status fs_shard_output_begin(MPI_Comm comm, const char *output_file, fs_shard_output *so)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
     memset(so, 0, sizeof *so);
     so->file = -1;
     so->comm = MPI_COMM_NULL;
-    fs_status st = FS_OK;
-    if (rank == 0) {
-        char *dir = NULL, *base = NULL;
-        if (split_path(output_file, &dir, &base) != 0 ||
-            !(so->dir_tmp = fs_atomic_template(dir, base))) {
-            st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-        } else if (!mkdtemp(so->dir_tmp)) {
-            st = fs_error_set(FS_ERR_OUTPUT, "%s: cannot create a directory for the shards in %s: %s",
-                              output_file, dir, strerror(errno));
-            free(so->dir_tmp);
-            so->dir_tmp = NULL;
-        } else {
-            fs_atomic_register_dir(so->dir_tmp);
-            /* The permissions a plain mkdir would give. */
-            mode_t mask = umask(0);
-            umask(mask);
-            chmod(so->dir_tmp, 0777 & ~mask);
-        }
-        free(dir);
-        free(base);
-    }
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    st = bcast_string(comm, &so->dir_tmp);
+    begin_args a = {output_file, so};
+    fs_status st = fs_root_decides(comm, make_dir_on_root, &a);
     if (st == FS_OK)
+        st = fs_bcast_string(comm, 0, &so->dir_tmp);
+    if (st == FS_OK) {
         fs_atomic_register_dir(so->dir_tmp);
-    return fs_error_agree(comm, st);
+    } else if (so->dir_tmp) {
+        /* Rank 0 made it but the others do not know it: nothing to abort later. */
+        fs_atomic_remove_tree(so->dir_tmp);
+        fs_atomic_forget(so->dir_tmp);
+        free(so->dir_tmp);
+        so->dir_tmp = NULL;
+    }
+    return st;
 }
 
 /* The ranks [first, first + count) of group g of n. */
@@ -103,8 +107,8 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
                                const char *output_file, fs_shard_output *so)
 {
     int rank, P;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &P);
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank or MPI_Comm_size failed");
     int P1 = t->grid[0], P2 = t->grid[1], s = t->nstages - 1;
     int n = requested > 0 ? requested : P;
     if (t->fold) {
@@ -175,9 +179,11 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
     }
     so->nfiles = nfiles;
     so->file = mine;
-    if (MPI_Comm_split(comm, mine >= 0 ? mine : MPI_UNDEFINED, rank, &so->comm) != MPI_SUCCESS) {
+    int err = MPI_Comm_split(comm, mine >= 0 ? mine : MPI_UNDEFINED, rank, &so->comm);
+    if (err != MPI_SUCCESS) {
+        so->comm = MPI_COMM_NULL;
         free(boxes);
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split failed");
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split failed: %s", fs_mpi_strerror(err));
     }
 
     /* Names: DIR/.BASE.fftshard-tmp-XXXXXX/STEM.NNNN.h5 while written,
@@ -279,7 +285,7 @@ fs_status fs_shard_output_commit(fs_shard_output *so, const char *master_tmp,
         fs_atomic_forget(so->dir_tmp);
         if (so->path)
             fs_atomic_forget(so->path);
-        fs_atomic_pause_point("shards-renamed");
+        fs_signals_pause_point("shards-renamed");
         st = fs_atomic_commit(master_tmp, output_file);
         if (st != FS_OK)
             fs_atomic_remove_tree(so->dir_final);
@@ -293,11 +299,17 @@ fs_status fs_shard_output_commit(fs_shard_output *so, const char *master_tmp,
 
 void fs_shard_output_abort(MPI_Comm comm, fs_shard_output *so)
 {
-    int rank;
-    MPI_Comm_rank(comm, &rank);
+    int rank = -1;
     if (so->path)
         fs_atomic_abort(so->path);
-    MPI_Barrier(comm);
+    /* Rank 0 empties the directory only once no rank writes there. */
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Barrier(comm) != MPI_SUCCESS) {
+        /* The run has failed already: say what is left, which a later run
+         * removes once this process is gone. */
+        if (rank == 0 && so->dir_tmp)
+            fs_note("warning: %s: left behind, MPI failed while the ranks stopped", so->dir_tmp);
+        return;
+    }
     if (rank == 0 && so->dir_tmp) {
         fs_atomic_remove_tree(so->dir_tmp);
         fs_atomic_forget(so->dir_tmp);
@@ -306,8 +318,9 @@ void fs_shard_output_abort(MPI_Comm comm, fs_shard_output *so)
 
 void fs_shard_output_free(fs_shard_output *so)
 {
-    if (so->comm != MPI_COMM_NULL && so->comm != 0)
-        MPI_Comm_free(&so->comm);
+    /* Nothing to report a failure to here: the handle is dropped either way. */
+    if (so->comm != MPI_COMM_NULL && so->comm != 0 && MPI_Comm_free(&so->comm) != MPI_SUCCESS)
+        so->comm = MPI_COMM_NULL;
     if (so->dir_tmp)
         fs_atomic_forget(so->dir_tmp);
     free(so->dir_tmp);

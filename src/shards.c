@@ -3,6 +3,7 @@
 
 #include "shards.h"
 
+#include "agree.h"
 #include "probe_guard.h"
 
 #include <dirent.h>
@@ -342,17 +343,19 @@ fs_status fs_shards_probe(const char *spec, const char *dataset, fs_input_info *
 fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set)
 {
     int rank;
-    MPI_Comm_rank(comm, &rank);
-    /* [n][boxes][path lengths + 1][paths] as bytes; lengths as int64. */
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+    /* [n, path bytes], then the paths each ending in a NUL, then the boxes. */
     int64_t head[2] = {set->n, 0};
     if (rank == 0)
         for (int64_t i = 0; i < set->n; i++)
             head[1] += (int64_t)strlen(set->files[i]) + 1;
-    if (MPI_Bcast(head, 2, MPI_INT64_T, 0, comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    fs_status st = fs_bcast_bytes(comm, 0, head, sizeof head);
+    if (st != FS_OK)
+        return st;
     int64_t n = head[0], chars = head[1];
     char *text = malloc((size_t)chars + 1);
-    fs_status st = text ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    st = text ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
     if (rank != 0 && st == FS_OK) {
         set->n = 0;
         set->files = calloc((size_t)n + 1, sizeof *set->files);
@@ -369,20 +372,14 @@ fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set)
         for (int64_t i = 0; i < n; i++)
             p += sprintf(p, "%s", set->files[i]) + 1;
     }
-    /* Counts above INT_MAX go in pieces. */
-    const int64_t piece = (int64_t)1 << 30;
-    for (int64_t off = 0; off < chars && st == FS_OK; off += piece) {
-        int c = (int)(chars - off < piece ? chars - off : piece);
-        if (MPI_Bcast(text + off, c, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-            st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    st = fs_bcast_bytes(comm, 0, text, chars);
+    if (st == FS_OK)
+        st = fs_bcast_bytes(comm, 0, set->boxes, n * (int64_t)sizeof *set->boxes);
+    if (st != FS_OK) {
+        free(text);
+        return st;
     }
-    int64_t box_bytes = n * (int64_t)sizeof *set->boxes;
-    for (int64_t off = 0; off < box_bytes && st == FS_OK; off += piece) {
-        int c = (int)(box_bytes - off < piece ? box_bytes - off : piece);
-        if (MPI_Bcast((char *)set->boxes + off, c, MPI_BYTE, 0, comm) != MPI_SUCCESS)
-            st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-    }
-    if (rank != 0 && st == FS_OK) {
+    if (rank != 0) {
         const char *p = text;
         for (int64_t i = 0; i < n && st == FS_OK; i++) {
             if (!(set->files[i] = strdup(p)))

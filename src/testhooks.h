@@ -14,7 +14,7 @@
  *   FFTSHARD_PAUSE=POINT[:SECONDS]   for tests. Every rank holds for a
  *       minute (or SECONDS) when POINT, a phase, is first reached, and rank 0
  *       says "pausing at ..." on stderr; "shards-renamed" and "renamed" hold
- *       rank 0 at a step of the commit (fs_atomic_pause_point, atomic.c).
+ *       rank 0 at a step of the commit (fs_signals_pause_point, signals.c).
  *       Used by tests/faults.bats (signals in every phase, a disk filling up
  *       during the write).
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the

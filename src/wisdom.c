@@ -4,11 +4,13 @@
 #include "wisdom.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "agree.h"
 #include "atomic.h"
 #include "fft.h"
 
@@ -178,10 +180,20 @@ static fs_status parse(fs_wisdom *w, char *text)
     return FS_OK;
 }
 
+typedef struct read_args {
+    const char *path;
+    char **text;
+} read_args;
+
+static fs_status read_on_root(void *arg)
+{
+    read_args *a = arg;
+    return a->path ? read_file(a->path, a->text) : FS_OK;
+}
+
 fs_status fs_wisdom_load(MPI_Comm comm, const char *path, fs_wisdom **out)
 {
     int rank;
-    MPI_Comm_rank(comm, &rank);
     *out = NULL;
     fs_wisdom *w = calloc(1, sizeof *w);
     if (!w || (path && !(w->path = strdup(path)))) {
@@ -189,26 +201,17 @@ fs_status fs_wisdom_load(MPI_Comm comm, const char *path, fs_wisdom **out)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     }
     char *text = NULL;
-    fs_status st = FS_OK;
-    if (path && rank == 0)
-        st = read_file(path, &text);
-    long len = text ? (long)strlen(text) : -1;
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        goto done;
-    if (!path)
-        goto done;
-    MPI_Bcast(&len, 1, MPI_LONG, 0, comm);
-    if (len >= 0) {
-        if (rank != 0 && !(text = calloc((size_t)len + 1, 1)))
-            st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-        if ((st = fs_error_agree(comm, st)) != FS_OK)
-            goto done;
-        MPI_Bcast(text, (int)len, MPI_CHAR, 0, comm);
+    read_args a = {path, &text};
+    fs_status st = fs_root_decides(comm, read_on_root, &a);
+    if (st == FS_OK && path)
+        st = fs_bcast_string(comm, 0, &text);
+    if (st == FS_OK && text) {
         /* Every rank parses the same text the same way: rank 0 speaks. */
         st = parse(w, text);
-        st = fs_error_agree(comm, rank == 0 ? st : FS_OK);
+        st = MPI_Comm_rank(comm, &rank) == MPI_SUCCESS
+                 ? (rank == 0 ? st : FS_OK) : fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
+        st = fs_error_agree(comm, st);
     }
-done:
     free(text);
     if (st != FS_OK) {
         fs_wisdom_free(&w);
@@ -218,65 +221,119 @@ done:
     return FS_OK;
 }
 
-fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w)
+/* Every rank's FFTW wisdom, on rank 0: all (out, malloc'ed) holds them one
+ * after the other, each ending in a NUL, displs[p] (malloc'ed) where rank
+ * p's starts. Agreed quietly. */
+static fs_status gather_wisdom(MPI_Comm comm, int rank, int size, char **all, int **displs)
 {
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-    if (!w || !w->path)
-        return FS_OK;
-    /* Gather every rank's FFTW wisdom: plans differ with the local sizes. */
+    *all = NULL;
+    *displs = NULL;
+    int *lens = NULL, len = 0, err;
+    fs_status st = FS_OK;
     char *mine = fs_fft_export_wisdom();
-    int len = mine ? (int)strlen(mine) : 0;
-    int *lens = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
-    int *displs = rank == 0 ? calloc((size_t)size, sizeof(int)) : NULL;
-    MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
-    char *all = NULL;
-    if (rank == 0) {
+    if (!mine)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory exporting the FFTW wisdom");
+    else
+        len = (int)strlen(mine);
+    if (rank == 0 && (!(lens = calloc((size_t)size, sizeof *lens)) ||
+                      !(*displs = calloc((size_t)size, sizeof **displs))))
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory gathering the FFTW wisdom");
+    /* Each collective only when every rank can take its part. */
+    if ((st = fs_error_agree_quiet(comm, st)) != FS_OK)
+        goto done;
+    if ((err = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm)) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather failed: %s", fs_mpi_strerror(err));
+    if (st == FS_OK && rank == 0) {
         long total = 0;
         for (int p = 0; p < size; p++) {
-            displs[p] = (int)total;
+            (*displs)[p] = (int)total;
             total += lens[p] + 1;
         }
-        all = calloc((size_t)total + 1, 1);
+        if (total > INT_MAX || !(*all = calloc((size_t)total + 1, 1)))
+            st = fs_error_set(FS_ERR_RUNTIME, "out of memory gathering the FFTW wisdom");
     }
-    MPI_Gatherv(mine, len, MPI_CHAR, all, lens, displs, MPI_CHAR, 0, comm);
-    fs_status st = FS_OK;
-    if (rank == 0) {
-        for (int p = 0; p < size && all; p++)
-            fs_fft_import_wisdom(all + displs[p]);
-        char *merged = fs_fft_export_wisdom();
-        char *tmp = NULL;
-        st = fs_atomic_create(w->path, &tmp);
-        if (st == FS_OK) {
-            FILE *f = fopen(tmp, "w");
-            int ok = f != NULL;
-            if (ok) {
-                fprintf(f, "%s\n", HEADER);
-                for (int i = 0; i < w->n; i++)
-                    fprintf(f, "transpose %s %s %.6f\n", w->entries[i].key, w->entries[i].strategy,
-                            w->entries[i].seconds);
-                fprintf(f, "%s\n%s", FFTW_MARK, merged ? merged : "");
-                ok = !ferror(f);
-                ok = (fclose(f) == 0) && ok;
-            }
-            if (!ok) {
-                fs_atomic_abort(tmp);
-                st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot write the wisdom file", w->path);
-            } else {
-                st = fs_atomic_commit(tmp, w->path);
-            }
-        }
-        free(tmp);
-        free(merged);
-    }
-    free(all);
+    if ((st = fs_error_agree_quiet(comm, st)) != FS_OK)
+        goto done;
+    if ((err = MPI_Gatherv(mine, len, MPI_CHAR, *all, lens, *displs, MPI_CHAR, 0, comm)) !=
+        MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gatherv failed: %s", fs_mpi_strerror(err));
+    st = fs_error_agree_quiet(comm, st);
+done:
     free(lens);
-    free(displs);
     free(mine);
-    /* Only rank 0 wrote; the others learn the outcome, the message stays
-     * with rank 0. */
-    int status = (int)st;
-    MPI_Bcast(&status, 1, MPI_INT, 0, comm);
-    return (fs_status)status;
+    if (st != FS_OK) {
+        free(*all);
+        free(*displs);
+        *all = NULL;
+        *displs = NULL;
+    }
+    return st;
+}
+
+typedef struct write_args {
+    fs_wisdom *w;
+    const char *all;   /* every rank's FFTW wisdom (gather_wisdom) */
+    const int *displs;
+    int size;
+} write_args;
+
+/* Rank 0: merge every rank's FFTW wisdom into its own and replace the file. */
+static fs_status write_on_root(void *arg)
+{
+    write_args *a = arg;
+    fs_wisdom *w = a->w;
+    for (int p = 0; p < a->size; p++)
+        if (!fs_fft_import_wisdom(a->all + a->displs[p]))
+            return fs_error_set(FS_ERR_RUNTIME, "%s: FFTW rejects the wisdom of rank %d", w->path, p);
+    char *merged = fs_fft_export_wisdom();
+    if (!merged)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory exporting the FFTW wisdom");
+    char *tmp = NULL;
+    fs_status st = fs_atomic_create(w->path, &tmp);
+    if (st == FS_OK) {
+        FILE *f = fopen(tmp, "w");
+        int ok = f != NULL;
+        if (ok) {
+            fprintf(f, "%s\n", HEADER);
+            for (int i = 0; i < w->n; i++)
+                fprintf(f, "transpose %s %s %.6f\n", w->entries[i].key, w->entries[i].strategy,
+                        w->entries[i].seconds);
+            fprintf(f, "%s\n%s", FFTW_MARK, merged);
+            ok = !ferror(f);
+            ok = (fclose(f) == 0) && ok;
+        }
+        if (!ok) {
+            fs_atomic_abort(tmp);
+            st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot write the wisdom file", w->path);
+        } else {
+            st = fs_atomic_commit(tmp, w->path);
+        }
+    }
+    free(tmp);
+    free(merged);
+    return st;
+}
+
+fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w)
+{
+    if (!w || !w->path)
+        return FS_OK;
+    int rank, size;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return fs_error_agree_quiet(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+    /* Gather every rank's FFTW wisdom: plans differ with the local sizes. */
+    char *all = NULL;
+    int *displs = NULL;
+    fs_status st = gather_wisdom(comm, rank, size, &all, &displs);
+    /* Only rank 0 writes; the others learn the outcome, the message stays
+     * with rank 0 (the caller makes it a warning). */
+    write_args a = {w, all, displs, size};
+    if (st == FS_OK)
+        st = fs_root_decides_quietly(comm, write_on_root, &a);
+    if (st != FS_OK && rank == 0)
+        fs_error_set(st, "%s: the wisdom file was not saved: MPI or memory failed on another rank",
+                     w->path); /* when rank 0 has no message of its own */
+    free(all);
+    free(displs);
+    return st;
 }

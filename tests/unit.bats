@@ -53,3 +53,20 @@ prefix() {
         prefix "$n"
     done
 }
+
+# agree NP: rank 0's decisions, strings and bytes reach every rank of NP.
+agree() {
+    run timeout 120 "$MPIEXEC" -n "$1" "$TEST_BINDIR/test_agree"
+    assert_success
+    assert_output --partial "test_agree: "
+    assert_output --partial " checks on $1 ranks, 0 failures"
+    # the one failure that prints is printed by one rank
+    [ "$(grep -c 'error:' <<<"$output")" -eq 1 ]
+}
+
+@test "agree: rank 0 decides, strings and bytes from the first and last rank, on 1 to 4 ranks" {
+    local n
+    for n in 1 2 3 4; do
+        agree "$n"
+    done
+}
