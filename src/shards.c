@@ -342,7 +342,10 @@ fs_status fs_shards_probe(const char *spec, const char *dataset, fs_input_info *
 fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set)
 {
     int rank;
-    MPI_Comm_rank(comm, &rank);
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "--shards: cannot learn this "
+                                                 "process's rank: %s", fs_mpi_strerror(err)));
     /* [n][boxes][path lengths + 1][paths] as bytes; lengths as int64. */
     int64_t head[2] = {set->n, 0};
     if (rank == 0)
