@@ -1,59 +1,28 @@
-/* h5io: parallel HDF5 input and output of fftshard.
+/* h5io: parallel HDF5 reading and writing of fftshard's arrays.
  *
- * Input: rank 0 probes the file alone (does it exist, which dataset, what
- * type and shape) so errors are decided once and worded by us; then every
- * rank opens it through MPI-IO and reads its box (independent requests), converted to
- * complex double in place. A virtual dataset (HDF5 1.10 cannot read one
- * through MPI-IO) is opened by every rank with the default driver and read
- * independently; so are shards, through a virtual dataset in a small
- * temporary file that maps them onto the whole array.
- * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic temporary
- * file (see atomic.h), written box by box (independent requests, collective
- * for compressed output), with the
- * attributes of DESIGN.md section 3. HDF5's automatic error printing is off;
- * with --verbose the HDF5 error stack is shown under our message. */
+ * Input: after rank 0 has probed the file (h5probe.h), every rank opens it
+ * through MPI-IO and reads its box (independent requests), converted to the
+ * memory type. A virtual dataset (HDF5 1.10 cannot read one through MPI-IO)
+ * is opened by every rank with the default driver and read independently;
+ * so are shards, through a virtual dataset in a small temporary file that
+ * maps them onto the whole array.
+ * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic
+ * temporary file (see atomic.h), written box by box (independent requests,
+ * collective for compressed output), with the attributes of DESIGN.md
+ * section 3, or a virtual dataset over shard files.
+ * Owns the MPI-IO file access and transfer property lists, the output
+ * object (fs_h5_output) and the split of large requests into calls of at
+ * most FS_IO_CALL_BYTES. Every HDF5 result is checked; failures come back
+ * as a status with our message (HDF5's stack only with --verbose). */
 #ifndef FS_H5IO_H
 #define FS_H5IO_H
 
 #include <mpi.h>
 #include <stdint.h>
-#include "dtype.h"
+
 #include "errors.h"
+#include "h5probe.h"
 #include "layout.h"
-
-#define FS_PATH_MAX 1024
-
-
-/* What the probe learned; plain data so it can be broadcast as bytes. */
-typedef struct fs_input_info {
-    char dataset[FS_PATH_MAX];   /* absolute path in the file */
-    int ndim;
-    int64_t shape[FS_LAYOUT_MAX_DIMS];
-    fs_dtype dtype;
-    char type_name[64];          /* e.g. "float32", "int16", "complex64" */
-    int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
-    int is_virtual;              /* a virtual dataset (its sources were checked) */
-    int has_offset;              /* an "offset" attribute: a shard's place in the whole */
-    int64_t offset[FS_LAYOUT_MAX_DIMS];
-    int64_t nshards;             /* --shards: how many files make the array (0: one file) */
-} fs_input_info;
-
-/* The files of a sharded array: file i holds the box boxes[i] of the whole
- * (its dataset has the box's shape). */
-typedef struct fs_shard_set {
-    int64_t n;
-    char **files;
-    fs_box *boxes;
-} fs_shard_set;
-
-void fs_shard_set_free(fs_shard_set *set);
-
-/* Start HDF5 quietly (automatic error printing off). */
-void fs_h5_init(void);
-
-/* Rank 0 only (serial). dataset may be NULL: the only dataset in the file.
- * FS_ERR_INPUT with a message for every unusable case. */
-fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
 
 /* Called after each piece of a large read or write with the bytes done so
  * far on this rank (may be NULL). */
@@ -90,12 +59,6 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx);
 
-/* Rank 0 only: the source files of the virtual dataset `dataset` in `file`
- * as stored (relative names are relative to file's directory); *n 0 when
- * it is not virtual. Free with fs_strings_free. */
-fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***names, int64_t *n);
-void fs_strings_free(char **names, int64_t n);
-
 /* An output file being written. */
 typedef struct fs_h5_output fs_h5_output;
 
@@ -123,7 +86,8 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
                                    const int64_t *shape, fs_dtype file_type,
                                    const fs_shard_set *sources, fs_h5_output **out);
 /* The name messages give the file (the final path rather than the
- * temporary's). */
+ * temporary's); a copy is kept. Without memory for the copy, messages keep
+ * naming the temporary: the name is only for the reader. */
 void fs_h5_output_set_name(fs_h5_output *o, const char *name);
 /* Collective: write the memory side of `map` from data into the file side;
  * HDF5 converts to the file type. */
@@ -139,6 +103,5 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
                                     const int64_t *dims, fs_dtype type, const void *values);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
-
 
 #endif

@@ -111,11 +111,6 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
     return FS_OK;
 }
 
-static size_t elem_bytes(fs_dtype t)
-{
-    return t == FS_DTYPE_FLOAT32 ? 4 : t == FS_DTYPE_FLOAT64 || t == FS_DTYPE_COMPLEX64 ? 8 : 16;
-}
-
 /* Rank 0 (fs_atomic_commit_collective): the file into place. */
 typedef struct {
     const char *tmp, *file;
@@ -131,8 +126,12 @@ static fs_status commit_file(void *arg)
 static fs_status generate(MPI_Comm comm, const mkdata_options *o)
 {
     int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, &nranks);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "cannot learn the ranks: %s",
+                                                 fs_mpi_strerror(err)));
     const char *dataset = o->dataset ? o->dataset : "/data";
     char *tmp = NULL;
     fs_h5_output *out = NULL;
@@ -146,7 +145,7 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     int64_t n = fs_box_elems(&box);
     fs_synth synth;
     fs_synth_init(&synth, o->ndim, o->shape, o->seed, o->waves);
-    buf = malloc((size_t)(n > 0 ? n : 1) * elem_bytes(o->type));
+    buf = malloc((size_t)(n > 0 ? n : 1) * fs_dtype_bytes(o->type));
     st = buf ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory for %" PRId64 " elements", n);
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
@@ -186,13 +185,17 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
         double bytes = 1;
         for (int k = 0; k < o->ndim; k++)
             bytes *= (double)o->shape[k];
-        bytes *= (double)elem_bytes(o->type);
+        bytes *= (double)fs_dtype_bytes(o->type);
         fprintf(stderr, "fftshard-mkdata: wrote %s:%s %s %s (%.1f MiB) on %d rank%s in %.2f s\n",
                 o->file, dataset, shape, fs_dtype_name(o->type), bytes / 1048576.0, nranks,
                 nranks == 1 ? "" : "s", MPI_Wtime() - t0);
     }
 done:
-    fs_h5_output_close(&out);
+    /* Open here only after a failure, whose message stands. */
+    if (out) {
+        fs_status cleanup = fs_h5_output_close(&out);
+        st = st != FS_OK ? st : cleanup;
+    }
     if (st != FS_OK)
         fs_atomic_abort(tmp);
     free(tmp);
@@ -200,20 +203,15 @@ done:
     return st;
 }
 
-int main(int argc, char **argv)
+/* Everything after MPI is up: the status every rank exits with. */
+static fs_status run_command(MPI_Comm comm, int rank, int argc, char **argv)
 {
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
-        return FS_ERR_RUNTIME;
-    MPI_Comm comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
-    int rank;
-    MPI_Comm_rank(comm, &rank);
-    fs_h5_init();
+    fs_status st = fs_error_agree(comm, fs_h5_init());
+    if (st != FS_OK)
+        return st;
     fs_signals_install(fs_atomic_remove_registered);
-    fs_error_set_program("fftshard-mkdata");
     mkdata_options o;
-    fs_status st = parse(argc, argv, &o);
+    st = parse(argc, argv, &o);
     if (st != FS_OK) {
         if (rank == 0) {
             fs_error_print();
@@ -230,7 +228,38 @@ int main(int argc, char **argv)
     }
     free(o.file);
     free(o.dataset);
-    MPI_Comm_free(&comm);
-    MPI_Finalize();
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    fs_error_set_program("fftshard-mkdata");
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Init failed\n");
+        return FS_ERR_RUNTIME;
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0;
+    int err = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_rank(comm, &rank);
+    if (err != MPI_SUCCESS) {
+        /* No agreement is possible without a communicator: end every rank. */
+        fprintf(stderr, "fftshard-mkdata: error: cannot set up MPI: %s\n", fs_mpi_strerror(err));
+        MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
+    }
+    fs_status st = run_command(comm, rank, argc, argv);
+    fflush(stdout);
+    if ((err = MPI_Comm_free(&comm)) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Comm_free failed: %s\n", fs_mpi_strerror(err));
+        st = st != FS_OK ? st : FS_ERR_RUNTIME;
+    }
+    /* After MPI_Finalize only the code can be shown, not its text. */
+    if ((err = MPI_Finalize()) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Finalize failed (MPI error %d)\n", err);
+        st = st != FS_OK ? st : FS_ERR_RUNTIME;
+    }
     return (int)st;
 }

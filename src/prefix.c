@@ -11,12 +11,24 @@ static MPI_Op mpi_op(fs_prefix_op op)
     return op == FS_PREFIX_SUM ? MPI_SUM : op == FS_PREFIX_MAX ? MPI_MAX : MPI_MIN;
 }
 
+/* This process's rank in comm and the number of ranks. */
+static fs_status rank_and_size(MPI_Comm comm, int *rank, int *size)
+{
+    int err = MPI_Comm_rank(comm, rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, size);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "prefix broadcast: cannot learn the ranks: %s",
+                            fs_mpi_strerror(err));
+    return FS_OK;
+}
+
 fs_status fs_prefix_broadcast_int64(MPI_Comm comm, const int64_t *contrib, int n, fs_prefix_op op,
                                     int64_t *out)
 {
     int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    if (rank_and_size(comm, &rank, &size) != FS_OK)
+        return FS_ERR_RUNTIME;
     int64_t identity = op == FS_PREFIX_SUM ? 0 : op == FS_PREFIX_MAX ? INT64_MIN : INT64_MAX;
     int64_t *buf = malloc((size_t)size * (size_t)(n > 0 ? n : 1) * sizeof *buf);
     if (!buf)
@@ -37,8 +49,8 @@ fs_status fs_prefix_broadcast_double(MPI_Comm comm, const double *contrib, int n
                                      double *out)
 {
     int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    if (rank_and_size(comm, &rank, &size) != FS_OK)
+        return FS_ERR_RUNTIME;
     double identity = op == FS_PREFIX_SUM ? 0.0 : op == FS_PREFIX_MAX ? -DBL_MAX : DBL_MAX;
     double *buf = malloc((size_t)size * (size_t)(n > 0 ? n : 1) * sizeof *buf);
     if (!buf)

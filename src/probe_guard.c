@@ -119,9 +119,12 @@ fs_status fs_h5_probe_guarded(const char *file, const char *dataset, fs_input_in
     posix_spawn_file_actions_t actions;
     int spawned = -1;
     if (env && posix_spawn_file_actions_init(&actions) == 0) {
-        posix_spawn_file_actions_addclose(&actions, fds[0]);
-        fflush(stderr);
-        spawned = posix_spawn(&pid, exe, &actions, NULL, argv, env);
+        /* The child gets the write end only; when that cannot be
+         * arranged there is no child and the probe runs here. */
+        if (posix_spawn_file_actions_addclose(&actions, fds[0]) == 0) {
+            fflush(stderr);
+            spawned = posix_spawn(&pid, exe, &actions, NULL, argv, env);
+        }
         posix_spawn_file_actions_destroy(&actions);
     }
     free(env);

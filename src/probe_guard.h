@@ -11,7 +11,7 @@
 #define FS_PROBE_GUARD_H
 
 #include "errors.h"
-#include "h5io.h"
+#include "h5probe.h"
 
 /* The environment variable that makes the program a probe child. */
 #define FS_PROBE_FD_ENV "FFTSHARD_PROBE_FD"

@@ -203,139 +203,155 @@ static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t 
     fputc(']', j->f);
 }
 
-static void write_json(FILE *f, const fs_report_info *info, const totals *t,
-                       const fs_rank_record *all, const int64_t *prefix, int P)
+/* What ran on what: the command, the array, the split and the strategy. */
+static void json_run(json *j, const fs_report_info *info, int P)
 {
-    json j = {f, 0, 1};
-    fputc('{', f);
-    j.depth = 1;
-    json_str(&j, "schema", FS_REPORT_SCHEMA);
-    json_str(&j, "version", PACKAGE_VERSION);
-    json_str(&j, "command_line", info->command_line);
-    json_int(&j, "ranks", P);
-    json_str(&j, "input", info->input);
-    json_str(&j, "output", info->output);
-    json_ints(&j, "shape", info->ndim, info->shape, 1);
-    json_str(&j, "dtype", info->dtype);
-    json_str(&j, "precision", info->precision);
-    json_str(&j, "transform", info->transform);
-    json_str(&j, "direction", info->direction);
-    json_str(&j, "norm", info->norm);
+    json_str(j, "schema", FS_REPORT_SCHEMA);
+    json_str(j, "version", PACKAGE_VERSION);
+    json_str(j, "command_line", info->command_line);
+    json_int(j, "ranks", P);
+    json_str(j, "input", info->input);
+    json_str(j, "output", info->output);
+    json_ints(j, "shape", info->ndim, info->shape, 1);
+    json_str(j, "dtype", info->dtype);
+    json_str(j, "precision", info->precision);
+    json_str(j, "transform", info->transform);
+    json_str(j, "direction", info->direction);
+    json_str(j, "norm", info->norm);
     int64_t axes[FS_LAYOUT_MAX_DIMS];
     int naxes = 0;
     for (int k = 0; k < info->ndim; k++)
         if (info->transform_axis[k])
             axes[naxes++] = k;
-    json_ints(&j, "axes", naxes, axes, 1);
+    json_ints(j, "axes", naxes, axes, 1);
 
-    json_open(&j, "decomposition", '{');
-    json_str(&j, "type", info->decomposition);
-    json_int(&j, "split_axis_before", info->split_from);
-    json_int(&j, "split_axis_after", info->split_to);
+    json_open(j, "decomposition", '{');
+    json_str(j, "type", info->decomposition);
+    json_int(j, "split_axis_before", info->split_from);
+    json_int(j, "split_axis_after", info->split_to);
     int64_t grid[2] = {info->grid[0], info->grid[1]};
-    json_ints(&j, "grid", 2, grid, 1);
-    json_open(&j, "stages", '[');
+    json_ints(j, "grid", 2, grid, 1);
+    json_open(j, "stages", '[');
     for (int s = 0; s < info->nstages; s++) {
         int64_t sp[2] = {info->split[s][0], info->split[s][1]};
-        json_ints(&j, NULL, 2, sp, 1);
+        json_ints(j, NULL, 2, sp, 1);
     }
-    json_close(&j, ']');
-    json_close(&j, '}');
+    json_close(j, ']');
+    json_close(j, '}');
 
-    json_open(&j, "strategy", '{');
-    json_str(&j, "name", info->strategy);
-    json_str(&j, "requested", info->strategy_requested);
-    json_int(&j, "seed", (int64_t)info->seed);
-    json_int(&j, "packet_bytes", (int64_t)info->packet_bytes);
-    json_int(&j, "queues", info->queues);
-    json_close(&j, '}');
+    json_open(j, "strategy", '{');
+    json_str(j, "name", info->strategy);
+    json_str(j, "requested", info->strategy_requested);
+    json_int(j, "seed", (int64_t)info->seed);
+    json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
+    json_int(j, "queues", info->queues);
+    json_close(j, '}');
+}
 
-    json_open(&j, "phases", '{');
+/* Where the time went, the exchange's figures, the check and the memory. */
+static void json_figures(json *j, const fs_report_info *info, const totals *t, int P)
+{
+    json_open(j, "phases", '{');
     for (int p = 0; p < FS_NPHASES; p++) {
-        json_open(&j, phase_names[p], '{');
-        json_num(&j, "min", t->min[p]);
-        json_num(&j, "mean", t->mean[p]);
-        json_num(&j, "max", t->max[p]);
-        json_num(&j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
-        json_close(&j, '}');
+        json_open(j, phase_names[p], '{');
+        json_num(j, "min", t->min[p]);
+        json_num(j, "mean", t->mean[p]);
+        json_num(j, "max", t->max[p]);
+        json_num(j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+        json_close(j, '}');
     }
-    json_close(&j, '}');
+    json_close(j, '}');
 
-    json_num(&j, "flops", info->flops);
-    json_num(&j, "gflops", t->gflops);
-    json_num(&j, "gflops_file_to_file", t->gflops_total);
+    json_num(j, "flops", info->flops);
+    json_num(j, "gflops", t->gflops);
+    json_num(j, "gflops_file_to_file", t->gflops_total);
 
-    json_open(&j, "exchange", '{');
-    json_int(&j, "bytes_sent", t->bytes_sent);
-    json_int(&j, "bytes_received", t->bytes_received);
-    json_int(&j, "messages", t->messages);
-    json_int(&j, "wire_bytes", t->wire_bytes);
-    json_num(&j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
-    json_num(&j, "bandwidth_gbs", t->bandwidth_gbs);
-    json_num(&j, "pack_seconds_max", t->pack_max);
-    json_num(&j, "communication_seconds_max", t->comm_max);
-    json_num(&j, "unpack_seconds_max", t->unpack_max);
-    json_num(&j, "block_fft_seconds", t->hooks);
-    json_num(&j, "block_fft_overlapped_seconds", t->hooks_overlapped);
-    json_close(&j, '}');
+    json_open(j, "exchange", '{');
+    json_int(j, "bytes_sent", t->bytes_sent);
+    json_int(j, "bytes_received", t->bytes_received);
+    json_int(j, "messages", t->messages);
+    json_int(j, "wire_bytes", t->wire_bytes);
+    json_num(j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
+    json_num(j, "bandwidth_gbs", t->bandwidth_gbs);
+    json_num(j, "pack_seconds_max", t->pack_max);
+    json_num(j, "communication_seconds_max", t->comm_max);
+    json_num(j, "unpack_seconds_max", t->unpack_max);
+    json_num(j, "block_fft_seconds", t->hooks);
+    json_num(j, "block_fft_overlapped_seconds", t->hooks_overlapped);
+    json_close(j, '}');
 
     if (info->check) {
-        json_open(&j, "check", '{');
-        json_num(&j, "roundtrip_error", info->check->roundtrip_error);
-        json_num(&j, "parseval_error", info->check->parseval_error);
-        json_num(&j, "tolerance", info->check->tolerance);
-        json_key(&j, "passed");
-        fputs(info->check->passed ? "true" : "false", j.f);
-        json_close(&j, '}');
+        json_open(j, "check", '{');
+        json_num(j, "roundtrip_error", info->check->roundtrip_error);
+        json_num(j, "parseval_error", info->check->parseval_error);
+        json_num(j, "tolerance", info->check->tolerance);
+        json_key(j, "passed");
+        fputs(info->check->passed ? "true" : "false", j->f);
+        json_close(j, '}');
     }
 
-    json_open(&j, "memory", '{');
-    json_int(&j, "peak_bytes_max", t->peak_max);
-    json_int(&j, "array_bytes", info->array_bytes);
-    json_num(&j, "peak_over_rank_share", info->array_bytes > 0
+    json_open(j, "memory", '{');
+    json_int(j, "peak_bytes_max", t->peak_max);
+    json_int(j, "array_bytes", info->array_bytes);
+    json_num(j, "peak_over_rank_share", info->array_bytes > 0
                                              ? (double)t->peak_max * P / (double)info->array_bytes
                                              : 0.0);
-    json_close(&j, '}');
+    json_close(j, '}');
+}
 
-    json_open(&j, "per_rank", '[');
+/* Each rank's share, and the prefix broadcast's running sums over them. */
+static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record *all,
+                       const int64_t *prefix, int P)
+{
+    json_open(j, "per_rank", '[');
     int a = info->split_from >= 0 ? info->split_from : 0;
     for (int p = 0; p < P; p++) {
         const fs_rank_record *r = &all[p];
-        json_open(&j, NULL, '{');
-        json_int(&j, "rank", p);
-        json_int(&j, "elements", fs_box_elems(&r->in));
-        json_int(&j, "offset", r->in.start[a]);
-        json_int(&j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
-        json_int(&j, "prefix", prefix[(size_t)p * 4]);
-        json_ints(&j, "input_start", r->in.ndim, r->in.start, 1);
-        json_ints(&j, "input_count", r->in.ndim, r->in.count, 1);
-        json_int(&j, "output_elements", fs_box_elems(&r->out));
-        json_ints(&j, "output_start", r->out.ndim, r->out.start, 1);
-        json_ints(&j, "output_count", r->out.ndim, r->out.count, 1);
-        json_int(&j, "bytes_sent", r->bytes_sent);
-        json_int(&j, "bytes_received", r->bytes_received);
-        json_int(&j, "messages_sent", r->messages_sent);
-        json_open(&j, "seconds", '{');
+        json_open(j, NULL, '{');
+        json_int(j, "rank", p);
+        json_int(j, "elements", fs_box_elems(&r->in));
+        json_int(j, "offset", r->in.start[a]);
+        json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
+        json_int(j, "prefix", prefix[(size_t)p * 4]);
+        json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
+        json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
+        json_int(j, "output_elements", fs_box_elems(&r->out));
+        json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
+        json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
+        json_int(j, "bytes_sent", r->bytes_sent);
+        json_int(j, "bytes_received", r->bytes_received);
+        json_int(j, "messages_sent", r->messages_sent);
+        json_open(j, "seconds", '{');
         for (int ph = 0; ph < FS_NPHASES; ph++)
-            json_num(&j, phase_names[ph], r->t_s[ph]);
-        json_close(&j, '}');
-        json_int(&j, "peak_memory_bytes", r->peak_memory_bytes);
-        json_close(&j, '}');
+            json_num(j, phase_names[ph], r->t_s[ph]);
+        json_close(j, '}');
+        json_int(j, "peak_memory_bytes", r->peak_memory_bytes);
+        json_close(j, '}');
     }
-    json_close(&j, ']');
+    json_close(j, ']');
 
-    json_open(&j, "prefix", '{');
-    json_str(&j, "method",
+    json_open(j, "prefix", '{');
+    json_str(j, "method",
              "parallel prefix broadcast: a results buffer with one position per rank; for "
              "position p each rank contributes its values if p >= its rank and the identity "
              "(0) otherwise; one MPI_Allreduce(MPI_SUM) over the ranks x 4 buffer fills every "
              "position on every rank");
-    json_str(&j, "operation", "sum");
-    json_ints(&j, "elements", P, prefix, 4);
-    json_ints(&j, "output_elements", P, prefix + 1, 4);
-    json_ints(&j, "bytes_sent", P, prefix + 2, 4);
-    json_ints(&j, "bytes_received", P, prefix + 3, 4);
-    json_close(&j, '}');
+    json_str(j, "operation", "sum");
+    json_ints(j, "elements", P, prefix, 4);
+    json_ints(j, "output_elements", P, prefix + 1, 4);
+    json_ints(j, "bytes_sent", P, prefix + 2, 4);
+    json_ints(j, "bytes_received", P, prefix + 3, 4);
+    json_close(j, '}');
+}
+
+static void write_json(FILE *f, const fs_report_info *info, const totals *t,
+                       const fs_rank_record *all, const int64_t *prefix, int P)
+{
+    json j = {f, 1, 1};
+    fputc('{', f);
+    json_run(&j, info, P);
+    json_figures(&j, info, t, P);
+    json_ranks(&j, info, all, prefix, P);
     fputs("\n}\n", f);
 }
 
@@ -357,9 +373,13 @@ static fs_status write_json_file(const char *path, const char *tmp, const fs_rep
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
                            FILE *summary, const char *json_path, const char *json_tmp)
 {
-    int rank, P;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &P);
+    int rank = 0, P = 1;
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, &P);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "report: cannot learn the ranks: %s",
+                                                 fs_mpi_strerror(err)));
     fs_status st = FS_OK;
     fs_rank_record *all = rank == 0 ? malloc((size_t)P * sizeof *all) : NULL;
     int64_t *prefix = malloc((size_t)P * 4 * sizeof *prefix);
@@ -367,9 +387,9 @@ fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_r
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
-    if (MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, comm) !=
-        MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed");
+    err = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, comm);
+    if (err != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed: %s", fs_mpi_strerror(err));
     /* The running sums of the report: one prefix broadcast for four columns. */
     int64_t cols[4] = {fs_box_elems(&mine->in), fs_box_elems(&mine->out), mine->bytes_sent,
                        mine->bytes_received};

@@ -15,7 +15,7 @@
 #include <mpi.h>
 
 #include "errors.h"
-#include "h5io.h"
+#include "h5probe.h"
 
 /* Rank 0 only. spec: pattern or list file; dataset may be NULL (each
  * shard's only dataset, the first's path for all). Fills *info for the whole

@@ -8,7 +8,7 @@
 #define FS_SYNTH_H
 
 #include <stdint.h>
-#include "h5io.h"
+#include "h5probe.h"
 #include "layout.h"
 
 #define FS_SYNTH_MAX_WAVES 64

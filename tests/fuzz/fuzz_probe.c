@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "errors.h"
-#include "h5io.h"
+#include "h5probe.h"
 
 #define FUZZ_TARGET "fuzz_probe"
 #include "promise.h"

@@ -1,0 +1,102 @@
+/* h5common: see h5common.h. */
+#include "config.h"
+
+#include "h5common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* The innermost entry of HDF5's error stack: the concrete reason (a lock
+ * held by another process, a truncated file, ENOSPC) in HDF5's words. */
+static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
+{
+    char *reason = data;
+    if (n == 0 && err->desc) {
+        snprintf(reason, 256, "%s", err->desc);
+        /* MPI error strings run over lines; a message is one line. */
+        for (char *c = reason; *c; c++)
+            if (*c == '\n' || *c == '\r' || *c == '\t')
+                *c = ' ';
+    }
+    return 0;
+}
+
+fs_status fs_h5_fail(fs_status status, const char *fmt, ...)
+{
+    char message[1536];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    /* Without HDF5's reason our message still stands on its own. */
+    char reason[256] = "";
+    if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, reason) < 0)
+        reason[0] = '\0';
+    if (fs_error_verbose() && fs_error_status() == FS_OK) {
+        fprintf(stderr, "%s: HDF5 error stack for: %s\n", fs_error_program(), message);
+        if (H5Eprint2(H5E_DEFAULT, stderr) < 0)
+            fprintf(stderr, "%s: (HDF5 cannot print its error stack)\n", fs_error_program());
+    }
+    if (reason[0])
+        return fs_error_set(status, "%s (HDF5: %s)", message, reason);
+    return fs_error_set(status, "%s", message);
+}
+
+/* Close one handle; the kind of object it is, for the message, in *kind. */
+static herr_t close_one(hid_t id, const char **kind)
+{
+    switch (H5Iget_type(id)) {
+    case H5I_FILE: *kind = "file"; return H5Fclose(id);
+    case H5I_DATASET: *kind = "dataset"; return H5Dclose(id);
+    case H5I_DATASPACE: *kind = "dataspace"; return H5Sclose(id);
+    case H5I_DATATYPE: *kind = "datatype"; return H5Tclose(id);
+    case H5I_ATTR: *kind = "attribute"; return H5Aclose(id);
+    case H5I_GENPROP_LST: *kind = "property list"; return H5Pclose(id);
+    default: *kind = "object of an unknown kind"; return -1;
+    }
+}
+
+fs_status fs_h5_close_ids(fs_status ret, const char *where, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++) {
+        hid_t id = va_arg(ap, hid_t);
+        const char *kind = "object";
+        if (id >= 0 && close_one(id, &kind) < 0 && ret == FS_OK)
+            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot close an HDF5 %s", where, kind);
+    }
+    va_end(ap);
+    return ret;
+}
+
+fs_status fs_h5_clear_errors(fs_status ret)
+{
+    if (H5Eclear2(H5E_DEFAULT) < 0 && ret == FS_OK)
+        return fs_error_set(FS_ERR_RUNTIME, "cannot empty HDF5's error stack");
+    return ret;
+}
+
+fs_status fs_h5_element_type(fs_dtype t, int native, hid_t *type)
+{
+    int single = t == FS_DTYPE_FLOAT32 || t == FS_DTYPE_COMPLEX64;
+    hid_t scalar = native ? (single ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE)
+                          : (single ? H5T_IEEE_F32LE : H5T_IEEE_F64LE);
+    const char *what = native ? "memory" : "file";
+    *type = H5I_INVALID_HID;
+    if (t == FS_DTYPE_FLOAT32 || t == FS_DTYPE_FLOAT64 || t == FS_DTYPE_INTEGER) {
+        if ((*type = H5Tcopy(scalar)) < 0)
+            return fs_h5_fail(FS_ERR_RUNTIME, "cannot make the HDF5 %s type of %s elements", what,
+                              fs_dtype_name(t));
+        return FS_OK;
+    }
+    size_t half = single ? sizeof(float) : sizeof(double);
+    hid_t c = H5Tcreate(H5T_COMPOUND, 2 * half);
+    if (c < 0 || H5Tinsert(c, "r", 0, scalar) < 0 || H5Tinsert(c, "i", half, scalar) < 0) {
+        fs_status ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot make the HDF5 %s type of %s elements",
+                                   what, fs_dtype_name(t));
+        return fs_h5_close_ids(ret, "an element type", 1, c);
+    }
+    *type = c;
+    return FS_OK;
+}

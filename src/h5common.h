@@ -1,0 +1,38 @@
+/* h5common: what h5probe and h5io share; for those two modules only.
+ *
+ * HDF5 failures in our words (fs_h5_fail: our message, HDF5's innermost
+ * reason in brackets, its whole error stack under --verbose), closing
+ * handles with every result checked, emptying the error stack after a
+ * call that was allowed to fail, and the HDF5 types of fftshard's
+ * elements. Owns nothing: every hid_t it returns is the caller's to close. */
+#ifndef FS_H5COMMON_H
+#define FS_H5COMMON_H
+
+#include <hdf5.h>
+
+#include "errors.h"
+#include "h5probe.h"
+
+/* An HDF5 call failed: record our message (fs_error_set) with HDF5's
+ * innermost reason; with --verbose print HDF5's stack first. Returns status. */
+fs_status fs_h5_fail(fs_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Close the open ones among n handles (files, datasets, dataspaces,
+ * datatypes, attributes, property lists; negative ones are skipped), all of
+ * them even when one fails. Returns ret when it is not FS_OK: the first
+ * error stands. Otherwise FS_OK, or FS_ERR_RUNTIME with a message naming
+ * `where` (a file or dataset, for the message) when a close failed. */
+fs_status fs_h5_close_ids(fs_status ret, const char *where, int n, ...);
+
+/* Empty HDF5's error stack after a call that was allowed to fail, so that a
+ * later message does not quote its reason. Returns ret, or FS_ERR_RUNTIME
+ * when ret is FS_OK and the stack cannot be emptied. */
+fs_status fs_h5_clear_errors(fs_status ret);
+
+/* The HDF5 type of an element: native in memory (native nonzero), little-
+ * endian IEEE in files; complex types are h5py's compound {r, i}, integers
+ * float64. *type (out) is a new type the caller closes, negative after a
+ * failure. */
+fs_status fs_h5_element_type(fs_dtype t, int native, hid_t *type);
+
+#endif

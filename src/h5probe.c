@@ -1,0 +1,651 @@
+/* h5probe: see h5probe.h. */
+#include "config.h"
+
+#include "h5probe.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "h5common.h"
+
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit3(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name3(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#else
+typedef H5O_info_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name2(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#endif
+
+fs_status fs_h5_init(void)
+{
+    if (H5open() < 0)
+        return fs_error_set(FS_ERR_RUNTIME, "the HDF5 library cannot start");
+    if (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0)
+        return fs_error_set(FS_ERR_RUNTIME, "cannot turn off HDF5's automatic error printing");
+    return FS_OK;
+}
+
+void fs_strings_free(char **names, int64_t n)
+{
+    for (int64_t i = 0; names && i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+void fs_shard_set_free(fs_shard_set *set)
+{
+    fs_strings_free(set->files, set->n);
+    free(set->boxes);
+    memset(set, 0, sizeof *set);
+}
+
+/* ------------------------------------------------------------------ datasets */
+
+typedef struct dataset_list {
+    char names[16][FS_PATH_MAX];
+    int count;     /* all datasets, even those not stored in names */
+} dataset_list;
+
+static herr_t collect_dataset(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    dataset_list *list = data;
+    if (info->type == H5O_TYPE_DATASET) {
+        if (list->count < (int)(sizeof list->names / sizeof list->names[0]))
+            snprintf(list->names[list->count], FS_PATH_MAX, "/%s", name);
+        list->count++;
+    }
+    return 0;
+}
+
+static void format_dataset_list(const dataset_list *list, char *buf, size_t size)
+{
+    size_t used = 0;
+    int shown = list->count < 16 ? list->count : 16;
+    buf[0] = '\0';
+    for (int i = 0; i < shown && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? ", " : "", list->names[i]);
+    if (list->count > shown && used < size)
+        snprintf(buf + used, size - used, ", ... (%d in all)", list->count);
+}
+
+/* The named dataset is missing: say so, with the datasets the file holds. */
+static fs_status no_such_dataset(hid_t fid, const char *file, const char *dataset)
+{
+    dataset_list list = {.count = 0};
+    char names[1024] = "";
+    /* The listing only helps the reader; the missing dataset is the error. */
+    if (fs_h5_visit(fid, collect_dataset, &list) < 0)
+        snprintf(names, sizeof names, "unknown: HDF5 cannot list them");
+    else if (list.count == 0)
+        snprintf(names, sizeof names, "none");
+    else
+        format_dataset_list(&list, names, sizeof names);
+    return fs_error_set(FS_ERR_INPUT, "%s: no dataset %s (datasets in the file: %s)", file, dataset,
+                        names);
+}
+
+/* The absolute path of the dataset to transform into info->dataset: the
+ * named one, or the only one in the file. */
+static fs_status find_dataset(hid_t fid, const char *file, const char *dataset, fs_input_info *info)
+{
+    if (dataset) {
+        fs_h5_oinfo oinfo;
+        /* H5Oget_info_by_name fails for a missing path at any depth. */
+        if (fs_h5_info_by_name(fid, dataset, &oinfo) < 0)
+            return no_such_dataset(fid, file, dataset);
+        if (oinfo.type != H5O_TYPE_DATASET)
+            return fs_error_set(FS_ERR_INPUT, "%s:%s: is a group, not a dataset", file, dataset);
+        snprintf(info->dataset, sizeof info->dataset, "%s%s", dataset[0] == '/' ? "" : "/", dataset);
+        return FS_OK;
+    }
+    dataset_list list = {.count = 0};
+    if (fs_h5_visit(fid, collect_dataset, &list) < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot list the objects in the file", file);
+    if (list.count == 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: the file holds no dataset", file);
+    if (list.count > 1) {
+        char names[1024];
+        format_dataset_list(&list, names, sizeof names);
+        return fs_error_set(FS_ERR_INPUT, "%s: the file holds %d datasets; name one as %s:/path (%s)",
+                            file, list.count, file, names);
+    }
+    snprintf(info->dataset, sizeof info->dataset, "%s", list.names[0]);
+    return FS_OK;
+}
+
+/* ------------------------------------------------------------------ element types */
+
+/* The name of a class of element types fftshard does not read. */
+static const char *class_name(H5T_class_t cls)
+{
+    switch (cls) {
+    case H5T_STRING: return "string";
+    case H5T_ENUM: return "enum";
+    case H5T_BITFIELD: return "bitfield";
+    case H5T_OPAQUE: return "opaque";
+    case H5T_REFERENCE: return "reference";
+    case H5T_ARRAY: return "array";
+    case H5T_VLEN: return "variable-length";
+    case H5T_TIME: return "time";
+    default: return "unknown";
+    }
+}
+
+/* Member i of a compound type: its name (into name) and, when its type is
+ * float32 or float64, that type's size in *float_size (0 otherwise). */
+static fs_status compound_member(hid_t type, unsigned i, char *name, size_t name_size,
+                                 size_t *float_size)
+{
+    *float_size = 0;
+    char *member = H5Tget_member_name(type, i);
+    if (!member)
+        return fs_h5_fail(FS_ERR_INPUT, "cannot read the name of member %u of the compound element "
+                          "type", i);
+    snprintf(name, name_size, "%s", member);
+    if (H5free_memory(member) < 0)
+        return fs_h5_fail(FS_ERR_RUNTIME, "cannot free a member name HDF5 returned");
+    hid_t mt = H5Tget_member_type(type, i);
+    H5T_class_t cls = mt >= 0 ? H5Tget_class(mt) : H5T_NO_CLASS;
+    size_t size = cls != H5T_NO_CLASS ? H5Tget_size(mt) : 0;
+    fs_status ret = FS_OK;
+    if (size == 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "cannot read the type of member %s of the compound element type",
+                         name);
+    else if (cls == H5T_FLOAT && (size == 4 || size == 8))
+        *float_size = size;
+    return fs_h5_close_ids(ret, "a compound member's type", 1, mt);
+}
+
+/* A compound is complex data when it is h5py's {r, i} of two float32 or two
+ * float64. The type's name into info->type_name in any case. */
+static fs_status read_compound(hid_t type, size_t size, fs_input_info *info, int *supported)
+{
+    int n = H5Tget_nmembers(type);
+    if (n < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "cannot read the members of the compound element type");
+    char *text = info->type_name;
+    size_t cap = sizeof info->type_name, float_size[2] = {0, 0};
+    int ok = n == 2;
+    size_t used = (size_t)snprintf(text, cap, "compound {");
+    for (int i = 0; i < n && used < cap; i++) {
+        char name[256];
+        size_t fsize;
+        fs_status st = compound_member(type, (unsigned)i, name, sizeof name, &fsize);
+        if (st != FS_OK)
+            return st;
+        if (i < 2)
+            float_size[i] = fsize;
+        ok = ok && strcmp(name, i == 0 ? "r" : "i") == 0 && fsize > 0 && fsize * 2 <= size;
+        used += (size_t)snprintf(text + used, cap - used, "%s%s", i ? ", " : "", name);
+    }
+    if (used < cap)
+        snprintf(text + used, cap - used, "}");
+    *supported = ok && float_size[0] == float_size[1];
+    if (*supported) {
+        int single = float_size[0] == 4;
+        info->dtype = single ? FS_DTYPE_COMPLEX64 : FS_DTYPE_COMPLEX128;
+        snprintf(text, cap, "%s", single ? "complex64" : "complex128");
+    }
+    return FS_OK;
+}
+
+/* Name the element type into info->type_name and say whether fftshard
+ * reads it (*supported; then info->dtype is set). Fails only when HDF5
+ * cannot describe the type. */
+static fs_status read_type(hid_t type, fs_input_info *info, int *supported)
+{
+    *supported = 0;
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = cls != H5T_NO_CLASS ? H5Tget_size(type) : 0;
+    if (size == 0)
+        return fs_h5_fail(FS_ERR_INPUT, "cannot read the element type");
+    switch (cls) {
+    case H5T_FLOAT:
+        snprintf(info->type_name, sizeof info->type_name, "float%zu", 8 * size);
+        *supported = size == 4 || size == 8;
+        info->dtype = size == 4 ? FS_DTYPE_FLOAT32 : FS_DTYPE_FLOAT64;
+        return FS_OK;
+    case H5T_INTEGER: {
+        H5T_sign_t sign = H5Tget_sign(type);
+        if (sign == H5T_SGN_ERROR)
+            return fs_h5_fail(FS_ERR_INPUT, "cannot read the sign of the integer element type");
+        snprintf(info->type_name, sizeof info->type_name, "%sint%zu", sign == H5T_SGN_NONE ? "u" : "",
+                 8 * size);
+        *supported = 1;
+        info->dtype = FS_DTYPE_INTEGER;
+        return FS_OK;
+    }
+    case H5T_COMPOUND: return read_compound(type, size, info, supported);
+    default:
+        snprintf(info->type_name, sizeof info->type_name, "%s", class_name(cls));
+        return FS_OK;
+    }
+}
+
+/* What to say after "unsupported element type NAME". */
+static const char *supported_types_hint(const fs_input_info *info)
+{
+    if (strncmp(info->type_name, "compound", 8) == 0)
+        return "complex data is a compound {r, i} of two float32 or two float64";
+    return "expected float32, float64, complex64, complex128 or an integer type";
+}
+
+/* ------------------------------------------------------------------ virtual datasets */
+
+/* Mapping i's source file name (dataset 0) or dataset name (dataset 1)
+ * into *name (malloc'ed). */
+static fs_status virtual_name(hid_t dcpl, size_t i, int dataset, char **name)
+{
+    ssize_t len = dataset ? H5Pget_virtual_dsetname(dcpl, i, NULL, 0)
+                          : H5Pget_virtual_filename(dcpl, i, NULL, 0);
+    *name = NULL;
+    if (len < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "cannot read mapping %zu of the virtual dataset", i);
+    if (!(*name = malloc((size_t)len + 1)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    if ((dataset ? H5Pget_virtual_dsetname(dcpl, i, *name, (size_t)len + 1)
+                 : H5Pget_virtual_filename(dcpl, i, *name, (size_t)len + 1)) < 0) {
+        free(*name);
+        *name = NULL;
+        return fs_h5_fail(FS_ERR_INPUT, "cannot read mapping %zu of the virtual dataset", i);
+    }
+    return FS_OK;
+}
+
+/* Where HDF5 finds a virtual dataset's source: "." is the file itself; a
+ * relative name is looked for under $HDF5_VDS_PREFIX, beside the virtual
+ * dataset's file, then from the working directory. */
+static fs_status resolve_source(const char *vds_file, const char *name, char *path, size_t size)
+{
+    struct stat st;
+    if (strcmp(name, ".") == 0 || name[0] == '/') {
+        snprintf(path, size, "%s", strcmp(name, ".") == 0 ? vds_file : name);
+        return FS_OK;
+    }
+    const char *prefix = getenv("HDF5_VDS_PREFIX");
+    if (prefix && prefix[0]) {
+        snprintf(path, size, "%s/%s", prefix, name);
+        if (stat(path, &st) == 0)
+            return FS_OK;
+    }
+    char *copy = strdup(vds_file);
+    if (!copy)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    snprintf(path, size, "%s/%s", dirname(copy), name);
+    free(copy);
+    if (stat(path, &st) != 0)
+        snprintf(path, size, "%s", name);
+    return FS_OK;
+}
+
+/* A source's shape against its mapping i: "all" of a source maps as many
+ * elements as the virtual side selects; a hyperslab of it (sel) must lie
+ * within its shape. label starts every message. */
+static fs_status check_source_extent(const char *label, int nd, const hsize_t *dims, hid_t dcpl,
+                                     size_t i, hid_t sel)
+{
+    int64_t d64[H5S_MAX_RANK];
+    hsize_t have = 1;
+    for (int k = 0; k < nd; k++) {
+        d64[k] = (int64_t)dims[k];
+        have *= dims[k];
+    }
+    char shape[256];
+    fs_format_shape(nd, d64, shape, sizeof shape);
+    H5S_sel_type kind = H5Sget_select_type(sel);
+    if (kind == H5S_SEL_ERROR)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its mapping", label);
+    if (kind == H5S_SEL_ALL) {
+        hid_t vsel = H5Pget_virtual_vspace(dcpl, i);
+        hssize_t need = vsel >= 0 ? H5Sget_select_npoints(vsel) : -1;
+        fs_status ret = FS_OK;
+        if (need < 0)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its mapping", label);
+        else if ((hsize_t)need != have)
+            ret = fs_error_set(FS_ERR_INPUT, "%s has shape %s (%llu elements), its mapping needs %lld",
+                               label, shape, (unsigned long long)have, (long long)need);
+        return fs_h5_close_ids(ret, label, 1, vsel);
+    }
+    int sel_nd = H5Sget_simple_extent_ndims(sel);
+    hssize_t npoints = H5Sget_select_npoints(sel);
+    if (sel_nd < 0 || npoints < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its mapping", label);
+    if (sel_nd != nd || npoints == 0)
+        return FS_OK;
+    hsize_t lo[H5S_MAX_RANK], hi[H5S_MAX_RANK];
+    if (H5Sget_select_bounds(sel, lo, hi) < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its mapping", label);
+    for (int k = 0; k < nd; k++)
+        if (hi[k] >= dims[k])
+            return fs_error_set(FS_ERR_INPUT, "%s has shape %s, too small for its mapping (axis %d "
+                                "reaches %llu)", label, shape, k, (unsigned long long)hi[k] + 1);
+    return FS_OK;
+}
+
+/* The dataset dset of a source file (open as fid) against mapping i. */
+static fs_status check_source_dataset(const char *file, const char *dataset, hid_t dcpl, size_t i,
+                                      hid_t fid, const char *name, const char *dset)
+{
+    hid_t did = H5Dopen2(fid, dset, H5P_DEFAULT), tid = H5I_INVALID_HID, sid = H5I_INVALID_HID,
+          sel = H5I_INVALID_HID;
+    char label[2048];
+    snprintf(label, sizeof label, "%s:%s: source %s:%s of the virtual dataset", file, dataset, name,
+             dset);
+    fs_input_info src;
+    memset(&src, 0, sizeof src);
+    int supported = 0, nd = -1;
+    hsize_t dims[H5S_MAX_RANK];
+    fs_status ret = FS_OK;
+    if (did < 0) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset has no dataset %s",
+                           file, dataset, name, dset);
+        goto done;
+    }
+    if ((tid = H5Dget_type(did)) < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its element type", label);
+    else if ((ret = read_type(tid, &src, &supported)) == FS_OK && !supported)
+        ret = fs_error_set(FS_ERR_INPUT, "%s: unsupported element type %s", label, src.type_name);
+    if (ret != FS_OK)
+        goto done;
+    sid = H5Dget_space(did);
+    sel = H5Pget_virtual_srcspace(dcpl, i);
+    nd = sid >= 0 ? H5Sget_simple_extent_ndims(sid) : -1;
+    if (nd < 0 || sel < 0 || H5Sget_simple_extent_dims(sid, dims, NULL) < 0) {
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its shape", label);
+        goto done;
+    }
+    ret = check_source_extent(label, nd, dims, dcpl, i, sel);
+done:
+    return fs_h5_close_ids(ret, label, 4, sel, sid, tid, did);
+}
+
+/* Source i of a virtual dataset, file `name` and dataset `dset` as stored. */
+static fs_status check_source(const char *file, const char *dataset, hid_t dcpl, size_t i,
+                              const char *name, const char *dset)
+{
+    char path[2 * FS_PATH_MAX];
+    struct stat st;
+    fs_status ret = resolve_source(file, name, path, sizeof path);
+    if (ret != FS_OK)
+        return ret;
+    int found = stat(path, &st) == 0;
+    if (!found || S_ISDIR(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset: %s", file, dataset,
+                            name, found ? "is a directory" : "no such file");
+    /* Either failure means the same to the reader: HDF5's reason adds nothing. */
+    hid_t fid = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (fid < 0)
+        return fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset: not a readable "
+                            "HDF5 file", file, dataset, name);
+    ret = check_source_dataset(file, dataset, dcpl, i, fid, name, dset);
+    return fs_h5_close_ids(ret, path, 1, fid);
+}
+
+/* A virtual dataset reads the fill value where a source is missing; a
+ * result computed from that would be silently wrong. Check that every
+ * source file and dataset exists, has a type fftshard reads and is large
+ * enough for its mapping. */
+static fs_status check_virtual_sources(const char *file, const char *dataset, hid_t dcpl)
+{
+    size_t count = 0;
+    if (H5Pget_virtual_count(dcpl, &count) < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot read the virtual dataset's mappings", file,
+                          dataset);
+    fs_status ret = FS_OK;
+    for (size_t i = 0; i < count && ret == FS_OK; i++) {
+        char *name = NULL, *dset = NULL;
+        ret = virtual_name(dcpl, i, 0, &name);
+        if (ret == FS_OK)
+            ret = virtual_name(dcpl, i, 1, &dset);
+        if (ret != FS_OK) {
+            /* Put the file and dataset in front of the message. */
+            char located[2048];
+            snprintf(located, sizeof located, "%s:%s: %s", file, dataset, fs_error_message());
+            fs_error_clear();
+            ret = fs_error_set(ret, "%s", located);
+        } else if (!strchr(name, '%') && !strchr(dset, '%')) {
+            /* printf-named sources of an unlimited dataset: HDF5 finds them */
+            ret = check_source(file, dataset, dcpl, i, name, dset);
+        }
+        free(name);
+        free(dset);
+        /* A source may be refused after HDF5 failed to open it. */
+        ret = fs_h5_clear_errors(ret);
+    }
+    return ret;
+}
+
+fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***names, int64_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    hid_t did = H5I_INVALID_HID, dcpl = H5I_INVALID_HID;
+    size_t count = 0;
+    fs_status ret = FS_OK;
+    /* The caller may expect no such file or dataset: no HDF5 stack for those. */
+    hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0 || (did = H5Dopen2(fid, dataset, H5P_DEFAULT)) < 0) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: cannot open %s to read its sources", file, dataset);
+        goto done;
+    }
+    H5D_layout_t layout = (dcpl = H5Dget_create_plist(did)) >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    if (layout == H5D_LAYOUT_ERROR || (layout == H5D_VIRTUAL && H5Pget_virtual_count(dcpl, &count) < 0)) {
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot read the dataset's layout", file, dataset);
+        goto done;
+    }
+    if (count > 0 && !(*names = calloc(count, sizeof **names)))
+        ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (size_t i = 0; i < count && ret == FS_OK; i++, (*n)++)
+        ret = virtual_name(dcpl, i, 0, &(*names)[i]);
+    if (ret != FS_OK) {
+        fs_strings_free(*names, *n);
+        *names = NULL;
+        *n = 0;
+    }
+done:
+    ret = fs_h5_close_ids(ret, file, 3, dcpl, did, fid);
+    return fs_h5_clear_errors(ret);
+}
+
+/* ------------------------------------------------------------------ probe */
+
+/* A shard's "offset" attribute: its start in the whole array, one integer
+ * (along axis 0) or one per axis. has_offset -1: present but unusable. */
+static fs_status read_offset(hid_t did, const char *label, int ndim, fs_input_info *info)
+{
+    htri_t exists = H5Aexists(did, "offset");
+    if (exists < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for an offset attribute", label);
+    if (exists == 0)
+        return FS_OK;
+    hid_t aid = H5Aopen(did, "offset", H5P_DEFAULT);
+    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
+    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
+    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
+    hssize_t n = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
+    long long v[FS_LAYOUT_MAX_DIMS] = {0};
+    fs_status ret = FS_OK;
+    info->has_offset = -1;
+    if (cls == H5T_NO_CLASS || n < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the offset attribute", label);
+    else if (cls == H5T_INTEGER && (n == 1 || n == ndim)) {
+        if (H5Aread(aid, H5T_NATIVE_LLONG, v) < 0) {
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the offset attribute", label);
+        } else {
+            info->has_offset = 1;
+            for (int k = 0; k < ndim; k++) {
+                info->offset[k] = v[k];
+                if (v[k] < 0)
+                    info->has_offset = -1;
+            }
+        }
+    }
+    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+}
+
+/* A forward --real run records the real length for the inverse in a
+ * "last_size" attribute; one that is not a single positive number is
+ * ignored, as any attribute fftshard does not know. */
+static fs_status read_last_size(hid_t did, const char *label, fs_input_info *info)
+{
+    htri_t exists = H5Aexists(did, "last_size");
+    if (exists < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a last_size attribute", label);
+    if (exists == 0)
+        return FS_OK;
+    hid_t aid = H5Aopen(did, "last_size", H5P_DEFAULT);
+    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
+    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
+    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
+    hssize_t n = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
+    long long v = 0;
+    fs_status ret = FS_OK;
+    if (cls == H5T_NO_CLASS || n < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the last_size attribute", label);
+    else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && n == 1) {
+        if (H5Aread(aid, H5T_NATIVE_LLONG, &v) < 0)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the last_size attribute", label);
+        else if (v > 0)
+            info->last_size_attr = v;
+    }
+    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+}
+
+/* Is the dataset virtual? Then its sources must be usable. */
+static fs_status check_layout(hid_t did, const char *file, fs_input_info *info)
+{
+    hid_t dcpl = H5Dget_create_plist(did);
+    H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    fs_status ret = FS_OK;
+    if (layout == H5D_LAYOUT_ERROR)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot read the dataset's layout", file, info->dataset);
+    else if (layout == H5D_VIRTUAL) {
+        info->is_virtual = 1;
+        ret = check_virtual_sources(file, info->dataset, dcpl);
+    }
+    return fs_h5_close_ids(ret, file, 1, dcpl);
+}
+
+/* The shape (sid) fftshard can transform: simple, 1 to FS_LAYOUT_MAX_DIMS
+ * axes, into info->ndim and info->shape. */
+static fs_status read_shape(hid_t sid, const char *label, fs_input_info *info)
+{
+    H5S_class_t space_class = H5Sget_simple_extent_type(sid);
+    if (space_class == H5S_NO_CLASS)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's shape", label);
+    if (space_class != H5S_SIMPLE)
+        return fs_error_set(FS_ERR_INPUT, "%s: %s dataset: nothing to transform", label,
+                            space_class == H5S_SCALAR ? "a scalar" : "an empty (null)");
+    int ndim = H5Sget_simple_extent_ndims(sid);
+    if (ndim < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's shape", label);
+    if (ndim < 1 || ndim > FS_LAYOUT_MAX_DIMS)
+        return fs_error_set(FS_ERR_INPUT, "%s: %d dimensions; fftshard handles 1 to %d", label, ndim,
+                            FS_LAYOUT_MAX_DIMS);
+    hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    if (H5Sget_simple_extent_dims(sid, dims, NULL) < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's shape", label);
+    info->ndim = ndim;
+    for (int k = 0; k < ndim; k++)
+        info->shape[k] = (int64_t)dims[k];
+    return FS_OK;
+}
+
+/* Only now the length of every axis: a virtual dataset's sources come
+ * first, as before. */
+static fs_status check_size(const char *label, const fs_input_info *info)
+{
+    char shape[256];
+    fs_format_shape(info->ndim, info->shape, shape, sizeof shape);
+    for (int k = 0; k < info->ndim; k++)
+        if (info->shape[k] == 0)
+            return fs_error_set(FS_ERR_INPUT, "%s: axis %d has length 0 (shape %s): nothing to "
+                                "transform", label, k, shape);
+    if (fs_shape_elems(info->ndim, info->shape) < 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: shape %s is too large (more than %s elements)", label,
+                            shape, FS_MAX_ELEMS_TEXT);
+    return FS_OK;
+}
+
+/* Everything about the open dataset did of file. */
+static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
+{
+    char label[2 * FS_PATH_MAX + 2];
+    snprintf(label, sizeof label, "%s:%s", file, info->dataset);
+    hid_t tid = H5Dget_type(did), sid = H5Dget_space(did);
+    int supported = 0;
+    fs_status ret = FS_OK;
+    if (tid < 0 || sid < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's type or shape", label);
+    if (ret == FS_OK && (ret = read_type(tid, info, &supported)) != FS_OK) {
+        /* Put the file and dataset in front of the message. */
+        char located[sizeof label + 2048];
+        snprintf(located, sizeof located, "%s: %s", label, fs_error_message());
+        fs_error_clear();
+        ret = fs_error_set(ret, "%s", located);
+    } else if (ret == FS_OK && !supported) {
+        ret = fs_error_set(FS_ERR_INPUT, "%s: unsupported element type %s (%s)", label,
+                           info->type_name, supported_types_hint(info));
+    }
+    if (ret == FS_OK)
+        ret = read_shape(sid, label, info);
+    if (ret == FS_OK)
+        ret = read_last_size(did, label, info);
+    if (ret == FS_OK)
+        ret = read_offset(did, label, info->ndim, info);
+    if (ret == FS_OK)
+        ret = check_layout(did, file, info);
+    if (ret == FS_OK)
+        ret = check_size(label, info);
+    return fs_h5_close_ids(ret, label, 2, sid, tid);
+}
+
+/* What can be said of the file before HDF5 opens it. */
+static fs_status check_file(const char *file)
+{
+    struct stat st;
+    if (stat(file, &st) != 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: %s", file,
+                            errno == ENOENT ? "no such file" : strerror(errno));
+    if (S_ISDIR(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", file);
+    /* Opening a FIFO would wait for a writer forever. */
+    if (!S_ISREG(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (a FIFO, device or socket)", file);
+    FILE *probe = fopen(file, "rb");
+    if (!probe)
+        return fs_error_set(FS_ERR_INPUT, "%s: %s", file, strerror(errno));
+    fclose(probe);
+    htri_t is_hdf5 = H5Fis_hdf5(file);
+    if (is_hdf5 < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: not an HDF5 file (HDF5 cannot read its signature)", file);
+    if (is_hdf5 == 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: not an HDF5 file%s", file,
+                            st.st_size == 0 ? " (it is empty)" : "");
+    return FS_OK;
+}
+
+fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info)
+{
+    hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID;
+    memset(info, 0, sizeof *info);
+    fs_status ret = check_file(file);
+    if (ret != FS_OK)
+        return ret;
+    fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: HDF5 cannot open it", file);
+    ret = find_dataset(fid, file, dataset, info);
+    if (ret == FS_OK && (did = H5Dopen2(fid, info->dataset, H5P_DEFAULT)) < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
+    if (ret == FS_OK)
+        ret = probe_dataset(did, file, info);
+    return fs_h5_close_ids(ret, file, 2, did, fid);
+}
