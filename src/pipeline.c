@@ -196,7 +196,7 @@ static fs_status stage_output(run *r)
 
 
 /* The block hooks of an overlapping strategy. */
-static void hook_pre(void *ctx, const fs_box *block, void *data)
+static fs_status hook_pre(void *ctx, const fs_box *block, void *data)
 {
     compute *c = ctx;
     if (c->t.hook_twiddle) {
@@ -206,19 +206,23 @@ static void hook_pre(void *ctx, const fs_box *block, void *data)
         tw.sign = c->t.sign;
         tw.twiddle_n = c->t.in_shape[0];
         fs_op *op = NULL;
-        if (fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op) == FS_OK)
+        fs_status st = fs_op_new(&tw, block, c->prec, data, FFTW_ESTIMATE, &op);
+        if (st == FS_OK)
             fs_op_execute(op);
         fs_op_free(&op);
-        return;
+        return st;
     }
-    fs_fft_blockwise_execute(c->bw_pre, block, data);
+    if (fs_fft_blockwise_execute(c->bw_pre, block, data) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
+    return FS_OK;
 }
 
-static void hook_post(void *ctx, const fs_box *block, void *data)
+static fs_status hook_post(void *ctx, const fs_box *block, void *data)
 {
     compute *c = ctx;
-    if (c->bw_post)
-        fs_fft_blockwise_execute(c->bw_post, block, data);
+    if (c->bw_post && fs_fft_blockwise_execute(c->bw_post, block, data) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform");
+    return FS_OK;
 }
 
 static void compute_free(compute *c)
