@@ -95,14 +95,35 @@ static int64_t map_apply(const run_map *m, int64_t u)
     return m->r[lo].dst + (u - m->r[lo].src);
 }
 
-/* The gcd of g and every run's length and offset in outer's storage. */
-static int64_t runs_gcd(int64_t g, const fs_box *inner, const fs_box *outer)
+typedef struct gcd_ctx {
+    int64_t gcd, runs;
+} gcd_ctx;
+
+/* The gcd of every run's offset and length (fs_box_runs), by arithmetic: the
+ * runs' offsets are base + sum index[k] * stride[k], whose gcd is that of
+ * base and the strides of the axes with more than one index; their length
+ * is one. A billion runs then cost nothing to a dry run. */
+static void runs_gcd(const fs_box *inner, const fs_box *outer, gcd_ctx *g)
 {
-    fs_box_runs w;
-    fs_box_runs_begin(&w, inner, outer, NULL, 0);
-    while (fs_box_runs_next(&w))
-        g = gcd64(gcd64(g, w.offset), w.run_elems);
-    return g;
+    if (fs_box_elems(inner) == 0)
+        return;
+    int ndim = inner->ndim, run_axis = ndim - 1;
+    int64_t len = inner->count[ndim - 1];
+    while (run_axis > 0 && inner->count[run_axis] == outer->count[run_axis]) {
+        run_axis--;
+        len *= inner->count[run_axis];
+    }
+    int64_t stride = 1, runs = 1, d = gcd64(g->gcd, len);
+    d = gcd64(d, fs_box_offset_in(inner, outer));
+    for (int k = ndim - 1; k >= 0; k--) {
+        if (k < run_axis && inner->count[k] > 1)
+            d = gcd64(d, stride);
+        if (k < run_axis)
+            runs *= inner->count[k];
+        stride *= outer->count[k];
+    }
+    g->gcd = d;
+    g->runs += runs;
 }
 
 /* Add the runs of inner inside outer to m, in units: from outer's storage
@@ -230,6 +251,53 @@ static int map_invert(const run_map *m, run_map *inv)
     return 0;
 }
 
+/* Slot and unit sizes of rd's layout, and how many runs its boxes have. */
+static void geometry(const fs_redist *rd, size_t elem_bytes, int64_t *slot_out, int64_t *unit_out,
+                     int64_t *runs)
+{
+    int P = rd->npeers;
+    int64_t slot = 1;
+    for (int q = 0; q < P; q++) {
+        if (rd->send_elems[q] > slot)
+            slot = rd->send_elems[q];
+        if (rd->recv_elems[q] > slot)
+            slot = rd->recv_elems[q];
+    }
+    /* The unit divides the slot size and every run's length and offset on
+     * both sides, so each side is a whole number of units. */
+    gcd_ctx g = {slot, 0};
+    for (int q = 0; q < P; q++) {
+        runs_gcd(&rd->send[q], &rd->from, &g);
+        runs_gcd(&rd->recv[q], &rd->to, &g);
+    }
+    int64_t unit = g.gcd;
+    /* Units above 256 KiB are split (any divisor works) to bound scratch. */
+    const int64_t max_unit_bytes = 256 * 1024;
+    if ((int64_t)elem_bytes * unit > max_unit_bytes) {
+        int64_t parts = ((int64_t)elem_bytes * unit + max_unit_bytes - 1) / max_unit_bytes;
+        while (unit % parts)
+            parts++;
+        unit /= parts;
+    }
+    *slot_out = slot;
+    *unit_out = unit;
+    *runs = g.runs;
+}
+
+void fs_blocked_estimate(const fs_redist *rd, size_t elem_bytes, int64_t *buffer_elems,
+                         size_t *scratch_bytes)
+{
+    int64_t slot, unit, runs;
+    geometry(rd, elem_bytes, &slot, &unit, &runs);
+    int64_t nunits = (int64_t)rd->npeers * slot / unit;
+    *buffer_elems = (int64_t)rd->npeers * slot;
+    /* The two kept maps: a run per box run (merging only removes some) and
+     * the padding's runs, cut at most at every slot's end on either side. */
+    *scratch_bytes = (size_t)(nunits + 7) / 8 + 1 + (size_t)unit * elem_bytes +
+                     (size_t)(runs + 4 * (int64_t)rd->npeers) * sizeof(run) +
+                     2 * (size_t)rd->npeers * sizeof(int64_t);
+}
+
 void fs_blocked_free(fs_blocked **pb)
 {
     fs_blocked *b = *pb;
@@ -255,29 +323,9 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
     int P = rd->npeers;
     b->npeers = P;
     b->elem_bytes = elem_bytes;
-    int64_t slot = 1;
-    for (int q = 0; q < P; q++) {
-        if (rd->send_elems[q] > slot)
-            slot = rd->send_elems[q];
-        if (rd->recv_elems[q] > slot)
-            slot = rd->recv_elems[q];
-    }
+    int64_t slot, unit, runs;
+    geometry(rd, elem_bytes, &slot, &unit, &runs);
     b->slot_elems = slot;
-    /* The unit divides the slot size and every run's length and offset on
-     * both sides, so each side is a whole number of units. */
-    int64_t unit = slot;
-    for (int q = 0; q < P; q++) {
-        unit = runs_gcd(unit, &rd->send[q], &rd->from);
-        unit = runs_gcd(unit, &rd->recv[q], &rd->to);
-    }
-    /* Units above 256 KiB are split (any divisor works) to bound scratch. */
-    const int64_t max_unit_bytes = 256 * 1024;
-    if ((int64_t)elem_bytes * unit > max_unit_bytes) {
-        int64_t parts = ((int64_t)elem_bytes * unit + max_unit_bytes - 1) / max_unit_bytes;
-        while (unit % parts)
-            parts++;
-        unit /= parts;
-    }
     b->unit_elems = unit;
     b->nunits = (int64_t)P * slot / unit;
     size_t ub = (size_t)unit * elem_bytes;
@@ -325,17 +373,6 @@ oom:
 int64_t fs_blocked_slot_elems(const fs_blocked *b)
 {
     return b->slot_elems;
-}
-
-int64_t fs_blocked_buffer_elems(const fs_blocked *b)
-{
-    return (int64_t)b->npeers * b->slot_elems;
-}
-
-size_t fs_blocked_scratch_bytes(const fs_blocked *b)
-{
-    size_t maps = (size_t)(b->pack.cap + b->unpack.cap) * sizeof(run);
-    return (size_t)(b->nunits + 7) / 8 + (size_t)b->unit_elems * b->elem_bytes + maps;
 }
 
 void fs_blocked_pack(fs_blocked *b, void *data)

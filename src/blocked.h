@@ -27,13 +27,17 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
                          fs_blocked **out);
 void fs_blocked_free(fs_blocked **b);
 
-/* Elements per slot, and the buffer size the layout needs (npeers slots). */
+/* Elements per slot (the buffer holds npeers slots). */
 int64_t fs_blocked_slot_elems(const fs_blocked *b);
-int64_t fs_blocked_buffer_elems(const fs_blocked *b);
-/* Bytes of scratch the plan holds (bitmap, unit buffers, maps). */
-size_t fs_blocked_scratch_bytes(const fs_blocked *b);
 
-/* In place on a buffer of fs_blocked_buffer_elems elements. */
+/* What fs_blocked_new(rd, elem_bytes, ...) needs, by arithmetic alone:
+ * the buffer's elements (npeers slots) and a bound on the scratch bytes it
+ * holds (bitmap, unit buffer, maps): the strategies' estimates
+ * (fs_exchange_ops.estimate). */
+void fs_blocked_estimate(const fs_redist *rd, size_t elem_bytes, int64_t *buffer_elems,
+                         size_t *scratch_bytes);
+
+/* In place on a buffer of npeers slots. */
 void fs_blocked_pack(fs_blocked *b, void *data);
 void fs_blocked_unpack(fs_blocked *b, void *data);
 

@@ -16,7 +16,6 @@ struct fs_compute {
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
     fs_block_hooks hooks;
-    fs_status hook_status;               /* the first failure of the block work */
     /* --check: the inverse */
     fs_exchange *x_back[FS_MAX_EXCH];
     fs_op *inv[FS_MAX_STAGES][FS_MAX_OPS];
@@ -45,8 +44,9 @@ void fs_workbuf_release(fs_workbuf *b)
     b->elems = 0;
 }
 
-/* The block hooks of an overlapping strategy. */
-static void hook_pre(void *ctx, const fs_box *block, void *data)
+/* The block hooks of an overlapping strategy: a failure stops the block
+ * work; the strategy finishes its messages and agrees the status. */
+static fs_status hook_pre(void *ctx, const fs_box *block, void *data)
 {
     fs_compute *c = ctx;
     if (c->t->hook_twiddle) {
@@ -60,21 +60,15 @@ static void hook_pre(void *ctx, const fs_box *block, void *data)
         if (st == FS_OK)
             st = fs_op_execute(op);
         fs_op_free(&op);
-        if (c->hook_status == FS_OK)
-            c->hook_status = st;
-        return;
+        return st;
     }
-    fs_status st = fs_fft_blockwise_execute(c->bw_pre, block, data);
-    if (c->hook_status == FS_OK)
-        c->hook_status = st;
+    return fs_fft_blockwise_execute(c->bw_pre, block, data);
 }
 
-static void hook_post(void *ctx, const fs_box *block, void *data)
+static fs_status hook_post(void *ctx, const fs_box *block, void *data)
 {
     fs_compute *c = ctx;
-    fs_status st = c->bw_post ? fs_fft_blockwise_execute(c->bw_post, block, data) : FS_OK;
-    if (c->hook_status == FS_OK)
-        c->hook_status = st;
+    return c->bw_post ? fs_fft_blockwise_execute(c->bw_post, block, data) : FS_OK;
 }
 
 void fs_compute_free(fs_compute **cp)
@@ -237,7 +231,7 @@ static fs_status run_exchange(fs_compute *c, int e, void *data, fs_timers *timer
     double hooks = x->stats.t_hooks_s - hooks_before;
     timers->t_s[FS_PHASE_EXCHANGE] -= hooks;
     timers->t_s[FS_PHASE_FFT] += hooks;
-    return st == FS_OK ? c->hook_status : st;
+    return st;
 }
 
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)

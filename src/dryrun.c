@@ -15,13 +15,33 @@
 #include "planner.h"
 #include "transform.h"
 
-/* What MPI, HDF5 (with ROMIO's 16 MiB collective buffer) and FFTW take
- * besides the array, measured as the peak of a 1x1x1 run plus ROMIO's buffer. */
-#define LIBRARY_BYTES ((int64_t)50 * 1024 * 1024)
+/* The parts of a run's peak resident memory (VmHWM, the report's peak
+ * memory) besides the data buffer and the exchange plans, measured with
+ * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks:
+ * - what MPI, HDF5 and FFTW hold in a run of a 1x1x1 array; */
+#define LIBRARY_BYTES ((int64_t)27 * 1024 * 1024)
+/* - and on top of that in a run of a real size: FFTW's plans of the stages
+ *   and the buffers of their strided passes, and HDF5's for a dataset of
+ *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
+ *   pencils alike); */
+#define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
+/* - reading a box that is not contiguous in the file (pencils): ROMIO's
+ *   data sieving buffer, of which about this much is touched. */
+#define SIEVE_BYTES ((int64_t)3 * 1024 * 1024 / 2)
+/* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
+ * which are resident as a whole once touched. */
+#define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
+/* The strategies the dry run compares (the table's, for `auto`). */
+#define MAX_STRATEGIES 32
 
 static double mib(double bytes)
 {
     return bytes / 1048576.0;
+}
+
+static int64_t resident(int64_t bytes)
+{
+    return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
 }
 
 static void box_text(const fs_box *b, char *buf, size_t size)
@@ -57,22 +77,195 @@ static void stage_extent(const fs_transform *t, int s, fs_box *small, fs_box *la
 static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_from)
 {
     int g = fs_transform_exchange_dim(t, e);
-    int a = t->split[e][g], b = t->split[e + 1][g];
+    int b = t->split[e + 1][g];
     fs_box blk = *large_from;
     if (b >= 0) {
         int64_t cnt, off;
         fs_split_block(t->shape[b], t->grid[g], 0, &cnt, &off);
         blk.count[b] = cnt;
     }
-    (void)a;
     return fs_box_elems(&blk);
+}
+
+/* The coordinates along grid dimension g whose boxes can differ in size:
+ * the ends, and both sides of every place where a stage's share of the
+ * axis split over g changes (block splits have at most one). Returns how
+ * many, at most 2 + 2 * FS_MAX_STAGES. */
+static int candidate_coords(const fs_transform *t, int g, int *out)
+{
+    int n = 0, last = t->grid[g] - 1;
+    int cand[2 + 2 * FS_MAX_STAGES] = {0, last};
+    int ncand = 2;
+    for (int s = 0; s < t->nstages; s++) {
+        int a = t->split[s][g];
+        if (a < 0)
+            continue;
+        /* fs_split_block: the first n % parts parts hold one more. */
+        int extra = (int)(t->shape[a] % t->grid[g]);
+        if (extra > 0) {
+            cand[ncand++] = extra - 1;
+            cand[ncand++] = extra < last ? extra : last;
+        }
+    }
+    for (int i = 0; i < ncand; i++) {
+        int seen = 0;
+        for (int j = 0; j < n; j++)
+            seen = seen || out[j] == cand[i];
+        if (!seen)
+            out[n++] = cand[i];
+    }
+    return n;
+}
+
+/* What the rank at grid coordinates c needs with strategy ops: every plan
+ * is made before the run and keeps its buffers, so the exchanges' scratch
+ * adds up (with --check, the inverse exchanges' too). */
+typedef struct rank_need {
+    const fs_exchange_ops *ops;
+    int64_t array_elems;               /* the data buffer */
+    int64_t scratch_bytes;             /* the exchange plans */
+    uint64_t messages[FS_MAX_STAGES];  /* per exchange */
+} rank_need;
+
+static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
+                         const fs_exchange_params *params, int check, const int c[2],
+                         rank_need *need)
+{
+    memset(need, 0, sizeof *need);
+    size_t cb = fs_complex_bytes(t->prec);
+    for (int s = 0; s < t->nstages; s++) {
+        fs_box b = fs_transform_box(t, s, c[0], c[1]);
+        if (fs_box_elems(&b) > need->array_elems)
+            need->array_elems = fs_box_elems(&b);
+    }
+    for (int e = 0; e + 1 < t->nstages; e++) {
+        int g = fs_transform_exchange_dim(t, e), n = t->grid[g];
+        fs_box *from = calloc((size_t)n, sizeof *from), *to = calloc((size_t)n, sizeof *to);
+        fs_redist *rd[2] = {NULL, NULL};
+        if (from && to) {
+            for (int m = 0; m < n; m++) {
+                int cm[2] = {c[0], c[1]};
+                cm[g] = m;
+                from[m] = fs_transform_box(t, e, cm[0], cm[1]);
+                to[m] = fs_transform_box(t, e + 1, cm[0], cm[1]);
+            }
+            rd[0] = fs_redist_new(n, c[g], from, to);
+            if (check)
+                rd[1] = fs_redist_new(n, c[g], to, from);
+        }
+        free(from);
+        free(to);
+        if (!rd[0] || (check && !rd[1])) {
+            fs_redist_free(&rd[0]);
+            fs_redist_free(&rd[1]);
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
+        }
+        for (int k = 0; k < 2 && rd[k]; k++) {
+            fs_exchange_args args = {
+                .comm = MPI_COMM_NULL,
+                .rd = rd[k],
+                .elem_bytes = cb,
+                .elem_type = MPI_DATATYPE_NULL,
+                .params = params,
+                .hooks = NULL,
+            };
+            fs_exchange_estimate est;
+            ops->estimate(&args, &est);
+            if (est.work_elems > need->array_elems)
+                need->array_elems = est.work_elems;
+            need->scratch_bytes += (int64_t)est.scratch_bytes;
+            if (k == 0)
+                need->messages[e] = est.messages;
+        }
+        fs_redist_free(&rd[0]);
+        fs_redist_free(&rd[1]);
+    }
+    return FS_OK;
+}
+
+/* The largest need over the ranks whose boxes differ in size (the memory
+ * of one rank: its array and scratch together), and the most messages any
+ * of them sends in each exchange. */
+static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
+                              const fs_exchange_params *params, int check, rank_need *worst)
+{
+    int coords[2][2 + 2 * FS_MAX_STAGES], n[2];
+    for (int g = 0; g < 2; g++)
+        n[g] = candidate_coords(t, g, coords[g]);
+    size_t cb = fs_complex_bytes(t->prec);
+    int64_t worst_bytes = -1;
+    uint64_t messages[FS_MAX_STAGES] = {0};
+    for (int i = 0; i < n[0]; i++)
+        for (int j = 0; j < n[1]; j++) {
+            int c[2] = {coords[0][i], coords[1][j]};
+            rank_need need;
+            fs_status st = need_of(t, ops, params, check, c, &need);
+            if (st != FS_OK)
+                return st;
+            int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes;
+            if (bytes > worst_bytes) {
+                worst_bytes = bytes;
+                *worst = need;
+            }
+            for (int e = 0; e < FS_MAX_STAGES; e++)
+                messages[e] = need.messages[e] > messages[e] ? need.messages[e] : messages[e];
+        }
+    memcpy(worst->messages, messages, sizeof messages);
+    return FS_OK;
+}
+
+/* The memory of a run besides the data buffer and the exchanges. */
+static int64_t other_bytes(const fs_transform *t)
+{
+    return LIBRARY_BYTES + PLANS_BYTES + (t->pencil ? SIEVE_BYTES : 0);
+}
+
+/* Each strategy's largest need (ops: the one named; NULL: all of them, as
+ * `auto` may pick any). *nneeds of them in table order, and *worst the
+ * index of the largest. */
+static fs_status strategy_needs(const fs_options *opts, const fs_transform_request *rq,
+                                const fs_exchange_ops *ops, rank_need *needs, int *nneeds,
+                                int *worst)
+{
+    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
+    int64_t worst_bytes = -1;
+    *nneeds = 0;
+    *worst = -1;
+    for (int i = 0; fs_exchange_strategies[i] && *nneeds < MAX_STRATEGIES; i++) {
+        const fs_exchange_ops *o = fs_exchange_strategies[i];
+        if (ops && o != ops)
+            continue;
+        /* The strategy changes the plan (block work for those with hooks). */
+        fs_transform t;
+        fs_transform_request with = *rq;
+        with.hooks = o->uses_hooks;
+        fs_status st = fs_transform_plan(&with, &t);
+        if (st != FS_OK)
+            return st;
+        if (!t.exchanges)
+            return FS_OK;
+        rank_need *n = &needs[*nneeds];
+        if ((st = largest_need(&t, o, &params, opts->check, n)) != FS_OK)
+            return st;
+        int64_t bytes = resident(n->array_elems * (int64_t)fs_complex_bytes(t.prec)) + n->scratch_bytes;
+        if (bytes > worst_bytes) {
+            worst_bytes = bytes;
+            *worst = *nneeds;
+        }
+        n->ops = o;
+        (*nneeds)++;
+    }
+    return FS_OK;
 }
 
 fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
 {
     int rank, nranks;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &nranks);
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, &nranks);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed: %s", fs_mpi_strerror(err));
     fs_input_info info;
     memset(&info, 0, sizeof info);
     fs_status st = FS_OK;
@@ -104,6 +297,10 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     rq.hooks = ops && ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &t);
+    rank_need needs[MAX_STRATEGIES];
+    int nneeds = 0, worst = -1;
+    if (st == FS_OK)
+        st = strategy_needs(opts, &rq, ops, needs, &nneeds, &worst);
     /* Every rank plans the same way: rank 0 speaks, and prints. */
     if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) != FS_OK || rank != 0)
         return st;
@@ -127,7 +324,6 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     else
         printf("decomposition: slab, axis %d -> axis %d\n", t.split[0][0], t.split[1][0]);
 
-    int64_t peak_array = 0, peak_scratch = 0;
     fs_box large[FS_MAX_STAGES];
     for (int s = 0; s < t.nstages; s++) {
         fs_box small;
@@ -149,39 +345,42 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
                split[0] ? split : "not split", a, b, n, mib((double)n * (double)cb));
         if (empty)
             printf("  %d of %d ranks hold nothing in this stage\n", empty, P);
-        peak_array = n > peak_array ? n : peak_array;
     }
+
+    int64_t array_only = 0;
+    for (int s = 0; s < t.nstages; s++)
+        array_only = fs_box_elems(&large[s]) > array_only ? fs_box_elems(&large[s]) : array_only;
+    const rank_need *chosen = worst >= 0 ? &needs[worst] : NULL;
     for (int e = 0; e + 1 < t.nstages; e++) {
         int g = fs_transform_exchange_dim(&t, e);
         int64_t blk = largest_block(&t, e, &large[e]);
-        printf("exchange %d: among %d ranks (%s), up to %d messages per rank of up to %" PRId64
-               " elements (%.2f MiB)\n",
+        char msgs[512] = "";
+        for (int k = 0; k < nneeds; k++) {
+            size_t u = strlen(msgs);
+            snprintf(msgs + u, sizeof msgs - u, "%s%s %" PRIu64, k ? ", " : "",
+                     needs[k].ops->name, needs[k].messages[e]);
+        }
+        printf("exchange %d: among %d ranks (%s), blocks of up to %" PRId64
+               " elements (%.2f MiB); messages per rank: %s\n",
                e + 1, t.grid[g], t.pencil ? (g == 1 ? "a row of the grid" : "a column of the grid")
                                           : "all ranks",
-               t.grid[g] - 1, blk, mib((double)blk * (double)cb));
-        /* In-place strategies pad to equal slots; the others hold a send
-         * buffer as large as the local box, and a receive buffer when the
-         * blocks do not land contiguously (pencils). */
-        int64_t slots = (int64_t)t.grid[g] * blk;
-        if (ops && ops->in_place) {
-            peak_array = slots > peak_array ? slots : peak_array;
-            int64_t sc = 4 * (int64_t)(opts->packet_bytes ? opts->packet_bytes : FS_DEFAULT_PACKET_BYTES);
-            peak_scratch = sc > peak_scratch ? sc : peak_scratch;
-        } else {
-            int64_t sc = fs_box_elems(&large[e]) * (int64_t)cb * (t.pencil ? 2 : 1);
-            peak_scratch = sc > peak_scratch ? sc : peak_scratch;
-        }
+               blk, mib((double)blk * (double)cb), msgs);
     }
-    int64_t total = peak_array * (int64_t)cb + peak_scratch + LIBRARY_BYTES;
-    printf("memory per rank (%s): array %.1f MiB + exchange %.1f MiB + libraries ~%.0f MiB = "
-           "about %.1f MiB\n",
-           name ? name : "auto: the largest of the strategies", mib((double)peak_array * (double)cb),
-           mib((double)peak_scratch), mib((double)LIBRARY_BYTES), mib((double)total));
-    if (!ops && t.exchanges) {
-        /* auto: the strategies with a second array set the bound */
-        printf("  (with alltoall or random add up to %.1f MiB for their send buffer)\n",
-               mib((double)peak_array * (double)cb));
-    }
+    int64_t array_bytes = resident((chosen ? chosen->array_elems : array_only) * (int64_t)cb);
+    int64_t scratch = chosen ? chosen->scratch_bytes : 0;
+    int64_t total = array_bytes + scratch + other_bytes(&t);
+    char who[128];
+    if (!chosen)
+        snprintf(who, sizeof who, "no exchange");
+    else if (ops)
+        snprintf(who, sizeof who, "%s", ops->name);
+    else
+        snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
+    printf("memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
+           "libraries ~%.0f MiB = about %.1f MiB\n",
+           who, mib((double)array_bytes), mib((double)scratch),
+           mib((double)(other_bytes(&t) - LIBRARY_BYTES)), mib((double)LIBRARY_BYTES),
+           mib((double)total));
     if (opts->mem_per_rank)
         printf("--mem-per-rank %.1f MiB: %s\n", mib((double)opts->mem_per_rank),
                (uint64_t)total <= opts->mem_per_rank ? "fits" : "does NOT fit");

@@ -4,16 +4,26 @@
 #include "exchange.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const fs_exchange_ops *const fs_exchange_strategies[] = {
-    &fs_exchange_alltoall,
-    &fs_exchange_random,
-    &fs_exchange_xorswap,
-    &fs_exchange_pairwise,
-    NULL,
-};
+/* The table: one line per strategy, which both declares the ops its file
+ * defines and lists them, so a new strategy touches no header. The order
+ * is --help's and the order `auto` tries them in. */
+#define STRATEGIES(X) \
+    X(fs_exchange_alltoall) \
+    X(fs_exchange_random) \
+    X(fs_exchange_xorswap) \
+    X(fs_exchange_pairwise)
+
+#define DECLARE(ops) extern const fs_exchange_ops ops;
+STRATEGIES(DECLARE)
+#undef DECLARE
+
+#define LIST(ops) &ops,
+const fs_exchange_ops *const fs_exchange_strategies[] = {STRATEGIES(LIST) NULL};
+#undef LIST
 
 const fs_exchange_ops *fs_exchange_find(const char *name)
 {
@@ -32,6 +42,12 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the %s exchange", ops->name);
     x->ops = ops;
     x->args = *args;
+    /* The sizes come from the estimate alone, so the dry run's figures
+     * are the plan's. */
+    fs_exchange_estimate est;
+    ops->estimate(args, &est);
+    x->work_elems = est.work_elems;
+    x->scratch_bytes = est.scratch_bytes;
     fs_status ret = ops->plan(x);
     if (ret != FS_OK) {
         fs_exchange_free(&x);
@@ -54,6 +70,43 @@ void fs_exchange_free(fs_exchange **x)
         (*x)->ops->destroy(*x);
     free(*x);
     *x = NULL;
+}
+
+fs_status fs_exchange_agree(const fs_exchange *x, fs_status local)
+{
+    MPI_Comm comm = x->args.comm;
+    int size, rank, err = MPI_Comm_size(comm, &size);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_rank(comm, &rank);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: MPI_Comm_size failed: %s", x->ops->name,
+                            fs_mpi_strerror(err));
+    /* As fs_error_agree: the highest status, among equals the lowest rank. */
+    long long mine = (long long)local * (size + 1) + (size - rank), worst = 0;
+    err = MPI_Allreduce(&mine, &worst, 1, MPI_LONG_LONG, MPI_MAX, comm);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: agreeing on the status failed: %s",
+                            x->ops->name, fs_mpi_strerror(err));
+    fs_status agreed = (fs_status)(worst / (size + 1));
+    int reporter = size - (int)(worst % (size + 1));
+    if (agreed == FS_OK)
+        return FS_OK;
+    char message[1024] = "";
+    if (rank == reporter)
+        snprintf(message, sizeof message, "%s", fs_error_message());
+    err = MPI_Bcast(message, (int)sizeof message, MPI_CHAR, reporter, comm);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: MPI_Bcast failed: %s", x->ops->name,
+                            fs_mpi_strerror(err));
+    if (local == FS_OK)
+        fs_error_set(agreed, "%s", message);
+    return agreed;
+}
+
+int64_t fs_exchange_layout_elems(const fs_redist *rd)
+{
+    int64_t from = fs_box_elems(&rd->from), to = fs_box_elems(&rd->to);
+    return from > to ? from : to;
 }
 
 int fs_exchange_receives_in_place(const fs_redist *rd)
@@ -177,8 +230,12 @@ int fs_exchange_round_partner(int n, int rank, int round)
 
 size_t fs_exchange_packet_bytes(const fs_exchange *x)
 {
-    size_t p = x->args.params && x->args.params->packet_bytes ? x->args.params->packet_bytes
-                                                                : FS_DEFAULT_PACKET_BYTES;
+    return fs_exchange_params_packet_bytes(x->args.params);
+}
+
+size_t fs_exchange_params_packet_bytes(const fs_exchange_params *params)
+{
+    size_t p = params && params->packet_bytes ? params->packet_bytes : FS_DEFAULT_PACKET_BYTES;
     /* MPI counts are ints: keep every message below 1 GiB. */
     return p > ((size_t)1 << 30) ? (size_t)1 << 30 : p;
 }

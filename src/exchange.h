@@ -1,12 +1,15 @@
 /* exchange: the all-to-all redistribution between FFT passes, behind one
  * interface with one implementation file per strategy (exchange_*.c).
  *
- * A strategy is a table of functions chosen by name. plan() looks at the
- * redistribution once and says how large the working buffer must be;
- * execute() takes the local data in the `from` layout of the redistribution
- * and leaves it in the `to` layout in the same buffer; destroy() frees the
- * plan and sets the pointer to NULL. Adding a strategy means one new file and
- * one line in the table in exchange.c. */
+ * A strategy is a table of functions chosen by name. estimate() says, from
+ * arithmetic alone, what a plan for one rank would need (the dry run asks it
+ * for any rank without MPI); plan() takes its sizes from the same estimate
+ * and makes the buffers; execute() takes the local data in the `from` layout
+ * of the redistribution and leaves it in the `to` layout in the same buffer;
+ * destroy() frees the plan and sets the pointer to NULL. Everything else
+ * (--help, option checks, the dry run) reads the table: adding a strategy
+ * means one new file and one line in the table in exchange.c (and the file
+ * in Makefile.am's list of sources). */
 #ifndef FS_EXCHANGE_H
 #define FS_EXCHANGE_H
 
@@ -30,8 +33,12 @@ typedef struct fs_exchange_params {
  * a block before it is sent (the own block included), post on a block after
  * it arrived. Either may be NULL. */
 typedef struct fs_block_hooks {
-    void (*pre)(void *ctx, const fs_box *block, void *data);
-    void (*post)(void *ctx, const fs_box *block, void *data);
+    /* A failure (with fs_error_set) stops the block work: the strategy
+     * still finishes its messages, so no peer waits for ever, agrees the
+     * status among the ranks of the exchange (fs_exchange_agree) and
+     * returns it. */
+    fs_status (*pre)(void *ctx, const fs_box *block, void *data);
+    fs_status (*post)(void *ctx, const fs_box *block, void *data);
     void *ctx;
     int split_axis;   /* axis the hooks never transform, to cut pieces along (-1: none) */
 } fs_block_hooks;
@@ -67,12 +74,29 @@ typedef struct fs_exchange {
     void *impl;               /* strategy-private state */
 } fs_exchange;
 
+/* What a plan for one rank needs, from arithmetic alone. */
+typedef struct fs_exchange_estimate {
+    int64_t work_elems;       /* elements the data buffer must hold */
+    size_t scratch_bytes;     /* buffers the plan holds besides the data buffer */
+    uint64_t messages;        /* messages this rank sends per execute (a collective: 1) */
+} fs_exchange_estimate;
+
+/* The fs_exchange_params a strategy reads (fs_exchange_ops.params): --help
+ * names the strategies next to each option. */
+#define FS_EXCHANGE_USES_PACKET 1u   /* --packet */
+#define FS_EXCHANGE_USES_QUEUES 2u   /* --queues */
+#define FS_EXCHANGE_USES_SEED 4u     /* --seed */
+
 typedef struct fs_exchange_ops {
     const char *name;
-    const char *summary;      /* one line for --help and the man page */
+    const char *summary;      /* one line for --help */
     int uses_hooks;           /* runs fs_block_hooks itself (else the caller does that work) */
     int in_place;             /* no second array: scratch is O(packet) */
-    /* Fill x->work_elems, x->scratch_bytes and x->impl. */
+    unsigned params;          /* FS_EXCHANGE_USES_* */
+    /* From args alone (args->comm may be MPI_COMM_NULL: no MPI calls).
+     * plan() must size its buffers by the same arithmetic. */
+    void (*estimate)(const fs_exchange_args *args, fs_exchange_estimate *est);
+    /* Fill x->work_elems, x->scratch_bytes (from estimate) and x->impl. */
     fs_status (*plan)(fs_exchange *x);
     /* data holds work_elems elements: `from` layout in, `to` layout out. */
     fs_status (*execute)(fs_exchange *x, void *data);
@@ -93,12 +117,6 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
 fs_status fs_exchange_execute(fs_exchange *x, void *data);
 void fs_exchange_free(fs_exchange **x);
 
-/* Strategies. */
-extern const fs_exchange_ops fs_exchange_alltoall;
-extern const fs_exchange_ops fs_exchange_random;
-extern const fs_exchange_ops fs_exchange_xorswap;
-extern const fs_exchange_ops fs_exchange_pairwise;
-
 /* Defaults of fs_exchange_params. */
 #define FS_DEFAULT_SEED 1
 #define FS_DEFAULT_PACKET_BYTES (1024 * 1024)
@@ -109,6 +127,13 @@ extern const fs_exchange_ops fs_exchange_pairwise;
 #define FS_DEFAULT_STRATEGY "pairwise"
 
 /* Shared by the strategies (exchange.c). */
+/* Collective over x's communicator: every rank learns the highest status
+ * of any rank, and a rank without a failure of its own takes the message
+ * of the lowest failing rank, so whichever rank reports it tells the cause. */
+fs_status fs_exchange_agree(const fs_exchange *x, fs_status local);
+/* The elements a plan's data buffer must hold when the strategy works in
+ * the `from` and `to` layouts themselves: the larger of the two. */
+int64_t fs_exchange_layout_elems(const fs_redist *rd);
 /* Nonzero when every received box lands contiguously, in peer order, in the
  * storage of `to`: MPI can then receive straight into the data buffer. */
 int fs_exchange_receives_in_place(const fs_redist *rd);
@@ -134,6 +159,7 @@ int fs_exchange_rounds(int n);
 int fs_exchange_round_partner(int n, int rank, int round);
 /* The packet size of the plan (--packet, capped below MPI's int counts). */
 size_t fs_exchange_packet_bytes(const fs_exchange *x);
+size_t fs_exchange_params_packet_bytes(const fs_exchange_params *params);
 /* Record the figures of a run that moved the logical blocks with `messages`
  * messages carrying wire_bytes in all. */
 void fs_exchange_count(fs_exchange *x, uint64_t messages, uint64_t wire_bytes);

@@ -46,6 +46,65 @@ static void alltoall_destroy(fs_exchange *x)
     x->impl = NULL;
 }
 
+/* FFTSHARD_MPI_INT_LIMIT lowers the limit so tests reach the split path
+ * without 32 GiB blocks. */
+/* FFTSHARD_MPI_INT_LIMIT lowers the limit so tests reach the split path
+ * without 32 GiB blocks. */
+static int64_t int_limit(void)
+{
+    return fs_testhooks_mpi_int_limit();
+}
+
+static int64_t split_piece_bytes(size_t elem_bytes, int64_t limit)
+{
+    return limit * (int64_t)elem_bytes < SPLIT_BYTES ? limit * (int64_t)elem_bytes : SPLIT_BYTES;
+}
+
+/* Nonzero when this rank's counts or displacements exceed MPI's ints. */
+static int local_split(const fs_redist *rd, int own_in_place, int64_t limit)
+{
+    int64_t send_off = 0, recv_off = 0;
+    for (int q = 0; q < rd->npeers; q++) {
+        if (rd->send_elems[q] > limit || rd->recv_elems[q] > limit || send_off > limit ||
+            recv_off > limit)
+            return 1;
+        if (!own_in_place || q != rd->self)
+            send_off += rd->send_elems[q];
+        recv_off += rd->recv_elems[q];
+    }
+    return 0;
+}
+
+/* Elements of the send buffer (the other ranks' blocks, and the own one
+ * unless it moves in place) and of the receive buffer (0: in place). */
+static void buffer_elems(const fs_redist *rd, int64_t *send, int64_t *recv)
+{
+    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    *send = rd->send_total - (own_in_place ? rd->send_elems[rd->self] : 0);
+    *recv = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
+}
+
+static void alltoall_estimate(const fs_exchange_args *args, fs_exchange_estimate *est)
+{
+    const fs_redist *rd = args->rd;
+    int64_t send, recv;
+    buffer_elems(rd, &send, &recv);
+    est->work_elems = fs_exchange_layout_elems(rd);
+    est->scratch_bytes = (size_t)(send + recv) * args->elem_bytes;
+    /* One collective call, or, split (judged on this rank's counts; the
+     * plan splits when any rank must), point-to-point pieces. */
+    int64_t limit = int_limit();
+    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    est->messages = 1;
+    if (local_split(rd, own_in_place, limit)) {
+        int64_t piece = split_piece_bytes(args->elem_bytes, limit);
+        est->messages = 0;
+        for (int q = 0; q < rd->npeers; q++)
+            if (!own_in_place || q != rd->self)
+                est->messages += (uint64_t)((rd->send_elems[q] * (int64_t)args->elem_bytes + piece - 1) / piece);
+    }
+}
+
 static fs_status alltoall_plan_new(fs_exchange *x)
 {
     const fs_redist *rd = x->args.rd;
@@ -64,19 +123,13 @@ static fs_status alltoall_plan_new(fs_exchange *x)
         !p->recv_off)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the alltoall exchange");
     int64_t send_off = 0, recv_off = 0;
-    /* FFTSHARD_MPI_INT_LIMIT lowers the limit so tests reach the split path
-     * without 32 GiB blocks. */
-    int64_t limit = fs_testhooks_mpi_int_limit();
-    p->piece_bytes = SPLIT_BYTES;
-    if (limit * (int64_t)x->args.elem_bytes < p->piece_bytes)
-        p->piece_bytes = limit * (int64_t)x->args.elem_bytes;
+    int64_t limit = int_limit();
+    p->piece_bytes = split_piece_bytes(x->args.elem_bytes, limit);
     p->own_in_place = fs_exchange_own_moves_in_place(rd);
+    /* MPI_Alltoallv's counts and displacements are ints: beyond them the
+     * same exchange goes as point-to-point messages of at most 1 GiB. */
+    p->split = local_split(rd, p->own_in_place, limit);
     for (int q = 0; q < n; q++) {
-        /* MPI_Alltoallv's counts and displacements are ints: beyond them the
-         * same exchange goes as point-to-point messages of at most 1 GiB. */
-        if (rd->send_elems[q] > limit || rd->recv_elems[q] > limit || send_off > limit ||
-            recv_off > limit)
-            p->split = 1;
         int moved = p->own_in_place && q == rd->self;
         p->send_counts[q] = moved ? 0 : (int)(rd->send_elems[q] & INT_MAX);
         p->send_displs[q] = (int)(send_off & INT_MAX);
@@ -89,31 +142,33 @@ static fs_status alltoall_plan_new(fs_exchange *x)
         recv_off += rd->recv_elems[q];
     }
     int any_split = 0;
-    MPI_Allreduce(&p->split, &any_split, 1, MPI_INT, MPI_MAX, x->args.comm);
+    int err = MPI_Allreduce(&p->split, &any_split, 1, MPI_INT, MPI_MAX, x->args.comm);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "alltoall exchange: MPI_Allreduce failed: %s",
+                            fs_mpi_strerror(err));
     p->split = any_split;
     size_t eb = x->args.elem_bytes;
-    int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
-    x->work_elems = from_elems > to_elems ? from_elems : to_elems;
-    /* send_off is now what the send buffer holds; malloc(0) may return
+    /* The sizes of the estimate (x->scratch_bytes); malloc(0) may return
      * NULL: ask for at least one element. */
-    p->send_buf = fs_buffer_alloc((size_t)(send_off ? send_off : 1) * eb);
+    int64_t send, recv;
+    buffer_elems(rd, &send, &recv);
+    p->send_buf = fs_buffer_alloc((size_t)(send ? send : 1) * eb);
     if (!p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: alltoall send buffer of %lld bytes",
-                            (long long)send_off * (long long)eb);
-    x->scratch_bytes = (size_t)send_off * eb;
-    if (!fs_exchange_receives_in_place(rd)) {
-        p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
+                            (long long)send * (long long)eb);
+    if (recv) {
+        p->recv_buf = fs_buffer_alloc((size_t)recv * eb);
         if (!p->recv_buf)
             return fs_error_set(FS_ERR_RUNTIME,
                                 "out of memory: alltoall receive buffer of %lld bytes",
-                                (long long)rd->recv_total * (long long)eb);
-        x->scratch_bytes += (size_t)rd->recv_total * eb;
+                                (long long)recv * (long long)eb);
     }
     return FS_OK;
 }
 
-/* The exchange as messages of at most SPLIT_BYTES, every receive posted first. */
-static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv)
+/* The exchange as messages of at most SPLIT_BYTES, every receive posted
+ * first; *sent counts the messages sent. */
+static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv, uint64_t *sent)
 {
     const fs_redist *rd = x->args.rd;
     size_t eb = x->args.elem_bytes;
@@ -138,6 +193,7 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv)
                 int len = (int)(bytes - off < p->piece_bytes ? bytes - off : p->piece_bytes);
                 err = pass ? MPI_Isend(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++])
                            : MPI_Irecv(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++]);
+                *sent += pass && err == MPI_SUCCESS;
             }
         }
     if (err == MPI_SUCCESS)
@@ -159,7 +215,8 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
         fs_exchange_move_own(x, data);
     double t1 = MPI_Wtime();
     void *recv = p->recv_buf ? p->recv_buf : data;
-    int err = p->split ? split_exchange(x, p, recv)
+    uint64_t messages = p->split ? 0 : 1;
+    int err = p->split ? split_exchange(x, p, recv, &messages)
                        : MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, x->args.elem_type,
                                        recv, p->recv_counts, p->recv_displs, x->args.elem_type,
                                        x->args.comm);
@@ -173,7 +230,7 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
     x->stats.t_pack_s += t1 - t0;
     x->stats.t_comm_s += t2 - t1;
     x->stats.t_unpack_s += t3 - t2;
-    fs_exchange_count(x, 1, (uint64_t)(rd->send_total - rd->send_elems[rd->self]) * eb);
+    fs_exchange_count(x, messages, (uint64_t)(rd->send_total - rd->send_elems[rd->self]) * eb);
     return FS_OK;
 }
 
@@ -182,6 +239,8 @@ const fs_exchange_ops fs_exchange_alltoall = {
     .summary = "MPI_Alltoallv on packed blocks (baseline)",
     .uses_hooks = 0,
     .in_place = 0,
+    .params = 0,
+    .estimate = alltoall_estimate,
     .plan = alltoall_plan_new,
     .execute = alltoall_execute,
     .destroy = alltoall_destroy,

@@ -75,6 +75,30 @@ static int is_power_of_two(int n)
     return n > 0 && (n & (n - 1)) == 0;
 }
 
+/* The pieces for slots of slot_bytes: the scratch piece (a packet, never
+ * longer than a slot) and the most pieces a step's block has. */
+static void pieces_of(size_t slot_bytes, size_t pk, size_t *piece, size_t *max_pieces)
+{
+    size_t pc = pk < slot_bytes ? pk : slot_bytes;
+    *piece = pc ? pc : 1;
+    *max_pieces = (slot_bytes + pk - 1) / pk + 1;
+}
+
+static void pairwise_estimate(const fs_exchange_args *args, fs_exchange_estimate *est)
+{
+    const fs_redist *rd = args->rd;
+    size_t eb = args->elem_bytes, pk = fs_exchange_params_packet_bytes(args->params), piece,
+           max_pieces;
+    fs_blocked_estimate(rd, eb, &est->work_elems, &est->scratch_bytes);
+    pieces_of((size_t)(est->work_elems / rd->npeers) * eb, pk, &piece, &max_pieces);
+    est->scratch_bytes += WINDOW * piece + max_pieces;
+    /* Every other rank gets its block once, in packet-sized pieces. */
+    est->messages = 0;
+    for (int q = 0; q < rd->npeers; q++)
+        if (q != rd->self)
+            est->messages += ((uint64_t)rd->send_elems[q] * eb + pk - 1) / pk;
+}
+
 static fs_status pairwise_plan_new(fs_exchange *x)
 {
     const fs_redist *rd = x->args.rd;
@@ -103,17 +127,13 @@ static fs_status pairwise_plan_new(fs_exchange *x)
     fs_status st = fs_blocked_new(rd, eb, p->slot_of_source, &p->blocked);
     if (st != FS_OK)
         return st;
-    size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * eb;
-    p->max_pieces = (slot_bytes + pk - 1) / pk + 1;
+    size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * eb, piece;
+    pieces_of(slot_bytes, pk, &piece, &p->max_pieces);
     p->send_done = malloc(p->max_pieces);
-    /* A piece is never longer than a slot, whatever --packet says. */
-    size_t piece = pk < slot_bytes ? pk : slot_bytes;
     for (int w = 0; w < WINDOW; w++)
-        p->scratch[w] = malloc(piece ? piece : 1);
+        p->scratch[w] = malloc(piece);
     if (!p->send_done || !p->scratch[0] || !p->scratch[WINDOW - 1])
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: pairwise packets of %zu bytes", pk);
-    x->work_elems = fs_blocked_buffer_elems(p->blocked);
-    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + WINDOW * piece + p->max_pieces;
     return FS_OK;
 }
 
@@ -186,13 +206,18 @@ static int transfer_busy(const transfer *t)
     return t && (t->sends_done < t->nsend || t->recvs_done < t->nrecv);
 }
 
+typedef fs_status (*hook_fn)(void *, const fs_box *, void *);
+
 /* Run a hook on `box` stored at `data`, in pieces cut along the hooks'
- * split axis when the pieces are contiguous, polling `t` between pieces. */
-static fs_status run_hook(fs_exchange *x, void (*hook)(void *, const fs_box *, void *),
-                          const fs_box *box, unsigned char *data, transfer *t)
+ * split axis when the pieces are contiguous, polling `t` between pieces.
+ * A failing hook leaves its status in *work, and no more hook runs once
+ * *work holds one: the messages go on, so the peers finish their steps.
+ * The status returned is the messages'. */
+static fs_status run_hook(fs_exchange *x, hook_fn hook, const fs_box *box, unsigned char *data,
+                          transfer *t, fs_status *work)
 {
     const fs_block_hooks *h = x->args.hooks;
-    if (!hook || fs_box_elems(box) == 0)
+    if (!hook || *work != FS_OK || fs_box_elems(box) == 0)
         return FS_OK;
     int a = h->split_axis;
     int64_t pieces = 1, per_piece = 1, row_elems = 1;
@@ -220,7 +245,7 @@ static fs_status run_hook(fs_exchange *x, void (*hook)(void *, const fs_box *, v
         }
         int in_flight = transfer_busy(t);
         double t0 = MPI_Wtime();
-        hook(h->ctx, &sub, data + (size_t)(i * per_piece * row_elems) * x->args.elem_bytes);
+        *work = hook(h->ctx, &sub, data + (size_t)(i * per_piece * row_elems) * x->args.elem_bytes);
         double dt = MPI_Wtime() - t0;
         x->stats.t_hooks_s += dt;
         if (in_flight)
@@ -230,6 +255,8 @@ static fs_status run_hook(fs_exchange *x, void (*hook)(void *, const fs_box *, v
             if (st != FS_OK)
                 return st;
         }
+        if (*work != FS_OK)
+            break;
     }
     return FS_OK;
 }
@@ -239,14 +266,13 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
     const fs_redist *rd = x->args.rd;
     pairwise_plan *p = x->impl;
     const fs_block_hooks *h = x->args.hooks;
-    void (*pre)(void *, const fs_box *, void *) = h ? h->pre : NULL;
-    void (*post)(void *, const fs_box *, void *) = h ? h->post : NULL;
+    hook_fn pre = h ? h->pre : NULL, post = h ? h->post : NULL;
     size_t eb = x->args.elem_bytes, pk = fs_exchange_packet_bytes(x);
     int P = rd->npeers, me = rd->self;
     unsigned char *base = data;
     size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * eb;
     uint64_t messages = 0, wire = 0;
-    fs_status st = FS_OK;
+    fs_status st = FS_OK, work = FS_OK;   /* the messages', the hooks' */
 #define SLOT(q) (base + (size_t)(q) * slot_bytes)
 
     double t0 = MPI_Wtime();
@@ -255,9 +281,9 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
     double t_hooks_before = x->stats.t_hooks_s;
 
     /* Figure 4: pre-compute the own block and the first block to go. */
-    st = run_hook(x, pre, &rd->send[me], SLOT(me), NULL);
+    st = run_hook(x, pre, &rd->send[me], SLOT(me), NULL, &work);
     if (st == FS_OK && P > 1)
-        st = run_hook(x, pre, &rd->send[p->send_to[1]], SLOT(p->send_to[1]), NULL);
+        st = run_hook(x, pre, &rd->send[p->send_to[1]], SLOT(p->send_to[1]), NULL, &work);
     for (int i = 1; i < P && st == FS_OK; i++) {
         int to = p->send_to[i], from = p->recv_from[i];
         transfer t = {
@@ -280,10 +306,11 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
         /* While step i is in flight: pre-compute the block of step i+1 and
          * post-compute the block of step i-1 (the own block in step 1). */
         if (st == FS_OK && i + 1 < P)
-            st = run_hook(x, pre, &rd->send[p->send_to[i + 1]], SLOT(p->send_to[i + 1]), &t);
+            st = run_hook(x, pre, &rd->send[p->send_to[i + 1]], SLOT(p->send_to[i + 1]), &t, &work);
         if (st == FS_OK) {
             int prev_from = i == 1 ? me : p->recv_from[i - 1];
-            st = run_hook(x, post, &rd->recv[prev_from], SLOT(p->slot_of_source[prev_from]), &t);
+            st = run_hook(x, post, &rd->recv[prev_from], SLOT(p->slot_of_source[prev_from]), &t,
+                          &work);
         }
         if (st == FS_OK)
             st = transfer_progress(&t, 1);
@@ -293,9 +320,13 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
     /* The last block received (or, on one rank, the own block). */
     if (st == FS_OK) {
         int last = P > 1 ? p->recv_from[P - 1] : me;
-        st = run_hook(x, post, &rd->recv[last], SLOT(p->slot_of_source[last]), NULL);
+        st = run_hook(x, post, &rd->recv[last], SLOT(p->slot_of_source[last]), NULL, &work);
     }
     if (st != FS_OK)
+        return st;
+    /* Every rank finished its steps: a block-work failure on any of them
+     * fails the exchange on all (hooks are set alike on every rank). */
+    if (h && (st = fs_exchange_agree(x, work)) != FS_OK)
         return st;
     double t2 = MPI_Wtime();
     fs_blocked_unpack(p->blocked, data);
@@ -315,6 +346,8 @@ const fs_exchange_ops fs_exchange_pairwise = {
     .summary = "P-1 pairwise steps overlapped with the FFTs of the blocks, in place",
     .uses_hooks = 1,
     .in_place = 1,
+    .params = FS_EXCHANGE_USES_PACKET,
+    .estimate = pairwise_estimate,
     .plan = pairwise_plan_new,
     .execute = pairwise_execute,
     .destroy = pairwise_destroy,

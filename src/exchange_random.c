@@ -108,6 +108,41 @@ static int64_t packets_of(size_t bytes, size_t packet_bytes)
     return (int64_t)((bytes + packet_bytes - 1) / packet_bytes);
 }
 
+/* What the buffers hold: the send buffer's elements (the own block too
+ * unless it moves in place), the receive buffer's (0: in place), and the
+ * packets to and from the other ranks. */
+typedef struct random_sizes {
+    int64_t send_elems, recv_elems;
+    int64_t send_packets, recv_packets;
+} random_sizes;
+
+static random_sizes sizes_of(const fs_redist *rd, size_t eb, size_t pk)
+{
+    random_sizes z = {0, 0, 0, 0};
+    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    for (int q = 0; q < rd->npeers; q++) {
+        if (!own_in_place || q != rd->self)
+            z.send_elems += rd->send_elems[q];
+        if (q != rd->self) {
+            z.send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
+            z.recv_packets += packets_of((size_t)rd->recv_elems[q] * eb, pk);
+        }
+    }
+    z.recv_elems = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
+    return z;
+}
+
+static void random_estimate(const fs_exchange_args *args, fs_exchange_estimate *est)
+{
+    size_t eb = args->elem_bytes;
+    random_sizes z = sizes_of(args->rd, eb, fs_exchange_params_packet_bytes(args->params));
+    est->work_elems = fs_exchange_layout_elems(args->rd);
+    /* The buffers, and per packet its queue entry and request. */
+    est->scratch_bytes = (size_t)(z.send_elems + z.recv_elems) * eb +
+                         (size_t)(z.send_packets + z.recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
+    est->messages = (uint64_t)z.send_packets;
+}
+
 static fs_status random_plan_new(fs_exchange *x)
 {
     const fs_redist *rd = x->args.rd;
@@ -134,11 +169,10 @@ static fs_status random_plan_new(fs_exchange *x)
         if (!p->own_in_place || q != me)
             s += rd->send_elems[q];
         r += rd->recv_elems[q];
-        if (q != me) {
-            p->send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
-            p->recv_packets += packets_of((size_t)rd->recv_elems[q] * eb, pk);
-        }
     }
+    random_sizes z = sizes_of(rd, eb, pk);
+    p->send_packets = z.send_packets;
+    p->recv_packets = z.recv_packets;
     if (p->send_packets > MAX_PACKETS || p->recv_packets > MAX_PACKETS)
         return fs_error_set(FS_ERR_USAGE,
                             "--packet=%zu: cuts the blocks into %lld packets, more than %lld; "
@@ -164,7 +198,10 @@ static fs_status random_plan_new(fs_exchange *x)
     }
 
     int *tag_ub = NULL, has_tag_ub = 0;
-    MPI_Comm_get_attr(x->args.comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+    int err = MPI_Comm_get_attr(x->args.comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "random exchange: MPI_Comm_get_attr failed: %s",
+                            fs_mpi_strerror(err));
     p->tag_ub = has_tag_ub && tag_ub ? *tag_ub : 32767;
 
     /* FIG. 9: fill the queues. Iteration id posts packet id of every
@@ -194,23 +231,18 @@ static fs_status random_plan_new(fs_exchange *x)
     p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
     p->send_reqs = malloc((size_t)window * sizeof *p->send_reqs);
     p->send_req_queue = malloc((size_t)window * sizeof *p->send_req_queue);
-    /* s: the elements the send buffer holds. */
-    p->send_buf = fs_buffer_alloc((size_t)(s ? s : 1) * eb);
+    /* The sizes of the estimate (x->scratch_bytes). */
+    p->send_buf = fs_buffer_alloc((size_t)(z.send_elems ? z.send_elems : 1) * eb);
     if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || !p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: random exchange send buffer of %lld bytes",
-                            (long long)s * (long long)eb);
-    x->scratch_bytes = (size_t)s * eb +
-                       (size_t)(p->send_packets + p->recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
-    if (!fs_exchange_receives_in_place(rd)) {
-        p->recv_buf = fs_buffer_alloc((size_t)(rd->recv_total ? rd->recv_total : 1) * eb);
+                            (long long)z.send_elems * (long long)eb);
+    if (z.recv_elems) {
+        p->recv_buf = fs_buffer_alloc((size_t)z.recv_elems * eb);
         if (!p->recv_buf)
             return fs_error_set(FS_ERR_RUNTIME,
                                 "out of memory: random exchange receive buffer of %lld bytes",
-                                (long long)rd->recv_total * (long long)eb);
-        x->scratch_bytes += (size_t)rd->recv_total * eb;
+                                (long long)z.recv_elems * (long long)eb);
     }
-    int64_t from_elems = fs_box_elems(&rd->from), to_elems = fs_box_elems(&rd->to);
-    x->work_elems = from_elems > to_elems ? from_elems : to_elems;
     return FS_OK;
 }
 
@@ -322,6 +354,8 @@ const fs_exchange_ops fs_exchange_random = {
     .summary = "packets to the other ranks in random order, via output queues",
     .uses_hooks = 0,
     .in_place = 0,
+    .params = FS_EXCHANGE_USES_PACKET | FS_EXCHANGE_USES_QUEUES | FS_EXCHANGE_USES_SEED,
+    .estimate = random_estimate,
     .plan = random_plan_new,
     .execute = random_execute,
     .destroy = random_destroy,

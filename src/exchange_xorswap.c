@@ -15,7 +15,7 @@
  * holds the block from rank q, and the slots are unpacked in place.
  *
  * Memory: the local array padded to equal slots, up to four pieces (16 MiB
- * at most), a bitmap. */
+ * at most, and no more than the largest block's pairs of pieces), a bitmap. */
 #include "config.h"
 
 #include "exchange.h"
@@ -48,6 +48,43 @@ static void xorswap_destroy(fs_exchange *x)
     x->impl = NULL;
 }
 
+/* The scratch pieces for slots of slot_bytes: their size (a packet, never
+ * longer than a slot) and how many pairs of them are in flight at once. */
+static void pieces_of(size_t slot_bytes, size_t pk, size_t *piece, int *window)
+{
+    size_t pc = pk < slot_bytes ? pk : slot_bytes;
+    *piece = pc ? pc : 1;
+    int w = (int)(XOR_WINDOW_BYTES / *piece);
+    w = w < 1 ? 1 : w > XOR_MAX_WINDOW ? XOR_MAX_WINDOW : w;
+    /* No more than the largest block's pairs of pieces ever use. */
+    size_t pairs = ((slot_bytes + pk - 1) / pk + 1) / 2;
+    if (pairs >= 1 && (size_t)w > pairs)
+        w = (int)pairs;
+    *window = w;
+}
+
+static void xorswap_estimate(const fs_exchange_args *args, fs_exchange_estimate *est)
+{
+    const fs_redist *rd = args->rd;
+    size_t eb = args->elem_bytes, pk = fs_exchange_params_packet_bytes(args->params), piece;
+    int P = rd->npeers, me = rd->self, window;
+    fs_blocked_estimate(rd, eb, &est->work_elems, &est->scratch_bytes);
+    pieces_of((size_t)(est->work_elems / P) * eb, pk, &piece, &window);
+    est->scratch_bytes += (size_t)window * piece;
+    /* Of each pair of pieces the leader sends one step, the other two. */
+    est->messages = 0;
+    for (int r = 0; r < fs_exchange_rounds(P); r++) {
+        int partner = fs_exchange_round_partner(P, me, r);
+        if (partner < 0)
+            continue;
+        int64_t elems = rd->send_elems[partner] > rd->recv_elems[partner] ? rd->send_elems[partner]
+                                                                          : rd->recv_elems[partner];
+        uint64_t npieces = ((uint64_t)elems * eb + pk - 1) / pk;
+        uint64_t even = (npieces + 1) / 2, odd = npieces / 2;
+        est->messages += me < partner ? even + 2 * odd : 2 * even + odd;
+    }
+}
+
 static fs_status xorswap_plan_new(fs_exchange *x)
 {
     xorswap_plan *p = calloc(1, sizeof *p);
@@ -57,18 +94,11 @@ static fs_status xorswap_plan_new(fs_exchange *x)
     fs_status st = fs_blocked_new(x->args.rd, x->args.elem_bytes, NULL, &p->blocked);
     if (st != FS_OK)
         return st;
-    /* A piece is never longer than a slot, whatever --packet says. */
-    size_t pk = fs_exchange_packet_bytes(x);
     size_t slot_bytes = (size_t)fs_blocked_slot_elems(p->blocked) * x->args.elem_bytes;
-    size_t piece = pk < slot_bytes ? pk : slot_bytes;
-    p->piece = piece ? piece : 1;
-    p->window = (int)(XOR_WINDOW_BYTES / p->piece);
-    p->window = p->window < 1 ? 1 : p->window > XOR_MAX_WINDOW ? XOR_MAX_WINDOW : p->window;
+    pieces_of(slot_bytes, fs_exchange_packet_bytes(x), &p->piece, &p->window);
     size_t scratch = (size_t)p->window * p->piece;
-    if (!(p->scratch = malloc(scratch ? scratch : 1)))
+    if (!(p->scratch = malloc(scratch)))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: xorswap scratch of %zu bytes", scratch);
-    x->work_elems = fs_blocked_buffer_elems(p->blocked);
-    x->scratch_bytes = fs_blocked_scratch_bytes(p->blocked) + scratch;
     return FS_OK;
 }
 
@@ -182,6 +212,8 @@ const fs_exchange_ops fs_exchange_xorswap = {
     .summary = "in place: blocks swapped by three XOR steps per pair, no second array",
     .uses_hooks = 0,
     .in_place = 1,
+    .params = FS_EXCHANGE_USES_PACKET,
+    .estimate = xorswap_estimate,
     .plan = xorswap_plan_new,
     .execute = xorswap_execute,
     .destroy = xorswap_destroy,

@@ -79,6 +79,23 @@ static void list_names(const opt_name *names, char *out, size_t size)
     }
 }
 
+/* The strategies that read a parameter (FS_EXCHANGE_USES_*), as "a, b and c". */
+static void strategies_using(unsigned param, char *buf, size_t size)
+{
+    int n = 0, k = 0;
+    for (int i = 0; fs_exchange_strategies[i]; i++)
+        n += (fs_exchange_strategies[i]->params & param) != 0;
+    buf[0] = '\0';
+    for (int i = 0; fs_exchange_strategies[i]; i++) {
+        if (!(fs_exchange_strategies[i]->params & param))
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", k == 0 ? "" : k == n - 1 ? " and " : ", ",
+                 fs_exchange_strategies[i]->name);
+        k++;
+    }
+}
+
 void fs_options_print_help(FILE *out)
 {
     fputs(
@@ -115,11 +132,16 @@ void fs_options_print_help(FILE *out)
                 fs_exchange_strategies[i]->summary);
     fprintf(out, "                            %-9s %s\n", "auto",
             "time each on the real sizes, use the fastest");
+    char packet[256], queues[256];
+    strategies_using(FS_EXCHANGE_USES_PACKET, packet, sizeof packet);
+    strategies_using(FS_EXCHANGE_USES_QUEUES, queues, sizeof queues);
+    fprintf(out,
+            "      --seed=N            random order seed (default 1)\n"
+            "      --packet=BYTES      message piece for %s;\n"
+            "                          K, M, G suffixes (default 1M)\n"
+            "      --queues=L          output queues of %s (default 4)\n",
+            packet, queues);
     fputs(
-        "      --seed=N            random order seed (default 1)\n"
-        "      --packet=BYTES      message piece for random, xorswap and pairwise;\n"
-        "                          K, M, G suffixes (default 1M)\n"
-        "      --queues=L          output queues of random (default 4)\n"
         "      --decomp=D          auto (default: slabs while every rank has data),\n"
         "                          slab or pencil\n"
         "      --grid=AxB          pencil process grid (A x B = ranks)\n"

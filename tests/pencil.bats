@@ -86,7 +86,7 @@ print(d["type"], d["grid"], d["stages"])'
     run fftshard 2 --dry-run --transpose=alltoall a.h5 out.h5
     assert_success
     assert_line --partial "64x32x16 complex128 on 2 ranks"
-    assert_line --partial "memory per rank (alltoall): array 0.2 MiB + exchange 0.2 MiB"
+    assert_line --partial "memory per rank (alltoall): array 0.2 MiB + exchange 0.1 MiB"
     [ ! -e out.h5 ] || fail "a dry run wrote the output"
 }
 

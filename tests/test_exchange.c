@@ -262,18 +262,97 @@ static void hook_visit(hook_ctx *c, int is_pre, const fs_box *block, unsigned ch
     } while (next_index(at, block));
 }
 
-static void hook_pre(void *ctx, const fs_box *block, void *data)
+static fs_status hook_pre(void *ctx, const fs_box *block, void *data)
 {
     hook_ctx *c = ctx;
     c->pre_calls++;
     hook_visit(c, 1, block, data);
+    return FS_OK;
 }
 
-static void hook_post(void *ctx, const fs_box *block, void *data)
+static fs_status hook_post(void *ctx, const fs_box *block, void *data)
 {
     hook_ctx *c = ctx;
     c->post_calls++;
     hook_visit(c, 0, block, data);
+    return FS_OK;
+}
+
+/* Hooks that fail on one rank, at its n-th call of one of them. */
+typedef struct failing_ctx {
+    int fail_rank, fail_pre, fail_at;
+    int calls;
+} failing_ctx;
+
+static fs_status failing_hook(failing_ctx *c, int is_pre)
+{
+    if (rank == c->fail_rank && is_pre == c->fail_pre && ++c->calls == c->fail_at)
+        return fs_error_set(FS_ERR_RUNTIME, "test: %s failed on rank %d", is_pre ? "pre" : "post",
+                            rank);
+    return FS_OK;
+}
+
+static fs_status failing_pre(void *ctx, const fs_box *block, void *data)
+{
+    return failing_hook(ctx, 1);
+}
+
+static fs_status failing_post(void *ctx, const fs_box *block, void *data)
+{
+    return failing_hook(ctx, 0);
+}
+
+/* A hook failing on one rank fails the exchange on every rank with that
+ * rank's message, and nobody waits for ever (unit.bats runs this under a
+ * timeout). */
+static void run_failing_hooks(const fs_exchange_ops *ops)
+{
+    int64_t shape[3] = {2 * nranks + 1, 3 * nranks + 2, 3};
+    fs_box *from_all = xcalloc((size_t)nranks, sizeof *from_all);
+    fs_box *to_all = xcalloc((size_t)nranks, sizeof *to_all);
+    for (int p = 0; p < nranks; p++) {
+        from_all[p] = fs_box_split(3, shape, 0, nranks, p);
+        to_all[p] = fs_box_split(3, shape, 1, nranks, p);
+    }
+    fs_redist *rd = fs_redist_new(nranks, rank, from_all, to_all);
+    if (!rd) {
+        fprintf(stderr, "out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 99);
+    }
+    fs_exchange_params params = {.seed = 1, .packet_bytes = 64, .queues = 2};
+    for (int variant = 0; variant < 4; variant++) {
+        failing_ctx fc = {.fail_rank = nranks - 1 - variant % nranks, .fail_pre = variant % 2 == 0,
+                          .fail_at = 1 + variant / 2};
+        fs_block_hooks hooks = {failing_pre, failing_post, &fc, 0};
+        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, &hooks};
+        fs_exchange *x = NULL;
+        fs_status st = fs_exchange_new(ops, &args, &x);
+        if (st != FS_OK) {
+            failf("%s, failing hooks: plan failed: %s", ops->name, fs_error_message());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        unsigned char *data = xcalloc((size_t)x->work_elems + 1, 16);
+        st = fs_exchange_execute(x, data);
+        char want[128];
+        snprintf(want, sizeof want, "test: %s failed on rank %d", fc.fail_pre ? "pre" : "post",
+                 fc.fail_rank);
+        /* A failure at a later call than the rank makes passes for nothing. */
+        int failed_somewhere = 0, failed_here = fc.calls >= fc.fail_at && rank == fc.fail_rank;
+        MPI_Allreduce(&failed_here, &failed_somewhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (failed_somewhere && (st != FS_ERR_RUNTIME || strcmp(fs_error_message(), want) != 0))
+            failf("%s, failing hooks (variant %d): execute returned status %d, message '%s'; "
+                  "expected %d, '%s'",
+                  ops->name, variant, (int)st, fs_error_message(), (int)FS_ERR_RUNTIME, want);
+        if (!failed_somewhere && st != FS_OK)
+            failf("%s, failing hooks (variant %d): no hook failed, yet status %d: %s", ops->name,
+                  variant, (int)st, fs_error_message());
+        fs_error_clear();
+        free(data);
+        fs_exchange_free(&x);
+    }
+    fs_redist_free(&rd);
+    free(from_all);
+    free(to_all);
 }
 
 /* Every element of `box` was counted exactly once, and no other: the sum of
@@ -551,8 +630,10 @@ int main(int argc, char **argv)
         strategies++;
         if (fs_exchange_find(ops->name) != ops)
             failf("fs_exchange_find(\"%s\") does not return the table entry", ops->name);
-        if (!ops->summary || !ops->plan || !ops->execute)
-            failf("strategy %s lacks a summary, plan or execute", ops->name);
+        if (!ops->summary || !ops->estimate || !ops->plan || !ops->execute)
+            failf("strategy %s lacks a summary, estimate, plan or execute", ops->name);
+        if (ops->uses_hooks)
+            run_failing_hooks(ops);
         rng_state = 20240601; /* every strategy sees the same cases */
         int tag = 0;
         for (int ndim = 1; ndim <= 4; ndim++) {

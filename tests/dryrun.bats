@@ -1,0 +1,48 @@
+#!/usr/bin/env bats
+# --dry-run's memory per rank against the peak a real run reports (--report's
+# peak_bytes_max, the largest VmHWM of any rank) on the same input: within
+# 10% for every strategy, on slabs and on pencils. 192^3 complex128 keeps the
+# arrays (27 to 54 MiB per rank) larger than the libraries' baseline (about
+# 27 MiB) and a run under two seconds.
+
+load helpers
+
+setup_file() {
+    cd "$BATS_FILE_TMPDIR" || return 1
+    mkdata 2 -q 192x192x192 in.h5
+}
+
+setup() {
+    # AddressSanitizer's shadow memory and redzones are no part of the plan.
+    [ "$FFTSHARD_SANITIZERS" != yes ] || skip "peak memory under the sanitizers"
+    cd "$BATS_FILE_TMPDIR" || return 1
+}
+
+# dry_vs_real NP STRATEGY DECOMP: the dry run's estimate within 10% of the
+# real run's peak.
+dry_vs_real() {
+    local np=$1 strategy=$2 decomp=$3 estimate peak
+    run --separate-stderr "$FFTSHARD" --dry-run --ranks="$np" --transpose="$strategy" \
+        --decomp="$decomp" in.h5
+    assert_success
+    estimate=$(sed -n 's/^memory per rank (.*= about \([0-9.]*\) MiB$/\1/p' <<<"$output")
+    [ -n "$estimate" ] || fail "no memory per rank in the dry run: $output"
+    fftshard "$np" -q -f --transpose="$strategy" --decomp="$decomp" --report=r.json in.h5 out.h5
+    peak=$(python_serial -c 'import json, sys
+print(json.load(open(sys.argv[1]))["memory"]["peak_bytes_max"] / 1048576)' r.json)
+    python_serial -c 'import sys
+estimate, peak = float(sys.argv[1]), float(sys.argv[2])
+error = (estimate - peak) / peak
+print(f"estimate {estimate:.1f} MiB, real peak {peak:.1f} MiB ({100 * error:+.1f}%)")
+sys.exit(abs(error) > 0.10)' "$estimate" "$peak" ||
+        fail "$strategy, $decomp on $np ranks: the dry run is more than 10% off"
+}
+
+@test "dry run within 10% of the real peak: alltoall, slab" { dry_vs_real 2 alltoall slab; }
+@test "dry run within 10% of the real peak: random, slab" { dry_vs_real 2 random slab; }
+@test "dry run within 10% of the real peak: xorswap, slab" { dry_vs_real 2 xorswap slab; }
+@test "dry run within 10% of the real peak: pairwise, slab" { dry_vs_real 2 pairwise slab; }
+@test "dry run within 10% of the real peak: alltoall, pencil 2x2" { dry_vs_real 4 alltoall pencil; }
+@test "dry run within 10% of the real peak: random, pencil 2x2" { dry_vs_real 4 random pencil; }
+@test "dry run within 10% of the real peak: xorswap, pencil 2x2" { dry_vs_real 4 xorswap pencil; }
+@test "dry run within 10% of the real peak: pairwise, pencil 2x2" { dry_vs_real 4 pairwise pencil; }
