@@ -258,6 +258,132 @@ static fs_status strategy_needs(const fs_options *opts, const fs_transform_reque
     return FS_OK;
 }
 
+/* The input: described by --shape/--dtype, or probed by rank 0; every rank
+ * gets it. */
+static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_input_info *info)
+{
+    memset(info, 0, sizeof *info);
+    fs_status st = FS_OK;
+    if (opts->shape_ndim) {
+        info->ndim = opts->shape_ndim;
+        memcpy(info->shape, opts->shape, sizeof info->shape);
+        const char *d = opts->dtype ? opts->dtype : "complex128";
+        snprintf(info->type_name, sizeof info->type_name, "%s", d);
+        snprintf(info->dataset, sizeof info->dataset, "(--shape)");
+        info->dtype = strcmp(d, "float32") == 0     ? FS_DTYPE_FLOAT32
+                      : strcmp(d, "float64") == 0   ? FS_DTYPE_FLOAT64
+                      : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
+                                                    : FS_DTYPE_COMPLEX128;
+    } else if (rank == 0) {
+        fs_shard_set shards;
+        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, info, &shards);
+        fs_shard_set_free(&shards);
+    }
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        return st;
+    return fs_bcast_bytes(comm, 0, info, (int64_t)sizeof *info);
+}
+
+/* The first lines: what is computed and how the ranks split it. */
+static void print_decomposition(const fs_options *opts, const fs_input_info *info,
+                                const fs_transform *t, int P)
+{
+    char shape[256];
+    fs_format_shape(info->ndim, info->shape, shape, sizeof shape);
+    printf("fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape, info->type_name, P,
+           fs_kind_name(t->kind), fs_precision_name(t->prec),
+           opts->inverse ? "inverse" : "forward");
+    if (t->pencil)
+        printf("decomposition: pencil, grid %d x %d (%s)\n", t->grid[0], t->grid[1],
+               opts->grid[0] ? "--grid" : opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
+                                                                          : "slabs would leave ranks without data");
+    else if (t->fold)
+        printf("decomposition: 1-D four-step, %lld x %lld\n", (long long)t->n2, (long long)t->n1);
+    else if (!t->exchanges)
+        printf("decomposition: slab on axis 0, no exchange\n");
+    else if (t->split[1][0] == FS_GATHER)
+        printf("decomposition: slab on axis %d, gathered on rank 0 for the last pass\n", t->split[0][0]);
+    else
+        printf("decomposition: slab, axis %d -> axis %d\n", t->split[0][0], t->split[1][0]);
+}
+
+/* One line per stage; large[s] gets the largest box of stage s. */
+static void print_stages(const fs_transform *t, int P, fs_box *large)
+{
+    size_t cb = fs_complex_bytes(t->prec);
+    for (int s = 0; s < t->nstages; s++) {
+        fs_box small;
+        int empty;
+        stage_extent(t, s, &small, &large[s], &empty);
+        char a[128], b[128], split[96] = "";
+        box_text(&small, a, sizeof a);
+        box_text(&large[s], b, sizeof b);
+        for (int g = 0; g < 2; g++) {
+            int ax = t->split[s][g];
+            size_t u = strlen(split);
+            if (ax >= 0)
+                snprintf(split + u, sizeof split - u, "%saxis %d over %d", u ? ", " : "", ax, t->grid[g]);
+            else if (ax == FS_GATHER)
+                snprintf(split + u, sizeof split - u, "%sall on rank 0", u ? ", " : "");
+        }
+        int64_t n = fs_box_elems(&large[s]);
+        printf("stage %d: %s; local blocks %s to %s (up to %" PRId64 " elements, %.1f MiB)\n", s,
+               split[0] ? split : "not split", a, b, n, mib((double)n * (double)cb));
+        if (empty)
+            printf("  %d of %d ranks hold nothing in this stage\n", empty, P);
+    }
+}
+
+/* One line per exchange, with every strategy's messages. */
+static void print_exchanges(const fs_transform *t, const fs_box *large, const rank_need *needs,
+                            int nneeds)
+{
+    size_t cb = fs_complex_bytes(t->prec);
+    for (int e = 0; e + 1 < t->nstages; e++) {
+        int g = fs_transform_exchange_dim(t, e);
+        int64_t blk = largest_block(t, e, &large[e]);
+        char msgs[512] = "";
+        for (int k = 0; k < nneeds; k++) {
+            size_t u = strlen(msgs);
+            snprintf(msgs + u, sizeof msgs - u, "%s%s %" PRIu64, k ? ", " : "",
+                     needs[k].ops->name, needs[k].messages[e]);
+        }
+        printf("exchange %d: among %d ranks (%s), blocks of up to %" PRId64
+               " elements (%.2f MiB); messages per rank: %s\n",
+               e + 1, t->grid[g], t->pencil ? (g == 1 ? "a row of the grid" : "a column of the grid")
+                                            : "all ranks",
+               blk, mib((double)blk * (double)cb), msgs);
+    }
+}
+
+/* The memory per rank of the strategy (or the largest, for auto). */
+static void print_memory(const fs_options *opts, const fs_transform *t, const fs_box *large,
+                         const fs_exchange_ops *ops, const rank_need *chosen)
+{
+    size_t cb = fs_complex_bytes(t->prec);
+    int64_t array_only = 0;
+    for (int s = 0; s < t->nstages; s++)
+        array_only = fs_box_elems(&large[s]) > array_only ? fs_box_elems(&large[s]) : array_only;
+    int64_t array_bytes = resident((chosen ? chosen->array_elems : array_only) * (int64_t)cb);
+    int64_t scratch = chosen ? chosen->scratch_bytes : 0;
+    int64_t total = array_bytes + scratch + other_bytes(t);
+    char who[128];
+    if (!chosen)
+        snprintf(who, sizeof who, "no exchange");
+    else if (ops)
+        snprintf(who, sizeof who, "%s", ops->name);
+    else
+        snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
+    printf("memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
+           "libraries ~%.0f MiB = about %.1f MiB\n",
+           who, mib((double)array_bytes), mib((double)scratch),
+           mib((double)(other_bytes(t) - LIBRARY_BYTES)), mib((double)LIBRARY_BYTES),
+           mib((double)total));
+    if (opts->mem_per_rank)
+        printf("--mem-per-rank %.1f MiB: %s\n", mib((double)opts->mem_per_rank),
+               (uint64_t)total <= opts->mem_per_rank ? "fits" : "does NOT fit");
+}
+
 fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
 {
     int rank, nranks;
@@ -267,25 +393,8 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     if (err != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed: %s", fs_mpi_strerror(err));
     fs_input_info info;
-    memset(&info, 0, sizeof info);
-    fs_status st = FS_OK;
-    if (opts->shape_ndim) {
-        info.ndim = opts->shape_ndim;
-        memcpy(info.shape, opts->shape, sizeof info.shape);
-        const char *d = opts->dtype ? opts->dtype : "complex128";
-        snprintf(info.type_name, sizeof info.type_name, "%s", d);
-        snprintf(info.dataset, sizeof info.dataset, "(--shape)");
-        info.dtype = strcmp(d, "float32") == 0   ? FS_DTYPE_FLOAT32
-                     : strcmp(d, "float64") == 0 ? FS_DTYPE_FLOAT64
-                     : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
-                                                   : FS_DTYPE_COMPLEX128;
-    } else if (rank == 0) {
-        fs_shard_set shards;
-        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, &info, &shards);
-        fs_shard_set_free(&shards);
-    }
-    if ((st = fs_error_agree(comm, st)) != FS_OK ||
-        (st = fs_bcast_bytes(comm, 0, &info, (int64_t)sizeof info)) != FS_OK)
+    fs_status st = dry_input(comm, rank, opts, &info);
+    if (st != FS_OK)
         return st;
 
     int P = opts->ranks ? opts->ranks : nranks;
@@ -305,85 +414,11 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) != FS_OK || rank != 0)
         return st;
 
-    size_t cb = fs_complex_bytes(t.prec);
-    char shape[256];
-    fs_format_shape(info.ndim, info.shape, shape, sizeof shape);
-    printf("fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape, info.type_name, P,
-           fs_kind_name(t.kind), fs_precision_name(t.prec),
-           opts->inverse ? "inverse" : "forward");
-    if (t.pencil)
-        printf("decomposition: pencil, grid %d x %d (%s)\n", t.grid[0], t.grid[1],
-               opts->grid[0] ? "--grid" : opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
-                                                                          : "slabs would leave ranks without data");
-    else if (t.fold)
-        printf("decomposition: 1-D four-step, %lld x %lld\n", (long long)t.n2, (long long)t.n1);
-    else if (!t.exchanges)
-        printf("decomposition: slab on axis 0, no exchange\n");
-    else if (t.split[1][0] == FS_GATHER)
-        printf("decomposition: slab on axis %d, gathered on rank 0 for the last pass\n", t.split[0][0]);
-    else
-        printf("decomposition: slab, axis %d -> axis %d\n", t.split[0][0], t.split[1][0]);
-
     fs_box large[FS_MAX_STAGES];
-    for (int s = 0; s < t.nstages; s++) {
-        fs_box small;
-        int empty;
-        stage_extent(&t, s, &small, &large[s], &empty);
-        char a[128], b[128], split[96] = "";
-        box_text(&small, a, sizeof a);
-        box_text(&large[s], b, sizeof b);
-        for (int g = 0; g < 2; g++) {
-            int ax = t.split[s][g];
-            size_t u = strlen(split);
-            if (ax >= 0)
-                snprintf(split + u, sizeof split - u, "%saxis %d over %d", u ? ", " : "", ax, t.grid[g]);
-            else if (ax == FS_GATHER)
-                snprintf(split + u, sizeof split - u, "%sall on rank 0", u ? ", " : "");
-        }
-        int64_t n = fs_box_elems(&large[s]);
-        printf("stage %d: %s; local blocks %s to %s (up to %" PRId64 " elements, %.1f MiB)\n", s,
-               split[0] ? split : "not split", a, b, n, mib((double)n * (double)cb));
-        if (empty)
-            printf("  %d of %d ranks hold nothing in this stage\n", empty, P);
-    }
-
-    int64_t array_only = 0;
-    for (int s = 0; s < t.nstages; s++)
-        array_only = fs_box_elems(&large[s]) > array_only ? fs_box_elems(&large[s]) : array_only;
-    const rank_need *chosen = worst >= 0 ? &needs[worst] : NULL;
-    for (int e = 0; e + 1 < t.nstages; e++) {
-        int g = fs_transform_exchange_dim(&t, e);
-        int64_t blk = largest_block(&t, e, &large[e]);
-        char msgs[512] = "";
-        for (int k = 0; k < nneeds; k++) {
-            size_t u = strlen(msgs);
-            snprintf(msgs + u, sizeof msgs - u, "%s%s %" PRIu64, k ? ", " : "",
-                     needs[k].ops->name, needs[k].messages[e]);
-        }
-        printf("exchange %d: among %d ranks (%s), blocks of up to %" PRId64
-               " elements (%.2f MiB); messages per rank: %s\n",
-               e + 1, t.grid[g], t.pencil ? (g == 1 ? "a row of the grid" : "a column of the grid")
-                                          : "all ranks",
-               blk, mib((double)blk * (double)cb), msgs);
-    }
-    int64_t array_bytes = resident((chosen ? chosen->array_elems : array_only) * (int64_t)cb);
-    int64_t scratch = chosen ? chosen->scratch_bytes : 0;
-    int64_t total = array_bytes + scratch + other_bytes(&t);
-    char who[128];
-    if (!chosen)
-        snprintf(who, sizeof who, "no exchange");
-    else if (ops)
-        snprintf(who, sizeof who, "%s", ops->name);
-    else
-        snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
-    printf("memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-           "libraries ~%.0f MiB = about %.1f MiB\n",
-           who, mib((double)array_bytes), mib((double)scratch),
-           mib((double)(other_bytes(&t) - LIBRARY_BYTES)), mib((double)LIBRARY_BYTES),
-           mib((double)total));
-    if (opts->mem_per_rank)
-        printf("--mem-per-rank %.1f MiB: %s\n", mib((double)opts->mem_per_rank),
-               (uint64_t)total <= opts->mem_per_rank ? "fits" : "does NOT fit");
+    print_decomposition(opts, &info, &t, P);
+    print_stages(&t, P, large);
+    print_exchanges(&t, large, needs, nneeds);
+    print_memory(opts, &t, large, ops, worst >= 0 ? &needs[worst] : NULL);
     printf("nothing was read, computed or written\n");
     fflush(stdout);
     return FS_OK;

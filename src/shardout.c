@@ -103,13 +103,48 @@ static fs_status group_ranks(const fs_transform *t, int P, int n, int g, int *fi
     return FS_OK;
 }
 
+/* The box of the group of ranks first .. first + count - 1: the union of
+ * its members' output boxes, from the same arithmetic as the layout. */
+static fs_status group_box(const fs_transform *t, int first, int count, fs_box *out)
+{
+    int P2 = t->grid[1], s = t->nstages - 1;
+    fs_box u;
+    memset(&u, 0, sizeof u);
+    u.ndim = t->out_ndim;
+    int64_t volume = 0;
+    int have = 0;
+    for (int q = first; q < first + count; q++) {
+        fs_box b = fs_transform_box(t, s, q / P2, q % P2);
+        if (fs_box_elems(&b) == 0)
+            continue;
+        fs_box f = t->fold ? fs_box_full(t->out_ndim, t->out_shape)
+                           : fs_transform_write_map(t, &b).file_box;
+        volume += fs_box_elems(&f);
+        for (int k = 0; k < u.ndim; k++) {
+            int64_t lo = have && u.start[k] < f.start[k] ? u.start[k] : f.start[k];
+            int64_t hi = have && u.start[k] + u.count[k] > f.start[k] + f.count[k]
+                             ? u.start[k] + u.count[k] : f.start[k] + f.count[k];
+            u.start[k] = lo;
+            u.count[k] = hi - lo;
+        }
+        have = 1;
+        if (t->fold)
+            break;
+    }
+    if (volume != fs_box_elems(&u) && !t->fold)
+        return fs_error_set(FS_ERR_RUNTIME, "--shard-output: ranks %d to %d do not hold one box",
+                            first, first + count - 1);
+    *out = u;
+    return FS_OK;
+}
+
 fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int requested,
                                const char *output_file, fs_shard_output *so)
 {
     int rank, P;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &P) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank or MPI_Comm_size failed");
-    int P1 = t->grid[0], P2 = t->grid[1], s = t->nstages - 1;
+    int P1 = t->grid[0], P2 = t->grid[1];
     int n = requested > 0 ? requested : P;
     if (t->fold) {
         /* A 1-D transform's output positions interleave over the ranks. */
@@ -125,8 +160,7 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
                             "take whole grid rows (at most %d files) or split every row alike (a "
                             "multiple of %d, up to %d)", n, P1, P2, P1, P1, P);
 
-    /* Every rank computes every group's box: the union of its members'
-     * output boxes, from the same arithmetic as the layout. */
+    /* Every rank computes every group's box. */
     fs_box *boxes = calloc((size_t)n, sizeof *boxes);
     if (!boxes)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -136,35 +170,10 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
         group_ranks(t, P, n, g, &first, &count);
         if (rank >= first && rank < first + count)
             my_group = g;
-        fs_box u;
-        memset(&u, 0, sizeof u);
-        u.ndim = t->out_ndim;
-        int64_t volume = 0;
-        int have = 0;
-        for (int q = first; q < first + count; q++) {
-            fs_box b = fs_transform_box(t, s, q / P2, q % P2);
-            if (fs_box_elems(&b) == 0)
-                continue;
-            fs_box f = t->fold ? fs_box_full(t->out_ndim, t->out_shape)
-                               : fs_transform_write_map(t, &b).file_box;
-            volume += fs_box_elems(&f);
-            for (int k = 0; k < u.ndim; k++) {
-                int64_t lo = have && u.start[k] < f.start[k] ? u.start[k] : f.start[k];
-                int64_t hi = have && u.start[k] + u.count[k] > f.start[k] + f.count[k]
-                                 ? u.start[k] + u.count[k] : f.start[k] + f.count[k];
-                u.start[k] = lo;
-                u.count[k] = hi - lo;
-            }
-            have = 1;
-            if (t->fold)
-                break;
-        }
-        if (volume != fs_box_elems(&u) && !t->fold) {
+        if (group_box(t, first, count, &boxes[g]) != FS_OK) {
             free(boxes);
-            return fs_error_set(FS_ERR_RUNTIME, "--shard-output: ranks %d to %d do not hold one box",
-                                first, first + count - 1);
+            return fs_error_status();
         }
-        boxes[g] = u;
     }
     /* Files are numbered over the groups that own data. */
     int nfiles = 0, mine = -1;
