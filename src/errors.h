@@ -10,7 +10,7 @@
 
 #include <mpi.h>
 
-/* Exit statuses (DESIGN.md section 2). The numeric order is also the
+/* Exit statuses (fftshard(1), EXIT STATUS; HACKING.md). The numeric order is also the
  * precedence used when ranks fail differently: the highest wins. */
 typedef enum fs_status {
     FS_OK = 0,            /* success */

@@ -8,8 +8,8 @@
  * maps them onto the whole array.
  * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic
  * temporary file (see atomic.h), written box by box (independent requests,
- * collective for compressed output), with the attributes of DESIGN.md
- * section 3, or a virtual dataset over shard files.
+ * collective for compressed output), with the attributes listed in
+ * fftshard(1) (FILES), or a virtual dataset over shard files.
  * Owns the MPI-IO file access and transfer property lists, the output
  * object (fs_h5_output) and the split of large requests into calls of at
  * most FS_IO_CALL_BYTES. Every HDF5 result is checked; failures come back

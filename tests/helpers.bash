@@ -109,7 +109,7 @@ assert_error() {
     [ "${#stderr_lines[@]}" -eq "$expected_lines" ] ||
         fail "expected $expected_lines line(s) on stderr, got ${#stderr_lines[@]}:
 $stderr"
-    # DESIGN.md: "fftshard: error: <what>: <why>"
+    # fftshard(1), MESSAGES: "fftshard: error: <what>: <why>"
     [[ ${stderr_lines[0]} == "fftshard: error: "?*": "?* ]] ||
         fail "not of the form 'fftshard: error: <what>: <why>': ${stderr_lines[0]}"
     if [ "$want" -eq "$EXIT_USAGE" ]; then
