@@ -67,6 +67,7 @@ signal_run() {
     end_run
 }
 
+# bats test_tags=sanitized
 @test "SIGTERM and SIGINT in every phase: the phase named, nothing written, OUTPUT unchanged" {
     oracle make in.h5 12x10x8:complex128
     fftshard 3 --quiet in.h5 old.h5
@@ -93,6 +94,7 @@ signal_run() {
     done
 }
 
+# bats test_tags=sanitized
 @test "a signal between the commit's renames waits for them: the result whole, the message says so" {
     oracle make in0.h5 12x10x8:complex128
     oracle make --seed 7 in.h5 12x10x8:complex128
@@ -119,6 +121,7 @@ signal_run() {
     done
 }
 
+# bats test_tags=sanitized
 @test "SIGKILL of a rank: the job ends, no OUTPUT; the next run removes what was left" {
     oracle make in.h5 12x10x8:complex128
     local r pid
@@ -151,6 +154,7 @@ signal_run() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "a full disk: exit 1 naming OUTPUT, before or while writing; nothing left, no hang" {
     mkdir small
     mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || skip "cannot mount a small tmpfs here"
@@ -179,6 +183,7 @@ signal_run() {
     [ "$(grep -vc '^Abort(1)' err.txt)" -eq 1 ] || fail "more than our one line: $(cat err.txt)"
 }
 
+# bats test_tags=sanitized
 @test "a file size limit: exit 1 naming OUTPUT, nothing left" {
     oracle make in.h5 160x128x64:complex128
     # 20 MiB of result, 16 MiB allowed (MPI itself needs a few MiB to start)

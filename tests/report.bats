@@ -14,6 +14,7 @@ json() {
     python_serial -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
 }
 
+# bats test_tags=sanitized
 @test "13x7x4 on 5 ranks: offsets 0,3,6,9,11 are the hyperslab starts; result equals numpy" {
     oracle make x.h5 13x7x4:float64
     run --separate-stderr fftshard 5 --quiet --report=r.json x.h5 y.h5
@@ -53,6 +54,7 @@ and sum(p["elements"] for p in r["per_rank"]) == __import__("math").prod(r["shap
     assert_equal "$(json b.json '[p["elements"] for p in r["per_rank"]]')" "[18, 18, 18, 0, 0]"
 }
 
+# bats test_tags=sanitized
 @test "phase times add up to no more than the total; bytes sent and received balance" {
     oracle make a.h5 12x10x6:complex128
     local s

@@ -14,6 +14,7 @@ setup() {
 
 # ---------------------------------------------------------------- shapes and rank counts
 
+# bats test_tags=quick
 @test "7x5x3 complex128 on 4 ranks" {
     oracle make a.h5 7x5x3:complex128
     fs 4 a.h5 out.h5
@@ -41,6 +42,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "2-D to 5-D with prime and uneven lengths on 2, 3, 4 and 5 ranks" {
     # 5x2x9 on 4 ranks: axis 1 is shorter than the rank count, axis 2 is not
     oracle make d2.h5 11x7:complex128 -- d3.h5 5x3x13:complex128 -- e3.h5 5x2x9:complex128 \
@@ -53,6 +55,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "8-D small shapes on 3 and on 8 ranks" {
     oracle make a.h5 2x1x3x1x2x2x1x3:complex128 -- b.h5 3x2x1x2x3x1x2x2:complex128
     fs 3 a.h5 a3.h5
@@ -97,6 +100,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "integer input types: int8 to int64, uint8 to uint64" {
     local t types=(int8 int16 int32 int64 uint8 uint16 uint32 uint64) specs=()
     for t in "${types[@]}"; do
@@ -110,6 +114,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "chunked and compressed, big-endian, and soft-linked input datasets" {
     oracle make s.h5 /gz=9x8x5:complex128:gzip /be=6x7:float64:be /bec=5x6:complex64:be \
         /bei=10x3:int32:be,gzip '/link->/be'

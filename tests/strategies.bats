@@ -69,6 +69,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "every strategy on 5 and 8 ranks with idle ranks: 13x7x4 on 5, 3x40x40 on 8" {
     oracle make a.h5 13x7x4:complex128 -- b.h5 3x40x40:complex128
     local s
@@ -83,6 +84,7 @@ setup() {
     done
 }
 
+# bats test_tags=sanitized
 @test "--packet=1, 7 and 1G, --queues=1 and 9 on 3 ranks give the same result" {
     oracle make a.h5 5x4x3:complex128
     local s
@@ -109,6 +111,7 @@ setup() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "auto: the attribute names the strategy chosen; --wisdom stores it and the next run reuses it" {
     oracle make a.h5 12x8x6:complex128
     run --separate-stderr fftshard 3 --verbose --transpose=auto --wisdom=w.txt a.h5 o1.h5
@@ -130,6 +133,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "a corrupt wisdom file: exit 3 naming it, no output, the file left alone" {
     oracle make a.h5 4x4:complex128
     head -c 300 /dev/urandom > bin.txt
