@@ -57,7 +57,6 @@ teardown() {
     assert_no_temporaries
 }
 
-# bats test_tags=sanitized
 @test "OUTPUT is INPUT (same path, ./path, absolute, hard link, symlink): exit 4, input unchanged" {
     local before target
     before=$(checksum in.h5)

@@ -221,7 +221,6 @@ $stderr"
     refused "$EXIT_USAGE" --axes "same axis" -- --axes=1,-2 ok.h5
 }
 
-# bats test_tags=sanitized
 @test "--axes=7 on a 3-D dataset: out of range" {
     refused "$EXIT_USAGE" --axes "axis 7" "3-D" -- --axes=7 ok.h5
     refused "$EXIT_USAGE" --axes "axis -4" "3-D" -- --axes=-4 ok.h5

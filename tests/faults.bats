@@ -94,7 +94,6 @@ signal_run() {
     done
 }
 
-# bats test_tags=sanitized
 @test "a signal between the commit's renames waits for them: the result whole, the message says so" {
     oracle make in0.h5 12x10x8:complex128
     oracle make --seed 7 in.h5 12x10x8:complex128

@@ -42,6 +42,7 @@ print(d["type"], d["grid"], d["stages"])'
     check_all
 }
 
+# bats test_tags=sanitized
 @test "real transforms on pencils; --check passes on pencils" {
     oracle make r.h5 6x8x10:float64
     fs 4 r.h5 r22.h5 --real --grid=2x2

@@ -110,7 +110,6 @@ print(b.shape == a.shape and np.abs(a - b).max() < 1e-12 * np.abs(a).max())'
     check_all
 }
 
-# bats test_tags=sanitized
 @test "--check: passes, in the summary and the report, for c2c, r2c and c2r" {
     oracle make a.h5 12x8x6:complex128 -- r.h5 10x9:float64 -- f.h5 16x12:float32 -- o.h5 360:complex128
     local args

@@ -54,7 +54,6 @@ and sum(p["elements"] for p in r["per_rank"]) == __import__("math").prod(r["shap
     assert_equal "$(json b.json '[p["elements"] for p in r["per_rank"]]')" "[18, 18, 18, 0, 0]"
 }
 
-# bats test_tags=sanitized
 @test "phase times add up to no more than the total; bytes sent and received balance" {
     oracle make a.h5 12x10x6:complex128
     local s

@@ -42,7 +42,6 @@ setup() {
     check_all
 }
 
-# bats test_tags=sanitized
 @test "2-D to 5-D with prime and uneven lengths on 2, 3, 4 and 5 ranks" {
     # 5x2x9 on 4 ranks: axis 1 is shorter than the rank count, axis 2 is not
     oracle make d2.h5 11x7:complex128 -- d3.h5 5x3x13:complex128 -- e3.h5 5x2x9:complex128 \
@@ -114,7 +113,6 @@ setup() {
     check_all
 }
 
-# bats test_tags=sanitized
 @test "chunked and compressed, big-endian, and soft-linked input datasets" {
     oracle make s.h5 /gz=9x8x5:complex128:gzip /be=6x7:float64:be /bec=5x6:complex64:be \
         /bei=10x3:int32:be,gzip '/link->/be'

@@ -144,7 +144,6 @@ no_output() {
     assert_success
 }
 
-# bats test_tags=sanitized
 @test "--shard-output --force replaces the set; a refused or failed run leaves it whole" {
     oracle make a.h5 9x4x4:complex128
     fftshard 3 --quiet --shard-output a.h5 o.h5
@@ -202,7 +201,6 @@ no_output() {
     [ "$caught" -gt 0 ] || skip "every run finished before the signal arrived"
 }
 
-# bats test_tags=sanitized
 @test "compressed input and --chunks/--deflate output, also sharded" {
     oracle make z.h5 12x10x6:float64:gzip
     sfs 3 z.h5 z.h5 d.h5 --deflate=6

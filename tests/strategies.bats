@@ -69,7 +69,6 @@ setup() {
     check_all
 }
 
-# bats test_tags=sanitized
 @test "every strategy on 5 and 8 ranks with idle ranks: 13x7x4 on 5, 3x40x40 on 8" {
     oracle make a.h5 13x7x4:complex128 -- b.h5 3x40x40:complex128
     local s
@@ -133,7 +132,6 @@ setup() {
     check_all
 }
 
-# bats test_tags=sanitized
 @test "a corrupt wisdom file: exit 3 naming it, no output, the file left alone" {
     oracle make a.h5 4x4:complex128
     head -c 300 /dev/urandom > bin.txt
