@@ -1,12 +1,102 @@
 #!/bin/sh
-# run-tests.sh: install what the build and the tests need, build fftshard,
-# run `make check` and `make distcheck`, then `make check` again on a build
-# with AddressSanitizer and UndefinedBehaviorSanitizer (--enable-sanitizers)
-# in _san/. Exits non-zero on any failure and prints the test logs when
-# tests fail. Run it from anywhere.
+# run-tests.sh: the CI run, in parts:
+#   deps       share/install-deps.sh: what the build and the tests need
+#   build      ./autogen.sh (in a checkout), ./configure, make -j2
+#   check      make -j2 check: the whole suite
+#   distcheck  make -j2 distcheck-quick: the tarball builds, installs and
+#              passes the quick slice of the suite (see Makefile.am)
+#   san-build  ../configure --enable-sanitizers and make -j2 in _san/
+#   san-check  make -j2 check-sanitized there: the C unit tests and the
+#              sanitized slice under AddressSanitizer and UBSan
+# It stops at the first part that fails (printing the test logs when tests
+# failed) and exits non-zero. At the end, also after a failure, it prints
+# the time of each part, then as its last line the tests counted over all
+# parts: "N passed, N failed", with ", N skipped" when tests were skipped.
+# A part that fails without a failed test (deps, a build) counts as one
+# failure, so that a failed run never ends with "0 failed". Run it from
+# anywhere.
 set -eu
 
 cd "$(dirname "$0")/.."
+
+PARTS="deps build check distcheck san-build san-check"
+started=$(date +%s)
+passed=0
+failed=0
+skipped=0
+# Each part's standard output is copied to $work/PART.out, for its counts;
+# $work/times holds "PART SECONDS STATUS" for every part that ran.
+work=$(mktemp -d)
+: >"$work/times"
+# automake's summaries without colour codes, to be counted.
+AM_COLOR_TESTS=no
+export AM_COLOR_TESTS
+
+# m:ss of $1 seconds.
+minutes() {
+    printf '%d:%02d' $(($1 / 60)) $(($1 % 60))
+}
+
+# The closing report; the EXIT trap, so it runs however the script ends.
+report() {
+    status=$?
+    # A failure outside any part (the script itself) is a failure too.
+    if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+        failed=1
+    fi
+    echo
+    echo "run-tests: time of each part (m:ss):"
+    for p in $PARTS; do
+        line=$(grep "^$p " "$work/times" || true)
+        if [ -z "$line" ]; then
+            printf '  %-10s %5s  not run\n' "$p" -
+            continue
+        fi
+        # shellcheck disable=SC2086 # PART SECONDS STATUS
+        set -- $line
+        if [ "$3" -eq 0 ]; then
+            printf '  %-10s %5s  ok\n' "$p" "$(minutes "$2")"
+        else
+            printf '  %-10s %5s  FAILED (status %d)\n' "$p" "$(minutes "$2")" "$3"
+        fi
+    done
+    printf '  %-10s %5s\n' total "$(minutes $(($(date +%s) - started)))"
+    rm -rf "$work"
+    summary="$passed passed, $failed failed"
+    [ "$skipped" -eq 0 ] || summary="$summary, $skipped skipped"
+    echo "$summary"
+    exit "$status"
+}
+trap report EXIT
+
+# part NAME COMMAND...: run COMMAND as the part NAME: timed, its standard
+# output copied to $work/NAME.out, its tests added to the counts. Returns
+# COMMAND's status.
+part() {
+    name=$1
+    shift
+    echo "run-tests: ---- $name"
+    t0=$(date +%s)
+    # sh has no pipefail: the status goes through a file.
+    {
+        st=0
+        "$@" || st=$?
+        echo "$st" >"$work/$name.status"
+    } | tee "$work/$name.out"
+    st=$(cat "$work/$name.status")
+    echo "$name $(($(date +%s) - t0)) $st" >>"$work/times"
+    # automake prints "# PASS:  N" and so on once per make check.
+    # shellcheck disable=SC2046 # three numbers
+    set -- $(awk '$1 == "#" && ($2 == "PASS:" || $2 == "XFAIL:") { p += $3 }
+        $1 == "#" && ($2 == "FAIL:" || $2 == "XPASS:" || $2 == "ERROR:") { f += $3 }
+        $1 == "#" && $2 == "SKIP:" { s += $3 }
+        END { print p + 0, f + 0, s + 0 }' "$work/$name.out")
+    [ "$st" -eq 0 ] || [ "$2" -gt 0 ] || set -- "$1" 1 "$3"
+    passed=$((passed + $1))
+    failed=$((failed + $2))
+    skipped=$((skipped + $3))
+    return "$st"
+}
 
 # The logs of a failed `make check` run in the build directory $1:
 # test-suite.log when automake wrote one, else every failed test's own log.
@@ -29,22 +119,34 @@ print_test_logs() {
     done
 }
 
-share/install-deps.sh
-# A checkout needs autogen.sh to make configure; a release tarball has configure.
-if [ -x autogen.sh ]; then
-    ./autogen.sh
-fi
-./configure
-make -j2
+# The commands of the parts. (Chained with &&: set -e does not act inside
+# a function called where its status is tested.)
+build() {
+    # A checkout needs autogen.sh to make configure; a release tarball has configure.
+    if [ -x autogen.sh ]; then
+        ./autogen.sh || return
+    fi
+    ./configure && make -j2
+}
 
-if ! make check; then
+# configure refuses to build elsewhere while the source tree itself is
+# configured: distclean it first.
+san_build() {
+    make distclean && rm -rf _san && mkdir _san &&
+        (cd _san && ../configure --enable-sanitizers && make -j2)
+}
+
+part deps share/install-deps.sh
+part build build
+
+if ! part check make -j2 check; then
     echo "run-tests: make check failed; the test logs follow" >&2
     print_test_logs .
     exit 1
 fi
 
-if ! make distcheck; then
-    echo "run-tests: make distcheck failed" >&2
+if ! part distcheck make -j2 distcheck-quick; then
+    echo "run-tests: make distcheck-quick failed" >&2
     # distcheck leaves its build directory behind when it fails.
     for build in fftshard-*/_build/sub fftshard-*/_build; do
         [ -d "$build" ] && print_test_logs "$build"
@@ -52,19 +154,11 @@ if ! make distcheck; then
     exit 1
 fi
 
-# The sanitized build, in a directory of its own. configure refuses to build
-# elsewhere while the source tree itself is configured: distclean it first.
-make distclean
-rm -rf _san
-mkdir _san
-cd _san
-../configure --enable-sanitizers
-make -j2
-if ! make check; then
-    echo "run-tests: make check of the sanitized build (_san) failed; the test logs follow" >&2
-    print_test_logs .
+part san-build san_build
+if ! part san-check make -C _san -j2 check-sanitized; then
+    echo "run-tests: make check-sanitized of the sanitized build (_san) failed; the test logs follow" >&2
+    print_test_logs _san
     exit 1
 fi
-cd ..
 
-echo "run-tests: make check, make distcheck and the sanitized make check passed"
+echo "run-tests: make check, make distcheck-quick and the sanitized make check-sanitized passed"

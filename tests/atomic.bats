@@ -138,6 +138,7 @@ teardown() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "runtime failure (out of memory): exit 1, no temporary, no OUTPUT" {
     ln -s "$BATS_FILE_TMPDIR/big.h5" big.h5
     run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --transpose=xorswap big.h5 out.h5
@@ -248,6 +249,7 @@ finish_run() {
     [ "$caught" -gt 0 ] || skip "every run finished before the signal arrived"
 }
 
+# bats test_tags=sanitized
 @test "SIGTERM to rank 0 the moment the temporary exists: the temporary is removed" {
     # Rank 0 creates the temporary; it must be registered for removal at once,
     # not only after the ranks have agreed on its name.

@@ -21,6 +21,7 @@ setup() {
 
 # ---------------------------------------------------------------- statuses
 
+# bats test_tags=quick
 @test "exit statuses in helpers.bash mirror enum fs_status in src/errors.h" {
     local name value var count=0
     while read -r name value; do
@@ -46,6 +47,7 @@ setup() {
     assert_output --partial "--transpose=NAME"
 }
 
+# bats test_tags=quick
 @test "--version: program and library versions on stdout, exit 0" {
     run --separate-stderr fftshard 1 --version
     assert_success
@@ -86,6 +88,7 @@ setup() {
     assert_no_temporaries
 }
 
+# bats test_tags=sanitized
 @test "truncated HDF5 file: exit 3, HDF5's error stack only with --verbose" {
     head -c 1500 ok.h5 >cut.h5
     run --separate-stderr fftshard 2 cut.h5 out.h5
@@ -103,6 +106,7 @@ setup() {
     [ ! -e out.h5 ]
 }
 
+# bats test_tags=sanitized
 @test "missing dataset: exit 3, names it and lists the datasets there are" {
     run --separate-stderr fftshard 2 two.h5:/nope out.h5
     assert_error "$EXIT_INPUT" "/nope" "/a" "/g/b"
@@ -197,6 +201,7 @@ setup() {
     assert_equal "$(grep -c '^fftshard: error: ' <<<"$stderr")" 1
 }
 
+# bats test_tags=sanitized
 @test "messages are printed once on 8 ranks" {
     run --separate-stderr fftshard 8 --axes=x ok.h5 out.h5
     assert_error "$EXIT_USAGE" "--axes=x"

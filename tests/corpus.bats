@@ -60,6 +60,7 @@ $stderr"
 
 # ---------------------------------------------------------------- not HDF5 files (3)
 
+# bats test_tags=quick, sanitized
 @test "truncated HDF5 files: inside the superblock, the object headers, the raw data" {
     refused "$EXIT_INPUT" truncated-superblock.h5 "HDF5 cannot open it" -- truncated-superblock.h5
     refused "$EXIT_INPUT" truncated-header.h5 "truncated file" -- truncated-header.h5
@@ -104,6 +105,7 @@ $stderr"
     refused "$EXIT_INPUT" nine-d.h5:/data "9 dimensions" "1 to 8" -- nine-d.h5
 }
 
+# bats test_tags=sanitized
 @test "more elements than fftshard can count: 2^40 x 2^40 x 2^40" {
     refused "$EXIT_INPUT" huge.h5:/data "1099511627776x1099511627776x1099511627776" "too large" -- huge.h5
     refused "$EXIT_INPUT" huge.h5:/data "too large" -- --dry-run huge.h5
@@ -115,6 +117,7 @@ $stderr"
     refused "$EXIT_INPUT" enum.h5:/data "unsupported element type enum" -- enum.h5
 }
 
+# bats test_tags=sanitized
 @test "compounds that are not {r, i} of two equal floats" {
     refused "$EXIT_INPUT" compound-xy.h5:/data "compound" "x, y" -- compound-xy.h5
     refused "$EXIT_INPUT" compound-rij.h5:/data "compound" "r, i, j" -- compound-rij.h5
@@ -160,6 +163,7 @@ $stderr"
     done
 }
 
+# bats test_tags=sanitized
 @test "--wisdom: a bad entry, a key longer than any, FFTW wisdom FFTW rejects" {
     refused "$EXIT_INPUT" wisdom-entry.txt "line 2" "not a wisdom entry" -- --wisdom=wisdom-entry.txt ok.h5
     refused "$EXIT_INPUT" wisdom-long-key.txt "line 2" -- --wisdom=wisdom-long-key.txt ok.h5

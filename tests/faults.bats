@@ -67,6 +67,7 @@ signal_run() {
     end_run
 }
 
+# bats test_tags=sanitized
 @test "SIGTERM and SIGINT in every phase: the phase named, nothing written, OUTPUT unchanged" {
     oracle make in.h5 12x10x8:complex128
     fftshard 3 --quiet in.h5 old.h5
@@ -105,7 +106,7 @@ signal_run() {
         read -r point shard target sig <<<"$c"
         rm -rf out.h5 out.h5.shards-*
         fftshard 3 --quiet in0.h5 out.h5
-        paused_run "$point:3" 3 --force $([ "$shard" = yes ] && echo --shard-output) in.h5 out.h5
+        paused_run "$point:8" 3 --force $([ "$shard" = yes ] && echo --shard-output) in.h5 out.h5
         signal_run "$sig" "$target"
         [ "$job_status" -ne 0 ] || fail "$c: the job succeeded after SIG$sig"
         grep -q "^fftshard: error: interrupted by SIG$sig during the commit phase (rank [0-9]*): the output had been written$" run.err ||
@@ -119,6 +120,7 @@ signal_run() {
     done
 }
 
+# bats test_tags=sanitized
 @test "SIGKILL of a rank: the job ends, no OUTPUT; the next run removes what was left" {
     oracle make in.h5 12x10x8:complex128
     local r pid
@@ -151,6 +153,7 @@ signal_run() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "a full disk: exit 1 naming OUTPUT, before or while writing; nothing left, no hang" {
     mkdir small
     mount -t tmpfs -o size=1m tmpfs small 2>/dev/null || skip "cannot mount a small tmpfs here"
@@ -179,6 +182,7 @@ signal_run() {
     [ "$(grep -vc '^Abort(1)' err.txt)" -eq 1 ] || fail "more than our one line: $(cat err.txt)"
 }
 
+# bats test_tags=sanitized
 @test "a file size limit: exit 1 naming OUTPUT, nothing left" {
     oracle make in.h5 160x128x64:complex128
     # 20 MiB of result, 16 MiB allowed (MPI itself needs a few MiB to start)

@@ -10,6 +10,8 @@
 
 load helpers
 
+# bats file_tags=sanitized
+
 FUZZ=$srcdir/tests/fuzz
 
 setup() {
@@ -52,10 +54,12 @@ $stderr"
     assert_no_temporaries
 }
 
+# bats test_tags=quick
 @test "the option parser: seeds and regressions replayed" {
     replay options "$FUZZ"/corpus-options/* "$FUZZ"/regressions/options-*
 }
 
+# bats test_tags=quick
 @test "the input check: seeds and regressions replayed" {
     local regressions=()
     compgen -G "$FUZZ/regressions/probe-*" >/dev/null && regressions=("$FUZZ"/regressions/probe-*)

@@ -5,6 +5,8 @@
 
 load helpers
 
+# bats file_tags=quick
+
 # long_options_missing_from MANPAGE: print the long options of the help text
 # on stdin that MANPAGE does not mention (troff writes them \-\-name).
 long_options_missing_from() {

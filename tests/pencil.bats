@@ -31,6 +31,7 @@ print(d["type"], d["grid"], d["stages"])'
     check_all
 }
 
+# bats test_tags=sanitized
 @test "every strategy inside the row and column communicators" {
     oracle make a.h5 6x7x5:complex128
     local s
@@ -41,6 +42,7 @@ print(d["type"], d["grid"], d["stages"])'
     check_all
 }
 
+# bats test_tags=sanitized
 @test "real transforms on pencils; --check passes on pencils" {
     oracle make r.h5 6x8x10:float64
     fs 4 r.h5 r22.h5 --real --grid=2x2
@@ -51,6 +53,7 @@ print(d["type"], d["grid"], d["stages"])'
     grep -q 'check: .*passed' <<<"$stderr" || fail "$stderr"
 }
 
+# bats test_tags=sanitized
 @test "the alltoall exchange splits messages whose counts exceed MPI's int (forced low)" {
     oracle make a.h5 12x10x6:complex128 -- d.h5 360:complex128
     FFTSHARD_MPI_INT_LIMIT=5 fs 3 a.h5 o.h5 --transpose=alltoall
@@ -59,6 +62,7 @@ print(d["type"], d["grid"], d["stages"])'
     check_all
 }
 
+# bats test_tags=sanitized
 @test "--dry-run for 8192^3 complex64 on 65536 ranks: pencils 256x256, 32x32x8192 blocks, under a second" {
     local start end limit=1000
     # AddressSanitizer and UBSan check every access of the planning
@@ -77,6 +81,7 @@ print(d["type"], d["grid"], d["stages"])'
     assert_line "nothing was read, computed or written"
 }
 
+# bats test_tags=sanitized
 @test "--dry-run for 2^34 x 3 on 7 ranks, for a file, and what does not fit" {
     run "$FFTSHARD" --dry-run --shape=17179869184x3 --ranks=7 --mem-per-rank=1G
     assert_success

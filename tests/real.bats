@@ -11,6 +11,7 @@ setup() {
     CASES=()
 }
 
+# bats test_tags=sanitized
 @test "rfftn: even and odd last axes, 2-D to 4-D, uneven sizes, 1 to 5 ranks" {
     oracle make a.h5 13x7x8:float64 -- b.h5 6x9:float64 -- c.h5 5x4x3x7:float64 -- d.h5 3x1x5:float64
     fs 1 a.h5 a1.h5 --real
@@ -83,6 +84,7 @@ print(b.shape == a.shape and np.abs(a - b).max() < 1e-12 * np.abs(a).max())'
     check_all
 }
 
+# bats test_tags=sanitized
 @test "1-D on several ranks: four-step for composite lengths, gather for primes, every strategy" {
     oracle make a.h5 1000:complex128 -- b.h5 97:complex128 -- c.h5 24:complex128 -- r.h5 360:float64 \
         -- s.h5 30:float32

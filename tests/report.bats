@@ -14,6 +14,7 @@ json() {
     python_serial -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
 }
 
+# bats test_tags=sanitized
 @test "13x7x4 on 5 ranks: offsets 0,3,6,9,11 are the hyperslab starts; result equals numpy" {
     oracle make x.h5 13x7x4:float64
     run --separate-stderr fftshard 5 --quiet --report=r.json x.h5 y.h5

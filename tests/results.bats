@@ -14,6 +14,7 @@ setup() {
 
 # ---------------------------------------------------------------- shapes and rank counts
 
+# bats test_tags=quick
 @test "7x5x3 complex128 on 4 ranks" {
     oracle make a.h5 7x5x3:complex128
     fs 4 a.h5 out.h5
@@ -53,6 +54,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "8-D small shapes on 3 and on 8 ranks" {
     oracle make a.h5 2x1x3x1x2x2x1x3:complex128 -- b.h5 3x2x1x2x3x1x2x2:complex128
     fs 3 a.h5 a3.h5
@@ -97,6 +99,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "integer input types: int8 to int64, uint8 to uint64" {
     local t types=(int8 int16 int32 int64 uint8 uint16 uint32 uint64) specs=()
     for t in "${types[@]}"; do

@@ -32,6 +32,7 @@ no_output() {
     assert_no_temporaries
 }
 
+# bats test_tags=sanitized
 @test "7 shards as a virtual dataset and by pattern on 4 ranks equal numpy" {
     oracle make a.h5 13x6x5:complex128
     oracle shard a.h5 'f.%04d.h5' 2,2,1,3,2,1,2 --vds=v.h5 --list=list.txt
@@ -75,6 +76,7 @@ no_output() {
     check_all
 }
 
+# bats test_tags=sanitized
 @test "bad shards: wrong shape, wrong type, missing file, each exit 3 naming the shard" {
     oracle make a.h5 6x4x3:complex128 -- bad.h5 2x5x3:complex128 -- f32.h5 2x4x3:complex64
     oracle shard a.h5 'g%d.h5' 2,2,2 --vds=v.h5 --list=list.txt
@@ -118,6 +120,7 @@ no_output() {
     no_output o.h5
 }
 
+# bats test_tags=sanitized
 @test "--shard-output: files plus a master that h5py reads as one array equal to numpy" {
     oracle make a.h5 13x7x6:complex128 -- b.h5 3x40x8:float64
     sfs 4 a.h5 a.h5 o4.h5 --shard-output

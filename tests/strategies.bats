@@ -83,6 +83,7 @@ setup() {
     done
 }
 
+# bats test_tags=sanitized
 @test "--packet=1, 7 and 1G, --queues=1 and 9 on 3 ranks give the same result" {
     oracle make a.h5 5x4x3:complex128
     local s
@@ -109,6 +110,7 @@ setup() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "auto: the attribute names the strategy chosen; --wisdom stores it and the next run reuses it" {
     oracle make a.h5 12x8x6:complex128
     run --separate-stderr fftshard 3 --verbose --transpose=auto --wisdom=w.txt a.h5 o1.h5

@@ -4,12 +4,16 @@
 
 load helpers
 
+# bats file_tags=sanitized
+
+# bats test_tags=quick
 @test "transform: decompositions tile the array, up to 65536 ranks and 2^34 rows" {
     run "$TEST_BINDIR/test_transform"
     assert_success
     assert_output --regexp '^test_transform: [0-9]+ checks, 0 failed$'
 }
 
+# bats test_tags=quick
 @test "layout: split, boxes, pack/unpack, redistributions, shapes" {
     run "$TEST_BINDIR/test_layout"
     assert_success
@@ -32,6 +36,7 @@ exchange() {
 }
 
 @test "exchange: every strategy on 1 rank" { exchange 1; }
+# bats test_tags=quick
 @test "exchange: every strategy on 2 ranks" { exchange 2; }
 @test "exchange: every strategy on 3 ranks" { exchange 3; }
 @test "exchange: every strategy on 4 ranks" { exchange 4; }
