@@ -372,14 +372,23 @@ static fs_status set_version(const opt_spec *spec, const char *arg, fs_options *
     return FS_OK;
 }
 
-static fs_status set_enum(const opt_spec *spec, const char *arg, fs_options *opts)
+/* The entry of spec->names that arg names; NULL with the usage error. */
+static const opt_name *named(const opt_spec *spec, const char *arg)
 {
     const opt_name *found = find_name(spec->names, arg);
     if (!found) {
         char expected[256];
         list_names(spec->names, expected, sizeof expected);
-        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg, expected);
+        fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg, expected);
     }
+    return found;
+}
+
+static fs_status set_enum(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    const opt_name *found = named(spec, arg);
+    if (!found)
+        return FS_ERR_USAGE;
     *(int *)field_of(spec, opts) = found->value;
     return FS_OK;
 }
@@ -387,12 +396,9 @@ static fs_status set_enum(const opt_spec *spec, const char *arg, fs_options *opt
 /* One of spec->names, kept as the name. */
 static fs_status set_name(const opt_spec *spec, const char *arg, fs_options *opts)
 {
-    const opt_name *found = find_name(spec->names, arg);
-    if (!found) {
-        char expected[256];
-        list_names(spec->names, expected, sizeof expected);
-        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected %s", spec->long_name, arg, expected);
-    }
+    const opt_name *found = named(spec, arg);
+    if (!found)
+        return FS_ERR_USAGE;
     return store_string(spec, found->name, opts);
 }
 

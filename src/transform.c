@@ -49,6 +49,18 @@ static fs_op_spec c2c(const int *axes, int ndim, int sign)
     return s;
 }
 
+/* FFTW's padded r2c along t's real axis, with complex transforms of axes. */
+static fs_op_spec r2c(const fs_transform *t, const int *axes)
+{
+    fs_op_spec s;
+    memset(&s, 0, sizeof s);
+    s.kind = FS_OP_R2C;
+    memcpy(s.axes, axes, sizeof s.axes);
+    s.real_axis = t->real_axis;
+    s.real_len = t->real_len;
+    return s;
+}
+
 static int any(const int *axes, int ndim)
 {
     for (int k = 0; k < ndim; k++)
@@ -76,13 +88,7 @@ static fs_status plan_pencil(fs_transform *t, int ndim, fs_op_spec scale_op)
     if (t->kind == FS_R2C) {
         t->padded = 1;
         t->shape[t->real_axis] = t->half_len;
-        fs_op_spec r;
-        memset(&r, 0, sizeof r);
-        r.kind = FS_OP_R2C;
-        memcpy(r.axes, rest, sizeof r.axes);
-        r.real_axis = t->real_axis;
-        r.real_len = t->real_len;
-        add_op(t->ops[0], &t->nops[0], r);
+        add_op(t->ops[0], &t->nops[0], r2c(t, rest));
     } else if (any(rest, ndim)) {
         add_op(t->ops[0], &t->nops[0], c2c(rest, ndim, t->sign));
     }
@@ -373,13 +379,7 @@ static void plan_slab_r2c(fs_transform *t, const int *B, const int *A)
 {
     int ndim = t->ndim;
     if (t->padded) {
-        fs_op_spec r;
-        memset(&r, 0, sizeof r);
-        r.kind = FS_OP_R2C;
-        memcpy(r.axes, B, sizeof r.axes);
-        r.real_axis = t->real_axis;
-        r.real_len = t->real_len;
-        add_op(t->ops[0], &t->nops[0], r);
+        add_op(t->ops[0], &t->nops[0], r2c(t, B));
     } else if (any(B, ndim)) {
         /* The full complex transform; the write keeps n/2+1 values. */
         add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
