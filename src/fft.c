@@ -221,13 +221,19 @@ static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsig
     return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
 }
 
-fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
-                    unsigned flags, fs_op **out)
+/* FFTW plans made by this process, and how many of them came from wisdom
+ * (fs_fft_plan_counts). */
+static int64_t plans_made, plans_from_wisdom;
+
+/* Plan op into a new object; 0 on success, -1 when FFTW gave no plan or
+ * memory ran out (nothing said: fs_op_new decides). */
+static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                   unsigned flags, fs_op **out)
 {
     *out = NULL;
     fs_op *op = calloc(1, sizeof *op);
     if (!op)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning an FFT");
+        return -1;
     op->spec = *spec;
     op->box = *box;
     op->prec = prec;
@@ -235,7 +241,7 @@ fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec
     op->empty = fs_box_elems(box) == 0;
     if (op->empty) {
         *out = op;
-        return FS_OK;
+        return 0;
     }
     guru g;
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
@@ -301,10 +307,42 @@ fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec
         break;
     }
     *out = op;
-    return FS_OK;
+    return 0;
 fail:
     fs_op_free(&op);
-    return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a transform of a %d-D box", box->ndim);
+    return -1;
+}
+
+/* Operations that FFTW plans (the others are loops of our own). */
+static int uses_fftw(const fs_op_spec *spec, const fs_box *box)
+{
+    return fs_box_elems(box) > 0 && spec->kind != FS_OP_TWIDDLE && spec->kind != FS_OP_SCALE;
+}
+
+fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                    unsigned flags, fs_op **out)
+{
+    *out = NULL;
+    int fftw = uses_fftw(spec, box);
+    /* A measuring planner first asks the wisdom alone: it never touches
+     * the data, and the count says whether --wisdom saved the measuring. */
+    if (fftw && !(flags & FFTW_ESTIMATE) &&
+        op_make(spec, box, prec, data, flags | FFTW_WISDOM_ONLY, out) == 0) {
+        plans_made++;
+        plans_from_wisdom++;
+        return FS_OK;
+    }
+    if (op_make(spec, box, prec, data, flags, out) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a transform of a %d-D box",
+                            box->ndim);
+    plans_made += fftw;
+    return FS_OK;
+}
+
+void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom)
+{
+    *made = plans_made;
+    *from_wisdom = plans_from_wisdom;
 }
 
 /* Along the real axis of every line: X[m] = conj(X[n - m]) for m past n/2. */

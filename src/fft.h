@@ -53,6 +53,9 @@ typedef struct fs_op fs_op;
  * *out is allocated; free with fs_op_free. */
 fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
                     unsigned flags, fs_op **out);
+/* FFTW plans this process made so far, and how many of them FFTW's wisdom
+ * gave without measuring (always 0 with FFTW_ESTIMATE). */
+void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom);
 /* Run op on its data. FS_ERR_RUNTIME (message set) when FFTW cannot plan
  * the lines left over from the planned batches. */
 fs_status fs_op_execute(fs_op *op);

@@ -56,6 +56,7 @@ int64_t fs_peak_memory_bytes(void)
 typedef struct totals {
     double min[FS_NPHASES], mean[FS_NPHASES], max[FS_NPHASES];
     int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max;
+    int64_t fftw_plans, fftw_plans_from_wisdom;
     double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
     double gflops, gflops_total, bandwidth_gbs;
 } totals;
@@ -80,6 +81,8 @@ static void compute_totals(const fs_report_info *info, const fs_rank_record *all
         t->bytes_received += r->bytes_received;
         t->messages += r->messages_sent;
         t->wire_bytes += r->wire_bytes_sent;
+        t->fftw_plans += r->fftw_plans;
+        t->fftw_plans_from_wisdom += r->fftw_plans_from_wisdom;
         t->peak_max = r->peak_memory_bytes > t->peak_max ? r->peak_memory_bytes : t->peak_max;
         t->pack_max = r->t_pack_s > t->pack_max ? r->t_pack_s : t->pack_max;
         t->comm_max = r->t_comm_s > t->comm_max ? r->t_comm_s : t->comm_max;
@@ -265,6 +268,11 @@ static void json_figures(json *j, const fs_report_info *info, const totals *t, i
     json_num(j, "flops", info->flops);
     json_num(j, "gflops", t->gflops);
     json_num(j, "gflops_file_to_file", t->gflops_total);
+
+    json_open(j, "fftw_plans", '{');
+    json_int(j, "made", t->fftw_plans);
+    json_int(j, "from_wisdom", t->fftw_plans_from_wisdom);
+    json_close(j, '}');
 
     json_open(j, "exchange", '{');
     json_int(j, "bytes_sent", t->bytes_sent);

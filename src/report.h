@@ -50,6 +50,7 @@ typedef struct fs_rank_record {
     double t_pack_s, t_comm_s, t_unpack_s;
     double t_hooks_s, t_hooks_overlapped_s;
     int64_t peak_memory_bytes;
+    int64_t fftw_plans, fftw_plans_from_wisdom; /* plans made; those --wisdom gave */
 } fs_rank_record;
 
 /* What --check found. */

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fft.h"
+
 void fs_report_describe(const fs_run_view *v, char *buf, size_t size)
 {
     const fs_transform *t = v->t;
@@ -80,6 +82,7 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
         rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s;
     }
     rec->peak_memory_bytes = fs_peak_memory_bytes();
+    fs_fft_plan_counts(&rec->fftw_plans, &rec->fftw_plans_from_wisdom);
 }
 
 fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp)
