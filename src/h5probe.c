@@ -454,6 +454,11 @@ done:
     return fs_h5_clear_errors(ret);
 }
 
+fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, size_t size)
+{
+    return resolve_source(vds_file, name, path, size);
+}
+
 /* ------------------------------------------------------------------ probe */
 
 /* A shard's "offset" attribute: its start in the whole array, one integer

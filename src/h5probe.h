@@ -64,4 +64,8 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
 fs_status fs_h5_virtual_files(const char *file, const char *dataset, char ***names, int64_t *n);
 void fs_strings_free(char **names, int64_t n);
 
+/* Where HDF5 finds the virtual dataset source `name` (as stored in
+ * vds_file): the path, of at most size bytes, written to path. */
+fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, size_t size);
+
 #endif

@@ -4,47 +4,20 @@
 #include "output.h"
 
 #include <libgen.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "atomic.h"
+#include "destinations.h"
 
-/* The same path, by name (the file may not exist yet). */
-static int same_path(const char *a, const char *b)
-{
-    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
-    int same = ra && rb && strcmp(ra, rb) == 0;
-    free(ra);
-    free(rb);
-    if (same)
-        return 1;
-    /* Not both existing: compare the directories and the names. */
-    char *da = strdup(a), *db = strdup(b);
-    const char *na = strrchr(a, '/') ? strrchr(a, '/') + 1 : a;
-    const char *nb = strrchr(b, '/') ? strrchr(b, '/') + 1 : b;
-    if (da && db) {
-        char *sa = strrchr(da, '/'), *sb = strrchr(db, '/');
-        if (sa)
-            *sa = '\0';
-        if (sb)
-            *sb = '\0';
-        char *rda = realpath(sa ? (da[0] ? da : "/") : ".", NULL);
-        char *rdb = realpath(sb ? (db[0] ? db : "/") : ".", NULL);
-        same = rda && rdb && strcmp(rda, rdb) == 0 && strcmp(na, nb) == 0;
-        free(rda);
-        free(rdb);
-    }
-    free(da);
-    free(db);
-    return same;
-}
-
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const char *input_dataset,
-                          fs_output *out)
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
+                          const fs_shard_set *shards, fs_output *out)
 {
     memset(out, 0, sizeof *out);
     out->comm = comm;
@@ -52,17 +25,18 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const char *input_
     out->so.file = -1;
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    out->dataset = o->output_dataset ? o->output_dataset : input_dataset;
-    if (o->report_file) {
-        /* Every rank judges the same names the same way: rank 0 speaks. */
-        fs_status st = FS_OK;
-        if (same_path(o->report_file, o->output_file) || same_path(o->report_file, o->input_file))
-            st = fs_error_set(FS_ERR_USAGE, "--report=%s: is the %s file", o->report_file,
-                              same_path(o->report_file, o->output_file) ? "output" : "input");
-        if ((st = fs_error_agree(comm, out->rank == 0 ? st : FS_OK)) != FS_OK)
-            return st;
-    }
-    fs_status st = fs_atomic_begin(comm, o->output_file, o->input_file, o->force, &out->tmp_path);
+    out->dataset = o->output_dataset ? o->output_dataset : info->dataset;
+    fs_run_files files = {
+        .output = o->output_file,
+        .report = o->report_file,
+        .wisdom = o->wisdom_file,
+        .input = o->input_file,
+        .info = info,
+        .shards = shards,
+    };
+    fs_status st = fs_destinations_check(comm, &files);
+    if (st == FS_OK)
+        st = fs_atomic_begin(comm, o->output_file, o->input_file, o->force, &out->tmp_path);
     /* A report is a log: it replaces an earlier one without --force. Its
      * temporary exists from now on, so an unwritable report path fails the
      * run before any work. */
@@ -118,41 +92,155 @@ static fs_status choose_storage(const fs_options *o, const fs_transform *t, fs_h
     return FS_OK;
 }
 
+/* What HDF5 adds to a file besides the data: the superblock, object headers
+ * and attributes (a few KiB) and an index entry per chunk (about 60 bytes
+ * measured). Counted generously: a disk that fills up while HDF5 writes its
+ * metadata fails a collective call that the ranks cannot end together. */
+#define METADATA_BYTES_PER_FILE 262144.0
+#define METADATA_BYTES_PER_CHUNK 256.0
+
+/* A file of the given shape with the output's storage: data and metadata. */
+static double file_bytes(const fs_h5_storage *sg, int ndim, const int64_t *shape, double elem_bytes)
+{
+    double bytes = elem_bytes, chunks = 1;
+    for (int k = 0; k < ndim; k++) {
+        bytes *= (double)shape[k];
+        if (sg->chunk_ndim && sg->chunk[k] > 0)
+            chunks *= ceil((double)shape[k] / (double)sg->chunk[k]);
+    }
+    return bytes + METADATA_BYTES_PER_FILE + (sg->chunk_ndim ? chunks * METADATA_BYTES_PER_CHUNK : 0);
+}
+
+/* The report: the run's figures and one record per rank. */
+#define REPORT_BYTES 16384.0
+#define REPORT_BYTES_PER_RANK 2048.0
+/* The wisdom: what the file holds now plus what this run may add. */
+#define WISDOM_BYTES_ADDED 65536.0
+
+/* One destination's place and what it will need there. */
+typedef struct space_need {
+    const char *path;   /* named in the message */
+    char *dir;          /* malloc'ed */
+    const char *what;   /* "the result" */
+    double bytes;
+} space_need;
+
+/* The destinations of this run. *n (out) entries; dirs freed by the caller. */
+static fs_status list_needs(const fs_output *out, const fs_transform *t, space_need *needs, int *n,
+                            double *largest_file)
+{
+    const fs_options *o = out->opts;
+    double eb = (double)fs_dtype_bytes(t->out_type);
+    int nranks = 1;
+    if (MPI_Comm_size(out->comm, &nranks) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed");
+    space_need all[4] = {{o->output_file, NULL, "the result", 0}};
+    int count = 1;
+    *largest_file = 0;
+    if (o->shard_output) {
+        all[0].bytes = METADATA_BYTES_PER_FILE; /* the master */
+        all[count++] = (space_need){o->output_file, NULL, "the shard files", 0};
+        for (int64_t i = 0; i < out->so.sources.n; i++) {
+            const fs_box *b = &out->so.sources.boxes[i];
+            double f = file_bytes(&out->storage, b->ndim, b->count, eb);
+            all[1].bytes += f;
+            *largest_file = f > *largest_file ? f : *largest_file;
+        }
+    } else {
+        all[0].bytes = *largest_file = file_bytes(&out->storage, t->out_ndim, t->out_shape, eb);
+    }
+    if (o->report_file)
+        all[count++] = (space_need){o->report_file, NULL, "the report",
+                                    REPORT_BYTES + REPORT_BYTES_PER_RANK * nranks};
+    if (o->wisdom_file) {
+        struct stat st;
+        double now = stat(o->wisdom_file, &st) == 0 ? (double)st.st_size : 0;
+        all[count++] = (space_need){o->wisdom_file, NULL, "the wisdom", now + WISDOM_BYTES_ADDED};
+    }
+    for (int i = 0; i < count; i++) {
+        char *copy = strdup(all[i].path);
+        /* The shard files go into their own directory beside OUTPUT. */
+        const char *dir = copy ? dirname(copy) : NULL;
+        if (i == 1 && o->shard_output && out->so.dir_tmp)
+            dir = out->so.dir_tmp;
+        all[i].dir = dir ? strdup(dir) : NULL;
+        free(copy);
+        needs[i] = all[i];
+        *n = i + 1;
+        if (!needs[i].dir)
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    return FS_OK;
+}
+
+/* bytes in MiB, or in KiB below one MiB, into buf. */
+static const char *size_text(double bytes, char *buf, size_t size)
+{
+    if (bytes >= 1048576.0)
+        snprintf(buf, size, "%.1f MiB", bytes / 1048576.0);
+    else
+        snprintf(buf, size, "%.0f KiB", bytes / 1024.0);
+    return buf;
+}
+
+/* Every file system the destinations are on must hold all of them. */
+static fs_status check_free_space(const space_need *needs, int n)
+{
+    dev_t dev[4];
+    for (int i = 0; i < n; i++) {
+        struct stat st;
+        dev[i] = stat(needs[i].dir, &st) == 0 ? st.st_dev : (dev_t)-1 - (dev_t)i;
+    }
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i; j++)
+            first = first && dev[j] != dev[i];
+        if (!first)
+            continue; /* counted with an earlier one */
+        double need = 0;
+        char what[128] = "";
+        int parts = 0;
+        for (int j = i; j < n; j++) {
+            if (dev[j] != dev[i])
+                continue;
+            need += needs[j].bytes;
+            snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", parts ? " and " : "",
+                     needs[j].what);
+            parts++;
+        }
+        struct statvfs vfs;
+        double free_bytes = 0;
+        char need_text[32], free_text[32];
+        if (statvfs(needs[i].dir, &vfs) == 0 &&
+            (free_bytes = (double)vfs.f_bavail * (double)vfs.f_frsize) < need)
+            return fs_error_set(FS_ERR_RUNTIME, "%s: %s need%s %s but %s has %s free (disk full)",
+                                needs[i].path, what, parts > 1 ? "" : "s",
+                                size_text(need, need_text, sizeof need_text), needs[i].dir,
+                                size_text(free_bytes, free_text, sizeof free_text));
+    }
+    return FS_OK;
+}
+
 /* Rank 0, before anything is written: a write that fails part way through
  * a collective call can leave the other ranks waiting in it for ever, so
  * free space and the file size limit are checked first. Compressed output
  * is counted uncompressed: FFT output hardly compresses. */
 static fs_status check_space(const fs_output *out, const fs_transform *t)
 {
-    double eb = (double)fs_dtype_bytes(t->out_type);
-    double need = eb, largest_file;
-    for (int k = 0; k < t->out_ndim; k++)
-        need *= (double)t->out_shape[k];
-    largest_file = need;
-    if (out->opts->shard_output) {
-        largest_file = 0;
-        for (int64_t i = 0; i < out->so.sources.n; i++)
-            if ((double)fs_box_elems(&out->so.sources.boxes[i]) * eb > largest_file)
-                largest_file = (double)fs_box_elems(&out->so.sources.boxes[i]) * eb;
-    }
-    need += 65536; /* HDF5's metadata */
-    largest_file += 65536;
-    const char *path = out->opts->output_file;
-    char *copy = strdup(path);
-    const char *dir = copy ? dirname(copy) : ".";
-    struct statvfs vfs;
+    space_need needs[4];
+    int n = 0;
+    double largest_file = 0;
     struct rlimit lim;
-    fs_status st = FS_OK;
-    if (statvfs(dir, &vfs) == 0 && (double)vfs.f_bavail * (double)vfs.f_frsize < need)
-        st = fs_error_set(FS_ERR_RUNTIME, "%s: the result needs %.1f MiB but %s has %.1f MiB free "
-                          "(disk full)", path, need / 1048576.0, dir,
-                          (double)vfs.f_bavail * (double)vfs.f_frsize / 1048576.0);
-    else if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
-             (double)lim.rlim_cur < largest_file)
+    fs_status st = list_needs(out, t, needs, &n, &largest_file);
+    if (st == FS_OK)
+        st = check_free_space(needs, n);
+    if (st == FS_OK && getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+        (double)lim.rlim_cur < largest_file)
         st = fs_error_set(FS_ERR_RUNTIME, "%s: the result needs files of %.1f MiB but the file size "
-                          "limit (ulimit -f) is %.1f MiB", path, largest_file / 1048576.0,
-                          (double)lim.rlim_cur / 1048576.0);
-    free(copy);
+                          "limit (ulimit -f) is %.1f MiB", out->opts->output_file,
+                          largest_file / 1048576.0, (double)lim.rlim_cur / 1048576.0);
+    for (int i = 0; i < n; i++)
+        free(needs[i].dir);
     return st;
 }
 
@@ -276,13 +364,43 @@ static fs_status commit_shards(fs_output *out, const fs_transform *t)
     return fs_shard_output_commit(&out->so, out->tmp_path, out->opts->output_file, out->dataset);
 }
 
-/* Rank 0 (fs_atomic_commit_collective): the result into place. */
+/* Rank 0, once the result is in place: the report and the wisdom, already
+ * written, each renamed over its file (a rename beside its own temporary:
+ * nothing left to fail but the directory itself). */
+static fs_status commit_side_files(fs_output *out)
+{
+    char **tmp[] = {&out->report_tmp, &out->wisdom_tmp};
+    const char *final[] = {out->opts->report_file, out->opts->wisdom_file};
+    fs_status st = FS_OK;
+    for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) {
+        if (!*tmp[i])
+            continue;
+        if (st != FS_OK) {
+            fs_atomic_abort(*tmp[i]);
+        } else if ((st = fs_atomic_commit(*tmp[i], final[i])) != FS_OK) {
+            char message[1024];
+            snprintf(message, sizeof message, "%s", fs_error_message());
+            fs_error_clear();
+            fs_error_set(st, "%s (the result was written)", message);
+        }
+        free(*tmp[i]);
+        *tmp[i] = NULL;
+    }
+    return st;
+}
+
+/* Rank 0 (fs_atomic_commit_collective): the result into place, then the
+ * report and the wisdom. The result goes first: a commit it cannot make
+ * leaves all three as they were. */
 static fs_status commit_on_root(void *arg)
 {
     commit_args *c = arg;
-    if (c->out->opts->shard_output)
-        return commit_shards(c->out, c->t);
-    return fs_atomic_commit(c->out->tmp_path, c->out->opts->output_file);
+    fs_status st = c->out->opts->shard_output
+                       ? commit_shards(c->out, c->t)
+                       : fs_atomic_commit(c->out->tmp_path, c->out->opts->output_file);
+    if (st == FS_OK)
+        return commit_side_files(c->out);
+    return st;
 }
 
 fs_status fs_output_commit(fs_output *out, const fs_transform *t)
@@ -324,9 +442,17 @@ void fs_output_finish(fs_output *out, fs_status st)
     if (st != FS_OK && out->opts && out->opts->shard_output && out->so.dir_tmp)
         fs_shard_output_abort(out->comm, &out->so);
     fs_shard_output_free(&out->so);
-    if (out->report_tmp)
-        fs_atomic_abort(out->report_tmp); /* gone already when the report was written */
+    /* Once committed these are NULL on rank 0, which renamed them; the
+     * other ranks forget the names they registered. */
+    char *side[] = {out->report_tmp, out->wisdom_tmp};
+    for (size_t i = 0; i < sizeof side / sizeof side[0]; i++) {
+        if (side[i] && st == FS_OK)
+            fs_atomic_forget(side[i]);
+        else if (side[i])
+            fs_atomic_abort(side[i]);
+    }
     free(out->tmp_path);
     free(out->report_tmp);
-    out->tmp_path = out->report_tmp = NULL;
+    free(out->wisdom_tmp);
+    out->tmp_path = out->report_tmp = out->wisdom_tmp = NULL;
 }

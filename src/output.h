@@ -1,12 +1,13 @@
 /* output: the policy of what a run writes and when it becomes visible.
  *
- * It owns OUTPUT's temporary (atomic.h) and the report's, the sharded
- * output set (shardout.h), the storage choice (--chunks, --deflate), the
+ * It owns OUTPUT's temporary (atomic.h), the report's and the wisdom's,
+ * the sharded output set (shardout.h), the storage choice (--chunks,
+ * --deflate), the check of every destination (destinations.h) and the
  * free-space and file-size checks made before anything is written, the
  * attributes of the result, the write of the last stage's boxes and the
- * commit that puts everything in place. Every failure leaves no temporary;
- * a write that fails part way through a collective call ends the job (see
- * fs_output_abandon). */
+ * commit that puts the result, the report and the wisdom in place together.
+ * Every failure leaves no temporary; a write that fails part way through a
+ * collective call ends the job (see fs_output_abandon). */
 #ifndef FS_OUTPUT_H
 #define FS_OUTPUT_H
 
@@ -34,20 +35,26 @@ typedef struct fs_output {
     const char *dataset;           /* the output dataset's path */
     char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
     char *report_tmp;              /* the report's temporary, made before any work */
+    char *wisdom_tmp;              /* the wisdom's, written before the commit (fs_wisdom_save) */
     fs_shard_output so;            /* --shard-output */
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
 } fs_output;
 
-/* Collective: refuse destinations that clash, and create the temporaries
- * of OUTPUT, the report and the shard set. input_dataset is the probed
- * input's path (the default output dataset). */
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const char *input_dataset,
-                          fs_output *out);
+/* Collective: refuse destinations that clash with each other or with the
+ * input (fs_destinations_check), and create the temporaries of OUTPUT, the
+ * report and the shard set. info is the probed input (its dataset is the
+ * default output dataset); shards its --shards files on rank 0 (NULL: one
+ * file). */
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
+                          const fs_shard_set *shards, fs_output *out);
 
-/* Collective: the storage, the shard files, and (rank 0) the free space and
- * the file-size limit. The returned status is agreed and printed. */
+/* Collective: the storage, the shard files, and (rank 0) the free space of
+ * every destination's file system (the result with HDF5's metadata, the
+ * report, the wisdom; the destinations of one file system counted
+ * together) and the file-size limit. The returned status is agreed and
+ * printed. */
 fs_status fs_output_plan(fs_output *out, const fs_transform *t);
 
 /* Collective: create the output dataset(s). */
@@ -61,8 +68,9 @@ fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *l
 /* Collective: close the file(s) written. */
 fs_status fs_output_close(fs_output *out);
 
-/* Collective: put the result in place (rank 0 renames while every rank
- * holds the signals). */
+/* Collective, once the report and the wisdom are written into their
+ * temporaries: put the result in place, then the report and the wisdom
+ * (rank 0 renames while every rank holds the signals). */
 fs_status fs_output_commit(fs_output *out, const fs_transform *t);
 
 /* A collective write or close failed on some rank: remove the temporaries

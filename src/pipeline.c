@@ -171,7 +171,7 @@ static fs_status prepare(run *r)
 {
     fs_status st = stage_probe(r);
     if (st == FS_OK)
-        st = fs_output_begin(r->comm, r->opts, r->info.dataset, &r->out);
+        st = fs_output_begin(r->comm, r->opts, &r->info, input_shards(r), &r->out);
     if (st != FS_OK)
         return st;
     fs_timer_start(&r->timers, FS_PHASE_PLAN);
@@ -213,29 +213,29 @@ static fs_status close_output(run *r)
     return fs_output_close(&r->out);
 }
 
-/* The result into place, then the wisdom. */
-static fs_status commit(run *r)
+/* The wisdom and the report into their temporaries, then the result, the
+ * report and the wisdom into place in one commit: a report or wisdom that
+ * cannot be written fails the run with OUTPUT untouched. The figures are
+ * taken before the commit, so the renames are not counted (commit: the
+ * wisdom's merge and write; total: up to the report's write). summary
+ * (out, rank 0): the summary, printed once the result is in place. */
+static fs_status commit(run *r, char **summary)
 {
-    /* Replacing an existing output frees its blocks inside the rename:
-     * seconds for a large file on some file systems, shown as commit. */
     fs_timer_start(&r->timers, FS_PHASE_COMMIT);
-    fs_status st = fs_output_commit(&r->out, r->t);
-    /* The result is in place (a signal from here on says so): a wisdom
-     * file that cannot be written costs the next run its head start, not
-     * this run its result. */
-    if (st == FS_OK)
-        fs_signals_set_phase("report");
-    if (st == FS_OK && fs_wisdom_save(r->comm, r->wisdom) != FS_OK) {
-        if (r->rank == 0)
-            fprintf(stderr, "fftshard: warning: %s (the result was written)\n", fs_error_message());
-        fs_error_clear();
-    }
+    fs_status st = fs_wisdom_save(r->comm, r->wisdom, &r->out.wisdom_tmp); /* agreed */
     fs_timer_stop(&r->timers, FS_PHASE_COMMIT);
+    fs_timer_stop(&r->timers, FS_PHASE_TOTAL);
+    if (st == FS_OK) {
+        fs_run_view v = view(r);
+        st = fs_report_run(r->comm, &v, r->out.report_tmp, summary);
+    }
+    if (st == FS_OK)
+        st = fs_output_commit(&r->out, r->t);
     return st;
 }
 
 /* The phases of the man page in order: probe, plan, create, read, FFT and
- * exchange, write, check, close, commit, report. */
+ * exchange, write, check, close, commit (with the report's write), report. */
 static fs_status run_phases(run *r)
 {
     int created = 0, write_failed = 0; /* the same on every rank */
@@ -268,13 +268,18 @@ static fs_status run_phases(run *r)
     }
     if (write_failed)
         fs_output_abandon(&r->out, st);
+    char *summary = NULL;
     if (st == FS_OK)
-        st = commit(r);
-    fs_timer_stop(&r->timers, FS_PHASE_TOTAL);
+        st = commit(r, &summary);
     if (st == FS_OK) {
-        fs_run_view v = view(r);
-        st = fs_report_run(r->comm, &v, r->out.report_tmp);
+        /* The result is in place: a signal from here on says so. */
+        fs_signals_set_phase("report");
+        if (summary) {
+            fputs(summary, stderr);
+            fflush(stderr);
+        }
     }
+    free(summary);
     return st;
 }
 

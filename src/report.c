@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
 #include "prefix.h"
 #include "signals.h"
 
@@ -363,6 +362,7 @@ static void write_json(FILE *f, const fs_report_info *info, const totals *t,
     fputs("\n}\n", f);
 }
 
+/* The report into its temporary; the commit renames it with the result. */
 static fs_status write_json_file(const char *path, const char *tmp, const fs_report_info *info,
                                  const totals *t, const fs_rank_record *all, const int64_t *prefix,
                                  int P)
@@ -371,16 +371,35 @@ static fs_status write_json_file(const char *path, const char *tmp, const fs_rep
     if (!f)
         return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
     write_json(f, info, t, all, prefix, P);
-    int failed = ferror(f);
-    failed = fclose(f) != 0 || failed;
-    if (failed)
-        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed", path);
-    return fs_atomic_commit(tmp, path);
+    int e = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno;
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
+    return FS_OK;
+}
+
+/* The summary as text, printed once the result is in place. */
+static fs_status summary_text(const fs_report_info *info, const totals *t, int P, char **text)
+{
+    size_t size = 0;
+    FILE *f = open_memstream(text, &size);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the summary");
+    print_summary(f, info, t, P);
+    if (fclose(f) != 0) {
+        free(*text);
+        *text = NULL;
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the summary");
+    }
+    return FS_OK;
 }
 
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
-                           FILE *summary, const char *json_path, const char *json_tmp)
+                           char **summary, const char *json_path, const char *json_tmp)
 {
+    if (summary)
+        *summary = NULL;
     int rank = 0, P = 1;
     int err = MPI_Comm_rank(comm, &rank);
     if (err == MPI_SUCCESS)
@@ -409,8 +428,8 @@ fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_r
         totals t;
         compute_totals(info, all, P, &t);
         if (summary)
-            print_summary(summary, info, &t, P);
-        if (json_path && json_tmp)
+            st = summary_text(info, &t, P, summary);
+        if (st == FS_OK && json_path && json_tmp)
             st = write_json_file(json_path, json_tmp, info, &t, all, prefix, P);
     }
     st = fs_error_agree(comm, st);

@@ -3,9 +3,9 @@
  * Every rank keeps phase timers and fills one record of its own figures. At
  * the end fs_report_finish gathers the records on rank 0, computes the
  * running sums over the ranks with the parallel prefix broadcast (prefix.h),
- * prints the human summary on stderr and writes the JSON report
- * (--report=FILE, atomically; schema "fftshard-report/1", documented in
- * fftshard(1)). */
+ * makes the human summary and writes the JSON report (--report=FILE, into
+ * its temporary, which the commit renames with the result; schema
+ * "fftshard-report/1", documented in fftshard(1)). */
 #ifndef FS_REPORT_H
 #define FS_REPORT_H
 
@@ -88,11 +88,13 @@ typedef struct fs_report_info {
     const fs_check_result *check;   /* NULL without --check */
 } fs_report_info;
 
-/* Collective over comm. Gathers every rank's record; rank 0 prints the
- * summary on `summary` (NULL: none) and writes the JSON report into the
- * temporary json_tmp (made by fs_atomic_begin) and renames it to json_path
- * (both NULL: no report). Returns the agreed status, already printed. */
+/* Collective over comm. Gathers every rank's record; rank 0 makes the
+ * summary into *summary (out, malloc'ed text for the caller to print once
+ * the result is in place; summary NULL: none; NULL on the other ranks) and
+ * writes the JSON report for json_path into its temporary json_tmp (made
+ * by fs_atomic_begin; both NULL: no report), which the caller renames.
+ * Returns the agreed status, already printed. */
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
-                           FILE *summary, const char *json_path, const char *json_tmp);
+                           char **summary, const char *json_path, const char *json_tmp);
 
 #endif

@@ -85,7 +85,7 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
     fs_fft_plan_counts(&rec->fftw_plans, &rec->fftw_plans_from_wisdom);
 }
 
-fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp)
+fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
 {
     const fs_options *o = v->opts;
     const fs_transform *t = v->t;
@@ -127,5 +127,5 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     memcpy(info.split, t->split, sizeof info.split);
     fs_rank_record rec;
     rank_record(v, &rec);
-    return fs_report_finish(comm, &info, &rec, o->quiet ? NULL : stderr, o->report_file, report_tmp);
+    return fs_report_finish(comm, &info, &rec, o->quiet ? NULL : summary, o->report_file, report_tmp);
 }

@@ -40,8 +40,9 @@ void fs_report_describe(const fs_run_view *v, char *buf, size_t size);
 /* --verbose, rank 0: the plan before any data moves. */
 void fs_report_verbose_plan(const fs_run_view *v);
 
-/* Collective: the summary on stderr (unless --quiet) and the JSON report
- * (--report, from its temporary report_tmp). */
-fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp);
+/* Collective, before the commit: the summary into *summary (out, rank 0,
+ * malloc'ed; NULL with --quiet and on the other ranks) and the JSON report
+ * (--report) into its temporary report_tmp. */
+fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary);
 
 #endif

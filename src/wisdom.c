@@ -275,9 +275,11 @@ typedef struct write_args {
     const char *all;   /* every rank's FFTW wisdom (gather_wisdom) */
     const int *displs;
     int size;
+    char **tmp_path;   /* out: the temporary written */
 } write_args;
 
-/* Rank 0: merge every rank's FFTW wisdom into its own and replace the file. */
+/* Rank 0: merge every rank's FFTW wisdom into its own and write the file's
+ * new content into a temporary beside it. */
 static fs_status write_on_root(void *arg)
 {
     write_args *a = arg;
@@ -292,7 +294,7 @@ static fs_status write_on_root(void *arg)
     fs_status st = fs_atomic_create(w->path, &tmp);
     if (st == FS_OK) {
         FILE *f = fopen(tmp, "w");
-        int ok = f != NULL;
+        int ok = f != NULL, e = f ? 0 : errno;
         if (ok) {
             fprintf(f, "%s\n", HEADER);
             for (int i = 0; i < w->n; i++)
@@ -300,39 +302,54 @@ static fs_status write_on_root(void *arg)
                         w->entries[i].seconds);
             fprintf(f, "%s\n%s", FFTW_MARK, merged);
             ok = !ferror(f);
-            ok = (fclose(f) == 0) && ok;
+            e = ok ? 0 : errno;
+            if (fclose(f) != 0 && ok) {
+                ok = 0;
+                e = errno;
+            }
         }
         if (!ok) {
             fs_atomic_abort(tmp);
-            st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot write the wisdom file", w->path);
-        } else {
-            st = fs_atomic_commit(tmp, w->path);
+            free(tmp);
+            tmp = NULL;
+            st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot write the wisdom file: %s", w->path,
+                              strerror(e));
         }
     }
-    free(tmp);
+    *a->tmp_path = tmp;
     free(merged);
     return st;
 }
 
-fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w)
+fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w, char **tmp_path)
 {
+    *tmp_path = NULL;
     if (!w || !w->path)
         return FS_OK;
     int rank, size;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return fs_error_agree_quiet(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     /* Gather every rank's FFTW wisdom: plans differ with the local sizes. */
     char *all = NULL;
     int *displs = NULL;
     fs_status st = gather_wisdom(comm, rank, size, &all, &displs);
-    /* Only rank 0 writes; the others learn the outcome, the message stays
-     * with rank 0 (the caller makes it a warning). */
-    write_args a = {w, all, displs, size};
+    /* gather_wisdom agreed quietly: the rank that failed holds the message
+     * and says it. */
+    if (st != FS_OK) {
+        fs_status said = fs_error_agree(comm, fs_error_status() != FS_OK ? st : FS_OK);
+        st = said != FS_OK ? said : st;
+    }
+    write_args a = {w, all, displs, size, tmp_path};
     if (st == FS_OK)
-        st = fs_root_decides_quietly(comm, write_on_root, &a);
-    if (st != FS_OK && rank == 0)
-        fs_error_set(st, "%s: the wisdom file was not saved: MPI or memory failed on another rank",
-                     w->path); /* when rank 0 has no message of its own */
+        st = fs_root_decides(comm, write_on_root, &a);
+    /* Every rank knows the temporary, so a signal to any removes it. */
+    if (st == FS_OK && (st = fs_bcast_string(comm, 0, tmp_path)) == FS_OK)
+        fs_atomic_register(*tmp_path);
+    if (st != FS_OK && *tmp_path) {
+        fs_atomic_abort(*tmp_path);
+        free(*tmp_path);
+        *tmp_path = NULL;
+    }
     free(all);
     free(displs);
     return st;

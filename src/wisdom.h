@@ -3,8 +3,9 @@
  * The file holds fftshard's own entries (the strategy `--transpose=auto`
  * chose for a given problem, and how fast it was) followed by FFTW's wisdom
  * text. Rank 0 reads it and broadcasts it; every rank imports the FFTW part.
- * At the end the FFTW wisdom of every rank is merged on rank 0 and the file
- * is replaced atomically. A missing file is an empty one. */
+ * At the end the FFTW wisdom of every rank is merged on rank 0 and written
+ * into a temporary that replaces the file together with the result. A
+ * missing file is an empty one. */
 #ifndef FS_WISDOM_H
 #define FS_WISDOM_H
 
@@ -20,10 +21,12 @@ fs_status fs_wisdom_load(MPI_Comm comm, const char *path, fs_wisdom **out);
 const char *fs_wisdom_lookup(const fs_wisdom *w, const char *key);
 /* Remember (replace) the strategy for key. */
 fs_status fs_wisdom_set(fs_wisdom *w, const char *key, const char *strategy, double seconds);
-/* Collective: merge every rank's FFTW wisdom and write the file (rank 0,
- * atomically). Does nothing without a path. Every rank returns rank 0's
- * status; only rank 0 holds the message (nothing is printed). */
-fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w);
+/* Collective: merge every rank's FFTW wisdom and write the file's new
+ * content (rank 0) into a temporary beside it, whose name every rank gets
+ * in *tmp_path (out, malloc'ed, registered with atomic.h; NULL without a
+ * path or on failure). The caller renames it over the file with the result
+ * (fs_output_commit) or removes it. Returns the agreed status, printed. */
+fs_status fs_wisdom_save(MPI_Comm comm, fs_wisdom *w, char **tmp_path);
 void fs_wisdom_free(fs_wisdom **w);
 
 #endif

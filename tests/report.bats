@@ -96,16 +96,16 @@ and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_
     assert_no_temporaries
 }
 
-@test "an unwritable report path fails before any work (exit 4); --report may not be an operand" {
+@test "an unwritable report path fails before any work (exit 4); --report may not be an operand (exit 4)" {
     oracle make a.h5 4x4:complex128
     run --separate-stderr fftshard 2 --report=nodir/r.json a.h5 o.h5
     assert_error "$EXIT_OUTPUT" "nodir/r.json"
     [ ! -e o.h5 ] || fail "the output was written although the report cannot be"
     assert_no_temporaries
     run --separate-stderr fftshard 2 --report=o.h5 a.h5 o.h5
-    assert_error "$EXIT_USAGE" "--report=o.h5" "output"
+    assert_error "$EXIT_OUTPUT" "--report=o.h5" "output"
     run --separate-stderr fftshard 2 --report=./a.h5 a.h5 o.h5
-    assert_error "$EXIT_USAGE" "input"
+    assert_error "$EXIT_OUTPUT" "input"
     run --separate-stderr fftshard 2 --report= a.h5 o.h5
     assert_error "$EXIT_USAGE" "--report"
     [ ! -e o.h5 ] || fail "a refused run wrote the output"
