@@ -285,13 +285,18 @@ static fs_status open_input(MPI_Comm comm, const char *file, const fs_input_info
         return open_shards(file, info, shards, fid, did);
     hid_t fapl = H5P_DEFAULT;
     fs_status ret = independent ? FS_OK : mpio_fapl(comm, &fapl);
+    char *name = NULL;
+    if (ret == FS_OK)
+        ret = independent ? ((name = strdup(file)) ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"))
+                          : fs_h5_mpio_name(file, &name);
     if (ret != FS_OK)
-        return ret;
-    if ((*fid = H5Fopen(file, H5F_ACC_RDONLY, fapl)) < 0)
+        return independent ? ret : fs_h5_close_ids(ret, file, 1, fapl);
+    if ((*fid = H5Fopen(name, H5F_ACC_RDONLY, fapl)) < 0)
         ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot open for %sreading", file,
                          independent ? "" : "parallel ");
     else if ((*did = H5Dopen2(*fid, info->dataset, H5P_DEFAULT)) < 0)
         ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
+    free(name);
     return independent ? ret : fs_h5_close_ids(ret, file, 1, fapl);
 }
 
@@ -400,8 +405,12 @@ static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, 
         ret = fs_h5_element_type(file_type, 0, &ftype);
     /* The temporary was created empty and exclusively by rank 0; HDF5 now
      * takes it over. */
-    if (ret == FS_OK && (o->fid = H5Fcreate(tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+    char *name = NULL;
+    if (ret == FS_OK && fapl != H5P_DEFAULT)
+        ret = fs_h5_mpio_name(tmp_path, &name);
+    if (ret == FS_OK && (o->fid = H5Fcreate(name ? name : tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", tmp_path);
+    free(name);
     if (ret == FS_OK && (o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path, dataset);
     ret = fs_h5_close_ids(ret, tmp_path, 3, lcpl, ftype, space);
