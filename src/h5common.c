@@ -3,8 +3,13 @@
 
 #include "h5common.h"
 
+#include <libgen.h>
+#include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/vfs.h>
 
 /* The innermost entry of HDF5's error stack: the concrete reason (a lock
  * held by another process, a truncated file, ENOSPC) in HDF5's words. */
@@ -75,6 +80,66 @@ fs_status fs_h5_clear_errors(fs_status ret)
     if (H5Eclear2(H5E_DEFAULT) < 0 && ret == FS_OK)
         return fs_error_set(FS_ERR_RUNTIME, "cannot empty HDF5's error stack");
     return ret;
+}
+
+/* ROMIO's names of the file systems it has drivers for, by statfs magic;
+ * any other is "ufs:", the driver ROMIO falls back on. */
+static const struct {
+    long magic;
+    const char *prefix;
+} romio_prefixes[] = {
+    {0x6969, "nfs:"},          /* NFS_SUPER_MAGIC */
+    {0x0BD00BD0, "lustre:"},   /* LL_SUPER_MAGIC */
+    {0x47504653, "gpfs:"},     /* GPFS_SUPER_MAGIC */
+};
+
+/* Whether this ROMIO was built with the driver of prefix: it refuses an
+ * unknown one with MPI_ERR_IO before it looks at the file, where a missing
+ * file gives another error class. Asked once per prefix, on this rank. */
+static int romio_has_driver(size_t i)
+{
+    static int known[sizeof romio_prefixes / sizeof romio_prefixes[0]]; /* 0 unknown, 1 yes, 2 no */
+    if (!known[i]) {
+        char probe[64];
+        snprintf(probe, sizeof probe, "%s/proc/self/fftshard-no-such-file", romio_prefixes[i].prefix);
+        MPI_File fh;
+        int err = MPI_File_open(MPI_COMM_SELF, probe, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), cls = MPI_ERR_IO;
+        if (err == MPI_SUCCESS) {
+            MPI_File_close(&fh);
+            cls = MPI_SUCCESS;
+        } else if (MPI_Error_class(err, &cls) != MPI_SUCCESS) {
+            cls = MPI_ERR_IO;
+        }
+        known[i] = cls == MPI_ERR_IO ? 2 : 1;
+    }
+    return known[i] == 1;
+}
+
+/* The ROMIO prefix of the file system that holds path (or, when path does
+ * not exist yet, its directory). */
+static const char *romio_prefix(const char *path)
+{
+    struct statfs fs;
+    int found = statfs(path, &fs) == 0;
+    if (!found) {
+        char *copy = strdup(path);
+        found = copy && statfs(dirname(copy), &fs) == 0;
+        free(copy);
+    }
+    for (size_t i = 0; found && i < sizeof romio_prefixes / sizeof romio_prefixes[0]; i++)
+        if ((long)fs.f_type == romio_prefixes[i].magic && romio_has_driver(i))
+            return romio_prefixes[i].prefix;
+    return "ufs:";
+}
+
+fs_status fs_h5_mpio_name(const char *path, char **name)
+{
+    const char *prefix = strchr(path, ':') ? romio_prefix(path) : "";
+    size_t len = strlen(prefix) + strlen(path) + 1;
+    if (!(*name = malloc(len)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    snprintf(*name, len, "%s%s", prefix, path);
+    return FS_OK;
 }
 
 fs_status fs_h5_element_type(fs_dtype t, int native, hid_t *type)

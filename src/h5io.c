@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "atomic.h"
 #include "h5common.h"
 
@@ -285,13 +287,18 @@ static fs_status open_input(MPI_Comm comm, const char *file, const fs_input_info
         return open_shards(file, info, shards, fid, did);
     hid_t fapl = H5P_DEFAULT;
     fs_status ret = independent ? FS_OK : mpio_fapl(comm, &fapl);
+    char *name = NULL;
+    if (ret == FS_OK)
+        ret = independent ? ((name = strdup(file)) ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"))
+                          : fs_h5_mpio_name(file, &name);
     if (ret != FS_OK)
-        return ret;
-    if ((*fid = H5Fopen(file, H5F_ACC_RDONLY, fapl)) < 0)
+        return independent ? ret : fs_h5_close_ids(ret, file, 1, fapl);
+    if ((*fid = H5Fopen(name, H5F_ACC_RDONLY, fapl)) < 0)
         ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot open for %sreading", file,
                          independent ? "" : "parallel ");
     else if ((*did = H5Dopen2(*fid, info->dataset, H5P_DEFAULT)) < 0)
         ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
+    free(name);
     return independent ? ret : fs_h5_close_ids(ret, file, 1, fapl);
 }
 
@@ -349,7 +356,132 @@ struct fs_h5_output {
     char *path;
     char *name;   /* what messages call it (the final path), NULL: path */
     hid_t fid, did, dxpl;
+    int mpio;        /* opened through MPI-IO: its calls are collective */
+    int collective;  /* data written by collective transfers (filters) */
 };
+
+void fs_h5_abandon(fs_status st, int speak)
+{
+    int rank = 0;
+    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS)
+        rank = -1;
+    /* When the failure struck every rank at once (a collective write fails
+     * everywhere), rank 0's abort ends the others during this pause: one
+     * message for the job. A rank that failed alone speaks after it. */
+    if (speak && rank != 0) {
+        struct timespec pause_s = {0, 500000000L};
+        while (nanosleep(&pause_s, &pause_s) != 0)
+            ;
+    }
+    if (speak)
+        fs_error_print();
+    fs_atomic_remove_registered();
+    fflush(stdout);
+    fflush(stderr);
+    /* MPICH's launcher tears the job down at MPI_Abort and drops what is
+     * still in its pipes: the message printed just now (here or at the
+     * agreement before) was lost in about one run in ten without a pause. */
+    struct timespec forward_s = {0, 200000000L};
+    while (nanosleep(&forward_s, &forward_s) != 0)
+        ;
+    /* MPI_Abort gives the job the status (MPICH adds one line saying so).
+     * HDF5 does not shut down at exit under MPI (fs_h5_init), so nothing
+     * flushes the broken file after this. */
+    MPI_Abort(MPI_COMM_WORLD, (int)st);
+    for (;;)
+        pause();
+}
+
+/* The MPI-IO output being written on this rank (one at a time), NULL when
+ * none: its writes end the job when they fail (below). */
+static const fs_h5_output *writing;
+
+/* HDF5 1.10 does not always return a failed MPI-IO write: inside a
+ * metadata cache sync point (chunk allocation, flushes) it can carry on
+ * with some ranks one collective call ahead of the others, and the job
+ * hangs before any error reaches us. MPI's profiling interface lets us see
+ * every write HDF5 makes: while an output is open, the first one that fails
+ * ends the job from the rank it failed on (fs_h5_abandon), before HDF5
+ * enters another collective call. */
+static int write_checked(int err, const char *call)
+{
+    if (err == MPI_SUCCESS || !writing)
+        return err;
+    char reason[MPI_MAX_ERROR_STRING + 1];
+    snprintf(reason, sizeof reason, "%s", fs_mpi_strerror(err));
+    /* MPI error strings run over lines; a message is one line. */
+    for (char *c = reason; *c; c++)
+        if (*c == '\n' || *c == '\r' || *c == '\t')
+            *c = ' ';
+    fs_error_clear();
+    fs_error_set(FS_ERR_RUNTIME, "%s: write failed (%s: %s)", writing->name ? writing->name : writing->path,
+                 call, reason);
+    fs_h5_abandon(FS_ERR_RUNTIME, 1);
+}
+
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype type, MPI_Status *status)
+{
+    return write_checked(PMPI_File_write_at(fh, offset, buf, count, type, status), "MPI_File_write_at");
+}
+
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype type, MPI_Status *status)
+{
+    return write_checked(PMPI_File_write_at_all(fh, offset, buf, count, type, status),
+                         "MPI_File_write_at_all");
+}
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size)
+{
+    return write_checked(PMPI_File_set_size(fh, size), "MPI_File_set_size");
+}
+
+int MPI_File_sync(MPI_File fh)
+{
+    return write_checked(PMPI_File_sync(fh), "MPI_File_sync");
+}
+
+/* A collective call on the output failed on this rank. The others may wait
+ * in that call, or have passed it and wait in the next; no agreement can
+ * reach them. The job ends from here (see fs_h5_abandon). An output written
+ * by one process without MPI-IO (a --shard-output master) fails as usual. */
+static fs_status collective_failed(const fs_h5_output *o, fs_status st)
+{
+    if (st != FS_OK && o->mpio)
+        fs_h5_abandon(st, 1);
+    return st;
+}
+
+/* After independent writes, which involve no other rank: whether any rank
+ * of the output failed. The lowest failing rank's status and message
+ * become every rank's, so that no rank goes on alone into the collective
+ * calls that follow (attributes, close), and the one message printed is
+ * the failing rank's. */
+static fs_status agree_writes(MPI_Comm comm, fs_status local)
+{
+    int rank, size, first;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
+    int mine = local != FS_OK ? rank : size;
+    int err = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
+    if (first == size)
+        return FS_OK;
+    struct {
+        int status;
+        char message[1024];
+    } failure;
+    memset(&failure, 0, sizeof failure);
+    failure.status = (int)local;
+    snprintf(failure.message, sizeof failure.message, "%s", fs_error_message());
+    fs_status st = fs_bcast_bytes(comm, first, &failure, sizeof failure);
+    if (st != FS_OK || rank == first)
+        return st != FS_OK ? st : local;
+    fs_error_clear();
+    return fs_error_set((fs_status)failure.status, "%s", failure.message);
+}
 
 /* Chunks and filters of the output dataset. */
 static herr_t set_storage(hid_t dcpl, int ndim, const int64_t *shape, const fs_h5_storage *storage)
@@ -389,6 +521,7 @@ static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, 
     o->fid = o->did = H5I_INVALID_HID;
     o->dxpl = dxpl;
     o->comm = comm;
+    o->mpio = fapl != H5P_DEFAULT;
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
     for (int k = 0; k < ndim; k++)
         dims[k] = (hsize_t)shape[k];
@@ -400,10 +533,19 @@ static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, 
         ret = fs_h5_element_type(file_type, 0, &ftype);
     /* The temporary was created empty and exclusively by rank 0; HDF5 now
      * takes it over. */
-    if (ret == FS_OK && (o->fid = H5Fcreate(tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+    char *name = NULL;
+    if (ret == FS_OK && fapl != H5P_DEFAULT)
+        ret = fs_h5_mpio_name(tmp_path, &name);
+    if (o->mpio)
+        writing = o;
+    if (ret == FS_OK && (o->fid = H5Fcreate(name ? name : tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", tmp_path);
+    free(name);
+    /* Creating a chunked dataset allocates its chunks: collective metadata
+     * writes, which a full disk fails on some ranks only. */
     if (ret == FS_OK && (o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path, dataset);
+        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path,
+                                              dataset));
     ret = fs_h5_close_ids(ret, tmp_path, 3, lcpl, ftype, space);
     if (ret != FS_OK) {
         /* The first error stands; closing frees what was made. */
@@ -432,6 +574,8 @@ fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *data
         ret = transfer_dxpl(storage && storage->deflate > 0, &dxpl);
     if (ret == FS_OK)
         ret = output_create(comm, tmp_path, fapl, dxpl, dataset, ndim, shape, file_type, dcpl, out);
+    if (*out)
+        (*out)->collective = storage && storage->deflate > 0;
     return fs_h5_close_ids(ret, tmp_path, 2, dcpl, fapl);
 }
 
@@ -447,6 +591,12 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
         ret = output_create(MPI_COMM_SELF, tmp_path, H5P_DEFAULT, H5I_INVALID_HID, dataset, ndim,
                             shape, file_type, dcpl, out);
     return fs_h5_close_ids(ret, tmp_path, 1, dcpl);
+}
+
+/* What messages call the output. */
+static const char *output_name(const fs_h5_output *o)
+{
+    return o->name ? o->name : o->path;
 }
 
 void fs_h5_output_set_name(fs_h5_output *o, const char *name)
@@ -476,11 +626,14 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
             ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
         else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, data) < 0)
             ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: write failed", name);
+        if (o->collective)
+            collective_failed(o, ret);
         done += (double)(n > 0 ? n : 0) * eb;
         if (progress && n > 0)
             progress(ctx, done);
     }
-    return fs_h5_close_ids(ret, name, 3, mspace, mtype, fspace);
+    ret = fs_h5_close_ids(ret, name, 3, mspace, mtype, fspace);
+    return o->mpio ? agree_writes(o->comm, ret) : ret;
 }
 
 fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value)
@@ -492,8 +645,8 @@ fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char
         H5Tset_cset(type, H5T_CSET_UTF8) < 0 ||
         (attr = H5Acreate2(o->did, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Awrite(attr, type, &value) < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
-    return fs_h5_close_ids(ret, o->path, 3, attr, space, type);
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", output_name(o), name);
+    return collective_failed(o, fs_h5_close_ids(ret, output_name(o), 3, attr, space, type));
 }
 
 fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
@@ -510,8 +663,8 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
     hid_t attr = H5I_INVALID_HID;
     if (space < 0 || (attr = H5Acreate2(o->did, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
         H5Awrite(attr, mtype, values) < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", o->path, name);
-    return fs_h5_close_ids(ret, o->path, 2, attr, space);
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write attribute %s", output_name(o), name);
+    return collective_failed(o, fs_h5_close_ids(ret, output_name(o), 2, attr, space));
 }
 
 fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, const int64_t *values)
@@ -526,13 +679,17 @@ fs_status fs_h5_output_close(fs_h5_output **o)
     fs_h5_output *p = *o;
     if (!p)
         return FS_OK;
+    /* Closing flushes everything still cached, collectively through MPI-IO:
+     * a full disk shows up here, and ends the job (collective_failed). */
     if (p->did >= 0 && H5Dclose(p->did) < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the dataset failed", p->path);
+        ret = collective_failed(p, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the dataset failed",
+                                              output_name(p)));
     ret = fs_h5_close_ids(ret, p->path, 1, p->dxpl);
-    /* Closing flushes everything still cached: a full disk shows up here. */
     if (p->fid >= 0 && H5Fclose(p->fid) < 0 && ret == FS_OK)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk full?)",
-                         p->name ? p->name : p->path);
+        ret = collective_failed(p, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk "
+                                              "full?)", output_name(p)));
+    if (writing == p)
+        writing = NULL;
     free(p->path);
     free(p->name);
     free(p);

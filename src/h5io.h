@@ -90,10 +90,14 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
  * naming the temporary: the name is only for the reader. */
 void fs_h5_output_set_name(fs_h5_output *o, const char *name);
 /* Collective: write the memory side of `map` from data into the file side;
- * HDF5 converts to the file type. */
+ * HDF5 converts to the file type. A failure is every rank's (the failing
+ * rank's message), or, inside a collective transfer, ends the job (see
+ * fs_h5_abandon). */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
                              fs_io_progress progress, void *ctx);
-/* Collective, same values on every rank: attributes on the dataset. */
+/* Collective, same values on every rank: attributes on the dataset. When
+ * HDF5 fails in these and in fs_h5_output_close on an MPI-IO file, the
+ * ranks' HDF5 states differ and the job ends (fs_h5_abandon). */
 fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value);
 /* n < 0 writes a scalar holding values[0]. */
 fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, const int64_t *values);
@@ -103,5 +107,13 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
                                     const int64_t *dims, fs_dtype type, const void *values);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
+
+/* End the job from this rank alone, at once, with status st: a collective
+ * call on an output failed here, and the other ranks may wait in it. With
+ * speak nonzero print our message first (rank 0 at once, others after a
+ * pause in which rank 0's abort may end them). Removes every temporary this
+ * process registered (atomic.h: each rank registers them all), then
+ * MPI_Abort. Enters no collective call. Does not return. */
+void fs_h5_abandon(fs_status st, int speak) __attribute__((noreturn));
 
 #endif

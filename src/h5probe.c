@@ -4,12 +4,15 @@
 #include "h5probe.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <libgen.h>
+#include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "h5common.h"
 
@@ -25,6 +28,16 @@ typedef H5O_info_t fs_h5_oinfo;
 
 fs_status fs_h5_init(void)
 {
+    /* Under MPI, HDF5 shuts down inside MPI_Finalize (an attribute on
+     * MPI_COMM_SELF). Its atexit handler would run after MPI_Abort instead,
+     * flush a file that MPI-IO can no longer write and crash: after a
+     * failed write (fs_h5_output_abandon) the job must end with our status,
+     * not SIGSEGV. Without MPI (the probe child) the handler stays. */
+    int mpi_up = 0;
+    if (MPI_Initialized(&mpi_up) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Initialized failed");
+    if (mpi_up && H5dont_atexit() < 0)
+        return fs_error_set(FS_ERR_RUNTIME, "cannot keep HDF5 from shutting down at exit");
     if (H5open() < 0)
         return fs_error_set(FS_ERR_RUNTIME, "the HDF5 library cannot start");
     if (H5Eset_auto2(H5E_DEFAULT, NULL, NULL) < 0)
@@ -44,6 +57,49 @@ void fs_shard_set_free(fs_shard_set *set)
     fs_strings_free(set->files, set->n);
     free(set->boxes);
     memset(set, 0, sizeof *set);
+}
+
+/* ------------------------------------------------------------------ special files */
+
+static const char *special_kind(mode_t mode)
+{
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode) || S_ISBLK(mode))
+        return "a device";
+    return "not a file";
+}
+
+/* Refuse a special file among the inputs without waiting on it: opening a
+ * FIFO for reading blocks until a writer comes, a device may never end.
+ * stat decides before anything opens the name; the open that proves the
+ * file readable cannot block (O_NONBLOCK), and fstat checks that the name
+ * still holds a regular file. (HDF5 opens the name once more, without
+ * O_NONBLOCK: a file swapped for a FIFO in between is out of our reach.)
+ * label starts the message; *st (out) is the file's status. */
+static fs_status check_regular(const char *path, const char *label, struct stat *st)
+{
+    if (stat(path, st) != 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: %s", label,
+                            errno == ENOENT ? "no such file" : strerror(errno));
+    if (S_ISDIR(st->st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", label);
+    if (!S_ISREG(st->st_mode))
+        return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (%s)", label,
+                            special_kind(st->st_mode));
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return fs_error_set(FS_ERR_INPUT, "%s: %s", label, strerror(errno));
+    struct stat now;
+    int same = fstat(fd, &now) == 0 && S_ISREG(now.st_mode);
+    close(fd);
+    if (!same)
+        return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (%s)", label,
+                            special_kind(now.st_mode));
+    *st = now;
+    return FS_OK;
 }
 
 /* ------------------------------------------------------------------ datasets */
@@ -237,6 +293,75 @@ static const char *supported_types_hint(const fs_input_info *info)
     return "expected float32, float64, complex64, complex128 or an integer type";
 }
 
+/* ------------------------------------------------------------------ damaged metadata */
+
+/* A chunked dataset's chunks: as many axes as the shape, none empty, none
+ * longer than a fixed maximum length (HDF5 writes no other). */
+static fs_status check_chunks(hid_t dcpl, int nd, const hsize_t *maxdims, const char *label)
+{
+    hsize_t chunk[H5S_MAX_RANK];
+    int chunk_nd = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk);
+    if (chunk_nd < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's chunks", label);
+    if (chunk_nd != nd)
+        return fs_error_set(FS_ERR_INPUT, "%s: damaged: chunks of %d axes in a %d-D dataset", label,
+                            chunk_nd, nd);
+    for (int k = 0; k < nd; k++)
+        if (chunk[k] == 0 || (maxdims[k] != H5S_UNLIMITED && chunk[k] > maxdims[k]))
+            return fs_error_set(FS_ERR_INPUT, "%s: damaged: chunks of length %llu along axis %d, "
+                                "whose maximum length is %llu", label, (unsigned long long)chunk[k],
+                                k, (unsigned long long)maxdims[k]);
+    return FS_OK;
+}
+
+/* Contiguous or compact data: the bytes stored hold the whole shape. (A
+ * contiguous dataset never written has no storage and reads as fill.) */
+static fs_status check_stored_bytes(hid_t did, hid_t dcpl, hid_t sid, hid_t tid, H5D_layout_t layout,
+                                    const char *label)
+{
+    int external = H5Pget_external_count(dcpl);
+    hssize_t elems = H5Sget_simple_extent_npoints(sid);
+    size_t elem_bytes = H5Tget_size(tid);
+    if (external < 0 || elems < 0 || elem_bytes == 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's storage", label);
+    if (external > 0 || (layout == H5D_CONTIGUOUS && H5Dget_offset(did) == HADDR_UNDEF))
+        return fs_h5_clear_errors(FS_OK);
+    /* Too many bytes to count: check_size refuses the shape. */
+    if ((uint64_t)elems > UINT64_MAX / elem_bytes)
+        return FS_OK;
+    uint64_t need = (uint64_t)elems * elem_bytes, have = H5Dget_storage_size(did);
+    if (have < need)
+        return fs_error_set(FS_ERR_INPUT, "%s: damaged: %llu bytes of data stored, its shape needs "
+                            "%llu", label, (unsigned long long)have, (unsigned long long)need);
+    return FS_OK;
+}
+
+/* Metadata that contradicts itself marks a damaged file: HDF5 1.10 trusts
+ * it, and reading a shape beyond its maximum shape takes minutes and
+ * gigabytes, or reads past the data's storage. Each test here is cheap. */
+static fs_status check_consistent(hid_t did, hid_t sid, hid_t tid, const char *label)
+{
+    hsize_t dims[H5S_MAX_RANK], maxdims[H5S_MAX_RANK];
+    int nd = H5Sget_simple_extent_ndims(sid);
+    if (nd < 0 || nd > H5S_MAX_RANK || H5Sget_simple_extent_dims(sid, dims, maxdims) < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's shape", label);
+    for (int k = 0; k < nd; k++)
+        if (maxdims[k] != H5S_UNLIMITED && dims[k] > maxdims[k])
+            return fs_error_set(FS_ERR_INPUT, "%s: damaged: axis %d has length %llu, beyond its "
+                                "maximum length %llu", label, k, (unsigned long long)dims[k],
+                                (unsigned long long)maxdims[k]);
+    hid_t dcpl = H5Dget_create_plist(did);
+    H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+    fs_status ret = FS_OK;
+    if (layout == H5D_LAYOUT_ERROR)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the dataset's layout", label);
+    else if (layout == H5D_CHUNKED)
+        ret = check_chunks(dcpl, nd, maxdims, label);
+    else if (layout == H5D_CONTIGUOUS || layout == H5D_COMPACT)
+        ret = check_stored_bytes(did, dcpl, sid, tid, layout, label);
+    return fs_h5_close_ids(ret, label, 1, dcpl);
+}
+
 /* ------------------------------------------------------------------ virtual datasets */
 
 /* Mapping i's source file name (dataset 0) or dataset name (dataset 1)
@@ -361,7 +486,9 @@ static fs_status check_source_dataset(const char *file, const char *dataset, hid
         ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read its shape", label);
         goto done;
     }
-    ret = check_source_extent(label, nd, dims, dcpl, i, sel);
+    ret = check_consistent(did, sid, tid, label);
+    if (ret == FS_OK)
+        ret = check_source_extent(label, nd, dims, dcpl, i, sel);
 done:
     return fs_h5_close_ids(ret, label, 4, sel, sid, tid, did);
 }
@@ -370,15 +497,14 @@ done:
 static fs_status check_source(const char *file, const char *dataset, hid_t dcpl, size_t i,
                               const char *name, const char *dset)
 {
-    char path[2 * FS_PATH_MAX];
+    char path[2 * FS_PATH_MAX], label[2 * FS_PATH_MAX + 64];
     struct stat st;
     fs_status ret = resolve_source(file, name, path, sizeof path);
     if (ret != FS_OK)
         return ret;
-    int found = stat(path, &st) == 0;
-    if (!found || S_ISDIR(st.st_mode))
-        return fs_error_set(FS_ERR_INPUT, "%s:%s: source %s of the virtual dataset: %s", file, dataset,
-                            name, found ? "is a directory" : "no such file");
+    snprintf(label, sizeof label, "%s:%s: source %s of the virtual dataset", file, dataset, name);
+    if ((ret = check_regular(path, label, &st)) != FS_OK)
+        return ret;
     /* Either failure means the same to the reader: HDF5's reason adds nothing. */
     hid_t fid = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : H5I_INVALID_HID;
     if (fid < 0)
@@ -602,6 +728,8 @@ static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
     if (ret == FS_OK)
         ret = read_shape(sid, label, info);
     if (ret == FS_OK)
+        ret = check_consistent(did, sid, tid, label);
+    if (ret == FS_OK)
         ret = read_last_size(did, label, info);
     if (ret == FS_OK)
         ret = read_offset(did, label, info->ndim, info);
@@ -616,18 +744,9 @@ static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
 static fs_status check_file(const char *file)
 {
     struct stat st;
-    if (stat(file, &st) != 0)
-        return fs_error_set(FS_ERR_INPUT, "%s: %s", file,
-                            errno == ENOENT ? "no such file" : strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", file);
-    /* Opening a FIFO would wait for a writer forever. */
-    if (!S_ISREG(st.st_mode))
-        return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (a FIFO, device or socket)", file);
-    FILE *probe = fopen(file, "rb");
-    if (!probe)
-        return fs_error_set(FS_ERR_INPUT, "%s: %s", file, strerror(errno));
-    fclose(probe);
+    fs_status ret = check_regular(file, file, &st);
+    if (ret != FS_OK)
+        return ret;
     htri_t is_hdf5 = H5Fis_hdf5(file);
     if (is_hdf5 < 0)
         return fs_h5_fail(FS_ERR_INPUT, "%s: not an HDF5 file (HDF5 cannot read its signature)", file);

@@ -412,26 +412,16 @@ fs_status fs_output_commit(fs_output *out, const fs_transform *t)
 void fs_output_abandon(fs_output *out, fs_status st)
 {
     /* The ranks' HDF5 states now differ, and closing the file would wait
-     * forever in a collective call that some rank has left. */
-    if (out->so.path)
-        fs_atomic_abort(out->so.path);
-    if (out->rank == 0) {
-        if (out->tmp_path)
-            fs_atomic_abort(out->tmp_path);
-        if (out->report_tmp)
-            fs_atomic_abort(out->report_tmp);
-    }
-    MPI_Barrier(out->comm);
-    if (out->rank == 0 && out->so.dir_tmp)
-        fs_atomic_remove_tree(out->so.dir_tmp);
-    fflush(stdout);
-    fflush(stderr);
-    /* MPI_Abort gives the job the status (MPICH adds one line saying so);
-     * ranks that merely exited would be reported as killed. */
+     * forever in a collective call that some rank has left; nothing here
+     * is collective, so a rank may come here alone. Every rank registered
+     * every temporary (the shard directory with the files in it), so any
+     * one rank removes them all. The status was agreed and printed: rank 0
+     * ends the job; the others wait for that, but not for ever. */
     if (out->rank == 0)
-        MPI_Abort(MPI_COMM_WORLD, (int)st);
-    for (;;)
-        pause();
+        fs_h5_abandon(st, 0);
+    fs_atomic_remove_registered();
+    sleep(10);
+    fs_h5_abandon(st, 0);
 }
 
 void fs_output_finish(fs_output *out, fs_status st)

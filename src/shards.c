@@ -8,11 +8,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A growing list of strings. */
 typedef struct names {
@@ -183,10 +185,26 @@ static fs_status read_list(const char *spec, names *out)
         return fs_error_set(FS_ERR_INPUT, "--shards: %s: %s", spec,
                             errno == ENOENT ? "no such file (a list of shard files, or a "
                                               "pattern with a %d field)" : strerror(errno));
-    FILE *f = S_ISDIR(st.st_mode) ? NULL : fopen(spec, "r");
-    if (!f)
+    if (S_ISDIR(st.st_mode))
+        return fs_error_set(FS_ERR_INPUT, "--shards: %s: is a directory", spec);
+    /* A FIFO or a device would be waited on: refused before it is opened,
+     * and the open cannot block if the name was swapped meanwhile. */
+    int fd = -1, err = 0;
+    if (S_ISREG(st.st_mode) && (fd = open(spec, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
+        err = errno;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) {
+            err = errno;
+            close(fd);
+        }
         return fs_error_set(FS_ERR_INPUT, "--shards: %s: %s", spec,
-                            S_ISDIR(st.st_mode) ? "is a directory" : strerror(errno));
+                            err ? strerror(err) : "not a regular file (a FIFO, device or socket)");
+    }
     char *copy = strdup(spec);
     const char *slash = strrchr(spec, '/');
     if (copy)

@@ -37,9 +37,19 @@ what fftshard must answer; the list here is what the files are:
   wisdom-dir/          a directory given as the wisdom file
   wisdom-fifo          a FIFO given as the wisdom file
   afile                a regular file (a report path afile/r.json cannot be)
+  damaged-*.h5         4x6 float64 files whose metadata contradicts itself
+                       (bytes of the dataspace message patched; the
+                       earliest file format has no checksums):
+                       damaged-beyond-max.h5 declares 40000x6000 (1.8 GB,
+                       5 KB of file) where its maximum is 4x6;
+                       damaged-beyond-max-small.h5 declares 8x6;
+                       damaged-contiguous.h5 declares 8x6 over the 4x6
+                       elements stored; damaged-chunks.h5 has chunks of
+                       4x6 in a 2x6 dataset whose maximum is 2x6
 """
 
 import os
+import struct
 import sys
 
 import h5py
@@ -57,6 +67,36 @@ def one(path, **kwargs):
     """A file holding the single dataset /data."""
     with h5py.File(path, "w") as f:
         f.create_dataset("data", **kwargs)
+
+
+def patch(path, old, new):
+    """Replace the one occurrence of the bytes old in the file."""
+    data = bytearray(open(path, "rb").read())
+    at = data.find(old)
+    assert at >= 0 and data.find(old, at + 1) < 0, path
+    data[at:at + len(old)] = new
+    write_bytes(path, bytes(data))
+
+
+def lengths(*values):
+    """Dimension lengths as a dataspace message stores them."""
+    return b"".join(struct.pack("<Q", v) for v in values)
+
+
+def damaged_files():
+    """Datasets whose shape, maximum shape, chunks or storage disagree."""
+    values = np.arange(24.0).reshape(4, 6)
+    for name in ("damaged-beyond-max.h5", "damaged-beyond-max-small.h5"):
+        with h5py.File(name, "w", libver="earliest") as f:
+            f.create_dataset("data", data=values, maxshape=(4, 6), chunks=(2, 3))
+    patch("damaged-beyond-max.h5", lengths(4, 6, 4, 6), lengths(40000, 6000, 4, 6))
+    patch("damaged-beyond-max-small.h5", lengths(4, 6, 4, 6), lengths(8, 6, 4, 6))
+    with h5py.File("damaged-contiguous.h5", "w", libver="earliest") as f:
+        f.create_dataset("data", data=values)
+    patch("damaged-contiguous.h5", lengths(4, 6, 4, 6), lengths(8, 6, 8, 6))
+    with h5py.File("damaged-chunks.h5", "w", libver="earliest") as f:
+        f.create_dataset("data", data=values[:2], maxshape=(None, 6), chunks=(4, 6))
+    patch("damaged-chunks.h5", lengths(2, 6, 2**64 - 1, 6), lengths(2, 6, 2, 6))
 
 
 def write_bytes(path, data):
@@ -133,6 +173,7 @@ def main(argv):
     os.makedirs("wisdom-dir", exist_ok=True)
     os.mkfifo("wisdom-fifo")
     write_bytes("afile", b"a regular file\n")
+    damaged_files()
     return 0
 
 
