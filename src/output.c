@@ -273,7 +273,8 @@ static fs_status commit_shards(fs_output *out, const fs_transform *t)
     st = st != FS_OK ? st : closed;
     if (st != FS_OK)
         return st;
-    return fs_shard_output_commit(&out->so, out->tmp_path, out->opts->output_file, out->dataset);
+    return fs_shard_output_commit(&out->so, out->tmp_path, out->opts->output_file, out->dataset,
+                                  out->opts->force);
 }
 
 /* Rank 0 (fs_atomic_commit_collective): the result into place. */
@@ -282,7 +283,7 @@ static fs_status commit_on_root(void *arg)
     commit_args *c = arg;
     if (c->out->opts->shard_output)
         return commit_shards(c->out, c->t);
-    return fs_atomic_commit(c->out->tmp_path, c->out->opts->output_file);
+    return fs_atomic_place(c->out->tmp_path, c->out->opts->output_file, c->out->opts->force);
 }
 
 fs_status fs_output_commit(fs_output *out, const fs_transform *t)
