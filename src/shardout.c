@@ -62,6 +62,7 @@ static fs_status write_marker(int dfd, const char *dir_tmp, const char *name)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     mode_t mask = umask(0);
     umask(mask);
+    errno = EBADF; /* when the directory is not open here */
     int fd = dfd >= 0 ? openat(dfd, FS_SHARD_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
                                                       O_CLOEXEC, 0666 & ~mask) : -1;
     size_t len = strlen(text);
