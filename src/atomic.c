@@ -6,31 +6,65 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agree.h"
 #include "signals.h"
 
-/* Registered temporaries: a fixed table so the signal handler touches only
- * memory that is never reallocated. */
-#define MAX_TEMPORARIES 8
-static char *temporaries[MAX_TEMPORARIES];
-static char *temporary_dirs[MAX_TEMPORARIES];
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
 
-static void forget_in(char **table, const char *path)
+/* The host part of a temporary's name is cut to this many bytes, and the
+ * pid part given room for 10 digits, so that a base name's shortening
+ * depends on the base name alone. */
+#define HOST_BYTES 64
+#define TEMP_RESERVE (1 + sizeof FS_ATOMIC_TAG - 1 + HOST_BYTES + 1 + 10 + 1 + 6)
+
+/* A temporary whose process still runs but which holds no lock is left
+ * alone: it may be between its creation and its lock. After this long,
+ * that cannot be, and its owner is told. */
+#define UNLOCKED_GRACE_S 60
+
+/* Registered temporaries: fixed tables so the signal handler touches only
+ * memory that is never reallocated. fds[i], valid while paths[i] is set,
+ * is the descriptor holding the liveness lock, -1 on a rank that did not
+ * create the temporary. */
+#define MAX_TEMPORARIES 16
+typedef struct table {
+    char *paths[MAX_TEMPORARIES];
+    int fds[MAX_TEMPORARIES];
+} table;
+static table files, dirs;
+
+/* Close the lock's descriptor of path (the lock goes with it). */
+static void release_in(table *t, const char *path)
 {
     for (int i = 0; i < MAX_TEMPORARIES; i++) {
-        if (table[i] && strcmp(table[i], path) == 0) {
-            char *p = table[i];
-            table[i] = NULL;
+        if (t->paths[i] && strcmp(t->paths[i], path) == 0 && t->fds[i] >= 0) {
+            close(t->fds[i]);
+            t->fds[i] = -1;
+        }
+    }
+}
+
+static void forget_in(table *t, const char *path)
+{
+    release_in(t, path);
+    for (int i = 0; i < MAX_TEMPORARIES; i++) {
+        if (t->paths[i] && strcmp(t->paths[i], path) == 0) {
+            char *p = t->paths[i];
+            t->paths[i] = NULL;
             free(p);
         }
     }
@@ -38,28 +72,43 @@ static void forget_in(char **table, const char *path)
 
 static void forget(const char *path)
 {
-    forget_in(temporaries, path);
-    forget_in(temporary_dirs, path);
+    forget_in(&files, path);
+    forget_in(&dirs, path);
 }
 
-static void register_in(char **table, const char *path)
+/* Register path once, with fd (or -1), which the table then owns. */
+static void register_in(table *t, const char *path, int fd)
 {
+    int slot = -1;
     for (int i = 0; i < MAX_TEMPORARIES; i++) {
-        if (!table[i]) {
-            table[i] = strdup(path);
+        if (t->paths[i] && strcmp(t->paths[i], path) == 0) {
+            if (t->fds[i] < 0)
+                t->fds[i] = fd;
+            else if (fd >= 0 && fd != t->fds[i])
+                close(fd);
             return;
         }
+        if (!t->paths[i] && slot < 0)
+            slot = i;
     }
+    char *copy = slot >= 0 ? strdup(path) : NULL;
+    if (!copy) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    t->fds[slot] = fd;
+    t->paths[slot] = copy; /* last: the handler sees whole entries only */
 }
 
 void fs_atomic_register(const char *tmp_path)
 {
-    register_in(temporaries, tmp_path);
+    register_in(&files, tmp_path, -1);
 }
 
 void fs_atomic_register_dir(const char *tmp_dir)
 {
-    register_in(temporary_dirs, tmp_dir);
+    register_in(&dirs, tmp_dir, -1);
 }
 
 void fs_atomic_forget(const char *tmp_path)
@@ -67,102 +116,246 @@ void fs_atomic_forget(const char *tmp_path)
     forget(tmp_path);
 }
 
-char *fs_atomic_template(const char *dir, const char *base)
+int fs_atomic_fd(const char *tmp_path)
 {
-    char host[256] = "localhost";
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
+    for (int i = 0; i < MAX_TEMPORARIES; i++) {
+        if (files.paths[i] && strcmp(files.paths[i], tmp_path) == 0 && files.fds[i] >= 0)
+            return files.fds[i];
+        if (dirs.paths[i] && strcmp(dirs.paths[i], tmp_path) == 0 && dirs.fds[i] >= 0)
+            return dirs.fds[i];
+    }
+    return -1;
+}
+
+/* The read lock on FS_ATOMIC_LOCK_BYTE that says "a live run writes this".
+ * An open-file-description lock: it belongs to this descriptor alone, so
+ * no other descriptor of the same file that HDF5 or MPI-IO closes releases
+ * it, and it ends with the process however that ends. */
+static int hold_lock(int fd)
+{
+    struct flock fl = {.l_type = F_RDLCK, .l_whence = SEEK_SET, .l_start = FS_ATOMIC_LOCK_BYTE,
+                       .l_len = 1};
+    return fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+/* 1: some process holds the lock on fd's file; 0: none does; -1: the file
+ * system cannot tell. */
+static int lock_held(int fd)
+{
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = FS_ATOMIC_LOCK_BYTE,
+                       .l_len = 1, .l_pid = 0};
+    if (fcntl(fd, F_OFD_GETLK, &fl) != 0)
+        return -1;
+    return fl.l_type != F_UNLCK;
+}
+
+/* This host's name as temporaries carry it. */
+static void this_host(char host[HOST_BYTES + 1])
+{
+    char full[256] = "localhost";
+    gethostname(full, sizeof full - 1);
+    full[sizeof full - 1] = '\0';
+    snprintf(host, HOST_BYTES + 1, "%s", full);
     for (char *c = host; *c; c++)
         if (*c == '/')
             *c = '_';
-    char *t = NULL;
-    if (asprintf(&t, "%s/.%s" FS_ATOMIC_TAG "%s-%ld-XXXXXX", dir, base, host, (long)getpid()) < 0)
+}
+
+char *fs_atomic_short_name(const char *name, size_t reserve)
+{
+    size_t len = strlen(name), room = NAME_MAX - reserve;
+    if (len <= room)
+        return strdup(name);
+    /* The hash keeps two long names with the same start apart. */
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+        h = (h ^ *c) * 16777619u;
+    size_t keep = room - 9;
+    while (keep > 0 && ((unsigned char)name[keep] & 0xC0) == 0x80)
+        keep--; /* not inside a UTF-8 character */
+    char *s = NULL;
+    if (asprintf(&s, "%.*s~%08" PRIx32, (int)keep, name, h) < 0)
         return NULL;
+    return s;
+}
+
+char *fs_atomic_template(const char *dir, const char *base)
+{
+    char host[HOST_BYTES + 1];
+    this_host(host);
+    char *b = fs_atomic_short_name(base, TEMP_RESERVE), *t = NULL;
+    if (b && asprintf(&t, "%s/.%s" FS_ATOMIC_TAG "%s-%ld-XXXXXX", dir, b, host, (long)getpid()) < 0)
+        t = NULL;
+    free(b);
     return t;
+}
+
+/* Unlink every entry of the directory open as fd, relative to fd: a link
+ * is removed, never followed, and subdirectories stay. Closes fd. */
+static void empty_dir_fd(int fd)
+{
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+/* Remove `name` from the directory dfd: the file or directory that was
+ * opened as fd (closed here) and found to be `st`; a directory is emptied
+ * through fd first. Only if the name still means that file: a name swapped
+ * meanwhile is left (EBUSY). 0 or -1 with errno. */
+static int remove_opened(int dfd, const char *name, int fd, const struct stat *st)
+{
+    if (S_ISDIR(st->st_mode))
+        empty_dir_fd(fd);
+    else
+        close(fd);
+    struct stat now;
+    if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0)
+        return -1;
+    if (now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+        errno = EBUSY;
+        return -1;
+    }
+    return unlinkat(dfd, name, S_ISDIR(st->st_mode) ? AT_REMOVEDIR : 0);
+}
+
+/* Open `name` in dfd only if it is a regular file or a directory, without
+ * following a link and without blocking (a FIFO or device is never
+ * opened); *st is what was opened. -1 otherwise. */
+static int open_entry(int dfd, const char *name, struct stat *st)
+{
+    struct stat before;
+    if (fstatat(dfd, name, &before, AT_SYMLINK_NOFOLLOW) != 0 ||
+        !(S_ISREG(before.st_mode) || S_ISDIR(before.st_mode)))
+        return -1;
+    int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+                                   (S_ISDIR(before.st_mode) ? O_DIRECTORY : 0));
+    if (fd >= 0 && (fstat(fd, st) != 0 || st->st_dev != before.st_dev || st->st_ino != before.st_ino)) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
 }
 
 void fs_atomic_remove_tree(const char *path)
 {
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)))
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(dirfd(d), e->d_name, 0);
-        closedir(d);
+    char *d = strdup(path), *b = strdup(path);
+    int dfd = d && b ? open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (dfd >= 0) {
+        const char *name = basename(b);
+        struct stat st;
+        int fd = open_entry(dfd, name, &st);
+        if (fd >= 0 && S_ISDIR(st.st_mode))
+            remove_opened(dfd, name, fd, &st);
+        else if (fd >= 0)
+            close(fd);
+        close(dfd);
     }
-    rmdir(path);
+    free(d);
+    free(b);
 }
 
-/* Whether process pid on this host is a running fftshard. */
-static int running_here(long pid)
+/* The leftover `name` in dfd (shown as dir/name), whose name goes on with
+ * `owner` ("HOST-PID-XXXXXX"): judged by its lock and removed when dead. */
+static void clean_one(int dfd, const char *dir, const char *name, const char *owner,
+                      const char *host)
 {
-    if (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH))
-        return 0;
-    char path[64], comm[64] = "";
-    snprintf(path, sizeof path, "/proc/%ld/comm", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 1; /* alive, and nothing says it is another program */
-    int is_ours = fgets(comm, sizeof comm, f) && strncmp(comm, "fftshard", 8) == 0;
-    fclose(f);
-    return is_ours;
+    char rest[NAME_MAX + 1];
+    snprintf(rest, sizeof rest, "%s", owner);
+    char *last = strrchr(rest, '-'), *mid = NULL;
+    if (last) {
+        *last = '\0';
+        mid = strrchr(rest, '-'); /* the host may hold '-' */
+    }
+    if (!mid)
+        return;
+    *mid = '\0';
+    long pid = strtol(mid + 1, NULL, 10);
+    struct stat st;
+    int fd = open_entry(dfd, name, &st);
+    if (fd < 0)
+        return; /* gone, or a link or special file: not ours to judge */
+    int held = lock_held(fd);
+    int gone = pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    int here = strcmp(rest, host) == 0;
+    if (held == 1) {
+        /* a live run writes it */
+    } else if (!here) {
+        fs_note("warning: %s/%s: left by a run on %s (process %ld); remove it if no run is "
+                "writing there", dir, name, rest, pid);
+    } else if (held < 0) {
+        fs_note("warning: %s/%s: left by process %ld, whose lock this file system cannot show; "
+                "remove it if no run is writing there", dir, name, pid);
+    } else if (!gone) {
+        if (time(NULL) - st.st_ctime > UNLOCKED_GRACE_S)
+            fs_note("warning: %s/%s: process %ld still runs but holds no lock on it; remove it "
+                    "if no run is writing there", dir, name, pid);
+    } else {
+        int removed = remove_opened(dfd, name, fd, &st) == 0;
+        int e = errno;
+        fd = -1;
+        if (removed)
+            fs_note("note: removed %s/%s, left by an interrupted run (process %ld)", dir, name, pid);
+        else
+            fs_note("warning: %s/%s: left by an interrupted run (process %ld), not removed: %s",
+                    dir, name, pid, e == EBUSY ? "it changed meanwhile" : strerror(e));
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 void fs_atomic_clean_leftovers(const char *dir, const char *base)
 {
-    char host[256] = "localhost", prefix[1100];
-    gethostname(host, sizeof host - 1);
-    host[sizeof host - 1] = '\0';
-    snprintf(prefix, sizeof prefix, ".%s" FS_ATOMIC_TAG, base);
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
+    char host[HOST_BYTES + 1], *prefix = NULL;
+    this_host(host);
+    char *b = fs_atomic_short_name(base, TEMP_RESERVE);
+    if (!b || asprintf(&prefix, ".%s" FS_ATOMIC_TAG, b) < 0)
+        prefix = NULL;
+    DIR *d = prefix ? opendir(dir) : NULL;
+    if (d) {
         size_t pl = strlen(prefix);
-        if (strncmp(e->d_name, prefix, pl) != 0)
-            continue;
-        /* HOST-PID-XXXXXX after the tag */
-        char rest[512];
-        snprintf(rest, sizeof rest, "%s", e->d_name + pl);
-        char *last = strrchr(rest, '-');
-        if (!last)
-            continue;
-        *last = '\0';
-        char *mid = strrchr(rest, '-');
-        if (!mid)
-            continue;
-        *mid = '\0';
-        long pid = strtol(mid + 1, NULL, 10);
-        char path[2200];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        if (strcmp(rest, host) != 0) {
-            fs_note("warning: %s: left by a run on %s (process %ld); remove it if no run is "
-                    "writing there", path, rest, pid);
-        } else if (!running_here(pid)) {
-            struct stat st;
-            if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
-                fs_atomic_remove_tree(path);
-            else
-                unlink(path);
-            fs_note("note: removed %s, left by an interrupted run (process %ld)", path, pid);
-        }
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strncmp(e->d_name, prefix, pl) == 0)
+                clean_one(dirfd(d), dir, e->d_name, e->d_name + pl, host);
+        closedir(d);
     }
-    closedir(d);
+    free(prefix);
+    free(b);
+}
+
+/* dir and base of path (malloc'ed, both NULL when out of memory). */
+static int split_path(const char *path, char **dir, char **base)
+{
+    char *a = strdup(path), *b = strdup(path);
+    *dir = a ? strdup(dirname(a)) : NULL;
+    *base = b ? strdup(basename(b)) : NULL;
+    free(a);
+    free(b);
+    if (*dir && *base)
+        return 0;
+    free(*dir);
+    free(*base);
+    *dir = *base = NULL;
+    return -1;
 }
 
 fs_status fs_atomic_create(const char *final_path, char **tmp_path)
 {
     *tmp_path = NULL;
-    char *dir_copy = strdup(final_path), *base_copy = strdup(final_path);
+    char *dir = NULL, *base = NULL, *tmp = NULL;
     fs_status ret = FS_OK;
-    char *tmp = NULL;
-    if (!dir_copy || !base_copy) {
+    if (split_path(final_path, &dir, &base) != 0) {
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }
-    const char *dir = dirname(dir_copy), *base = basename(base_copy);
     fs_atomic_clean_leftovers(dir, base);
     if (!(tmp = fs_atomic_template(dir, base))) {
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -170,9 +363,7 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
     }
     /* mkstemp creates the file exclusively (O_EXCL, never through a symlink)
      * with an unpredictable name and mode 0600. */
-    int fd = mkstemp(tmp);
-    if (fd >= 0)
-        fs_atomic_register(tmp); /* from the first moment a signal could strand it */
+    int fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
         ret = fs_error_set(e == ENOSPC || e == EIO || e == ENOMEM ? FS_ERR_RUNTIME : FS_ERR_OUTPUT,
@@ -180,12 +371,16 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
                            strerror(e));
         goto done;
     }
+    /* Locked and registered from the first moment a signal could strand it
+     * (a file system without locks leaves leftovers to the user). */
+    hold_lock(fd);
+    register_in(&files, tmp, fd);
     /* Give the result the permissions a plain create would: 0666 & ~umask. */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || close(fd) != 0) {
+    if (fchmod(fd, 0666 & ~mask) != 0) {
         int e = errno;
-        unlink(tmp);
+        fs_atomic_abort(tmp);
         ret = fs_error_set(FS_ERR_RUNTIME, "%s: %s", tmp, strerror(e));
         goto done;
     }
@@ -193,37 +388,110 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
     tmp = NULL;
 done:
     free(tmp);
-    free(dir_copy);
-    free(base_copy);
+    free(dir);
+    free(base);
     return ret;
+}
+
+fs_status fs_atomic_create_dir(const char *final_path, char **tmp_dir)
+{
+    *tmp_dir = NULL;
+    char *dir = NULL, *base = NULL, *tmp = NULL;
+    fs_status ret = FS_OK;
+    if (split_path(final_path, &dir, &base) != 0 || !(tmp = fs_atomic_template(dir, base))) {
+        ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        goto done;
+    }
+    if (!mkdtemp(tmp)) {
+        ret = fs_error_set(FS_ERR_OUTPUT, "%s: cannot create a directory in %s: %s", final_path,
+                           dir, strerror(errno));
+        goto done;
+    }
+    int fd = open(tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        rmdir(tmp);
+        ret = fs_error_set(FS_ERR_RUNTIME, "%s: %s", tmp, strerror(e));
+        goto done;
+    }
+    hold_lock(fd);
+    register_in(&dirs, tmp, fd);
+    *tmp_dir = tmp;
+    tmp = NULL;
+done:
+    free(tmp);
+    free(dir);
+    free(base);
+    return ret;
+}
+
+int fs_atomic_rename(const char *from, const char *to, int replace)
+{
+    if (replace)
+        return rename(from, to);
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno != EINVAL && errno != ENOSYS)
+        return -1;
+#endif
+    /* A file system without it: link() never replaces either. */
+    struct stat st;
+    if (lstat(from, &st) != 0)
+        return -1;
+    if (!S_ISDIR(st.st_mode)) {
+        if (link(from, to) == 0) {
+            unlink(from);
+            return 0;
+        }
+        if (errno != EPERM && errno != EOPNOTSUPP && errno != ENOSYS)
+            return -1;
+    }
+    /* Nor hard links (or a directory): the best left is to look first. */
+    if (lstat(to, &st) == 0) {
+        errno = EEXIST;
+        return -1;
+    }
+    return errno == ENOENT ? rename(from, to) : -1;
+}
+
+fs_status fs_atomic_place(const char *tmp_path, const char *final_path, int replace)
+{
+    if (fs_atomic_rename(tmp_path, final_path, replace) != 0) {
+        int e = errno;
+        fs_atomic_abort(tmp_path);
+        if (e == EEXIST && !replace)
+            return fs_error_set(FS_ERR_OUTPUT, "%s: appeared during the run; use --force to "
+                                "replace it", final_path);
+        return fs_error_set(FS_ERR_RUNTIME, "%s: cannot rename the finished result into place: %s",
+                            final_path, strerror(e));
+    }
+    forget(tmp_path); /* after the rename: the lock covers the whole run */
+    return FS_OK;
 }
 
 fs_status fs_atomic_commit(const char *tmp_path, const char *final_path)
 {
-    if (rename(tmp_path, final_path) != 0) {
-        int e = errno;
-        fs_atomic_abort(tmp_path);
-        return fs_error_set(FS_ERR_RUNTIME, "%s: cannot rename the finished result into place: %s",
-                            final_path, strerror(e));
-    }
-    forget(tmp_path);
-    return FS_OK;
+    return fs_atomic_place(tmp_path, final_path, 1);
 }
 
 void fs_atomic_abort(const char *tmp_path)
 {
     if (!tmp_path)
         return;
+    /* Closed first: NFS would keep an open file that is unlinked as .nfsXXXX. */
+    release_in(&files, tmp_path);
     unlink(tmp_path);
     forget(tmp_path);
 }
 
 /* Remove the files of a directory, then the directory: open, getdents64,
- * unlinkat and rmdir are async-signal-safe (opendir and readdir are not). */
+ * unlinkat and rmdir are async-signal-safe (opendir and readdir are not).
+ * O_NOFOLLOW: a directory swapped for a link is not emptied. */
 static void empty_directory(const char *dir)
 {
     static char buf[8192];
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
     if (fd >= 0) {
         long n;
         while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
@@ -248,13 +516,13 @@ static void empty_directory(const char *dir)
 void fs_atomic_remove_registered(void)
 {
     for (int i = 0; i < MAX_TEMPORARIES; i++)
-        if (temporaries[i])
-            unlink(temporaries[i]);
+        if (files.paths[i])
+            unlink(files.paths[i]);
     /* Any rank empties a temporary directory (the others may be killed
      * before their handlers run), with system calls only. */
     for (int i = 0; i < MAX_TEMPORARIES; i++)
-        if (temporary_dirs[i])
-            empty_directory(temporary_dirs[i]);
+        if (dirs.paths[i])
+            empty_directory(dirs.paths[i]);
 }
 
 static int same_file(const char *a, const char *b)

@@ -114,12 +114,13 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
 /* Rank 0 (fs_atomic_commit_collective): the file into place. */
 typedef struct {
     const char *tmp, *file;
+    int force;
 } commit_args;
 
 static fs_status commit_file(void *arg)
 {
     const commit_args *a = arg;
-    return fs_atomic_commit(a->tmp, a->file);
+    return fs_atomic_place(a->tmp, a->file, a->force);
 }
 
 /* Collective: generate and write the file. */
@@ -177,7 +178,7 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     fs_status closed = fs_h5_output_close(&out);
     if ((st = fs_error_agree(comm, st != FS_OK ? st : closed)) != FS_OK)
         goto done;
-    commit_args args = {tmp, o->file};
+    commit_args args = {tmp, o->file, o->force};
     st = fs_atomic_commit_collective(comm, commit_file, &args);
     if (st == FS_OK && rank == 0 && !o->quiet) {
         char shape[256];

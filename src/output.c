@@ -361,7 +361,8 @@ static fs_status commit_shards(fs_output *out, const fs_transform *t)
     st = st != FS_OK ? st : closed;
     if (st != FS_OK)
         return st;
-    return fs_shard_output_commit(&out->so, out->tmp_path, out->opts->output_file, out->dataset);
+    return fs_shard_output_commit(&out->so, out->tmp_path, out->opts->output_file, out->dataset,
+                                  out->opts->force);
 }
 
 /* Rank 0, once the result is in place: the report and the wisdom, already
@@ -397,7 +398,8 @@ static fs_status commit_on_root(void *arg)
     commit_args *c = arg;
     fs_status st = c->out->opts->shard_output
                        ? commit_shards(c->out, c->t)
-                       : fs_atomic_commit(c->out->tmp_path, c->out->opts->output_file);
+                       : fs_atomic_place(c->out->tmp_path, c->out->opts->output_file,
+                                         c->out->opts->force);
     if (st == FS_OK)
         return commit_side_files(c->out);
     return st;

@@ -3,8 +3,11 @@
 
 #include "shardout.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,9 @@
 
 #define SHARD_DIR_TAG ".shards-"
 
+/* Room kept after STEM in a shard's name: ".NNNN.h5" with up to 10 digits. */
+#define SHARD_FILE_RESERVE (1 + 10 + 3)
+
 /* Directory and base name of a path (malloc'ed). */
 static int split_path(const char *path, char **dir, char **base)
 {
@@ -28,33 +34,77 @@ static int split_path(const char *path, char **dir, char **base)
     return *dir && *base ? 0 : -1;
 }
 
+/* The name the set's directory gets once complete, BASE.shards-XXXXXX
+ * (XXXXXX: its temporary's), short enough for NAME_MAX (malloc'ed). */
+static char *set_dir_name(const char *base, const char *dir_tmp)
+{
+    char *b = fs_atomic_short_name(base, sizeof SHARD_DIR_TAG - 1 + 6), *name = NULL;
+    if (b && asprintf(&name, "%s" SHARD_DIR_TAG "%s", b, dir_tmp + strlen(dir_tmp) - 6) < 0)
+        name = NULL;
+    free(b);
+    return name;
+}
+
+/* The marker's text for the set directory `name`. */
+static char *marker_text(const char *name)
+{
+    char *text = NULL;
+    if (asprintf(&text, "%s%s\n", FS_SHARD_MARKER_TEXT, name) < 0)
+        return NULL;
+    return text;
+}
+
+/* Rank 0: the marker in the new directory (open as dfd), naming it. */
+static fs_status write_marker(int dfd, const char *dir_tmp, const char *name)
+{
+    char *text = marker_text(name);
+    if (!text)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    mode_t mask = umask(0);
+    umask(mask);
+    errno = EBADF; /* when the directory is not open here */
+    int fd = dfd >= 0 ? openat(dfd, FS_SHARD_MARKER, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+                                                      O_CLOEXEC, 0666 & ~mask) : -1;
+    size_t len = strlen(text);
+    int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+    int e = errno;
+    if (fd >= 0 && close(fd) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    free(text);
+    if (!ok)
+        return fs_error_set(e == ENOSPC || e == EDQUOT ? FS_ERR_RUNTIME : FS_ERR_OUTPUT,
+                            "%s/" FS_SHARD_MARKER ": cannot write the shard set's marker: %s", dir_tmp,
+                            strerror(e));
+    return FS_OK;
+}
+
 typedef struct begin_args {
     const char *output_file;
     fs_shard_output *so;
 } begin_args;
 
-/* Rank 0: the temporary directory beside the output. */
+/* Rank 0: the temporary directory beside the output, with its marker. It
+ * stays 0700 until the commit, so nobody else can put a link in it. */
 static fs_status make_dir_on_root(void *arg)
 {
     begin_args *a = arg;
     fs_shard_output *so = a->so;
-    char *dir = NULL, *base = NULL;
-    fs_status st = FS_OK;
-    if (split_path(a->output_file, &dir, &base) != 0 ||
-        !(so->dir_tmp = fs_atomic_template(dir, base))) {
+    char *dir = NULL, *base = NULL, *name = NULL;
+    fs_status st = fs_atomic_create_dir(a->output_file, &so->dir_tmp);
+    if (st == FS_OK && (split_path(a->output_file, &dir, &base) != 0 ||
+                        !(name = set_dir_name(base, so->dir_tmp))))
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    } else if (!mkdtemp(so->dir_tmp)) {
-        st = fs_error_set(FS_ERR_OUTPUT, "%s: cannot create a directory for the shards in %s: %s",
-                          a->output_file, dir, strerror(errno));
+    if (st == FS_OK)
+        st = write_marker(fs_atomic_fd(so->dir_tmp), so->dir_tmp, name);
+    if (st != FS_OK && so->dir_tmp) {
+        fs_atomic_remove_tree(so->dir_tmp);
+        fs_atomic_forget(so->dir_tmp);
         free(so->dir_tmp);
         so->dir_tmp = NULL;
-    } else {
-        fs_atomic_register_dir(so->dir_tmp);
-        /* The permissions a plain mkdir would give. */
-        mode_t mask = umask(0);
-        umask(mask);
-        chmod(so->dir_tmp, 0777 & ~mask);
     }
+    free(name);
     free(dir);
     free(base);
     return st;
@@ -138,6 +188,36 @@ static fs_status group_box(const fs_transform *t, int first, int count, fs_box *
     return FS_OK;
 }
 
+/* so->dir_final, and (out, malloc'ed) the set directory's name relative
+ * to OUTPUT's directory and the files' STEM (OUTPUT's name without .h5),
+ * each short enough for NAME_MAX. */
+static fs_status set_names(const char *output_file, fs_shard_output *so, char **final_rel,
+                           char **stem)
+{
+    char *dir = NULL, *base = NULL;
+    *final_rel = *stem = NULL;
+    if (!so->dir_tmp)
+        return fs_error_set(FS_ERR_RUNTIME, "--shard-output: no directory for the shards");
+    fs_status st = FS_OK;
+    if (split_path(output_file, &dir, &base) != 0 || !(*final_rel = set_dir_name(base, so->dir_tmp)) ||
+        asprintf(&so->dir_final, "%s/%s", dir, *final_rel) < 0) {
+        so->dir_final = NULL;
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    if (st == FS_OK) {
+        size_t l = strlen(base);
+        if (l > 3 && strcmp(base + l - 3, ".h5") == 0)
+            base[l - 3] = '\0';
+        else if (l > 5 && strcmp(base + l - 5, ".hdf5") == 0)
+            base[l - 5] = '\0';
+        if (!(*stem = fs_atomic_short_name(base, SHARD_FILE_RESERVE)))
+            st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    free(dir);
+    free(base);
+    return st;
+}
+
 fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int requested,
                                const char *output_file, fs_shard_output *so)
 {
@@ -197,21 +277,8 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
 
     /* Names: DIR/.BASE.fftshard-tmp-XXXXXX/STEM.NNNN.h5 while written,
      * BASE.shards-XXXXXX/STEM.NNNN.h5 from OUTPUT's directory afterwards. */
-    char *dir = NULL, *base = NULL, *stem = NULL;
-    fs_status st = split_path(output_file, &dir, &base) == 0 && (stem = strdup(base))
-                       ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    if (st == FS_OK) {
-        size_t l = strlen(stem);
-        if (l > 3 && strcmp(stem + l - 3, ".h5") == 0)
-            stem[l - 3] = '\0';
-        else if (l > 5 && strcmp(stem + l - 5, ".hdf5") == 0)
-            stem[l - 5] = '\0';
-    }
-    const char *suffix = so->dir_tmp ? so->dir_tmp + strlen(so->dir_tmp) - 6 : "";
-    char *final_rel = NULL;
-    if (st == FS_OK && (asprintf(&final_rel, "%s" SHARD_DIR_TAG "%s", base, suffix) < 0 ||
-                        asprintf(&so->dir_final, "%s/%s", dir, final_rel) < 0))
-        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    char *final_rel = NULL, *stem = NULL;
+    fs_status st = set_names(output_file, so, &final_rel, &stem);
     int width = 4;
     for (int v = nfiles - 1; v >= 10000; v /= 10)
         width++;
@@ -235,73 +302,175 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
     free(boxes);
     free(final_rel);
     free(stem);
-    free(dir);
-    free(base);
     return st;
 }
 
-/* The shard directories (named from OUTPUT's directory) that the virtual
- * dataset `dataset` of the existing master output_file reads from. */
-static void old_shard_dirs(const char *output_file, const char *dataset, char ***dirs, int64_t *n)
+/* The sources of the virtual dataset `dataset` of the existing master
+ * output_file that lie in a set directory of fftshard's layout
+ * (BASE.shards-XXXXXX/FILE, named from OUTPUT's directory). */
+static void old_sources(const char *output_file, const char *dataset, char ***names, int64_t *n)
 {
-    char **names = NULL, *dir = NULL, *base = NULL;
+    char **all = NULL, *dir = NULL, *base = NULL, *prefix = NULL;
     int64_t count = 0;
-    *dirs = NULL;
+    *names = NULL;
     *n = 0;
     struct stat st;
-    if (stat(output_file, &st) != 0 || fs_h5_virtual_files(output_file, dataset, &names, &count) != FS_OK ||
+    if (stat(output_file, &st) != 0 || fs_h5_virtual_files(output_file, dataset, &all, &count) != FS_OK ||
         split_path(output_file, &dir, &base) != 0) {
         fs_error_clear();
         goto done;
     }
-    *dirs = calloc((size_t)count + 1, sizeof **dirs);
-    for (int64_t i = 0; *dirs && i < count; i++) {
-        const char *name = names[i], *slash = name ? strchr(name, '/') : NULL;
-        size_t bl = strlen(base);
-        /* only our own layout: BASE.shards-XXXXXX/FILE */
-        if (!slash || strchr(slash + 1, '/') || strncmp(name, base, bl) != 0 ||
-            strncmp(name + bl, SHARD_DIR_TAG, strlen(SHARD_DIR_TAG)) != 0)
-            continue;
-        char *d = NULL;
-        if (asprintf(&d, "%s/%.*s", dir, (int)(slash - name), name) < 0)
-            continue;
-        int seen = 0;
-        for (int64_t j = 0; j < *n; j++)
-            seen |= strcmp((*dirs)[j], d) == 0;
-        if (seen)
-            free(d);
+    char *b = fs_atomic_short_name(base, sizeof SHARD_DIR_TAG - 1 + 6);
+    if (!b || asprintf(&prefix, "%s" SHARD_DIR_TAG, b) < 0)
+        prefix = NULL;
+    free(b);
+    *names = prefix ? calloc((size_t)count + 1, sizeof **names) : NULL;
+    for (int64_t i = 0; *names && i < count; i++) {
+        const char *name = all[i], *slash = name ? strchr(name, '/') : NULL;
+        if (slash && !strchr(slash + 1, '/') && slash[1] && strncmp(name, prefix, strlen(prefix)) == 0)
+            (*names)[(*n)++] = all[i];
         else
-            (*dirs)[(*n)++] = d;
+            free(all[i]);
+        all[i] = NULL;
     }
 done:
-    fs_strings_free(names, count);
+    fs_strings_free(all, count);
+    free(prefix);
     free(dir);
     free(base);
 }
 
+/* Whether the directory open as fd holds fftshard's marker naming it `name`. */
+static int has_marker(int fd, const char *name)
+{
+    char *want = marker_text(name), buf[NAME_MAX + 64];
+    int mfd = openat(fd, FS_SHARD_MARKER, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    ssize_t got = -1;
+    if (mfd >= 0 && fstat(mfd, &st) == 0 && S_ISREG(st.st_mode))
+        got = read(mfd, buf, sizeof buf - 1);
+    if (mfd >= 0)
+        close(mfd);
+    int ours = want && got >= 0 && (size_t)got == strlen(want) && memcmp(buf, want, (size_t)got) == 0;
+    free(want);
+    return ours;
+}
+
+/* Whether the directory open as fd holds nothing but the marker. */
+static int only_marker_left(int fd)
+{
+    int copy = dup(fd);
+    DIR *d = copy >= 0 ? fdopendir(copy) : NULL;
+    if (!d) {
+        if (copy >= 0)
+            close(copy);
+        return 0;
+    }
+    rewinddir(d);
+    int others = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        others += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+                  strcmp(e->d_name, FS_SHARD_MARKER) != 0;
+    closedir(d);
+    return others == 0;
+}
+
+/* Remove the set directory `set` (set_len bytes of names[i]) in dfd, shown
+ * as dir/set, that the replaced master read: only when reached without a
+ * symbolic link and holding fftshard's marker for that name, and in it
+ * only the regular files the master named, each by unlinkat on the
+ * directory's descriptor; then, if nothing else is left, the marker and
+ * the directory. Otherwise it is left with a warning. */
+static void remove_old_set(int dfd, const char *dir, const char *set, size_t set_len, char **names,
+                           int64_t n)
+{
+    int fd = openat(dfd, set, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || !has_marker(fd, set)) {
+        fs_note("warning: %s/%s: not removed: not a shard directory written by fftshard (a "
+                "symbolic link, or no " FS_SHARD_MARKER " naming it)", dir, set);
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        struct stat st;
+        const char *file = names[i] + set_len + 1;
+        if (strncmp(names[i], set, set_len) == 0 && names[i][set_len] == '/' &&
+            fstatat(fd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            unlinkat(fd, file, 0);
+    }
+    struct stat was, now;
+    if (!only_marker_left(fd) || unlinkat(fd, FS_SHARD_MARKER, 0) != 0 || fstat(fd, &was) != 0 ||
+        fstatat(dfd, set, &now, AT_SYMLINK_NOFOLLOW) != 0 || was.st_ino != now.st_ino ||
+        was.st_dev != now.st_dev || unlinkat(dfd, set, AT_REMOVEDIR) != 0)
+        fs_note("warning: %s/%s: not removed: it holds files the replaced master did not name",
+                dir, set);
+    close(fd);
+}
+
+/* The set directories of `names` (from old_sources) but `keep` (the new
+ * set's name), beside output_file. */
+static void remove_old_sets(const char *output_file, const char *keep, char **names, int64_t n)
+{
+    char *dir = NULL, *base = NULL;
+    int dfd = split_path(output_file, &dir, &base) == 0
+                  ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    for (int64_t i = 0; dfd >= 0 && i < n; i++) {
+        size_t len = (size_t)(strchr(names[i], '/') - names[i]);
+        int seen = strlen(keep) == len && strncmp(keep, names[i], len) == 0;
+        for (int64_t j = 0; j < i && !seen; j++)
+            seen = strncmp(names[j], names[i], len + 1) == 0;
+        char *set = seen ? NULL : strndup(names[i], len);
+        if (set)
+            remove_old_set(dfd, dir, set, len, names, n);
+        free(set);
+    }
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
+    free(base);
+}
+
+/* Rank 0: the new set directory into place, with the permissions a plain
+ * mkdir would give, never over anything. */
+static fs_status publish_dir(fs_shard_output *so)
+{
+    mode_t mask = umask(0);
+    umask(mask);
+    int fd = fs_atomic_fd(so->dir_tmp);
+    if (fd < 0 || fchmod(fd, 0777 & ~mask) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: cannot set the shard directory's permissions: %s",
+                            so->dir_tmp, fd < 0 ? "not open" : strerror(errno));
+    if (fs_atomic_rename(so->dir_tmp, so->dir_final, 0) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: cannot rename the shard directory into place: %s",
+                            so->dir_final, strerror(errno));
+    return FS_OK;
+}
+
 fs_status fs_shard_output_commit(fs_shard_output *so, const char *master_tmp,
-                                 const char *output_file, const char *dataset)
+                                 const char *output_file, const char *dataset, int force)
 {
     char **old = NULL;
     int64_t nold = 0;
-    old_shard_dirs(output_file, dataset, &old, &nold);
-    fs_status st = FS_OK;
-    if (rename(so->dir_tmp, so->dir_final) != 0) {
-        st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot rename the shard directory into place: %s",
-                          so->dir_final, strerror(errno));
+    if (force)
+        old_sources(output_file, dataset, &old, &nold);
+    fs_status st = publish_dir(so);
+    if (st != FS_OK) {
         fs_atomic_abort(master_tmp);
     } else {
         fs_atomic_forget(so->dir_tmp);
         if (so->path)
             fs_atomic_forget(so->path);
         fs_signals_pause_point("shards-renamed");
-        st = fs_atomic_commit(master_tmp, output_file);
+        st = fs_atomic_place(master_tmp, output_file, force);
         if (st != FS_OK)
             fs_atomic_remove_tree(so->dir_final);
     }
-    for (int64_t i = 0; i < nold; i++)
-        if (st == FS_OK && strcmp(old[i], so->dir_final) != 0)
-            fs_atomic_remove_tree(old[i]);
+    if (st == FS_OK && nold > 0) {
+        const char *slash = strrchr(so->dir_final, '/');
+        remove_old_sets(output_file, slash ? slash + 1 : so->dir_final, old, nold);
+    }
     fs_strings_free(old, nold);
     return st;
 }

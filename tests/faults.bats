@@ -27,6 +27,9 @@ teardown() {
 paused_run() {
     local phase=$1 np=$2
     shift 2
+    # (removed first: the background job truncates it only once it runs, and
+    # the previous job's "pausing" line must not be taken for this one's)
+    rm -f run.out run.err
     FFTSHARD_PAUSE=$phase "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" >run.out 2>run.err &
     job=$!
     local deadline=$((${EPOCHREALTIME/./} + 30000000))
