@@ -149,6 +149,26 @@ static int lock_held(int fd)
     return fl.l_type != F_UNLCK;
 }
 
+int fs_atomic_claim_failure(void)
+{
+    const char *path = NULL;
+    for (int i = 0; i < MAX_TEMPORARIES && !path; i++)
+        path = files.paths[i];
+    if (!path)
+        return 1;
+    /* Kept open to the end: closing it would drop the claim. */
+    int fd = open(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : 1;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+                       .l_start = FS_ATOMIC_LOCK_BYTE - 1, .l_len = 1};
+    if (fcntl(fd, F_OFD_SETLK, &fl) == 0)
+        return 1;
+    int taken = errno == EAGAIN || errno == EACCES;
+    close(fd);
+    return !taken;
+}
+
 /* This host's name as temporaries carry it. */
 static void this_host(char host[HOST_BYTES + 1])
 {

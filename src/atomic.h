@@ -104,6 +104,14 @@ fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
 /* Unlink tmp_path (if it exists) and forget it. */
 void fs_atomic_abort(const char *tmp_path);
 
+/* Whether this process is the first of the job to end it for a failure
+ * (1) or another one already does (0): the first takes a write lock on
+ * the byte before FS_ATOMIC_LOCK_BYTE of the first registered temporary
+ * file, and keeps it; one that finds the lock taken, or the temporary
+ * already removed by the first, is second. 1 when nothing is registered
+ * or the file system has no locks. So that a job says its failure once. */
+int fs_atomic_claim_failure(void);
+
 /* Unlink every registered temporary, then empty and remove every registered
  * directory. Async-signal-safe: the cleanup given to fs_signals_install. */
 void fs_atomic_remove_registered(void);

@@ -362,18 +362,10 @@ struct fs_h5_output {
 
 void fs_h5_abandon(fs_status st, int speak)
 {
-    int rank = 0;
-    if (MPI_Comm_rank(MPI_COMM_WORLD, &rank) != MPI_SUCCESS)
-        rank = -1;
-    /* When the failure struck every rank at once (a collective write fails
-     * everywhere), rank 0's abort ends the others during this pause: one
-     * message for the job. A rank that failed alone speaks after it. */
-    if (speak && rank != 0) {
-        struct timespec pause_s = {0, 500000000L};
-        while (nanosleep(&pause_s, &pause_s) != 0)
-            ;
-    }
-    if (speak)
+    /* When the failure struck several ranks (a collective write fails
+     * everywhere), the first to claim it speaks for the job; the others
+     * only remove what is left and end. */
+    if (speak && fs_atomic_claim_failure())
         fs_error_print();
     fs_atomic_remove_registered();
     fflush(stdout);
