@@ -275,8 +275,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
-    fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && (opts->progress || isatty(2)),
-                     opts->progress);
+    fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && opts->progress);
 
     fs_status st = run_phases(&r);
 
