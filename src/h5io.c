@@ -14,6 +14,7 @@
 #include "agree.h"
 #include "atomic.h"
 #include "h5common.h"
+#include "testhooks.h"
 
 /* ------------------------------------------------------------------ MPI-IO property lists */
 
@@ -59,77 +60,96 @@ fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type)
     return m;
 }
 
-/* The pieces of a map for one collective call each: rows of the box's first
- * axis. Every rank makes the same number of calls (the largest count). */
+/* A map's pieces, one call each: the box cut along `axis` into runs of at
+ * most per_piece indices, for every index of the axes before it, so that a
+ * piece holds at most the bytes asked for (one index of the last axis at
+ * least; a folded view is cut along its rows only). Every rank makes ncalls
+ * calls, the most pieces of any rank; its calls past its own pieces select
+ * nothing. */
 typedef struct io_pieces {
-    int64_t rows_per_call;
-    int ncalls;
+    int axis;
+    int64_t per_piece; /* indices of axis per piece */
+    int64_t along;     /* pieces per line of axis */
+    int64_t local;     /* this rank's pieces */
+    int64_t max_elems; /* elements of the largest piece */
+    int64_t ncalls;
 } io_pieces;
 
-static fs_status plan_pieces(MPI_Comm comm, const fs_io_map *map, io_pieces *pc)
+/* This rank's pieces of at most piece_bytes of mem_type (no MPI). */
+static io_pieces plan_pieces(const fs_io_map *map, int64_t piece_bytes)
 {
     const fs_box *box = &map->file_box;
+    int64_t eb = (int64_t)fs_dtype_bytes(map->mem_type), inner = 1;
+    io_pieces pc;
+    memset(&pc, 0, sizeof pc);
+    int a = box->ndim - 1;
+    if (map->fold_inner > 0) {
+        a = 0;
+        inner = box->count[1];
+    } else {
+        while (a > 0 && inner * box->count[a] * eb <= piece_bytes)
+            inner *= box->count[a--];
+    }
+    pc.axis = a;
     int64_t n = fs_box_elems(box);
-    int64_t row_bytes = n > 0 ? n / box->count[0] * (int64_t)fs_dtype_bytes(map->mem_type) : 0;
-    pc->rows_per_call = row_bytes > 0 ? FS_IO_CALL_BYTES / row_bytes : 1;
-    if (pc->rows_per_call < 1)
-        pc->rows_per_call = 1;
-    int local = n > 0 ? (int)((box->count[0] + pc->rows_per_call - 1) / pc->rows_per_call) : 0;
-    int err = MPI_Allreduce(&local, &pc->ncalls, 1, MPI_INT, MPI_MAX, comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
-    return FS_OK;
+    if (n > 0) {
+        int64_t per = piece_bytes / (inner * eb);
+        pc.per_piece = per < 1 ? 1 : per > box->count[a] ? box->count[a] : per;
+        pc.along = (box->count[a] + pc.per_piece - 1) / pc.per_piece;
+        pc.local = n / (inner * box->count[a]) * pc.along;
+        pc.max_elems = pc.per_piece * inner;
+    }
+    return pc;
 }
 
-/* The memory side of rows [first, first + rows) of a map's box. */
-typedef struct mem_rows {
-    hsize_t start[FS_LAYOUT_MAX_DIMS], stride[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
-} mem_rows;
-
-static mem_rows memory_rows(const fs_io_map *map, int64_t first, int64_t rows)
+/* Piece c (0 <= c < local) of the map's box, in file coordinates. */
+static fs_box piece_box(const fs_io_map *map, const io_pieces *pc, int64_t c)
 {
     const fs_box *box = &map->file_box;
-    mem_rows m;
-    for (int k = 0; k < box->ndim; k++) {
-        m.start[k] = (hsize_t)map->mem_start[k];
-        m.stride[k] = 1;
-        m.count[k] = (hsize_t)box->count[k];
+    fs_box p = *box;
+    int a = pc->axis;
+    int64_t outer = c / pc->along, first = c % pc->along * pc->per_piece;
+    for (int k = a - 1; k >= 0; k--) {
+        p.start[k] = box->start[k] + outer % box->count[k];
+        p.count[k] = 1;
+        outer /= box->count[k];
     }
-    m.start[0] += (hsize_t)first;
-    m.count[0] = (hsize_t)rows;
-    m.stride[box->ndim - 1] = (hsize_t)map->mem_stride_last;
-    return m;
+    p.start[a] += first;
+    p.count[a] = box->count[a] - first < pc->per_piece ? box->count[a] - first : pc->per_piece;
+    return p;
 }
 
-/* Rows [first, first + rows) of a box of the dataset itself. */
-static int64_t select_box_rows(const fs_io_map *map, int64_t first, int64_t rows, hid_t fspace,
-                               hid_t mspace)
+/* Select a piece of a box of the dataset itself in the file, and, when
+ * mspace is valid, where it goes in the map's memory. Returns the elements
+ * selected, or -1. */
+static int64_t select_box_piece(const fs_io_map *map, const fs_box *piece, hid_t fspace,
+                                hid_t mspace)
 {
     const fs_box *box = &map->file_box;
-    mem_rows m = memory_rows(map, first, rows);
-    hsize_t fstart[FS_LAYOUT_MAX_DIMS], fcount[FS_LAYOUT_MAX_DIMS];
-    for (int k = 0; k < box->ndim; k++) {
-        fstart[k] = (hsize_t)box->start[k];
-        fcount[k] = (hsize_t)box->count[k];
+    int last = box->ndim - 1;
+    hsize_t fstart[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
+    hsize_t mstart[FS_LAYOUT_MAX_DIMS], mstride[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k <= last; k++) {
+        int64_t step = k == last ? map->mem_stride_last : 1;
+        fstart[k] = (hsize_t)piece->start[k];
+        count[k] = (hsize_t)piece->count[k];
+        mstart[k] = (hsize_t)(map->mem_start[k] + (piece->start[k] - box->start[k]) * step);
+        mstride[k] = (hsize_t)step;
     }
-    fstart[0] += (hsize_t)first;
-    fcount[0] = (hsize_t)rows;
-    if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, fstart, NULL, fcount, NULL) < 0 ||
-        H5Sselect_hyperslab(mspace, H5S_SELECT_SET, m.start, m.stride, m.count, NULL) < 0)
+    if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, fstart, NULL, count, NULL) < 0 ||
+        (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_SET, mstart, mstride, count, NULL) < 0))
         return -1;
-    return rows * (fs_box_elems(box) / box->count[0]);
+    return fs_box_elems(piece);
 }
 
-/* Rows [first, first + rows) of a box of a 1-D file seen as (rows, inner):
- * rows of `cols` elements `inner` apart, the positions from the limit on
- * left out. */
-static int64_t select_folded_rows(const fs_io_map *map, int64_t first, int64_t rows, hid_t fspace,
-                                  hid_t mspace)
+/* Select a piece (rows of the view) of a box of a 1-D file seen as (rows,
+ * inner): rows of `cols` elements `inner` apart, the positions from the
+ * limit on left out; in memory too when mspace is valid. */
+static int64_t select_folded_piece(const fs_io_map *map, const fs_box *piece, hid_t fspace,
+                                   hid_t mspace)
 {
-    const fs_box *box = &map->file_box;
-    mem_rows m = memory_rows(map, first, rows);
-    int64_t inner = map->fold_inner, r0 = box->start[0] + first, c0 = box->start[1],
-            cols = box->count[1];
+    int64_t inner = map->fold_inner, r0 = piece->start[0], c0 = piece->start[1],
+            cols = piece->count[1], rows = piece->count[0];
     int64_t limit = map->fold_limit > 0 ? map->fold_limit : INT64_MAX;
     int64_t full = 0; /* rows entirely below the limit */
     while (full < rows && (r0 + full) * inner + c0 + cols <= limit)
@@ -137,47 +157,205 @@ static int64_t select_folded_rows(const fs_io_map *map, int64_t first, int64_t r
     int64_t partial = 0; /* elements of the next row below the limit */
     if (full < rows && (r0 + full) * inner + c0 < limit)
         partial = limit - ((r0 + full) * inner + c0);
-    if (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0)
+    hsize_t ms[2] = {(hsize_t)(map->mem_start[0] + r0 - map->file_box.start[0]),
+                     (hsize_t)map->mem_start[1]};
+    hsize_t mstride[2] = {1, (hsize_t)map->mem_stride_last};
+    if (H5Sselect_none(fspace) < 0 || (mspace >= 0 && H5Sselect_none(mspace) < 0))
         return -1;
     if (full > 0) {
         hsize_t fs = (hsize_t)(r0 * inner + c0), fst = (hsize_t)inner, fc = (hsize_t)full,
                 fb = (hsize_t)cols;
-        hsize_t mc[2] = {(hsize_t)full, m.count[1]};
+        hsize_t mc[2] = {(hsize_t)full, (hsize_t)cols};
         if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, &fst, &fc, &fb) < 0 ||
-            H5Sselect_hyperslab(mspace, H5S_SELECT_OR, m.start, m.stride, mc, NULL) < 0)
+            (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_OR, ms, mstride, mc, NULL) < 0))
             return -1;
     }
     if (partial > 0) {
         hsize_t fs = (hsize_t)((r0 + full) * inner + c0), fc = (hsize_t)partial;
-        hsize_t ms[2] = {m.start[0] + (hsize_t)full, m.start[1]}, mc[2] = {1, (hsize_t)partial};
+        hsize_t mps[2] = {ms[0] + (hsize_t)full, ms[1]}, mc[2] = {1, (hsize_t)partial};
         if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, NULL, &fc, NULL) < 0 ||
-            H5Sselect_hyperslab(mspace, H5S_SELECT_OR, ms, m.stride, mc, NULL) < 0)
+            (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_OR, mps, mstride, mc, NULL) < 0))
             return -1;
     }
     return full * cols + partial;
 }
 
-/* Select piece c of the map in the file space and the memory space (both
- * `none` past this rank's end). Returns the elements selected, or -1. */
-static int64_t select_piece(const fs_io_map *map, const io_pieces *pc, int c, hid_t fspace,
-                            hid_t mspace)
+/* Select piece c of the map (nothing past this rank's pieces) in the file
+ * space and in mspace: the map's memory, or with `staged` the first
+ * elements of a 1-D staging space. Returns the elements selected, or -1. */
+static int64_t select_piece(const fs_io_map *map, const io_pieces *pc, int64_t c, hid_t fspace,
+                            hid_t mspace, int staged, fs_box *piece)
 {
-    const fs_box *box = &map->file_box;
-    int64_t first = (int64_t)c * pc->rows_per_call;
-    if (fs_box_elems(box) == 0 || first >= box->count[0])
+    if (c >= pc->local)
         return H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0;
-    int64_t rows = box->count[0] - first < pc->rows_per_call ? box->count[0] - first : pc->rows_per_call;
-    return map->fold_inner > 0 ? select_folded_rows(map, first, rows, fspace, mspace)
-                               : select_box_rows(map, first, rows, fspace, mspace);
+    *piece = piece_box(map, pc, c);
+    hid_t ms = staged ? H5I_INVALID_HID : mspace;
+    int64_t n = map->fold_inner > 0 ? select_folded_piece(map, piece, fspace, ms)
+                                    : select_box_piece(map, piece, fspace, ms);
+    if (n >= 0 && staged) {
+        hsize_t zero = 0, count = (hsize_t)n;
+        if ((n > 0 ? H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &zero, NULL, &count, NULL)
+                   : H5Sselect_none(mspace)) < 0)
+            return -1;
+    }
+    return n;
 }
 
-static hid_t memory_space(const fs_io_map *map)
+/* The memory side of the calls: the map's memory array, or a staging
+ * buffer of `elems` elements. */
+static hid_t memory_space(const fs_io_map *map, int staged, int64_t elems)
 {
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
+    if (staged) {
+        dims[0] = elems > 0 ? (hsize_t)elems : 1;
+        return H5Screate_simple(1, dims, NULL);
+    }
     int nd = map->file_box.ndim;
     for (int k = 0; k < nd; k++)
         dims[k] = map->mem_dims[k] > 0 ? (hsize_t)map->mem_dims[k] : 1;
     return H5Screate_simple(nd, dims, NULL);
+}
+
+/* ------------------------------------------------------------------ staging */
+
+/* n elements of eb bytes between memory `step` elements apart and packed
+ * ones, in the direction to_memory (a read) or back (a write). */
+static void copy_strided(char *mem, int64_t step, char *packed, int64_t n, size_t eb, int to_memory)
+{
+    if (step == 1) {
+        memcpy(to_memory ? mem : packed, to_memory ? packed : mem, (size_t)n * eb);
+        return;
+    }
+    /* Fixed sizes let the compiler turn each memcpy into one move. */
+    size_t mem_step = (size_t)step * eb;
+    if (eb == 8)
+        for (int64_t i = 0; i < n; i++, mem += mem_step, packed += 8)
+            to_memory ? memcpy(mem, packed, 8) : memcpy(packed, mem, 8);
+    else if (eb == 4)
+        for (int64_t i = 0; i < n; i++, mem += mem_step, packed += 4)
+            to_memory ? memcpy(mem, packed, 4) : memcpy(packed, mem, 4);
+    else
+        for (int64_t i = 0; i < n; i++, mem += mem_step, packed += eb)
+            to_memory ? memcpy(mem, packed, eb) : memcpy(packed, mem, eb);
+}
+
+/* Copy a piece's elements between the map's memory (data) and the staging
+ * buffer, where they lie packed in the order of the file selection: the
+ * piece's rows in row-major order, a folded view's cut at its limit. The
+ * memory array is walked as a box in file coordinates in steps of
+ * mem_stride_last (layout.h). */
+static void stage_copy(const fs_io_map *map, const fs_box *piece, void *data, void *stage,
+                       int to_memory)
+{
+    const fs_box *box = &map->file_box;
+    int last = box->ndim - 1;
+    int64_t step = map->mem_stride_last;
+    size_t eb = fs_dtype_bytes(map->mem_type);
+    fs_box outer = *box;
+    for (int k = 0; k <= last; k++) {
+        int64_t sk = k == last ? step : 1;
+        outer.start[k] = box->start[k] - map->mem_start[k] / sk;
+        outer.count[k] = map->mem_dims[k] / sk;
+    }
+    fs_box_runs w;
+    fs_box_runs_begin(&w, piece, &outer, NULL, FS_BOX_RUNS_ROWS);
+    char *packed = stage;
+    while (fs_box_runs_next(&w)) {
+        int64_t n = w.run_elems;
+        if (map->fold_inner > 0 && map->fold_limit > 0) {
+            int64_t left = map->fold_limit - (w.at[0] * map->fold_inner + w.at[1]);
+            n = left < 0 ? 0 : left < n ? left : n;
+        }
+        copy_strided((char *)data + (size_t)(step * w.offset) * eb, step, packed, n, eb, to_memory);
+        packed += (size_t)n * eb;
+    }
+}
+
+/* ------------------------------------------------------------------ transfers */
+
+/* How a read or a write goes: the dataset, the memory type and transfer
+ * properties, the bytes per call, and what messages name. */
+typedef struct io_transfer {
+    MPI_Comm comm;
+    hid_t did, dxpl;
+    int writing;
+    int skip_empty;      /* a rank with nothing selected makes no call */
+    int64_t piece_bytes; /* per call and rank */
+    double pause_s;      /* after every call (FFTSHARD_SLOW_READ) */
+    const char *name;    /* FILE or FILE:DATASET */
+    int abandon_on_failure; /* collective writes: a failure ends the job (fs_h5_abandon) */
+} io_transfer;
+
+static void pause_seconds(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        continue;
+}
+
+/* Allocate the staging buffer (when the memory side is strided) and agree
+ * on the number of calls: every rank learns of another's failure here,
+ * before any call that the others would wait in. */
+static fs_status begin_transfer(const io_transfer *x, const fs_io_map *map, io_pieces *pc,
+                                void **stage)
+{
+    int64_t mine[2] = {pc->local, 0}, all[2];
+    *stage = NULL;
+    if (map->mem_stride_last != 1 && pc->max_elems > 0) {
+        *stage = malloc((size_t)pc->max_elems * fs_dtype_bytes(map->mem_type));
+        mine[1] = *stage == NULL;
+    }
+    int err = MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, x->comm);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
+    if (all[1])
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the staging buffer of %s", x->name);
+    pc->ncalls = all[0];
+    return FS_OK;
+}
+
+/* Every call of a read or a write (begin_transfer first): the pieces of the
+ * map, between the dataset and data, through the staging buffer when there
+ * is one. Progress counts the bytes of mem_type done on this rank. */
+static fs_status run_transfer(const io_transfer *x, const fs_io_map *map, const io_pieces *pc,
+                              void *stage, void *data, fs_io_progress progress, void *ctx)
+{
+    hid_t fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    const char *side = x->writing ? "output" : "input";
+    int staged = stage != NULL;
+    double done = 0, eb = (double)fs_dtype_bytes(map->mem_type);
+    fs_status ret = fs_h5_element_type(map->mem_type, 1, &mtype);
+    if (ret == FS_OK && ((fspace = H5Dget_space(x->did)) < 0 ||
+                         (mspace = memory_space(map, staged, pc->max_elems)) < 0))
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot describe the %s hyperslab", x->name, side);
+    for (int64_t c = 0; c < pc->ncalls && ret == FS_OK; c++) {
+        fs_box piece;
+        int64_t n = select_piece(map, pc, c, fspace, mspace, staged, &piece);
+        if (n < 0) {
+            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot select the %s hyperslab", x->name, side);
+            break;
+        }
+        void *buf = staged ? stage : data;
+        if (x->writing && staged && n > 0)
+            stage_copy(map, &piece, data, stage, 0);
+        if ((n > 0 || !x->skip_empty) &&
+            (x->writing ? H5Dwrite(x->did, mtype, mspace, fspace, x->dxpl, buf)
+                        : H5Dread(x->did, mtype, mspace, fspace, x->dxpl, buf)) < 0) {
+            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: %s failed", x->name, x->writing ? "write" : "read");
+            /* The other ranks may wait in this call or the next. */
+            if (x->abandon_on_failure)
+                fs_h5_abandon(ret, 1);
+            break;
+        }
+        if (!x->writing && staged && n > 0)
+            stage_copy(map, &piece, data, stage, 1);
+        if (x->pause_s > 0)
+            pause_seconds(x->pause_s);
+        done += (double)n * eb;
+        if (progress && n > 0)
+            progress(ctx, done);
+    }
+    return fs_h5_close_ids(ret, x->name, 3, mspace, mtype, fspace);
 }
 
 /* ------------------------------------------------------------------ shards */
@@ -306,44 +484,37 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx)
 {
-    hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, fspace = H5I_INVALID_HID,
-          mspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-    io_pieces pc;
-    double done = 0, eb = (double)fs_dtype_bytes(map->mem_type);
-    /* Virtual datasets are read by each rank alone, with the default driver. */
-    int independent = shards || info->is_virtual;
-
-    fs_status ret = plan_pieces(comm, map, &pc);
+    hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+    char name[2 * FS_PATH_MAX + 2];
+    snprintf(name, sizeof name, "%s:%s", file, info->dataset);
+    int64_t slow_bytes = fs_testhooks_slow_read_bytes();
+    io_transfer x = {
+        .comm = comm,
+        /* Virtual datasets are read by each rank alone, with the default
+         * driver: a rank with nothing to read stays out. */
+        .skip_empty = shards || info->is_virtual,
+        .piece_bytes = slow_bytes > 0                ? slow_bytes
+                       : map->mem_stride_last != 1 ? FS_IO_STAGE_BYTES
+                                                   : FS_IO_CALL_BYTES,
+        .pause_s = fs_testhooks_slow_read_seconds(),
+        .name = name,
+    };
+    io_pieces pc = plan_pieces(map, x.piece_bytes);
+    void *stage = NULL;
+    fs_status ret = begin_transfer(&x, map, &pc, &stage);
     if (ret != FS_OK)
         return ret;
     /* Independent reads: each rank's hyperslab at once. ROMIO's collective
      * (two-phase) read of this MPICH took 198 s for the 1 GiB per rank of a
      * 512^3 input, where independent reads take 3 s. */
-    if ((ret = transfer_dxpl(0, &dxpl)) != FS_OK ||
-        (ret = open_input(comm, file, info, shards, independent, &fid, &did)) != FS_OK)
-        goto done;
-    if ((fspace = H5Dget_space(did)) < 0) {
-        ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
-        goto done;
+    if ((ret = transfer_dxpl(0, &dxpl)) == FS_OK &&
+        (ret = open_input(comm, file, info, shards, x.skip_empty, &fid, &did)) == FS_OK) {
+        x.did = did;
+        x.dxpl = dxpl;
+        ret = run_transfer(&x, map, &pc, stage, data, progress, ctx);
     }
-    if ((ret = fs_h5_element_type(map->mem_type, 1, &mtype)) != FS_OK)
-        goto done;
-    if ((mspace = memory_space(map)) < 0) {
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the input in memory");
-        goto done;
-    }
-    for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
-        int64_t n = select_piece(map, &pc, c, fspace, mspace);
-        if (n < 0)
-            ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the input hyperslab");
-        else if ((!independent || n > 0) && H5Dread(did, mtype, mspace, fspace, dxpl, data) < 0)
-            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s:%s: read failed", file, info->dataset);
-        done += (double)(n > 0 ? n : 0) * eb;
-        if (progress && n > 0)
-            progress(ctx, done);
-    }
-done:
-    ret = fs_h5_close_ids(ret, file, 4, mspace, mtype, fspace, did);
+    free(stage);
+    ret = fs_h5_close_ids(ret, file, 1, did);
     if (fid >= 0 && H5Fclose(fid) < 0 && ret == FS_OK)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: close failed", file);
     return fs_h5_close_ids(ret, file, 1, dxpl);
@@ -603,28 +774,22 @@ void fs_h5_output_set_name(fs_h5_output *o, const char *name)
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
                              fs_io_progress progress, void *ctx)
 {
-    const char *name = o->name ? o->name : o->path;
-    hid_t fspace = H5I_INVALID_HID, mtype = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
-    double done = 0, eb = (double)fs_dtype_bytes(map->mem_type);
-    io_pieces pc;
-    fs_status ret = plan_pieces(o->comm, map, &pc);
+    io_transfer x = {
+        .comm = o->comm,
+        .did = o->did,
+        .dxpl = o->dxpl,
+        .writing = 1,
+        .piece_bytes = map->mem_stride_last != 1 ? FS_IO_STAGE_BYTES : FS_IO_CALL_BYTES,
+        .name = o->name ? o->name : o->path,
+        .abandon_on_failure = o->collective && o->mpio,
+    };
+    io_pieces pc = plan_pieces(map, x.piece_bytes);
+    void *stage = NULL;
+    fs_status ret = begin_transfer(&x, map, &pc, &stage);
+    /* A write only reads data: the cast is for the shared loop. */
     if (ret == FS_OK)
-        ret = fs_h5_element_type(map->mem_type, 1, &mtype);
-    if (ret == FS_OK && ((fspace = H5Dget_space(o->did)) < 0 || (mspace = memory_space(map)) < 0))
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output hyperslab");
-    for (int c = 0; c < pc.ncalls && ret == FS_OK; c++) {
-        int64_t n = select_piece(map, &pc, c, fspace, mspace);
-        if (n < 0)
-            ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the output hyperslab");
-        else if (H5Dwrite(o->did, mtype, mspace, fspace, o->dxpl, data) < 0)
-            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: write failed", name);
-        if (o->collective)
-            collective_failed(o, ret);
-        done += (double)(n > 0 ? n : 0) * eb;
-        if (progress && n > 0)
-            progress(ctx, done);
-    }
-    ret = fs_h5_close_ids(ret, name, 3, mspace, mtype, fspace);
+        ret = run_transfer(&x, map, &pc, stage, (void *)data, progress, ctx);
+    free(stage);
     return o->mpio ? agree_writes(o->comm, ret) : ret;
 }
 

@@ -11,8 +11,8 @@
  * collective for compressed output), with the attributes listed in
  * fftshard(1) (FILES), or a virtual dataset over shard files.
  * Owns the MPI-IO file access and transfer property lists, the output
- * object (fs_h5_output) and the split of large requests into calls of at
- * most FS_IO_CALL_BYTES. Every HDF5 result is checked; failures come back
+ * object (fs_h5_output), the split of large requests into calls of at
+ * most FS_IO_CALL_BYTES, and the staging buffer of strided memory. Every HDF5 result is checked; failures come back
  * as a status with our message (HDF5's stack only with --verbose). */
 #ifndef FS_H5IO_H
 #define FS_H5IO_H
@@ -47,14 +47,22 @@ typedef struct fs_io_map {
 /* The map of a box stored alone, row-major, as mem_type elements. */
 fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type);
 
-/* Bytes per rank and collective call: large requests are cut along the
- * box's first axis (MPI-IO counts are ints, and progress needs steps). */
-#define FS_IO_CALL_BYTES ((int64_t)512 * 1024 * 1024)
+/* Bytes per rank and call: large requests are cut into pieces (MPI-IO
+ * counts are ints, and progress needs steps). Pieces of 16 to 512 MiB read
+ * and write equally fast. */
+#define FS_IO_CALL_BYTES ((int64_t)32 * 1024 * 1024)
+/* Memory every other element of which is read or written (real values in
+ * complex slots, mem_stride_last 2) goes through a staging buffer of at
+ * most this many bytes per rank: HDF5 moves such a selection element by
+ * element, about a hundred times slower than contiguous memory. */
+#define FS_IO_STAGE_BYTES ((int64_t)4 * 1024 * 1024)
 
 /* Collective: read the file side of `map` into `data`, in calls of at most
- * FS_IO_CALL_BYTES per rank. Ranks with an empty box take part and read
- * nothing. HDF5 converts the file's type to mem_type. With `shards` (may be
- * NULL) the array is the shards' (info->dataset in each), not file's. */
+ * FS_IO_CALL_BYTES per rank (FS_IO_STAGE_BYTES when staged); every rank
+ * makes the same number of calls, those with less or nothing to read
+ * selecting nothing. HDF5 converts the file's type to mem_type. With
+ * `shards` (may be NULL) the array is the shards' (info->dataset in each),
+ * not file's. The memory outside the map's elements is left as it is. */
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx);
@@ -89,10 +97,10 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
  * temporary's); a copy is kept. Without memory for the copy, messages keep
  * naming the temporary: the name is only for the reader. */
 void fs_h5_output_set_name(fs_h5_output *o, const char *name);
-/* Collective: write the memory side of `map` from data into the file side;
- * HDF5 converts to the file type. A failure is every rank's (the failing
- * rank's message), or, inside a collective transfer, ends the job (see
- * fs_h5_abandon). */
+/* Collective: write the memory side of `map` from data into the file side,
+ * in pieces as fs_h5_read reads; HDF5 converts to the file type. A failure
+ * is every rank's (the failing rank's message), or, inside a collective
+ * transfer, ends the job (see fs_h5_abandon). */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
                              fs_io_progress progress, void *ctx);
 /* Collective, same values on every rank: attributes on the dataset. When

@@ -168,7 +168,7 @@ void fs_options_print_help(FILE *out)
         "  -f, --force             replace OUTPUT if it exists\n"
         "      --report=FILE       write the timing and prefix-sum report as JSON\n"
         "  -q, --quiet             no summary on stderr\n"
-        "      --progress          progress lines on stderr (default: when a terminal)\n"
+        "      --progress          progress lines on stderr during every phase\n"
         "  -v, --verbose           explain decisions; show HDF5 error stacks\n"
         "  -h, --help              show this help and exit\n"
         "  -V, --version           show version and library versions and exit\n"

@@ -120,31 +120,18 @@ static fs_status stage_plan(run *r)
     return fs_error_agree(r->comm, st);
 }
 
-/* Zero the imaginary parts the read left alone (real input in complex). */
-static void zero_imag(run *r, const fs_io_map *m)
-{
-    if (m->mem_stride_last != 2)
-        return;
-    int64_t n = fs_box_elems(fs_decomposition_first(r->d));
-    if (r->t->prec == FS_SINGLE)
-        for (int64_t i = 0; i < n; i++)
-            ((float *)r->buf.data)[2 * i + 1] = 0;
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((double *)r->buf.data)[2 * i + 1] = 0;
-}
-
 static fs_status stage_read(run *r)
 {
     fs_io_map m = fs_transform_read_map(r->t, fs_decomposition_first(r->d));
-    /* Slots past the read (padding, the missing half of a c2r) start as zeros. */
+    /* Slots the read leaves alone (the imaginary parts of real input, the
+     * padding, the missing half of a c2r) start as zeros. */
     memset(r->buf.data, 0, (size_t)r->buf.elems * fs_complex_bytes(r->t->prec));
+    /* Progress in the bytes read into memory, as h5io counts them. */
     fs_progress_begin(&r->progress, "read",
-                      (double)fs_box_elems(&m.file_box) * (double)fs_complex_bytes(r->t->prec), "B");
+                      (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
     fs_status st = fs_h5_read(r->comm, r->opts->input_file, &r->info, input_shards(r), &m,
                               r->buf.data, fs_progress_callback, &r->progress);
     fs_progress_end(&r->progress);
-    zero_imag(r, &m);
     return st;
 }
 
@@ -293,8 +280,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
-    fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && (opts->progress || isatty(2)),
-                     opts->progress);
+    fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && opts->progress);
 
     fs_status st = run_phases(&r);
 

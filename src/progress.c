@@ -6,9 +6,12 @@
 #include <mpi.h>
 #include <stdio.h>
 
-void fs_progress_init(fs_progress *p, int enabled, int every_phase)
+/* Seconds between two lines of a phase, at least. */
+#define PROGRESS_INTERVAL_S 1.0
+
+void fs_progress_init(fs_progress *p, int enabled)
 {
-    *p = (fs_progress){.enabled = enabled, .every_phase = every_phase};
+    *p = (fs_progress){.enabled = enabled};
 }
 
 void fs_progress_begin(fs_progress *p, const char *phase, double total, const char *unit)
@@ -18,30 +21,33 @@ void fs_progress_begin(fs_progress *p, const char *phase, double total, const ch
     p->done = 0;
     p->unit = unit;
     p->started = p->last_print = MPI_Wtime();
-    p->lines = 0;
 }
 
-static void print_line(fs_progress *p, double now)
+/* A line; before the end of the phase it says how long the rest will take
+ * at the rate so far. */
+static void print_line(fs_progress *p, double now, int final)
 {
     double elapsed = now - p->started;
     double pct = p->total > 0 ? 100.0 * p->done / p->total : 100.0;
     double rate = elapsed > 0 ? p->done / elapsed : 0;
     const char *scale = p->unit[0] == 'B' ? "GB/s" : "GFlop/s";
-    fprintf(stderr, "fftshard: progress: %-8s %5.1f%%  %8.3f %s  %7.1f s\n", p->phase, pct,
-            rate / 1e9, scale, elapsed);
+    char left[48] = "";
+    if (!final && rate > 0)
+        snprintf(left, sizeof left, ", %.1f s left", (p->total - p->done) / rate);
+    fprintf(stderr, "fftshard: progress: %-8s %5.1f%%  %8.3f %s  %7.1f s%s\n", p->phase, pct,
+            rate / 1e9, scale, elapsed, left);
     fflush(stderr);
     p->last_print = now;
-    p->lines++;
 }
 
 void fs_progress_update(fs_progress *p, double done)
 {
-    if (!p->enabled)
+    if (!p->enabled || !p->phase)
         return;
     p->done = done;
     double now = MPI_Wtime();
-    if (now - p->last_print >= 1.0 && done < p->total)
-        print_line(p, now);
+    if (now - p->last_print >= PROGRESS_INTERVAL_S && done < p->total)
+        print_line(p, now, 0);
 }
 
 void fs_progress_end(fs_progress *p)
@@ -49,9 +55,7 @@ void fs_progress_end(fs_progress *p)
     if (!p->enabled || !p->phase)
         return;
     p->done = p->total;
-    double now = MPI_Wtime();
-    if (p->every_phase || p->lines > 0 || now - p->started >= 1.0)
-        print_line(p, now);
+    print_line(p, MPI_Wtime(), 1);
     p->phase = NULL;
 }
 

@@ -1,9 +1,13 @@
-/* progress: per-phase progress lines on stderr for long runs.
+/* progress: per-phase progress lines on stderr, for --progress.
  *
  * Only rank 0 prints (its own share stands for the job), so lines from
- * several ranks never interleave. Enabled by --progress, or automatically
- * when stderr is a terminal; then a phase prints at most one line a second,
- * and a final line when it took a second or more (always with --progress). */
+ * several ranks never interleave. Lines are driven by the work itself: the
+ * read and the write report every piece they finish (h5io.h), and a line is
+ * printed when a second or more has passed since the last one, with the
+ * percentage, the rate and the time left at that rate; every phase ends
+ * with a line at 100%. Nothing depends on whether stderr is a terminal:
+ * under mpiexec the ranks' stderr is a pipe to the launcher, whatever the
+ * job's own stderr is, and in a batch job a log file wants the lines too. */
 #ifndef FS_PROGRESS_H
 #define FS_PROGRESS_H
 
@@ -11,15 +15,14 @@
 
 typedef struct fs_progress {
     int enabled;        /* this process prints */
-    int every_phase;    /* --progress: a final line for every phase */
     const char *phase;
     double total, done; /* in units (bytes, or operations for fft) */
     const char *unit;   /* "B" or "flop" */
     double started, last_print;
-    int lines;          /* lines printed in this phase */
 } fs_progress;
 
-void fs_progress_init(fs_progress *p, int enabled, int every_phase);
+/* enabled: this process prints (rank 0 with --progress, without --quiet). */
+void fs_progress_init(fs_progress *p, int enabled);
 void fs_progress_begin(fs_progress *p, const char *phase, double total, const char *unit);
 /* Set the amount done so far (absolute). */
 void fs_progress_update(fs_progress *p, double done);

@@ -316,13 +316,13 @@ static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record
         const fs_rank_record *r = &all[p];
         json_open(j, NULL, '{');
         json_int(j, "rank", p);
-        json_int(j, "elements", fs_box_elems(&r->in));
+        json_int(j, "elements", r->in_elems);
         json_int(j, "offset", r->in.start[a]);
         json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
         json_int(j, "prefix", prefix[(size_t)p * 4]);
         json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
         json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
-        json_int(j, "output_elements", fs_box_elems(&r->out));
+        json_int(j, "output_elements", r->out_elems);
         json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
         json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
         json_int(j, "bytes_sent", r->bytes_sent);
@@ -418,7 +418,7 @@ fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_r
     if (err != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed: %s", fs_mpi_strerror(err));
     /* The running sums of the report: one prefix broadcast for four columns. */
-    int64_t cols[4] = {fs_box_elems(&mine->in), fs_box_elems(&mine->out), mine->bytes_sent,
+    int64_t cols[4] = {mine->in_elems, mine->out_elems, mine->bytes_sent,
                        mine->bytes_received};
     if (st == FS_OK)
         st = fs_prefix_broadcast_int64(comm, cols, 4, FS_PREFIX_SUM, prefix);

@@ -44,7 +44,10 @@ int64_t fs_peak_memory_bytes(void);
 
 /* One rank's figures (plain data: gathered as bytes). */
 typedef struct fs_rank_record {
-    fs_box in, out;                 /* the hyperslabs read and written */
+    fs_box in, out;                 /* the hyperslabs read and written, in the
+                                       files' own coordinates (a 1-D array
+                                       computed in four steps: seen as 2-D) */
+    int64_t in_elems, out_elems;    /* the values read and written */
     int64_t bytes_sent, bytes_received, messages_sent, wire_bytes_sent;
     double t_s[FS_NPHASES];
     double t_pack_s, t_comm_s, t_unpack_s;

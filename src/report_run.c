@@ -35,6 +35,49 @@ void fs_report_describe(const fs_run_view *v, char *buf, size_t size)
              decomp, t->exchanges ? v->strategy : "no exchange");
 }
 
+/* The values a map moves: its box, less a folded view's positions from
+ * its limit on (the half spectrum of a 1-D real transform). */
+static int64_t map_elems(const fs_io_map *m)
+{
+    const fs_box *b = &m->file_box;
+    if (m->fold_inner <= 0 || m->fold_limit <= 0)
+        return fs_box_elems(b);
+    int64_t n = 0;
+    for (int64_t r = b->start[0]; r < b->start[0] + b->count[0]; r++) {
+        int64_t left = m->fold_limit - (r * m->fold_inner + b->start[1]);
+        n += left <= 0 ? 0 : left < b->count[1] ? left : b->count[1];
+    }
+    return n;
+}
+
+/* "6x10x6 at [0,0,0]" */
+static void format_box(const fs_box *b, char *buf, size_t size)
+{
+    char at[192] = "";
+    size_t used = 0;
+    fs_format_shape(b->ndim, b->count, buf, size);
+    for (int k = 0; k < b->ndim && used < sizeof at; k++)
+        used += (size_t)snprintf(at + used, sizeof at - used, k ? ",%lld" : "%lld",
+                                 (long long)b->start[k]);
+    size_t n = strlen(buf);
+    snprintf(buf + n, size - n, " at [%s]", at);
+}
+
+/* Rank 0's hyperslabs, in the values of the files. */
+static void verbose_hyperslabs(const fs_run_view *v)
+{
+    const fs_transform *t = v->t;
+    fs_io_map rm = fs_transform_read_map(t, v->first);
+    fs_io_map wm = fs_transform_write_map(t, v->last);
+    char in[256], out[256];
+    format_box(&rm.file_box, in, sizeof in);
+    format_box(&wm.file_box, out, sizeof out);
+    fs_note("rank 0 reads %s (%lld %s values)%s and writes %s (%lld %s values)", in,
+            (long long)map_elems(&rm), v->info->type_name,
+            t->fold ? " of the 1-D input seen as 2-D" : "", out, (long long)map_elems(&wm),
+            fs_dtype_name(t->out_type));
+}
+
 void fs_report_verbose_plan(const fs_run_view *v)
 {
     const fs_transform *t = v->t;
@@ -56,18 +99,25 @@ void fs_report_verbose_plan(const fs_run_view *v)
             o->output_dataset ? o->output_dataset : v->info->dataset, v->tmp_path);
     if (v->strategy_note)
         fs_note("%s: %s", v->strategy_note, v->strategy);
-    fs_note("memory: rank 0 holds %lld elements (%.1f MiB) plus %.1f MiB of exchange buffers",
+    verbose_hyperslabs(v);
+    fs_note("memory: rank 0 holds %lld complex elements (%.1f MiB) plus %.1f MiB of exchange buffers",
             (long long)v->data_elems,
             (double)v->data_elems * (double)fs_complex_bytes(t->prec) / 1048576.0,
             (double)fs_compute_scratch_bytes(v->c) / 1048576.0);
 }
 
-/* This rank's figures. */
+/* This rank's figures. The hyperslabs are those of the files, in the units
+ * of the values read and written (n reals, or n/2+1 complex values, along
+ * the real axis), not those of the complex array computed in between. */
 static void rank_record(const fs_run_view *v, fs_rank_record *rec)
 {
     memset(rec, 0, sizeof *rec);
-    rec->in = *v->first;
-    rec->out = *v->last;
+    fs_io_map rm = fs_transform_read_map(v->t, v->first);
+    fs_io_map wm = fs_transform_write_map(v->t, v->last);
+    rec->in = rm.file_box;
+    rec->out = wm.file_box;
+    rec->in_elems = map_elems(&rm);
+    rec->out_elems = map_elems(&wm);
     memcpy(rec->t_s, v->timers->t_s, sizeof rec->t_s);
     if (fs_compute_exchanges(v->c)) {
         fs_exchange_stats xs = fs_compute_exchange_totals(v->c);

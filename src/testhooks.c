@@ -26,11 +26,25 @@ static void read_pause(fs_testhooks *h)
     }
 }
 
+/* FFTSHARD_SLOW_READ=BYTES:SECONDS, both positive, or nothing */
+static void read_slow_read(fs_testhooks *h)
+{
+    const char *env = getenv("FFTSHARD_SLOW_READ");
+    char *end = NULL;
+    long long bytes = env ? strtoll(env, &end, 10) : 0;
+    double seconds = end && *end == ':' ? strtod(end + 1, NULL) : 0;
+    if (bytes > 0 && seconds > 0) {
+        h->slow_read_bytes = bytes;
+        h->slow_read_seconds = seconds;
+    }
+}
+
 void fs_testhooks_read(void)
 {
     fs_testhooks h;
     memset(&h, 0, sizeof h);
     read_pause(&h);
+    read_slow_read(&h);
 
     const char *env = getenv("FFTSHARD_MPI_INT_LIMIT");
     h.mpi_int_limit = env && atoll(env) > 0 ? atoll(env) : INT_MAX;
@@ -68,6 +82,16 @@ long fs_testhooks_pause_seconds(void)
 int64_t fs_testhooks_mpi_int_limit(void)
 {
     return fs_testhooks_get()->mpi_int_limit;
+}
+
+int64_t fs_testhooks_slow_read_bytes(void)
+{
+    return fs_testhooks_get()->slow_read_bytes;
+}
+
+double fs_testhooks_slow_read_seconds(void)
+{
+    return fs_testhooks_get()->slow_read_seconds;
 }
 
 unsigned fs_testhooks_finalize_seconds(void)

@@ -21,6 +21,12 @@
  *       alltoall strategy passes to MPI_Alltoallv (default INT_MAX); lower,
  *       small arrays reach its point-to-point split path
  *       (exchange_alltoall.c). Used by tests/pencil.bats.
+ *   FFTSHARD_SLOW_READ=BYTES:SECONDS   for tests. Reads go in pieces of at
+ *       most BYTES per rank (instead of tens of MiB), and every rank sleeps
+ *       SECONDS (a decimal number) after each piece, so that a small file
+ *       reads as slowly as a large one (h5io.c). Used by tests/io.bats
+ *       (progress lines during a long read). Ignored unless both are
+ *       positive.
  *   FFTSHARD_FINALIZE_TIMEOUT=SECONDS   for users too (documented): how long
  *       a rank waits in MPI_Finalize before it ends itself with its status
  *       (default 60; main.c). Used by tests/faults.bats (over TCP, 5 s).
@@ -52,6 +58,9 @@ typedef struct fs_testhooks {
     long pause_seconds;         /* its SECONDS, 60 without ":SECONDS" */
     int64_t mpi_int_limit;      /* FFTSHARD_MPI_INT_LIMIT when a positive
                                    number, else INT_MAX */
+    int64_t slow_read_bytes;    /* FFTSHARD_SLOW_READ's BYTES, 0 when unset
+                                   or not usable */
+    double slow_read_seconds;   /* its SECONDS, 0 likewise */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
                                    86399, else 60 */
     int probe_child;            /* FFTSHARD_PROBE_FD is set (even empty) */
@@ -70,6 +79,8 @@ const fs_testhooks *fs_testhooks_get(void);
 const char *fs_testhooks_pause_point(void);
 long fs_testhooks_pause_seconds(void);
 int64_t fs_testhooks_mpi_int_limit(void);
+int64_t fs_testhooks_slow_read_bytes(void);
+double fs_testhooks_slow_read_seconds(void);
 unsigned fs_testhooks_finalize_seconds(void);
 int fs_testhooks_probe_child(void);
 int fs_testhooks_probe_fd(void);

@@ -24,7 +24,7 @@ static int checks, failed;
 
 static const char *const names[] = {"FFTSHARD_PAUSE", "FFTSHARD_MPI_INT_LIMIT",
                                     "FFTSHARD_FINALIZE_TIMEOUT", "FFTSHARD_PROBE_FD",
-                                    "FFTSHARD_PROBE_VERBOSE"};
+                                    "FFTSHARD_PROBE_VERBOSE", "FFTSHARD_SLOW_READ"};
 
 /* Read the hooks with only NAME=VALUE set (NAME NULL: none). */
 static void read_with(const char *name, const char *value)
@@ -49,6 +49,8 @@ static void defaults(void)
     CHECK(fs_testhooks_probe_fd() == -1);
     CHECK(fs_testhooks_probe_verbose() == 0);
     CHECK(fs_testhooks_get()->mpi_int_limit == INT_MAX);
+    CHECK(fs_testhooks_slow_read_bytes() == 0);
+    CHECK(fs_testhooks_slow_read_seconds() == 0);
 }
 
 static void pause_hook(void)
@@ -83,6 +85,22 @@ static void limit_and_timeout(void)
     CHECK(fs_testhooks_finalize_seconds() == 60);
 }
 
+static void slow_read_hook(void)
+{
+    read_with("FFTSHARD_SLOW_READ", "65536:0.5");
+    CHECK(fs_testhooks_slow_read_bytes() == 65536);
+    CHECK(fs_testhooks_slow_read_seconds() == 0.5);
+    /* both or neither */
+    read_with("FFTSHARD_SLOW_READ", "65536");
+    CHECK(fs_testhooks_slow_read_bytes() == 0);
+    CHECK(fs_testhooks_slow_read_seconds() == 0);
+    read_with("FFTSHARD_SLOW_READ", "0:2");
+    CHECK(fs_testhooks_slow_read_bytes() == 0);
+    read_with("FFTSHARD_SLOW_READ", "4096:-1");
+    CHECK(fs_testhooks_slow_read_bytes() == 0);
+    CHECK(fs_testhooks_slow_read_seconds() == 0);
+}
+
 static void probe_hooks(void)
 {
     read_with("FFTSHARD_PROBE_FD", "7");
@@ -112,6 +130,7 @@ int main(void)
     defaults();
     pause_hook();
     limit_and_timeout();
+    slow_read_hook();
     probe_hooks();
     read_once();
     printf("test_testhooks: %d checks, %d failed\n", checks, failed);

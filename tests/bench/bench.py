@@ -5,6 +5,7 @@ the exchange strategies alone next to MPI_Alltoall.
 
     tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4]
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
+                         [--no-real]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -20,6 +21,14 @@ rank minus that of a run on a 1x1x1 input (the libraries' own footprint),
 divided by the rank's share of the array in complex double. The reference
 "scipy" is the file-to-file script a user would write (h5py read,
 scipy.fft.fftn with every core, h5py write), run serially outside mpiexec.
+
+The real-input rows (skipped with --no-real) run the default command on
+float64 and float32 inputs of each size, without and with --real, and on a
+vector field of 3 components (3 x N0 x N1 x N2 float32, --real
+--axes=1,2,3), each next to the scipy pipeline on the same file (rfftn for
+--real); "read/c128" is the read phase over that of complex128 input of the
+same shape on as many ranks (fftshard(1): real input reads at the file's
+speed, in half the bytes).
 
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
@@ -39,11 +48,14 @@ import time
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 PHASES = ["read", "plan", "fft", "exchange", "write", "total"]
 
+# argv: input, output[, fftn or rfftn[, axes "1,2,3"]]
 SCIPY_PIPELINE = r'''
 import sys, h5py, scipy.fft
 with h5py.File(sys.argv[1], "r") as f:
     a = f["data"][...]
-b = scipy.fft.fftn(a, workers=-1)
+fn = getattr(scipy.fft, sys.argv[3] if len(sys.argv) > 3 else "fftn")
+axes = tuple(int(k) for k in sys.argv[4].split(",")) if len(sys.argv) > 4 else None
+b = fn(a, axes=axes, workers=-1)
 with h5py.File(sys.argv[2], "w") as f:
     f.create_dataset("data", data=b)
 '''
@@ -130,12 +142,58 @@ def have_scipy():
     return probe.returncode == 0
 
 
-def scipy_wall(inp, out):
-    """Wall time of one run of the scipy pipeline."""
+def scipy_wall(inp, out, extra=()):
+    """Wall time of one run of the scipy pipeline (extra: its function and
+    axes, see SCIPY_PIPELINE)."""
     fresh(out)
     t0 = time.perf_counter()
-    run(["/usr/bin/python3", "-c", SCIPY_PIPELINE, inp, out], serial_env())
+    run(["/usr/bin/python3", "-c", SCIPY_PIPELINE, inp, out] + list(extra), serial_env())
     return time.perf_counter() - t0
+
+
+# The real-input rows: (name, mkdata type, leading axis, fftshard options,
+# scipy function and axes).
+REAL_CASES = [
+    ("complex128", "complex128", "", [], None),  # scipy's row is among the references
+    ("float64", "float64", "", [], ["fftn"]),
+    ("float64", "float64", "", ["--real"], ["rfftn"]),
+    ("float32", "float32", "", [], ["fftn"]),
+    ("float32", "float32", "", ["--real"], ["rfftn"]),
+    ("vector float32", "float32", "3x", ["--real", "--axes=1,2,3"], ["rfftn", "1,2,3"]),
+]
+
+
+def real_rows(args, mpiexec, exe, mkdata, work, scipy_ok):
+    """Real and vector-field input with the default command, next to scipy."""
+    print("# real and vector-field input, default command, best of %d runs by wall time; "
+          "read/c128: read phase over complex128 input's" % args.repeats)
+    print("%-15s %-14s %5s %-20s %6s %6s %6s %6s %6s %9s %8s %7s"
+          % ("input", "size", "ranks", "options", "read", "fft", "exch", "write", "wall",
+             "read/c128", "scipy s", "x scipy"))
+    out = os.path.join(work, "out.h5")
+    for size in args.sizes.split(","):
+        c128_read, scipy_s = {}, {}  # by ranks; by case
+        for name, dtype, lead, opts, sp in REAL_CASES:
+            inp = os.path.join(work, "real-%s%s-%s.h5" % (lead, dtype, size))
+            if not os.path.exists(inp):
+                run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", dtype, lead + size, inp])
+            for ranks in [int(r) for r in args.ranks.split(",")]:
+                s = best_of(args.repeats, "wall",
+                            lambda: fftshard(mpiexec, exe, ranks, inp, out, opts))
+                if name == "complex128":
+                    c128_read[ranks] = s["read"]
+                ref = c128_read.get(ranks) if not lead else None
+                key = (name, tuple(opts))
+                if scipy_ok and sp and key not in scipy_s:
+                    scipy_s[key] = min(scipy_wall(inp, out, sp) for _ in range(args.repeats))
+                t = scipy_s.get(key)
+                print("%-15s %-14s %5d %-20s %6.3f %6.3f %6.3f %6.3f %6.3f %9s %8s %7s"
+                      % (name, lead + size, ranks, " ".join(opts) or "-", s["read"], s["fft"],
+                         s["exchange"], s["write"], s["wall"],
+                         "%.2f" % (s["read"] / ref) if ref else "-",
+                         "%.3f" % t if t else "-", "%.2f" % (s["wall"] / t) if t else "-"),
+                      flush=True)
+    print()
 
 
 def fftw_mpi(script, ranks, size, transposed_out, repeats):
@@ -161,6 +219,8 @@ def main():
     ap.add_argument("--ranks", default="2,4")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--no-real", action="store_true",
+                    help="skip the real and vector-field input rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -239,6 +299,8 @@ def main():
                         size, ranks, "FFTW-MPI in memory, MEASURE, " + name, t,
                         fastest["strategy"], fastest["transform"], fastest["transform"] / t))
         print()
+        if not args.no_real:
+            real_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])

@@ -1,0 +1,150 @@
+#!/usr/bin/env bats
+# Reading and writing the data: real, integer and single-precision input
+# without --real (read at the file's speed through a staging buffer and
+# spread into complex memory), real output, reads in small pieces, progress
+# lines while a read runs (FFTSHARD_SLOW_READ slows it down), and the report
+# in the units of the values read and written. Values against numpy
+# (tests/oracle.py).
+
+load helpers
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    CASES=()
+}
+
+# json FILE EXPR: a Python expression on the parsed report `r`.
+json() {
+    python_serial -c "import json, sys; r = json.load(open(sys.argv[1])); print($2)" "$1"
+}
+
+# read_s NP FILE [OPTIONS...]: the read phase's seconds (slowest rank), the
+# least of two runs.
+read_s() {
+    local np=$1 in=$2 best= s
+    shift 2
+    for _ in 1 2; do
+        fftshard "$np" --quiet --force --report=r.json "$@" "$in" o.h5 || return 1
+        s=$(json r.json 'r["phases"]["read"]["max"]')
+        best=$(python_serial -c 'import sys; print(min(float(a) for a in sys.argv[1:] if a))' "$s" $best)
+    done
+    echo "$best"
+}
+
+# bats test_tags=sanitized
+@test "real input without --real: float64 and float32, 1 to 4 ranks, 1-D to 4-D, against numpy" {
+    oracle make a.h5 13x7x6:float64 -- b.h5 9x10:float32 -- c.h5 1000:float64 -- d.h5 5x4x3x6:float64
+    fs 1 a.h5 a1.h5
+    fs 3 a.h5 a3.h5 --axes=1,2
+    fs 2 b.h5 b2.h5
+    fs 3 b.h5 b3.h5 --precision=double
+    fs 3 c.h5 c3.h5
+    fs 4 d.h5 d4.h5 --axes=0,1,3
+    check_all
+}
+
+@test "integer input (int16, int32, uint8, int64): converted in the read, 1 to 4 ranks, against numpy" {
+    oracle make i16.h5 11x6x5:int16 -- i32.h5 7x9:int32 -- u8.h5 6x5x8:uint8 -- i64.h5 10x4x3:int64
+    fs 3 i16.h5 i16_3.h5
+    fs 1 i32.h5 i32_1.h5
+    fs 4 u8.h5 u8_4.h5
+    fs 2 u8.h5 u8_r.h5 --real
+    fs 3 i64.h5 i64_3.h5
+    fs 4 i64.h5 i64_r.h5 --real --axes=0,1
+    check_all
+}
+
+@test "reads in pieces of a few elements: every axis cut, 1-D folded views, staged and not" {
+    oracle make a.h5 7x6x5:float64 -- z.h5 7x6x5:complex128 -- c.h5 1001:int32 -- s.h5 9x5:float32
+    # 24 bytes: three float64 values, one and a half complex128, per piece
+    export FFTSHARD_SLOW_READ=24:0.000001
+    fs 3 a.h5 a3.h5
+    fs 2 a.h5 ar.h5 --real
+    fs 2 z.h5 z2.h5
+    fs 3 c.h5 c3.h5
+    fs 4 s.h5 s4.h5
+    run fftshard 1 --quiet --check a.h5 ac.h5
+    assert_success
+    unset FFTSHARD_SLOW_READ
+    check_all
+}
+
+@test "real output: --inverse --real with the real axis last (padded rows) and not (strided), 1 to 4 ranks" {
+    oracle make z.h5 9x8x5:complex128 -- y.h5 10x7x6:complex128
+    fs 1 z.h5 z1.h5 --real --inverse
+    fs 3 z.h5 z3.h5 --real --inverse --last-size=9
+    fs 4 y.h5 y4.h5 --real --inverse --axes=1,0 --last-size=19
+    check_all
+}
+
+@test "real output larger than the staging buffer: 5 MiB of float64 on 1 and 2 ranks" {
+    # 96x96x72 reals written from every other slot of complex memory: more
+    # than the 4 MiB staging buffer per rank, so the write goes in pieces.
+    oracle make y.h5 96x49x72:complex128
+    fs 1 y.h5 y1.h5 --real --inverse --axes=0,1
+    fs 2 y.h5 y2.h5 --real --inverse --axes=0,1
+    check_all
+}
+
+@test "float64 input reads at most 2x as long as complex128 input of the same shape" {
+    # Read into every other slot of complex memory by HDF5, real input took
+    # 30 to 100 times as long as complex input of twice the bytes.
+    mkdata 2 -q -t float64 128x128x128 r.h5
+    mkdata 2 -q -t complex128 128x128x128 z.h5
+    local real complex
+    real=$(read_s 2 r.h5)
+    complex=$(read_s 2 z.h5)
+    python_serial -c 'import sys
+real, complex = float(sys.argv[1]), float(sys.argv[2])
+print(f"float64 read {real:.3f} s, complex128 read {complex:.3f} s")
+sys.exit(real > 2 * complex + 0.05)' "$real" "$complex" ||
+        fail "float64 read $real s against complex128 $complex s"
+}
+
+@test "--progress: lines during a slow read, with the time left, before the read ends" {
+    oracle make z.h5 32x32x32:complex128
+    # 256 KiB per rank in pieces of 32 KiB, 1.3 s each: a read of over 10 s
+    local lines
+    lines=$(FFTSHARD_SLOW_READ=32768:1.3 fftshard 2 --progress --force z.h5 o.h5 2>&1 >/dev/null |
+        while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done)
+    python_serial -c 'import re, sys
+lines = [l.split(" ", 1) for l in sys.argv[1].splitlines()]
+reads = [(float(t), l) for t, l in lines if l.startswith("fftshard: progress: read ")]
+final = [t for t, l in reads if " 100.0% " in l]
+during = [(t, l) for t, l in reads if " 100.0% " not in l]
+assert len(final) == 1, f"one 100% line: {reads}"
+assert len(during) >= 5, f"lines during the read: {reads}"
+for t, l in during:
+    assert re.fullmatch(r"fftshard: progress: read +[0-9.]+% +[0-9.]+ GB/s +[0-9.]+ s, [0-9.]+ s left", l), l
+times = [t for t, _ in during] + final
+# printed as the read went, not all at its end, and never 3 s apart
+assert final[0] - times[0] >= 6, f"the first line came {final[0] - times[0]:.1f} s before the end"
+assert max(b - a for a, b in zip(times, times[1:])) < 3, f"gaps: {times}"
+pcts = [float(re.search(r"([0-9.]+)%", l).group(1)) for _, l in during]
+assert pcts == sorted(pcts) and pcts[0] < 50, pcts' "$lines" || fail "$lines"
+}
+
+@test "--real: the report's hyperslabs and elements in the values read and written; --verbose too" {
+    oracle make a.h5 64x64x64:float64
+    run --separate-stderr fftshard 2 --verbose --report=r.json a.h5 f.h5
+    assert_success
+    [[ $stderr == *"rank 0 reads 32x64x64 at [0,0,0] (131072 float64 values) and writes 64x32x64 at [0,0,0] (131072 complex128 values)"* ]] ||
+        fail "$stderr"
+    fftshard 2 --quiet --real --report=f.json a.h5 g.h5
+    assert_equal "$(json f.json '[(p["input_count"], p["output_count"]) for p in r["per_rank"]]')" \
+        "[([32, 64, 64], [64, 32, 33]), ([32, 64, 64], [64, 32, 33])]"
+    assert_equal "$(json f.json '[(p["elements"], p["output_elements"]) for p in r["per_rank"]]')" \
+        "[(131072, 67584), (131072, 67584)]"
+    assert_equal "$(json f.json 'r["prefix"]["elements"]')" "[131072, 262144]"
+    # and back: complex n/2+1 in, n reals out
+    run --separate-stderr fftshard 2 --verbose --real --inverse --report=b.json g.h5 h.h5
+    assert_success
+    assert_equal "$(json b.json '[(p["input_count"], p["output_count"]) for p in r["per_rank"]]')" \
+        "[([64, 32, 33], [32, 64, 64]), ([64, 32, 33], [32, 64, 64])]"
+    [[ $stderr == *"rank 0 reads 64x32x33 at [0,0,0] (67584 complex128 values) and writes 32x64x64 at [0,0,0] (131072 float64 values)"* ]] ||
+        fail "$stderr"
+    # a 1-D real transform in four steps: only the half spectrum is written
+    oracle make s.h5 1000:float64
+    fftshard 3 --quiet --real --report=s.json s.h5 t.h5
+    assert_equal "$(json s.json 'sum(p["output_elements"] for p in r["per_rank"])')" "501"
+}
