@@ -105,9 +105,6 @@ int fs_transform_exchange_dim(const fs_transform *t, int s);
  * tests use this. */
 fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
 
-/* Choose the grid for rq->decomp / rq->grid (usage errors recorded). */
-fs_status fs_transform_choose_grid(const fs_transform_request *rq, int *pencil, int grid[2]);
-
 /* The file maps of a rank's boxes (from: the read; to: the write). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
