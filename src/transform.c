@@ -152,23 +152,26 @@ static layout_cost cost_of(const layout *L, int ndim, const int64_t *shape)
     return c;
 }
 
-static int compare64(int64_t a, int64_t b)
-{
-    return (a > b) - (a < b);
-}
-
 /* a strictly before b: layouts where every rank holds data first. Among
- * those fewer exchanges (each moves the whole array) before a smaller
- * largest box; among the others the smaller largest box first. Then the
- * squarer grid. */
+ * those fewer exchanges (each moves the whole array), then a largest box
+ * smaller by more than an eighth: layouts come in order of their split
+ * axes, and earlier axes read longer runs of the file. Among the others
+ * the smaller largest box, then fewer exchanges. Then the squarer grid. */
 static int better(const layout_cost *a, const layout_cost *b)
 {
     if (a->idle != b->idle)
         return a->idle < b->idle;
-    int by_exchanges = compare64(a->exchanges, b->exchanges), by_peak = compare64(a->peak, b->peak);
-    int first = a->idle ? by_peak : by_exchanges, second = a->idle ? by_exchanges : by_peak;
-    if (first || second)
-        return (first ? first : second) < 0;
+    if (a->idle) {
+        if (a->peak != b->peak)
+            return a->peak < b->peak;
+        if (a->exchanges != b->exchanges)
+            return a->exchanges < b->exchanges;
+    } else {
+        if (a->exchanges != b->exchanges)
+            return a->exchanges < b->exchanges;
+        if (a->peak * 8 < b->peak * 7 || b->peak * 8 < a->peak * 7)
+            return a->peak < b->peak;
+    }
     return a->skew < b->skew;
 }
 
@@ -200,10 +203,10 @@ static layout empty_layout(int pencil, int p1, int p2, int nstages)
     return L;
 }
 
-/* Grids P x 1: a batch axis split alone (no exchange), or a transformed
- * axis a split and then another axis b (one exchange), b taken from the
- * axes after a first. */
-static void search_slabs(search *sr, int P)
+/* Grids P x 1: a batch axis split alone (no exchange), or with
+ * exchanges > 0 a transformed axis a split and then another axis b (one
+ * exchange), b taken from the axes after a first. */
+static void search_slabs(search *sr, int P, int exchanges)
 {
     const fs_transform *t = sr->t;
     int ndim = t->in_ndim;
@@ -214,7 +217,7 @@ static void search_slabs(search *sr, int P)
             consider(sr, &L);
         }
     L.nstages = 2;
-    for (int a = 0; a < ndim; a++)
+    for (int a = 0; a < ndim && exchanges > 0; a++)
         for (int i = 1; i < ndim && t->transform_axis[a]; i++) {
             L.split[0][0] = a;
             L.split[1][0] = (a + i) % ndim;
@@ -222,11 +225,12 @@ static void search_slabs(search *sr, int P)
         }
 }
 
-/* Grids p1 x p2: two batch axes (no exchange); a batch axis c over the
- * rows in every stage while a transformed axis a moves to b over the
- * columns (one exchange); or {x, y}, {x, z}, {y, z} with x and y
- * transformed (two exchanges, as today's pencils on axes 0, 1, 2). */
-static void search_pencils(search *sr, int p1, int p2)
+/* Grids p1 x p2: two batch axes (no exchange); with exchanges > 0 a
+ * batch axis c over the rows in every stage while a transformed axis a
+ * moves to b over the columns (one exchange), or {x, y}, {x, z}, {y, z}
+ * with x and y transformed (two exchanges, as today's pencils on axes 0, 1
+ * and 2). */
+static void search_pencils(search *sr, int p1, int p2, int exchanges)
 {
     const fs_transform *t = sr->t;
     const int *T = t->transform_axis;
@@ -239,6 +243,8 @@ static void search_pencils(search *sr, int p1, int p2)
                 L.split[0][1] = b2;
                 consider(sr, &L);
             }
+    if (exchanges == 0)
+        return;
     L.nstages = 2;
     for (int c = 0; c < ndim; c++)
         for (int a = 0; a < ndim && !T[c]; a++)
@@ -346,7 +352,24 @@ static int classic_layout(const fs_transform_request *rq, const fs_transform *t,
     return 1;
 }
 
-/* The layout for rq->decomp / rq->grid (usage errors recorded). */
+/* Every layout of the families allowed (slabs, pencils, or both for auto),
+ * with at most `exchanges` exchanges. */
+static void search_all(const fs_transform_request *rq, int want_pencil, int exchanges, search *sr)
+{
+    int P = rq->nranks;
+    if (P < 2)
+        return;
+    if (!want_pencil)
+        search_slabs(sr, P, exchanges);
+    for (int p1 = 1; p1 <= P && (want_pencil || rq->decomp == FS_DECOMP_AUTO); p1++)
+        if (P % p1 == 0 && (!rq->grid[0] || p1 == rq->grid[0]))
+            search_pencils(sr, p1, P / p1, exchanges);
+}
+
+/* The layout for rq->decomp / rq->grid (usage errors recorded). In order:
+ * today's layout when it needs no exchange and every rank holds data in
+ * it; batch axes alone when they give every rank data; today's layout when
+ * every rank holds data; the best of all (see better). */
 static fs_status choose_layout(const fs_transform_request *rq, const fs_transform *t, layout *L)
 {
     int P = rq->nranks;
@@ -364,23 +387,29 @@ static fs_status choose_layout(const fs_transform_request *rq, const fs_transfor
                             "%s: pencils split two axes in every stage, so they need a 3-D or "
                             "larger input and 2 or more ranks",
                             what);
-    search sr = {t, 0, empty_layout(0, P, 1, 1), {0, 0, 0, 0}};
-    layout classic;
-    if (classic_layout(rq, t, want_pencil, &classic)) {
-        consider(&sr, &classic);
-        if (sr.have && !sr.cost.idle) {
-            *L = sr.best;
+    search classic = {t, 0, empty_layout(0, P, 1, 1), {0, 0, 0, 0}};
+    search batch = classic, all = classic;
+    layout today;
+    if (classic_layout(rq, t, want_pencil, &today))
+        consider(&classic, &today);
+    int today_fills = classic.have && !classic.cost.idle;
+    if (!(today_fills && classic.cost.exchanges == 0)) {
+        search_all(rq, want_pencil, 0, &batch);
+        if (batch.have && !batch.cost.idle) {
+            *L = batch.best;
             return FS_OK;
         }
     }
-    if (P > 1 && !want_pencil)
-        search_slabs(&sr, P);
-    for (int p1 = 1; p1 <= P && P > 1 && (want_pencil || rq->decomp == FS_DECOMP_AUTO); p1++)
-        if (P % p1 == 0 && (!rq->grid[0] || p1 == rq->grid[0]))
-            search_pencils(&sr, p1, P / p1);
-    if (!sr.have)
+    if (today_fills) {
+        *L = classic.best;
+        return FS_OK;
+    }
+    if (classic.have)
+        all = classic;
+    search_all(rq, want_pencil, 2, &all);
+    if (!all.have)
         return fs_error_set(FS_ERR_USAGE, "%s: no decomposition fits this transform", what);
-    *L = sr.best;
+    *L = all.best;
     return FS_OK;
 }
 
