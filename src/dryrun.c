@@ -214,10 +214,24 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
     return FS_OK;
 }
 
+/* Whether the ranks read boxes that are not contiguous in the file (ROMIO
+ * then sieves): pencils, and slabs of an axis after a longer batch axis. */
+static int sieved_read(const fs_transform *t)
+{
+    fs_box full = fs_box_full(t->ndim, t->shape);
+    for (int c1 = 0; c1 < t->grid[0] && c1 < 2; c1++)
+        for (int c2 = 0; c2 < t->grid[1] && c2 < 2; c2++) {
+            fs_box b = fs_transform_box(t, 0, c1, c2);
+            if (fs_box_elems(&b) && !fs_box_is_contiguous_in(&b, &full))
+                return 1;
+        }
+    return 0;
+}
+
 /* The memory of a run besides the data buffer and the exchanges. */
 static int64_t other_bytes(const fs_transform *t)
 {
-    return LIBRARY_BYTES + PLANS_BYTES + (t->pencil ? SIEVE_BYTES : 0);
+    return LIBRARY_BYTES + PLANS_BYTES + (sieved_read(t) ? SIEVE_BYTES : 0);
 }
 
 /* Each strategy's largest need (ops: the one named; NULL: all of them, as
@@ -294,13 +308,14 @@ static void print_decomposition(const fs_options *opts, const fs_input_info *inf
            fs_kind_name(t->kind), fs_precision_name(t->prec),
            opts->inverse ? "inverse" : "forward");
     if (t->pencil)
-        printf("decomposition: pencil, grid %d x %d (%s)\n", t->grid[0], t->grid[1],
+        printf("decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
+               t->exchanges ? "" : ", no exchange",
                opts->grid[0] ? "--grid" : opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
                                                                           : "slabs would leave ranks without data");
     else if (t->fold)
         printf("decomposition: 1-D four-step, %lld x %lld\n", (long long)t->n2, (long long)t->n1);
     else if (!t->exchanges)
-        printf("decomposition: slab on axis 0, no exchange\n");
+        printf("decomposition: slab on axis %d, no exchange\n", t->from_axis);
     else if (t->split[1][0] == FS_GATHER)
         printf("decomposition: slab on axis %d, gathered on rank 0 for the last pass\n", t->split[0][0]);
     else
@@ -315,14 +330,15 @@ static void print_stages(const fs_transform *t, int P, fs_box *large)
         fs_box small;
         int empty;
         stage_extent(t, s, &small, &large[s], &empty);
-        char a[128], b[128], split[96] = "";
+        char a[128], b[128], split[128] = "";
         box_text(&small, a, sizeof a);
         box_text(&large[s], b, sizeof b);
         for (int g = 0; g < 2; g++) {
             int ax = t->split[s][g];
             size_t u = strlen(split);
             if (ax >= 0)
-                snprintf(split + u, sizeof split - u, "%saxis %d over %d", u ? ", " : "", ax, t->grid[g]);
+                snprintf(split + u, sizeof split - u, "%saxis %d over %d%s", u ? ", " : "", ax,
+                         t->grid[g], t->fold || t->transform_axis[ax] ? "" : " (batch)");
             else if (ax == FS_GATHER)
                 snprintf(split + u, sizeof split - u, "%sall on rank 0", u ? ", " : "");
         }

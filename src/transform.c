@@ -5,6 +5,7 @@
 
 #include <fftw3.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,38 +70,208 @@ static int any(const int *axes, int ndim)
     return 0;
 }
 
-/* Three stages on a P1 x P2 grid: axes 0, 1 split, then 0, 2, then 1, 2.
- * Stage 0 transforms the axes from 2 on (the real one with FFTW's padded
- * layout for r2c), stage 1 axis 1, stage 2 axis 0. */
-static fs_status plan_pencil(fs_transform *t, int ndim, fs_op_spec scale_op)
+/* ---------------------------------------------------------------- layouts
+ *
+ * A layout is a decomposition before its operations: the grid and the axes
+ * each stage splits. Batch axes (not transformed) never need to be whole,
+ * so a layout may split them in every stage; a transformed axis must be
+ * whole in some stage. Today's layouts (slabs from axis 0, pencils on axes
+ * 0, 1 and 2) are kept wherever every rank holds data in them; otherwise
+ * every layout of the families below is costed and the best one taken. */
+
+typedef struct layout {
+    int pencil;                  /* a P1 x P2 grid splitting two axes per stage */
+    int grid[2];
+    int nstages;
+    int split[FS_MAX_STAGES][2]; /* as fs_transform's */
+} layout;
+
+typedef struct layout_cost {
+    int idle;                    /* some rank holds nothing in some stage */
+    int exchanges;
+    int64_t peak;                /* the largest local box, in elements */
+    int skew;                    /* |P1 - P2| of a pencil grid */
+} layout_cost;
+
+static int split_in(const int split[2], int k)
 {
-    t->nstages = 3;
-    t->exchanges = 1;
-    t->from_axis = 0;
-    t->to_axis = 1;
-    int s0[3][2] = {{0, 1}, {0, 2}, {1, 2}};
-    memcpy(t->split, s0, sizeof s0);
-    int rest[FS_LAYOUT_MAX_DIMS] = {0}, ax1[FS_LAYOUT_MAX_DIMS] = {0}, ax0[FS_LAYOUT_MAX_DIMS] = {0};
-    for (int k = 2; k < ndim; k++)
-        rest[k] = t->transform_axis[k];
-    ax1[1] = t->transform_axis[1];
-    ax0[0] = t->transform_axis[0];
-    if (t->kind == FS_R2C) {
-        t->padded = 1;
-        t->shape[t->real_axis] = t->half_len;
-        add_op(t->ops[0], &t->nops[0], r2c(t, rest));
-    } else if (any(rest, ndim)) {
-        add_op(t->ops[0], &t->nops[0], c2c(rest, ndim, t->sign));
-    }
-    if (any(ax1, ndim))
-        add_op(t->ops[1], &t->nops[1], c2c(ax1, ndim, t->sign));
-    if (any(ax0, ndim))
-        add_op(t->ops[2], &t->nops[2], c2c(ax0, ndim, t->sign));
-    add_op(t->ops[2], &t->nops[2], scale_op);
-    return FS_OK;
+    return split[0] == k || split[1] == k;
 }
 
-/* The largest box any rank holds in any stage of a pencil grid. */
+/* Whether L can compute t: every transformed axis whole in some stage, and
+ * c2r's halved axis whole in the last (its transform comes last). Gives
+ * the working shape and whether FFTW's padded real layout is used: r2c
+ * when the halved axis is the array's last and whole in the first stage,
+ * c2r when it is the array's last. */
+static int layout_fits(const fs_transform *t, const layout *L, int64_t *shape, int *padded)
+{
+    int ndim = t->in_ndim, r = t->real_axis;
+    for (int k = 0; k < ndim; k++) {
+        int whole = 0;
+        for (int s = 0; s < L->nstages; s++)
+            whole = whole || !split_in(L->split[s], k);
+        if (t->transform_axis[k] && !whole)
+            return 0;
+    }
+    if (t->kind == FS_C2R && split_in(L->split[L->nstages - 1], r))
+        return 0;
+    memcpy(shape, t->in_shape, sizeof t->in_shape);
+    *padded = 0;
+    if (t->kind == FS_R2C && r == ndim - 1 && !split_in(L->split[0], r)) {
+        *padded = 1;
+        shape[r] = t->half_len;
+    }
+    if (t->kind == FS_C2R) {
+        *padded = r == ndim - 1;
+        if (!*padded)
+            shape[r] = t->real_len;
+    }
+    return 1;
+}
+
+static layout_cost cost_of(const layout *L, int ndim, const int64_t *shape)
+{
+    layout_cost c = {0, L->nstages - 1, 0, L->pencil ? abs(L->grid[0] - L->grid[1]) : 0};
+    int64_t P = (int64_t)L->grid[0] * L->grid[1];
+    for (int s = 0; s < L->nstages; s++) {
+        int64_t largest = 1, holders = 1;
+        for (int k = 0; k < ndim; k++) {
+            int64_t len = shape[k];
+            for (int g = 0; g < 2; g++)
+                if (L->split[s][g] == k) {
+                    holders *= len < L->grid[g] ? len : L->grid[g];
+                    len = (len + L->grid[g] - 1) / L->grid[g];
+                }
+            largest *= len;
+        }
+        if (split_in(L->split[s], FS_GATHER))
+            holders = 1;
+        c.idle = c.idle || holders < P;
+        c.peak = largest > c.peak ? largest : c.peak;
+    }
+    return c;
+}
+
+/* a strictly before b: layouts where every rank holds data first. Among
+ * those fewer exchanges (each moves the whole array), then a largest box
+ * smaller by more than an eighth: layouts come in order of their split
+ * axes, and earlier axes read longer runs of the file. Among the others
+ * the smaller largest box, then fewer exchanges. Then the squarer grid. */
+static int better(const layout_cost *a, const layout_cost *b)
+{
+    if (a->idle != b->idle)
+        return a->idle < b->idle;
+    if (a->idle) {
+        if (a->peak != b->peak)
+            return a->peak < b->peak;
+        if (a->exchanges != b->exchanges)
+            return a->exchanges < b->exchanges;
+    } else {
+        if (a->exchanges != b->exchanges)
+            return a->exchanges < b->exchanges;
+        if (a->peak * 8 < b->peak * 7 || b->peak * 8 < a->peak * 7)
+            return a->peak < b->peak;
+    }
+    return a->skew < b->skew;
+}
+
+/* The best layout so far; the first of equals stays. */
+typedef struct search {
+    const fs_transform *t;
+    int have;
+    layout best;
+    layout_cost cost;
+} search;
+
+static void consider(search *sr, const layout *L)
+{
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int padded;
+    if (!layout_fits(sr->t, L, shape, &padded))
+        return;
+    layout_cost c = cost_of(L, sr->t->in_ndim, shape);
+    if (!sr->have || better(&c, &sr->cost)) {
+        sr->have = 1;
+        sr->best = *L;
+        sr->cost = c;
+    }
+}
+
+static layout empty_layout(int pencil, int p1, int p2, int nstages)
+{
+    layout L = {pencil, {p1, p2}, nstages, {{-1, -1}, {-1, -1}, {-1, -1}}};
+    return L;
+}
+
+/* Grids P x 1: a batch axis split alone (no exchange), or with
+ * exchanges > 0 a transformed axis a split and then another axis b (one
+ * exchange), b taken from the axes after a first. */
+static void search_slabs(search *sr, int P, int exchanges)
+{
+    const fs_transform *t = sr->t;
+    int ndim = t->in_ndim;
+    layout L = empty_layout(0, P, 1, 1);
+    for (int b = 0; b < ndim; b++)
+        if (!t->transform_axis[b]) {
+            L.split[0][0] = b;
+            consider(sr, &L);
+        }
+    L.nstages = 2;
+    for (int a = 0; a < ndim && exchanges > 0; a++)
+        for (int i = 1; i < ndim && t->transform_axis[a]; i++) {
+            L.split[0][0] = a;
+            L.split[1][0] = (a + i) % ndim;
+            consider(sr, &L);
+        }
+}
+
+/* Grids p1 x p2: two batch axes (no exchange); with exchanges > 0 a
+ * batch axis c over the rows in every stage while a transformed axis a
+ * moves to b over the columns (one exchange), or {x, y}, {x, z}, {y, z}
+ * with x and y transformed (two exchanges, as today's pencils on axes 0, 1
+ * and 2). */
+static void search_pencils(search *sr, int p1, int p2, int exchanges)
+{
+    const fs_transform *t = sr->t;
+    const int *T = t->transform_axis;
+    int ndim = t->in_ndim;
+    layout L = empty_layout(1, p1, p2, 1);
+    for (int b1 = 0; b1 < ndim; b1++)
+        for (int b2 = b1 + 1; b2 < ndim && !T[b1]; b2++)
+            if (!T[b2]) {
+                L.split[0][0] = b1;
+                L.split[0][1] = b2;
+                consider(sr, &L);
+            }
+    if (exchanges == 0)
+        return;
+    L.nstages = 2;
+    for (int c = 0; c < ndim; c++)
+        for (int a = 0; a < ndim && !T[c]; a++)
+            for (int i = 1; i < ndim && T[a]; i++) {
+                int b = (a + i) % ndim;
+                if (b == c)
+                    continue;
+                int s[2][2] = {{c, a}, {c, b}};
+                memcpy(L.split, s, sizeof s);
+                consider(sr, &L);
+            }
+    L = empty_layout(1, p1, p2, 3);
+    for (int x = 0; x < ndim; x++)
+        for (int i = 1; i < ndim && T[x]; i++) {
+            int y = (x + i) % ndim;
+            for (int j = 1; j < ndim && T[y]; j++) {
+                int z = (y + j) % ndim;
+                if (z == x)
+                    continue;
+                int s[3][2] = {{x, y}, {x, z}, {y, z}};
+                memcpy(L.split, s, sizeof s);
+                consider(sr, &L);
+            }
+        }
+}
+
+/* The largest box any rank holds in any stage of today's pencils. */
 static int64_t pencil_peak(int ndim, const int64_t *shape, int p1, int p2)
 {
     int s0[3][2] = {{0, 1}, {0, 2}, {1, 2}};
@@ -120,60 +291,125 @@ static int64_t pencil_peak(int ndim, const int64_t *shape, int p1, int p2)
     return peak;
 }
 
-fs_status fs_transform_choose_grid(const fs_transform_request *rq, int *pencil, int grid[2])
+/* Today's pencils: axes 0, 1 split, then 0, 2, then 1, 2, on the grid
+ * given or the one whose largest local box is smallest, then the squarest. */
+static layout classic_pencils(const fs_transform_request *rq)
 {
-    int ndim = rq->ndim, P = rq->nranks;
-    const int64_t *shape = rq->shape;
-    *pencil = 0;
-    grid[0] = P;
-    grid[1] = 1;
-    int possible = ndim >= 3 && rq->transform_axis[0] && rq->transform_axis[1];
-    if (rq->grid[0]) {
-        if (!possible)
-            return fs_error_set(FS_ERR_USAGE,
-                                "--grid=%dx%d: pencils need 3 or more axes with axes 0 and 1 "
-                                "transformed",
-                                rq->grid[0], rq->grid[1]);
-        if (rq->grid[0] * rq->grid[1] != P)
-            return fs_error_set(FS_ERR_USAGE, "--grid=%dx%d: is %d ranks, the job has %d",
-                                rq->grid[0], rq->grid[1], rq->grid[0] * rq->grid[1], P);
-        *pencil = 1;
-        grid[0] = rq->grid[0];
-        grid[1] = rq->grid[1];
-        return FS_OK;
-    }
-    if (rq->decomp == FS_DECOMP_SLAB)
-        return FS_OK;
-    if (!possible) {
-        if (rq->decomp == FS_DECOMP_PENCIL)
-            return fs_error_set(FS_ERR_USAGE,
-                                "--decomp=pencil: needs 3 or more axes with axes 0 and 1 "
-                                "transformed");
-        return FS_OK;
-    }
-    /* auto: slabs exchange the array once, pencils twice; slabs win while
-     * every rank holds data in both stages. */
-    int64_t longest_later = 0;
-    for (int k = 1; k < ndim; k++)
-        longest_later = shape[k] > longest_later ? shape[k] : longest_later;
-    if (rq->decomp == FS_DECOMP_AUTO && shape[0] >= P && longest_later >= P)
-        return FS_OK;
-    /* The grid whose largest local box is smallest, then the squarest. */
-    int best = 0;
+    int P = rq->nranks, best = rq->grid[0];
     int64_t best_peak = 0;
-    for (int p1 = 1; p1 <= P; p1++) {
+    for (int p1 = 1; p1 <= P && !rq->grid[0]; p1++) {
         if (P % p1)
             continue;
-        int64_t peak = pencil_peak(ndim, shape, p1, P / p1);
+        int64_t peak = pencil_peak(rq->ndim, rq->shape, p1, P / p1);
         int sq = abs(p1 - P / p1), best_sq = best ? abs(best - P / best) : 0;
         if (!best || peak < best_peak || (peak == best_peak && sq < best_sq)) {
             best = p1;
             best_peak = peak;
         }
     }
-    *pencil = 1;
-    grid[0] = best;
-    grid[1] = P / best;
+    layout L = empty_layout(1, best, P / best, 3);
+    int s[3][2] = {{0, 1}, {0, 2}, {1, 2}};
+    memcpy(L.split, s, sizeof s);
+    return L;
+}
+
+/* Today's layouts. Slabs from axis 0 to choose_split_axis's (reversed for
+ * c2r, so the halved axis ends whole), or one slab of axis 0 without
+ * exchange when axis 0 is not transformed; auto takes pencils when a slab
+ * would leave ranks without data, on 3-D or larger inputs with axes 0 and
+ * 1 transformed (not for c2r, nor r2c with the halved axis not last).
+ * 0 when pencils are asked for where today's do not apply. */
+static int classic_layout(const fs_transform_request *rq, const fs_transform *t, int want_pencil,
+                          layout *L)
+{
+    int ndim = rq->ndim, P = rq->nranks, a = t->real_axis;
+    const int64_t *shape = rq->shape;
+    int exchanges = P > 1 && t->transform_axis[0];
+    int pencils = exchanges && ndim >= 3 && t->transform_axis[1] && t->kind != FS_C2R &&
+                  !(t->kind == FS_R2C && a != ndim - 1);
+    int64_t longest_later = 0;
+    for (int k = 1; k < ndim; k++)
+        longest_later = shape[k] > longest_later ? shape[k] : longest_later;
+    int slabs_fill = shape[0] >= P && longest_later >= P;
+    if (want_pencil || (rq->decomp == FS_DECOMP_AUTO && pencils && !slabs_fill)) {
+        if (pencils)
+            *L = classic_pencils(rq);
+        return pencils;
+    }
+    *L = empty_layout(0, P, 1, exchanges ? 2 : 1);
+    if (!exchanges) {
+        L->split[0][0] = P > 1 ? 0 : -1;
+    } else if (ndim == 1) {
+        L->split[0][0] = 0;
+        L->split[1][0] = FS_GATHER;
+    } else if (t->kind == FS_C2R && a != 0) {
+        L->split[0][0] = choose_split_axis(ndim, shape, P);
+        L->split[1][0] = 0;
+    } else {
+        L->split[0][0] = 0;
+        L->split[1][0] = choose_split_axis(ndim, shape, P);
+    }
+    return 1;
+}
+
+/* Every layout of the families allowed (slabs, pencils, or both for auto),
+ * with at most `exchanges` exchanges. */
+static void search_all(const fs_transform_request *rq, int want_pencil, int exchanges, search *sr)
+{
+    int P = rq->nranks;
+    if (P < 2)
+        return;
+    if (!want_pencil)
+        search_slabs(sr, P, exchanges);
+    for (int p1 = 1; p1 <= P && (want_pencil || rq->decomp == FS_DECOMP_AUTO); p1++)
+        if (P % p1 == 0 && (!rq->grid[0] || p1 == rq->grid[0]))
+            search_pencils(sr, p1, P / p1, exchanges);
+}
+
+/* The layout for rq->decomp / rq->grid (usage errors recorded). In order:
+ * today's layout when it needs no exchange and every rank holds data in
+ * it; batch axes alone when they give every rank data; today's layout when
+ * every rank holds data; the best of all (see better). */
+static fs_status choose_layout(const fs_transform_request *rq, const fs_transform *t, layout *L)
+{
+    int P = rq->nranks;
+    int want_pencil = rq->grid[0] || rq->decomp == FS_DECOMP_PENCIL;
+    char what[64];
+    if (rq->grid[0])
+        snprintf(what, sizeof what, "--grid=%dx%d", rq->grid[0], rq->grid[1]);
+    else
+        snprintf(what, sizeof what, "--decomp=pencil");
+    if (rq->grid[0] && (int64_t)rq->grid[0] * rq->grid[1] != P)
+        return fs_error_set(FS_ERR_USAGE, "%s: is %lld ranks, the job has %d", what,
+                            (long long)rq->grid[0] * rq->grid[1], P);
+    if (want_pencil && (rq->ndim < 3 || P < 2))
+        return fs_error_set(FS_ERR_USAGE,
+                            "%s: pencils split two axes in every stage, so they need a 3-D or "
+                            "larger input and 2 or more ranks",
+                            what);
+    search classic = {t, 0, empty_layout(0, P, 1, 1), {0, 0, 0, 0}};
+    search batch = classic, all = classic;
+    layout today;
+    if (classic_layout(rq, t, want_pencil, &today))
+        consider(&classic, &today);
+    int today_fills = classic.have && !classic.cost.idle;
+    if (!(today_fills && classic.cost.exchanges == 0)) {
+        search_all(rq, want_pencil, 0, &batch);
+        if (batch.have && !batch.cost.idle) {
+            *L = batch.best;
+            return FS_OK;
+        }
+    }
+    if (today_fills) {
+        *L = classic.best;
+        return FS_OK;
+    }
+    if (classic.have)
+        all = classic;
+    search_all(rq, want_pencil, 2, &all);
+    if (!all.have)
+        return fs_error_set(FS_ERR_USAGE, "%s: no decomposition fits this transform", what);
+    *L = all.best;
     return FS_OK;
 }
 
@@ -314,122 +550,84 @@ static fs_status plan_four_step(const fs_transform_request *rq, fs_transform *t,
     return FS_OK;
 }
 
-/* Slabs: the split axes of the two stages, and whether the real axis can
- * use FFTW's padded layout (it must be the last axis and whole). */
-static void plan_slab_layout(const fs_transform_request *rq, fs_transform *t)
+/* t's decomposition from L: grid, stages, working shape, split axes. */
+static void apply_layout(const fs_transform_request *rq, fs_transform *t, const layout *L)
 {
-    int ndim = rq->ndim, P = rq->nranks, a = t->real_axis;
-    if (!t->exchanges) {
-        t->from_axis = t->to_axis = 0;
-    } else if (ndim == 1) {
-        t->from_axis = 0;
-        t->to_axis = -1;
-    } else if (t->kind == FS_C2R && a != 0) {
-        /* c2r comes last, on the real axis whole: end split along axis 0. */
-        t->to_axis = 0;
-        t->from_axis = choose_split_axis(ndim, rq->shape, P);
+    t->ndim = rq->ndim;
+    layout_fits(t, L, t->shape, &t->padded);
+    t->pencil = L->pencil;
+    t->grid[0] = L->grid[0];
+    t->grid[1] = L->grid[1];
+    t->nstages = L->nstages;
+    memcpy(t->split, L->split, sizeof t->split);
+    t->exchanges = L->nstages > 1;
+    if (t->pencil) {
+        t->from_axis = L->split[0][0];
+        t->to_axis = L->split[0][1];
+    } else if (!t->exchanges) {
+        t->from_axis = t->to_axis = L->split[0][0] >= 0 ? L->split[0][0] : 0;
     } else {
-        t->from_axis = 0;
-        t->to_axis = choose_split_axis(ndim, rq->shape, P);
+        t->from_axis = L->split[0][0];
+        t->to_axis = L->split[1][0] == FS_GATHER ? -1 : L->split[1][0];
     }
-    t->nstages = t->exchanges ? 2 : 1;
-    t->split[0][0] = P > 1 ? t->from_axis : -1;
-    t->split[1][0] = t->to_axis >= 0 ? t->to_axis : FS_GATHER;
-    t->split[0][1] = t->split[1][1] = -1;
-    int split_first = P > 1 ? t->from_axis : -1;
-    int split_last = !t->exchanges ? split_first : t->to_axis;
-    if (t->kind == FS_R2C)
-        t->padded = a == ndim - 1 && a != split_first;
-    if (t->kind == FS_C2R)
-        t->padded = a == ndim - 1 && a != split_last;
-    if (t->kind == FS_R2C && t->padded)
-        t->shape[a] = t->half_len;
-    if (t->kind == FS_C2R && !t->padded)
-        t->shape[a] = t->real_len;
 }
 
-/* c2c on slabs: B the axes done before the exchange, A after it. An
- * overlapping strategy gets the axes whole on both sides as block work: all
- * but the last before a block leaves, the last after it arrived. */
-static void plan_slab_c2c(const fs_transform_request *rq, fs_transform *t, int *B, const int *A)
+/* c2c on slabs with an overlapping strategy: the axes B done before the
+ * exchange, whole on both sides of it, become block work: all but the last
+ * before a block leaves, the last after it arrived. */
+static void plan_hooks(const fs_transform_request *rq, fs_transform *t, int *B)
 {
-    int ndim = t->ndim;
-    if (rq->hooks && t->exchanges && t->to_axis >= 0) {
-        int last = -1;
-        for (int k = 0; k < ndim; k++) {
-            if (!B[k] || k == t->to_axis)
-                continue;
-            B[k] = 0;
-            t->hook_axes_pre[k] = 1;
-            last = k;
-        }
-        if (last >= 0) {
-            t->hook_axes_pre[last] = 0;
-            t->hook_axes_post[last] = 1;
-            t->hooks = 1;
-        }
+    if (!rq->hooks || t->pencil || !t->exchanges || t->to_axis < 0)
+        return;
+    int last = -1;
+    for (int k = 0; k < t->ndim; k++) {
+        if (!B[k] || k == t->to_axis)
+            continue;
+        B[k] = 0;
+        t->hook_axes_pre[k] = 1;
+        last = k;
     }
-    if (any(B, ndim))
-        add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
-    if (any(A, ndim))
-        add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
-}
-
-static void plan_slab_r2c(fs_transform *t, const int *B, const int *A)
-{
-    int ndim = t->ndim;
-    if (t->padded) {
-        add_op(t->ops[0], &t->nops[0], r2c(t, B));
-    } else if (any(B, ndim)) {
-        /* The full complex transform; the write keeps n/2+1 values. */
-        add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
+    if (last >= 0) {
+        t->hook_axes_pre[last] = 0;
+        t->hook_axes_post[last] = 1;
+        t->hooks = 1;
     }
-    if (any(A, ndim))
-        add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
 }
 
-/* c2r: the complex axes first, the real axis last, where it is whole. */
-static void plan_slab_c2r(fs_transform *t, int *B, int *A)
+/* The operations of every stage: each transformed axis in the first stage
+ * where it is whole; r2c in FFTW's padded layout in the first stage (the
+ * layout keeps the halved axis whole there); c2r's halved axis last, after
+ * the complex axes; the scaling at the end. */
+static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_spec scale_op)
 {
-    int ndim = t->ndim, a = t->real_axis;
-    fs_op_spec r;
-    memset(&r, 0, sizeof r);
-    r.kind = t->padded ? FS_OP_C2R : FS_OP_C2R_VIA_C2C;
-    r.real_axis = a;
-    r.real_len = t->real_len;
-    B[a] = 0;
-    A[a] = 0;
-    if (any(B, ndim))
-        add_op(t->ops[0], &t->nops[0], c2c(B, ndim, t->sign));
-    fs_op_spec *side = t->exchanges ? t->ops[1] : t->ops[0];
-    int *nside = t->exchanges ? &t->nops[1] : &t->nops[0];
-    if (any(A, ndim))
-        add_op(t->ops[1], &t->nops[1], c2c(A, ndim, t->sign));
-    add_op(side, nside, r);
-}
-
-/* Slabs: split along one axis, then (after one exchange) another. */
-static fs_status plan_slab(const fs_transform_request *rq, fs_transform *t, fs_op_spec scale_op)
-{
-    plan_slab_layout(rq, t);
-    int T[FS_LAYOUT_MAX_DIMS], B[FS_LAYOUT_MAX_DIMS], A[FS_LAYOUT_MAX_DIMS] = {0};
-    memcpy(T, t->transform_axis, sizeof T);
-    memcpy(B, T, sizeof B);
-    if (t->exchanges) {
-        B[t->from_axis] = 0;
-        A[t->from_axis] = T[t->from_axis];
+    int ndim = t->ndim, last = t->nstages - 1, r = t->real_axis;
+    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS];
+    memset(axes, 0, sizeof axes);
+    for (int k = 0; k < ndim; k++) {
+        if (!t->transform_axis[k] || (t->kind == FS_C2R && k == r))
+            continue;
+        int s = 0;
+        while (split_in(t->split[s], k)) /* layout_fits: whole in some stage */
+            s++;
+        axes[s][k] = 1;
     }
     if (t->kind == FS_C2C)
-        plan_slab_c2c(rq, t, B, A);
-    else if (t->kind == FS_R2C)
-        plan_slab_r2c(t, B, A);
-    else
-        plan_slab_c2r(t, B, A);
-    if (t->exchanges)
-        add_op(t->ops[1], &t->nops[1], scale_op);
-    else
-        add_op(t->ops[0], &t->nops[0], scale_op);
-    return FS_OK;
+        plan_hooks(rq, t, axes[0]);
+    for (int s = 0; s <= last; s++) {
+        if (s == 0 && t->kind == FS_R2C && t->padded)
+            add_op(t->ops[0], &t->nops[0], r2c(t, axes[0]));
+        else if (any(axes[s], ndim))
+            add_op(t->ops[s], &t->nops[s], c2c(axes[s], ndim, t->sign));
+    }
+    if (t->kind == FS_C2R) {
+        fs_op_spec op;
+        memset(&op, 0, sizeof op);
+        op.kind = t->padded ? FS_OP_C2R : FS_OP_C2R_VIA_C2C;
+        op.real_axis = r;
+        op.real_len = t->real_len;
+        add_op(t->ops[last], &t->nops[last], op);
+    }
+    add_op(t->ops[last], &t->nops[last], scale_op);
 }
 
 fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t)
@@ -445,23 +643,12 @@ fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t)
     if (ndim == 1 && P > 1 && t->kind != FS_C2R && n1 > 1)
         return plan_four_step(rq, t, n1, scale_op);
 
-    t->ndim = ndim;
-    memcpy(t->shape, rq->shape, sizeof t->shape);
-    t->exchanges = P > 1 && t->transform_axis[0];
-    t->grid[0] = P;
-    t->grid[1] = 1;
-    int a = t->real_axis;
-    if (t->exchanges && t->kind != FS_C2R && !(t->kind == FS_R2C && a != ndim - 1)) {
-        if ((st = fs_transform_choose_grid(rq, &t->pencil, t->grid)) != FS_OK)
-            return st;
-    } else if (rq->decomp == FS_DECOMP_PENCIL || rq->grid[0]) {
-        return fs_error_set(FS_ERR_USAGE,
-                            "--decomp=pencil: needs an exchange on a 3-D or larger input, and is "
-                            "not available for --inverse --real or a real axis before axis 2");
-    }
-    if (t->pencil)
-        return plan_pencil(t, ndim, scale_op);
-    return plan_slab(rq, t, scale_op);
+    layout L;
+    if ((st = choose_layout(rq, t, &L)) != FS_OK)
+        return st;
+    apply_layout(rq, t, &L);
+    plan_stages(rq, t, scale_op);
+    return FS_OK;
 }
 
 /* box cut to [0, limit) along axis */

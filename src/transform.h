@@ -10,10 +10,17 @@
  * The ranks form a P1 x P2 grid (rank = c1 * P2 + c2). A stage splits up to
  * two axes, one over each grid dimension; between stages one exchange moves
  * the split of one grid dimension to another axis, inside the ranks that
- * share the other coordinate. A slab is the grid P x 1 with two stages (axis
- * 0 split, then a later axis: one exchange over all ranks); a pencil is a
- * P1 x P2 grid with three stages (axes 0 and 1 split, then 0 and 2, then 1
- * and 2: two exchanges, in rows then columns).
+ * share the other coordinate. A transformed axis must be whole in some
+ * stage; a batch axis (not transformed) never needs to be, so it may stay
+ * split in every stage. A slab is a grid P x 1: a batch axis split (no
+ * exchange), or a transformed axis then another (one exchange over all
+ * ranks; axis 0 then a later one where that fills every rank). A pencil is
+ * a P1 x P2 grid: two batch axes (no exchange), a batch axis over the rows
+ * in every stage while the columns move a transformed axis to another (one
+ * exchange), or three stages {x, y}, {x, z}, {y, z} with x, y transformed
+ * (two exchanges, in rows then columns; axes 0, 1, 2 where that fills every
+ * rank). Each transformed axis is transformed in the first stage where it
+ * is whole (c2r's halved axis last).
  * A 1-D transform on several ranks is the four-step factorisation
  * N = n1 x n2 of Gupta et al.: a 2-D transform with twiddle factors between
  * the passes, read and written through strided selections, transposed in
@@ -104,9 +111,6 @@ int fs_transform_exchange_dim(const fs_transform *t, int s);
  * starts with the parallel prefix broadcast (decomp.h); the dry run and the
  * tests use this. */
 fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
-
-/* Choose the grid for rq->decomp / rq->grid (usage errors recorded). */
-fs_status fs_transform_choose_grid(const fs_transform_request *rq, int *pencil, int grid[2]);
 
 /* The file maps of a rank's boxes (from: the read; to: the write). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);

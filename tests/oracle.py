@@ -27,7 +27,7 @@ compared with numpy.fft. Run it serially and outside mpiexec (serial h5py).
                                        backward, forward)
         ranks=N transpose=NAME         compared with the attributes (transpose
                                        may also be "none" when no exchange is
-                                       needed: one rank or axis 0 untouched;
+                                       needed: one rank or a batch axis;
                                        with auto, any strategy it may choose)
         expect=FILE[:/ds]              compare the values with this dataset
                                        instead of numpy.fft (round trips)
@@ -334,10 +334,10 @@ def check_case(text, version):
     check_attr(attrs, "input_shape", list(x.shape), problems)
     check_attr(attrs, "last_size", real_len if real_len else x.shape[axes[-1]], problems)
     # The strategy asked for, or "none" when no exchange is needed (one rank,
-    # or axis 0 not transformed: every rank holds whole rows of the other axes).
+    # or some axis not transformed: the ranks may split only such batch axes).
     # With auto, the strategy it chose: any of them.
     transpose = attrs.get("transpose")
-    exchange_needed = 0 in axes and opts["ranks"] is not None and int(opts["ranks"]) > 1
+    exchange_needed = len(axes) == ndim and opts["ranks"] is not None and int(opts["ranks"]) > 1
     asked = STRATEGIES if opts["transpose"] == "auto" else [opts["transpose"]]
     allowed = asked if exchange_needed else asked + ["none"]
     if not isinstance(transpose, str) or transpose not in allowed:

@@ -72,6 +72,87 @@ static void check_tiling(const fs_transform *t, const char *what)
     }
 }
 
+/* Every transformed axis is transformed exactly once, in a stage where it
+ * is whole on every rank (or by the block work of an overlapping strategy,
+ * which sees it whole), and no batch axis is transformed. */
+static void check_ops(const fs_transform *t, const char *what)
+{
+    for (int k = 0; k < t->ndim && !t->fold; k++) {
+        int times = t->hook_axes_pre[k] + t->hook_axes_post[k], split_there = 0;
+        for (int s = 0; s < t->nstages; s++)
+            for (int i = 0; i < t->nops[s]; i++) {
+                const fs_op_spec *op = &t->ops[s][i];
+                int does = ((op->kind == FS_OP_C2C || op->kind == FS_OP_R2C) && op->axes[k]) ||
+                           ((op->kind == FS_OP_C2R || op->kind == FS_OP_C2R_VIA_C2C) &&
+                            op->real_axis == k);
+                times += does;
+                split_there = split_there || (does && (t->split[s][0] == k || t->split[s][1] == k));
+            }
+        CHECK(times == (t->transform_axis[k] ? 1 : 0), "%s: axis %d transformed %d times", what, k,
+              times);
+        CHECK(!split_there, "%s: axis %d transformed while split", what, k);
+    }
+}
+
+/* The ranks holding nothing in some stage. */
+static int idle_ranks(const fs_transform *t)
+{
+    int idle = 0;
+    for (int c1 = 0; c1 < t->grid[0]; c1++)
+        for (int c2 = 0; c2 < t->grid[1]; c2++) {
+            int empty = 0;
+            for (int s = 0; s < t->nstages; s++) {
+                fs_box b = fs_transform_box(t, s, c1, c2);
+                empty = empty || fs_box_elems(&b) == 0;
+            }
+            idle += empty;
+        }
+    return idle;
+}
+
+/* Batch axes in every position, one to three of them, on 1 to 12 ranks,
+ * every kind, auto, slabs and pencils: every layout tiles the array and
+ * transforms each axis once, where it is whole. */
+static void check_batch_layouts(void)
+{
+    static const int64_t shapes[][4] = {{3, 8, 6, 5}, {2, 9, 7, 1}, {5, 1, 4, 6}, {7, 3, 2, 4}};
+    fs_decomp decomps[3] = {FS_DECOMP_AUTO, FS_DECOMP_SLAB, FS_DECOMP_PENCIL};
+    for (int sh = 0; sh < 4; sh++)
+        for (int mask = 1; mask < 16; mask++)
+            for (int P = 1; P <= 12; P++)
+                for (int d = 0; d < 3; d++)
+                    for (int kind = 0; kind < 3; kind++) {
+                        fs_transform_request rq = request(4, shapes[sh], FS_DTYPE_FLOAT64, P);
+                        int last = -1;
+                        for (int k = 0; k < 4; k++) {
+                            rq.transform_axis[k] = (mask >> k) & 1;
+                            last = rq.transform_axis[k] ? k : last;
+                        }
+                        rq.real_axis = last;
+                        rq.real = kind > 0;
+                        rq.inverse = kind == 2;
+                        rq.decomp = decomps[d];
+                        fs_transform t;
+                        char what[96];
+                        snprintf(what, sizeof what, "%lldx%lldx%lldx%lld axes mask %d on %d, decomp %d, kind %d",
+                                 (long long)shapes[sh][0], (long long)shapes[sh][1],
+                                 (long long)shapes[sh][2], (long long)shapes[sh][3], mask, P, d, kind);
+                        fs_status st = fs_transform_plan(&rq, &t);
+                        if (kind == 2 && rq.shape[last] < 2) {
+                            fs_error_clear();
+                            continue; /* c2r of length 1 needs --last-size */
+                        }
+                        CHECK(st == FS_OK || (d == 2 && P == 1), "%s: plan failed: %s", what,
+                              fs_error_message());
+                        fs_error_clear();
+                        if (st != FS_OK)
+                            continue;
+                        CHECK(d != 2 || t.pencil, "%s: --decomp=pencil gave slabs", what);
+                        check_tiling(&t, what);
+                        check_ops(&t, what);
+                    }
+}
+
 int main(void)
 {
     fs_transform_request rq;
@@ -173,6 +254,54 @@ int main(void)
                 CHECK(t.n1 * t.n2 == n && t.n1 > 1 && t.n1 <= t.n2, "1-D %" PRId64 ": factors", n);
             check_tiling(&t, "1-D");
         }
+
+    check_batch_layouts();
+
+    /* A vector field 3 x 512^3 with --axes=1,2,3 --real on 64 ranks: a slab
+     * of axis 1, then axis 2, the short batch axis whole: no rank idle. */
+    int64_t vec[4] = {3, 512, 512, 512};
+    rq = request(4, vec, FS_DTYPE_FLOAT32, 64);
+    rq.transform_axis[0] = 0;
+    rq.real = 1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.pencil && t.split[0][0] == 1 &&
+              t.split[1][0] == 2 && t.padded && t.shape[3] == 257,
+          "3x512^3 axes 1,2,3 r2c on 64: slab 1 -> 2, padded");
+    CHECK(idle_ranks(&t) == 0, "3x512^3 on 64: %d ranks idle", idle_ranks(&t));
+    check_ops(&t, "3x512^3 on 64");
+    rq.decomp = FS_DECOMP_PENCIL;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.pencil && idle_ranks(&t) == 0,
+          "3x512^3 --decomp=pencil on 64: every rank holds data");
+    rq.decomp = FS_DECOMP_AUTO;
+    rq.grid[0] = rq.grid[1] = 8;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.pencil && idle_ranks(&t) == 0 && t.nstages == 3,
+          "3x512^3 --grid=8x8: pencils on axes 1, 2, 3");
+    check_ops(&t, "3x512^3 grid 8x8");
+    /* 8 x 16 x 16 with --axes=1,2 on 64: no axis fills 64 ranks alone; the
+     * batch axis over the grid rows in both stages. */
+    int64_t ser[3] = {8, 16, 16};
+    rq = request(3, ser, FS_DTYPE_COMPLEX128, 64);
+    rq.transform_axis[0] = 0;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.pencil && t.grid[0] == 8 && t.nstages == 2 &&
+              t.split[0][0] == 0 && t.split[1][0] == 0 && t.split[0][1] == 1 &&
+              t.split[1][1] == 2 && idle_ranks(&t) == 0,
+          "8x16x16 axes 1,2 on 64: grid 8x8, axis 0 over the rows");
+    /* A long batch axis after a short transformed axis: no exchange. */
+    int64_t tall2[2] = {2, 1000};
+    rq = request(2, tall2, FS_DTYPE_COMPLEX128, 8);
+    rq.transform_axis[1] = 0;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.exchanges && t.split[0][0] == 1,
+          "2x1000 axis 0 on 8: split axis 1, no exchange");
+    /* Today's layouts where they fill every rank: unchanged. */
+    int64_t s13[3] = {13, 7, 4};
+    rq = request(3, s13, FS_DTYPE_COMPLEX128, 5);
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.pencil && t.split[0][0] == 0 &&
+              t.split[1][0] == 1,
+          "13x7x4 on 5: slab 0 -> 1");
+    int64_t bat0[3] = {40, 6, 5};
+    rq = request(3, bat0, FS_DTYPE_COMPLEX128, 8);
+    rq.transform_axis[0] = 0;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.exchanges && t.split[0][0] == 0,
+          "40x6x5 axes 1,2 on 8: slab on axis 0, no exchange");
 
     printf("test_transform: %ld checks, %ld failed\n", checks, failures);
     return failures ? 1 : 0;
