@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "shardout.h"
 
 /* A file as it can be compared before it exists. */
 typedef struct file_id {
@@ -192,11 +193,31 @@ static fs_status list_destinations(const fs_run_files *f, file_list *dests, file
     return st;
 }
 
+/* --force --shard-output over an old master: the files its commit removes. */
+static fs_status list_replaced_set(const fs_run_files *f, file_list *dests, file_list *others)
+{
+    char **paths = NULL;
+    int64_t n = 0;
+    fs_status st = FS_OK;
+    if (f->replaced_set)
+        fs_shard_output_old_files(f->output, f->replaced_set, &paths, &n);
+    for (int64_t i = 0; i < n && st == FS_OK; i++) {
+        st = add(dests, 0, paths[i], "result", "%s (a file of the shard set --force replaces)",
+                 f->output);
+        if (st == FS_OK)
+            st = add(others, 0, paths[i], "result", "a file of the shard set --force replaces");
+    }
+    fs_strings_free(paths, n);
+    return st;
+}
+
 static fs_status decide(void *arg)
 {
     const fs_run_files *f = arg;
     file_list sources = {0}, dests = {0}, others = {0};
     fs_status st = list_destinations(f, &dests, &others);
+    if (st == FS_OK)
+        st = list_replaced_set(f, &dests, &others);
     if (st == FS_OK)
         st = list_sources(f, &sources);
     for (int i = 0; i < dests.n && st == FS_OK; i++) {

@@ -8,7 +8,8 @@
  * or "..", whose directory is missing, not a directory or not writable, or
  * which is the same file as a source or as another destination (the same
  * device and inode when both exist, else the same resolved directory and
- * name). Whether an existing destination may be replaced (--force) and what
+ * name). With --force --shard-output the files of the old shard set that
+ * the commit removes count as destinations too. Whether an existing destination may be replaced (--force) and what
  * kind of file it is stay with atomic.h and wisdom.h. */
 #ifndef FS_DESTINATIONS_H
 #define FS_DESTINATIONS_H
@@ -26,6 +27,8 @@ typedef struct fs_run_files {
     const char *input;            /* INPUT as given (with --shards, the pattern or list) */
     const fs_input_info *info;    /* the probed input (its dataset, whether virtual) */
     const fs_shard_set *shards;   /* rank 0: the --shards files; NULL for one file */
+    const char *replaced_set;     /* --force --shard-output: OUTPUT's dataset, whose old
+                                     shard set the commit removes; else NULL */
 } fs_run_files;
 
 /* Collective over comm; rank 0 decides from f (the other ranks' f is not

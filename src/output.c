@@ -33,6 +33,7 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
         .input = o->input_file,
         .info = info,
         .shards = shards,
+        .replaced_set = o->force && o->shard_output ? out->dataset : NULL,
     };
     fs_status st = fs_destinations_check(comm, &files);
     if (st == FS_OK)

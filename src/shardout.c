@@ -340,6 +340,24 @@ done:
     free(base);
 }
 
+void fs_shard_output_old_files(const char *output_file, const char *dataset, char ***paths,
+                               int64_t *n)
+{
+    char **names = NULL, *dir = NULL, *base = NULL;
+    int64_t count = 0;
+    *paths = NULL;
+    *n = 0;
+    old_sources(output_file, dataset, &names, &count);
+    if (count > 0 && split_path(output_file, &dir, &base) == 0)
+        *paths = calloc((size_t)count, sizeof **paths);
+    for (int64_t i = 0; *paths && i < count; i++)
+        if (asprintf(&(*paths)[*n], "%s/%s", dir, names[i]) >= 0)
+            (*n)++;
+    fs_strings_free(names, count);
+    free(dir);
+    free(base);
+}
+
 /* Whether the directory open as fd holds fftshard's marker naming it `name`. */
 static int has_marker(int fd, const char *name)
 {

@@ -68,6 +68,14 @@ fs_status fs_shard_output_plan(MPI_Comm comm, const fs_transform *t, int request
 fs_status fs_shard_output_commit(fs_shard_output *so, const char *master_tmp,
                                  const char *output_file, const char *dataset, int force);
 
+/* Rank 0: the files of the set that a --force commit over the existing
+ * master output_file would remove (those of its virtual dataset `dataset`
+ * in a set directory of fftshard's layout), named from the current
+ * directory (malloc'ed, fs_strings_free); none when it is not such a
+ * master. */
+void fs_shard_output_old_files(const char *output_file, const char *dataset, char ***paths,
+                               int64_t *n);
+
 /* Collective: remove the directory of a failed run (after every rank
  * closed its file). */
 void fs_shard_output_abort(MPI_Comm comm, fs_shard_output *so);

@@ -170,3 +170,20 @@ refused_before_work() {
     refused_before_work "$EXIT_OUTPUT" "--wisdom=small/w.txt" "Read-only file system" -- --wisdom=small/w.txt in.h5 out.h5
     [ ! -e out.h5 ] || fail "OUTPUT written although the wisdom cannot be"
 }
+
+@test "--force --shard-output whose old set holds an input shard: exit 4, the old set kept" {
+    oracle make in.h5 8x6x4:complex128
+    fftshard 2 --quiet --shard-output=2 in.h5 o.h5
+    local dir
+    dir=$(ls -d o.h5.shards-*)
+    [ -f "$dir/o.0000.h5" ] && [ -f "$dir/o.0001.h5" ] || fail "unexpected set: $(ls -R)"
+    local before
+    before=$(cksum "$dir"/o.000*.h5)
+    # transform the old set itself into a new set over it: the commit would
+    # remove the files being read
+    refused_before_work "$EXIT_OUTPUT" "o.h5" "shard set --force replaces" "input shard" -- \
+        --force --shard-output=2 --shards "$dir/o.%04d.h5" o.h5
+    assert_equal "$(cksum "$dir"/o.000*.h5)" "$before"
+    # an input that is not in the old set is fine
+    fftshard 2 --quiet --force --shard-output=2 in.h5 o.h5
+}
