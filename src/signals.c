@@ -16,12 +16,16 @@
 
 #include "testhooks.h"
 
-/* How long a rank other than 0 waits, after its cleanup, before it speaks
- * for the job and ends it: when rank 0 got the signal too, rank 0 ends the
- * job within milliseconds and this rank is killed silently; only a rank
- * that alone got the signal outlives the wait. Generous, because a rank's
- * handler runs only once a write(2) to a slow file system has returned. */
+/* How long rank r > 0 waits, after its cleanup, before it speaks for the
+ * job and ends it: LONE_RANK_WAIT_NS + (r - 1) steps, at most
+ * LONE_RANK_STEPS. When a lower rank got the signal too, that rank ends
+ * the job first and this one is killed silently; only the lowest rank that
+ * got the signal speaks. Generous, because a rank's handler runs only once
+ * a write(2) to a slow file system has returned; the cost is paid only
+ * when rank 0 did not get the signal. */
 #define LONE_RANK_WAIT_NS 1500000000L
+#define LONE_RANK_STEP_NS 250000000L
+#define LONE_RANK_STEPS 16
 
 /* How long a rank waits for the launcher to end it after asking. */
 #define LAUNCHER_WAIT_S 10
@@ -179,8 +183,9 @@ static void end_job(int sig)
 
 static void on_signal(int sig)
 {
-    /* Only async-signal-safe calls here (and in cleanup): write,
-     * nanosleep, sigaction, sigprocmask, kill, _exit. During a commit the
+    /* Only async-signal-safe calls here (and in cleanup): write, fstat,
+     * nanosleep, sigaction, sigprocmask, kill, _exit, and ioctl (a bare
+     * system call on Linux). During a commit the
      * signal waits for its end (checked again after the note: the commit
      * may have ended meanwhile, and then either it sees the note or this
      * handler goes on). The other of SIGINT and SIGTERM waits (sa_mask):
@@ -192,10 +197,13 @@ static void on_signal(int sig)
     }
     if (cleanup)
         cleanup();
-    /* One line for the job: rank 0 speaks; another rank only when it alone
-     * got the signal, i.e. rank 0 has not ended the job meanwhile. */
-    if (signal_rank > 0)
-        sleep_ns(LONE_RANK_WAIT_NS);
+    /* One line for the job: rank 0 speaks; another rank only when no lower
+     * rank got the signal, i.e. none has ended the job meanwhile. */
+    int r = signal_rank;
+    if (r > 0) {
+        long steps = r - 1 < LONE_RANK_STEPS ? r - 1 : LONE_RANK_STEPS;
+        sleep_ns(LONE_RANK_WAIT_NS + LONE_RANK_STEP_NS * steps);
+    }
     report_signal(sig);
     end_job(sig);
 }
