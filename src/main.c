@@ -7,6 +7,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -36,13 +38,41 @@ static void finalize_timeout(int sig)
     _exit(final_status);
 }
 
+/* The smallest file-size limit (ulimit -f) MPI_Init is known to start
+ * under: UCX's shared-memory transport creates files of 4 MiB, and fails
+ * MPI_Init without them. */
+#define MPI_FILE_SIZE_LIMIT_MIN (8 * 1024 * 1024)
+
+/* Before MPI_Init: whether the file-size limit lets MPI start. Every rank
+ * checks; the launcher's rank 0 (or a process started alone) says why not. */
+static int file_size_limit_lets_mpi_start(void)
+{
+    struct rlimit lim;
+    if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
+        lim.rlim_cur >= MPI_FILE_SIZE_LIMIT_MIN)
+        return 1;
+    const char *rank = getenv("PMI_RANK");
+    if (!rank || strcmp(rank, "0") == 0)
+        fprintf(stderr,
+                "fftshard: error: file size limit (ulimit -f) of %llu KiB: too small for MPI to "
+                "start, which needs %d KiB\n",
+                (unsigned long long)lim.rlim_cur / 1024, MPI_FILE_SIZE_LIMIT_MIN / 1024);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    /* From the first instruction: SIGINT and SIGTERM wait for MPI_Init. */
+    fs_signals_start();
     /* Before MPI_Init and its threads: the environment is read here once. */
     fs_testhooks_read();
     /* Started by rank 0 to check INPUT in a process of its own: no MPI. */
-    if (fs_testhooks_probe_child())
+    if (fs_testhooks_probe_child()) {
+        fs_signals_stop();
         return fs_probe_guard_child(argc, argv);
+    }
+    if (!file_size_limit_lets_mpi_start())
+        return FS_ERR_RUNTIME;
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;
@@ -55,10 +85,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(comm, &rank);
     fs_h5_init();
     fs_signals_set_rank(rank);
+    fs_signals_pause_point("start-up");
+    /* A signal held since the start acts from here on. */
     fs_signals_install(fs_atomic_remove_registered);
-    /* A file-size limit must fail the write (EFBIG, exit 1), not kill the
-     * rank and strand its temporary. */
-    signal(SIGXFSZ, SIG_IGN);
 
     fs_options opts;
     fs_status status = fs_options_parse(argc, argv, &opts);
@@ -89,6 +118,7 @@ int main(int argc, char **argv)
     signal(SIGALRM, finalize_timeout);
     /* FFTSHARD_FINALIZE_TIMEOUT, default 60 */
     alarm(fs_testhooks_finalize_seconds());
+    fs_signals_finish();
     MPI_Finalize();
     alarm(0);
     return (int)status;

@@ -112,12 +112,12 @@ static fs_status stage_plan(run *r)
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &r->planned, r->d, &r->params, flags, o->inverse, o->verbose,
                            r->wisdom};
-    st = fs_planner_choose(o->transpose, &trial, &r->buf, &r->strategy);
+    st = fs_planner_choose(o->transpose, &trial, &r->buf, &r->strategy); /* agreed */
     r->t = fs_planned_for(&r->planned, r->strategy.ops);
+    if (st != FS_OK)
+        return st;
     fs_compute_args ca = {r->comm, r->t, r->d, r->strategy.ops, &r->params, flags, o->check};
-    if (st == FS_OK)
-        st = fs_compute_new(&ca, &r->buf, &r->c);
-    return fs_error_agree(r->comm, st);
+    return fs_error_agree(r->comm, fs_compute_new(&ca, &r->buf, &r->c));
 }
 
 static fs_status stage_read(run *r)

@@ -159,5 +159,5 @@ fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_wo
         return st;
     out->name = out->ops->name;
     out->note = "auto: timed every strategy on these sizes";
-    return fs_wisdom_set(a->wisdom, key, out->ops->name, best);
+    return fs_error_agree(a->comm, fs_wisdom_set(a->wisdom, key, out->ops->name, best));
 }

@@ -60,7 +60,8 @@ typedef struct fs_trial_args {
 /* Collective: the strategy named `requested` ("auto": from the wisdom, or
  * the transform run once with each strategy on a zeroed buffer, before the
  * input is read, keeping the one whose slowest rank was fastest; the wisdom
- * remembers it). buf is grown and its contents lost. */
+ * remembers it). buf is grown and its contents lost. Returns the agreed
+ * status, its message already printed (once, by the rank that failed). */
 fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
                             fs_strategy_choice *out);
 

@@ -1,18 +1,45 @@
 /* signals: what SIGINT and SIGTERM do to a run, and where the tests of
  * interruptions stop it.
  *
- * Owns the handlers of SIGINT and SIGTERM, the name of the phase the run is
- * in and this process's rank (for the one line an interrupted run prints),
- * the pause points of FFTSHARD_PAUSE, and the signals held while a
- * collective output is committed. It knows no files: the handler runs the
- * cleanup it was given (fs_atomic_remove_registered), prints which phase
- * was interrupted and exits with status 128 + signal. */
+ * Owns the handlers of SIGINT and SIGTERM from the first instruction of
+ * main to MPI_Finalize, the name of the phase the run is in and this
+ * process's rank (for the one line an interrupted job prints), the pause
+ * points of FFTSHARD_PAUSE, the signals held during start-up and while a
+ * collective output is committed, and how an interrupted rank ends the job.
+ * It knows no files: the handler runs the cleanup it was given
+ * (fs_atomic_remove_registered) and prints which phase was interrupted.
+ *
+ * How the job ends: MPICH's launcher (hydra) reports status 0 for every
+ * rank it ended after passing on a signal sent to mpiexec, however the rank
+ * ended, so a rank's own exit status cannot reach a job script. An
+ * interrupted rank therefore asks the launcher to end the job with status
+ * 128 + signal, on the process-manager connection MPICH's MPI_Abort uses
+ * (PMI_FD; the same "cmd=abort" line, written with one write(2), which a
+ * handler may call where MPI_Abort may not). Without such a launcher, or if
+ * it does not end the rank within seconds, the rank dies of the signal
+ * itself (restored to SIG_DFL and sent again), as a shell expects. */
 #ifndef FS_SIGNALS_H
 #define FS_SIGNALS_H
 
-/* Install the SIGINT/SIGTERM handlers. cleanup (may be NULL) must be
- * async-signal-safe. */
+/* The first call of main, before MPI_Init: SIGINT and SIGTERM are handled
+ * but held (a signal waits, even in MPI_Init's threads, until
+ * fs_signals_install), SIGXFSZ is ignored (a file-size limit fails the
+ * write, EFBIG, instead of killing the rank), and the launcher's connection
+ * is noted. */
+void fs_signals_start(void);
+
+/* For a process that must not act as a rank (the probe child): SIGINT and
+ * SIGTERM back to their default action, not held. */
+void fs_signals_stop(void);
+
+/* Once MPI_Init has returned: the handlers run cleanup (may be NULL; must be
+ * async-signal-safe) and end the job; a signal held since fs_signals_start
+ * takes effect now. Also usable without fs_signals_start (fftshard-mkdata). */
 void fs_signals_install(void (*cleanup)(void));
+
+/* Just before MPI_Finalize: the run is over and its status stands, so
+ * SIGINT and SIGTERM are held from now on (and die with the process). */
+void fs_signals_finish(void);
 
 /* The phase named by an interrupted run's message (a static string, kept),
  * and this process's rank (-1, the default: not known). */
@@ -21,9 +48,9 @@ void fs_signals_set_rank(int rank);
 
 /* For the tests of interruptions: FFTSHARD_PAUSE=POINT[:SECONDS] holds the
  * process for a minute (or SECONDS) when POINT is first reached: a phase
- * (fs_signals_set_phase), or "shards-renamed" (the shard directory in place,
- * its master not yet) and "renamed" (rank 0's renames done, the other ranks
- * not yet told). */
+ * (fs_signals_set_phase), "start-up" (MPI_Init has returned, signals still
+ * held), "shards-renamed" (the shard directory in place, its master not yet)
+ * and "renamed" (rank 0's renames done, the other ranks not yet told). */
 void fs_signals_pause_point(const char *point);
 
 /* From fs_signals_hold to fs_signals_release a SIGINT or SIGTERM only waits;

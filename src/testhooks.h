@@ -13,10 +13,12 @@
  *
  *   FFTSHARD_PAUSE=POINT[:SECONDS]   for tests. Every rank holds for a
  *       minute (or SECONDS) when POINT, a phase, is first reached, and rank 0
- *       says "pausing at ..." on stderr; "shards-renamed" and "renamed" hold
- *       rank 0 at a step of the commit (fs_signals_pause_point, signals.c).
- *       Used by tests/faults.bats (signals in every phase, a disk filling up
- *       during the write).
+ *       says "pausing at ..." on stderr; "start-up" holds every rank once
+ *       MPI_Init has returned, its signals still held (main.c);
+ *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit
+ *       (fs_signals_pause_point, signals.c). Used by tests/faults.bats
+ *       (signals in every phase, a disk filling up during the write) and
+ *       tests/signals.bats.
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the
  *       alltoall strategy passes to MPI_Alltoallv (default INT_MAX); lower,
  *       small arrays reach its point-to-point split path
