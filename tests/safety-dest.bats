@@ -109,6 +109,8 @@ refused_before_work() {
     before=$(checksum out.h5)
     small_disk 1024
     for side in --report=small/r.json --wisdom=small/w.txt; do
+        # the previous job's "pausing" line must not be taken for this one's
+        rm -f run.out run.err
         FFTSHARD_PAUSE=write:2 "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --force "$side" in2.h5 out.h5 \
             >run.out 2>run.err &
         job=$!
