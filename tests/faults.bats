@@ -14,10 +14,7 @@ setup() {
 
 # A failed test must not leave a paused job behind.
 teardown() {
-    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
-        kill -KILL "$job" 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-    fi
+    kill_job
 }
 
 # paused_run PHASE[:SECONDS] NP ARGS...: start fftshard in the background, every rank
@@ -32,31 +29,13 @@ paused_run() {
     rm -f run.out run.err
     FFTSHARD_PAUSE=$phase "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" >run.out 2>run.err &
     job=$!
-    local deadline=$((${EPOCHREALTIME/./} + 30000000))
     local name=${phase%%:*}
-    until grep -Eq "pausing at (the start of the $name phase|$name) \(" run.err 2>/dev/null; do
-        kill -0 "$job" 2>/dev/null || fail "the run ended before the $phase phase: $(cat run.err)"
-        ((${EPOCHREALTIME/./} < deadline)) || fail "the $phase phase was not reached in 30 s"
-        sleep 0.05
-    done
+    await_pause run.err "pausing at (the start of the $name phase|$name) \(" "the $name phase"
 }
 
-# end_run: wait for the job (at most 60 s: a hang fails the test); its
-# status goes to $job_status.
-end_run() {
-    local waited=0
-    while kill -0 "$job" 2>/dev/null; do
-        ((waited < 600)) || fail "the job did not end within 60 s of the signal"
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-    job_status=0
-    wait "$job" || job_status=$?
-    job=
-}
 
 # signal_run SIG TARGET: send SIG to the 3 ranks of the paused job (every),
-# to one rank (its number) or to mpiexec, then end_run.
+# to one rank (its number) or to mpiexec, then end_job.
 signal_run() {
     local sig=$1 target=$2 pid
     case $target in
@@ -67,7 +46,7 @@ signal_run() {
     [ -n "${pid// /}" ] || skip "cannot find the ranks among mpiexec's processes"
     # shellcheck disable=SC2086
     kill "-$sig" $pid
-    end_run
+    end_job
 }
 
 # bats test_tags=sanitized
@@ -132,7 +111,7 @@ signal_run() {
         pid=$(rank_pid "$job" "$r")
         [ -n "$pid" ] || skip "cannot find the ranks among mpiexec's processes"
         kill -KILL "$pid"
-        end_run
+        end_job
         [ "$job_status" -ne 0 ] || fail "the job succeeded after SIGKILL of rank $r"
         [ ! -e out.h5 ] || fail "OUTPUT appeared after SIGKILL of rank $r"
     done
@@ -166,11 +145,12 @@ signal_run() {
     assert_error "$EXIT_RUNTIME" "small/out.h5" "disk full"
     # the disk fills up while the run is under way: the write itself fails
     oracle make in2.h5 32x32x32:complex128
+    rm -f run.out run.err
     FFTSHARD_PAUSE=write:3 "$MPIEXEC" -n 3 "$FFTSHARD" in2.h5 small/out.h5 >run.out 2>run.err &
     job=$!
-    until grep -q "pausing" run.err 2>/dev/null; do sleep 0.05; done
+    await_pause run.err "pausing" "the write phase"
     dd if=/dev/zero of=small/filler bs=64k count=100 2>/dev/null || true
-    end_run
+    end_job
     rm -f small/filler
     local left
     left=$(ls -A small)

@@ -184,3 +184,43 @@ rank_pid() {
         done
     done
 }
+
+# Background jobs held at a pause point (FFTSHARD_PAUSE): the files that use
+# these keep the job's mpiexec pid in $job and call kill_job from teardown.
+
+# kill_job: a failed test must not leave its paused job behind.
+kill_job() {
+    if [ -n "${job:-}" ] && kill -0 "$job" 2>/dev/null; then
+        kill -KILL "$job" 2>/dev/null || true
+        wait "$job" 2>/dev/null || true
+    fi
+}
+
+# await_pause FILE REGEX WHAT: wait until FILE, the stderr of $job, has a
+# line matching REGEX (rank 0's "pausing at" line); fail naming WHAT when
+# the job ends first or 30 s pass. The caller removes FILE before starting
+# the job: the job truncates it only once it runs, and an earlier job's
+# line must not be taken for this one's.
+await_pause() {
+    local file=$1 regex=$2 what=$3
+    local deadline=$((${EPOCHREALTIME/./} + 30000000))
+    until grep -Eq "$regex" "$file" 2>/dev/null; do
+        kill -0 "$job" 2>/dev/null || fail "the job ended before $what: $(cat "$file")"
+        ((${EPOCHREALTIME/./} < deadline)) || fail "$what was not reached in 30 s"
+        sleep 0.05
+    done
+}
+
+# end_job: wait for $job (at most 60 s: a hang fails the test); its status
+# goes to $job_status.
+end_job() {
+    local waited=0
+    while kill -0 "$job" 2>/dev/null; do
+        ((waited < 600)) || fail "the job did not end within 60 s"
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    job_status=0
+    wait "$job" || job_status=$?
+    job=
+}

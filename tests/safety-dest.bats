@@ -14,10 +14,7 @@ setup() {
 }
 
 teardown() {
-    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
-        kill -KILL "$job" 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-    fi
+    kill_job
     if mountpoint -q small 2>/dev/null; then
         umount small
     fi
@@ -114,7 +111,7 @@ refused_before_work() {
         FFTSHARD_PAUSE=write:2 "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --force "$side" in2.h5 out.h5 \
             >run.out 2>run.err &
         job=$!
-        until grep -q pausing run.err 2>/dev/null; do sleep 0.05; done
+        await_pause run.err "pausing" "the write phase"
         dd if=/dev/zero of=small/filler bs=64k count=100 2>/dev/null || true
         local st=0
         wait "$job" || st=$?

@@ -21,10 +21,7 @@ setup() {
 
 # A failed test must not leave a paused job behind.
 teardown() {
-    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
-        kill -KILL "$job" 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-    fi
+    kill_job
 }
 
 # paused_job POINT[:SECONDS] PROGRAM ARGS...: start PROGRAM (fftshard or a
@@ -36,26 +33,9 @@ paused_job() {
     rm -f job.out job.err # (not another job's "pausing" line)
     FFTSHARD_PAUSE=$point "$MPIEXEC" -n 2 "$program" --quiet "$@" >job.out 2>job.err &
     job=$!
-    local deadline=$((${EPOCHREALTIME/./} + 30000000))
-    until grep -q "pausing at" job.err 2>/dev/null; do
-        kill -0 "$job" 2>/dev/null || fail "the job ended before ${point%%:*}: $(cat job.err)"
-        ((${EPOCHREALTIME/./} < deadline)) || fail "${point%%:*} not reached in 30 s"
-        sleep 0.05
-    done
+    await_pause job.err "pausing at" "${point%%:*}"
 }
 
-# end_job: wait for the job (at most 60 s); its status goes to $job_status.
-end_job() {
-    local waited=0
-    while kill -0 "$job" 2>/dev/null; do
-        ((waited < 600)) || fail "the job did not end within 60 s"
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-    job_status=0
-    wait "$job" || job_status=$?
-    job=
-}
 
 # files_of DIR: its entries, one a line, sorted (dot files too).
 files_of() {

@@ -15,10 +15,7 @@ setup() {
 }
 
 teardown() {
-    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
-        kill -KILL "$job" 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-    fi
+    kill_job
     if [ -n "$small" ] && mountpoint -q "$small"; then
         umount "$small" || true
     fi
@@ -170,12 +167,7 @@ fill_while_paused() {
     rm -f run.err
     FFTSHARD_PAUSE=write:2 "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" small/out.h5 >run.out 2>run.err &
     job=$!
-    local deadline=$((SECONDS + 30))
-    until grep -q "pausing" run.err 2>/dev/null; do
-        kill -0 "$job" 2>/dev/null || fail "the run ended before the write phase: $(cat run.err)"
-        ((SECONDS < deadline)) || fail "the write phase was not reached in 30 s"
-        sleep 0.05
-    done
+    await_pause run.err "pausing" "the write phase"
     local avail
     avail=$(df -k --output=avail small | tail -1)
     if ((avail > free)); then

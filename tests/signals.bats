@@ -15,10 +15,7 @@ setup() {
 
 # A failed test must not leave a paused job behind.
 teardown() {
-    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
-        kill -KILL "$job" 2>/dev/null || true
-        wait "$job" 2>/dev/null || true
-    fi
+    kill_job
 }
 
 # start_job PAUSE NP ARGS...: fftshard on NP ranks in a process group of its
@@ -33,12 +30,7 @@ start_job() {
     rm -f run.err
     FFTSHARD_PAUSE=$pause setsid "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet "$@" >run.out 2>run.err &
     job=$!
-    local deadline=$((${EPOCHREALTIME/./} + 30000000))
-    until grep -q "pausing at" run.err 2>/dev/null; do
-        kill -0 "$job" 2>/dev/null || fail "the job ended before ${pause%%:*}: $(cat run.err)"
-        ((${EPOCHREALTIME/./} < deadline)) || fail "${pause%%:*} was not reached in 30 s"
-        sleep 0.05
-    done
+    await_pause run.err "pausing at" "${pause%%:*}"
 }
 
 # signal_job SIG TARGET: send SIG to mpiexec, to the job's process group
@@ -57,15 +49,7 @@ signal_job() {
     [ -n "${pids// /}" ] || skip "cannot find the ranks among mpiexec's processes"
     # shellcheck disable=SC2086
     kill "-$sig" -- $pids
-    local waited=0
-    while kill -0 "$job" 2>/dev/null; do
-        ((waited < 600)) || fail "the job did not end within 60 s of the signal"
-        sleep 0.1
-        waited=$((waited + 1))
-    done
-    job_status=0
-    wait "$job" || job_status=$?
-    job=
+    end_job
 }
 
 # assert_interrupted SIG PHASE RANK: the job ended with 128 + SIG and said
