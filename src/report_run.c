@@ -24,7 +24,7 @@ void fs_report_describe(const fs_run_view *v, char *buf, size_t size)
         snprintf(decomp, sizeof decomp, "1-D four-step %lldx%lld", (long long)t->n2,
                  (long long)t->n1);
     else if (!t->exchanges)
-        snprintf(decomp, sizeof decomp, "slab on axis %d, no exchange", t->from_axis);
+        snprintf(decomp, sizeof decomp, "slab on axis %d", t->from_axis);
     else if (t->to_axis < 0)
         snprintf(decomp, sizeof decomp, "gathered on rank 0 (1-D)");
     else

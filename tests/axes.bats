@@ -68,6 +68,11 @@ sys.exit(1 if empty else 0)' "$1" "$2"
     assert_line "decomposition: slab on axis 1, no exchange"
     assert_line --regexp '^stage 0: axis 1 over 8 \(batch\); '
     every_rank_holds_data
+    # and the run's summary says so once
+    oracle make b.h5 2x1000:complex128
+    run --separate-stderr "$MPIEXEC" -n 8 "$FFTSHARD" --axes=0 b.h5 bo.h5
+    assert_success
+    [[ ${stderr_lines[0]} == *", slab on axis 1, no exchange" ]] || fail "summary: ${stderr_lines[0]}"
     # fewer elements than ranks: some must stay idle
     dry 8 --shape=2x3 --axes=1
     assert_line --partial "ranks hold nothing"
