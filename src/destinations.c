@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "agree.h"
+#include "report.h"
 #include "shardout.h"
 
 /* A file as it can be compared before it exists. */
@@ -171,9 +172,11 @@ typedef struct destination {
 
 static fs_status list_destinations(const fs_run_files *f, file_list *dests, file_list *others)
 {
+    /* --report=- is standard output, not a file. */
+    const char *report = fs_report_to_stdout(f->report) ? NULL : f->report;
     const destination all[] = {
         {f->output, NULL, "result", "the output file"},
-        {f->report, "--report", "report", "the --report file"},
+        {report, "--report", "report", "the --report file"},
         {f->wisdom, "--wisdom", "wisdom", "the --wisdom file"},
     };
     fs_status st = FS_OK;

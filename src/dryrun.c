@@ -10,9 +10,12 @@
 #include <string.h>
 
 #include "agree.h"
+#include "atomic.h"
+#include "destinations.h"
 #include "exchange.h"
 #include "h5io.h"
 #include "planner.h"
+#include "report.h"
 #include "transform.h"
 
 /* The parts of a run's peak resident memory (VmHWM, the report's peak
@@ -273,10 +276,13 @@ static fs_status strategy_needs(const fs_options *opts, const fs_transform_reque
 }
 
 /* The input: described by --shape/--dtype, or probed by rank 0; every rank
- * gets it. */
-static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_input_info *info)
+ * gets it. *shards (out, rank 0): the --shards files, for the caller to
+ * free. */
+static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_input_info *info,
+                           fs_shard_set *shards)
 {
     memset(info, 0, sizeof *info);
+    memset(shards, 0, sizeof *shards);
     fs_status st = FS_OK;
     if (opts->shape_ndim) {
         info->ndim = opts->shape_ndim;
@@ -289,115 +295,394 @@ static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_i
                       : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
                                                     : FS_DTYPE_COMPLEX128;
     } else if (rank == 0) {
-        fs_shard_set shards;
-        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, info, &shards);
-        fs_shard_set_free(&shards);
+        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, info, shards);
     }
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         return st;
     return fs_bcast_bytes(comm, 0, info, (int64_t)sizeof *info);
 }
 
-/* The first lines: what is computed and how the ranks split it. */
-static void print_decomposition(const fs_options *opts, const fs_input_info *info,
-                                const fs_transform *t, int P)
+/* Everything the dry run says, worked out once for the text and the JSON. */
+typedef struct dry_plan {
+    const fs_options *opts;
+    const fs_input_info *info;
+    int P;                             /* the ranks planned for */
+    const fs_exchange_ops *ops;        /* the strategy named; NULL for auto */
+    fs_transform t;
+    rank_need needs[MAX_STRATEGIES];   /* per strategy compared, table order */
+    int nneeds, worst;                 /* worst: the largest need, -1 without exchange */
+    fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
+    int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
+} dry_plan;
+
+/* The memory per rank of one strategy's need (NULL: no exchange). */
+typedef struct memory_estimate {
+    int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
+} memory_estimate;
+
+static memory_estimate memory_of(const dry_plan *p, const rank_need *need)
 {
-    char shape[256];
-    fs_format_shape(info->ndim, info->shape, shape, sizeof shape);
-    printf("fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape, info->type_name, P,
-           fs_kind_name(t->kind), fs_precision_name(t->prec),
-           opts->inverse ? "inverse" : "forward");
-    if (t->pencil)
-        printf("decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
-               t->exchanges ? "" : ", no exchange",
-               opts->grid[0] ? "--grid" : opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
-                                                                          : "slabs would leave ranks without data");
-    else if (t->fold)
-        printf("decomposition: 1-D four-step, %lld x %lld\n", (long long)t->n2, (long long)t->n1);
-    else if (!t->exchanges)
-        printf("decomposition: slab on axis %d, no exchange\n", t->from_axis);
-    else if (t->split[1][0] == FS_GATHER)
-        printf("decomposition: slab on axis %d, gathered on rank 0 for the last pass\n", t->split[0][0]);
-    else
-        printf("decomposition: slab, axis %d -> axis %d\n", t->split[0][0], t->split[1][0]);
+    const fs_transform *t = &p->t;
+    int64_t array_only = 0;
+    for (int s = 0; s < t->nstages; s++)
+        array_only = fs_box_elems(&p->large[s]) > array_only ? fs_box_elems(&p->large[s]) : array_only;
+    memory_estimate m;
+    m.array_bytes = resident((need ? need->array_elems : array_only) * (int64_t)fs_complex_bytes(t->prec));
+    m.exchange_bytes = need ? need->scratch_bytes : 0;
+    m.library_bytes = LIBRARY_BYTES;
+    m.plans_io_bytes = other_bytes(t) - LIBRARY_BYTES;
+    m.total_bytes = m.array_bytes + m.exchange_bytes + m.plans_io_bytes + m.library_bytes;
+    return m;
 }
 
-/* One line per stage; large[s] gets the largest box of stage s. */
-static void print_stages(const fs_transform *t, int P, fs_box *large)
+/* The need the memory line speaks of: the strategy's, or the largest. */
+static const rank_need *chosen_need(const dry_plan *p)
 {
+    return p->worst >= 0 ? &p->needs[p->worst] : NULL;
+}
+
+static int fits(const dry_plan *p)
+{
+    return (uint64_t)memory_of(p, chosen_need(p)).total_bytes <= p->opts->mem_per_rank;
+}
+
+/* Every rank plans alike (nothing collective). */
+static fs_status make_plan(const fs_options *opts, const fs_input_info *info, int P, dry_plan *p)
+{
+    memset(p, 0, sizeof *p);
+    p->opts = opts;
+    p->info = info;
+    p->P = P;
+    p->worst = -1;
+    const char *name = strcmp(opts->transpose, "auto") == 0 ? NULL : opts->transpose;
+    p->ops = name ? fs_exchange_find(name) : NULL;
+    fs_transform_request rq;
+    fs_status st = fs_planner_request(opts, info, P, &rq);
+    rq.hooks = p->ops && p->ops->uses_hooks;
+    if (st == FS_OK)
+        st = fs_transform_plan(&rq, &p->t);
+    if (st == FS_OK)
+        st = strategy_needs(opts, &rq, p->ops, p->needs, &p->nneeds, &p->worst);
+    for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
+        stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
+    return st;
+}
+
+/* ------------------------------------------------------------------ text */
+
+/* Why pencils (the text's and the JSON's words). */
+static const char *pencil_reason(const dry_plan *p)
+{
+    return p->opts->grid[0] ? "--grid"
+           : p->opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
+                                                 : "slabs would leave ranks without data";
+}
+
+/* Which ranks exchange e involves. */
+static const char *exchange_among(const fs_transform *t, int e)
+{
+    int g = fs_transform_exchange_dim(t, e);
+    return t->pencil ? (g == 1 ? "a row of the grid" : "a column of the grid") : "all ranks";
+}
+
+/* The first lines: what is computed and how the ranks split it. */
+static void print_decomposition(FILE *out, const dry_plan *p)
+{
+    const fs_transform *t = &p->t;
+    char shape[256];
+    fs_format_shape(p->info->ndim, p->info->shape, shape, sizeof shape);
+    fprintf(out, "fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape,
+            p->info->type_name, p->P, fs_kind_name(t->kind), fs_precision_name(t->prec),
+            p->opts->inverse ? "inverse" : "forward");
+    if (t->pencil)
+        fprintf(out, "decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
+                t->exchanges ? "" : ", no exchange", pencil_reason(p));
+    else if (t->fold)
+        fprintf(out, "decomposition: 1-D four-step, %lld x %lld\n", (long long)t->n2, (long long)t->n1);
+    else if (!t->exchanges)
+        fprintf(out, "decomposition: slab on axis %d, no exchange\n", t->from_axis);
+    else if (t->split[1][0] == FS_GATHER)
+        fprintf(out, "decomposition: slab on axis %d, gathered on rank 0 for the last pass\n",
+                t->split[0][0]);
+    else
+        fprintf(out, "decomposition: slab, axis %d -> axis %d\n", t->split[0][0], t->split[1][0]);
+}
+
+/* Whether stage s's axis along grid dimension g is a batch axis. */
+static int batch_axis(const fs_transform *t, int s, int g)
+{
+    int ax = t->split[s][g];
+    return ax >= 0 && !t->fold && !t->transform_axis[ax];
+}
+
+/* One line per stage. */
+static void print_stages(FILE *out, const dry_plan *p)
+{
+    const fs_transform *t = &p->t;
     size_t cb = fs_complex_bytes(t->prec);
     for (int s = 0; s < t->nstages; s++) {
-        fs_box small;
-        int empty;
-        stage_extent(t, s, &small, &large[s], &empty);
         char a[128], b[128], split[128] = "";
-        box_text(&small, a, sizeof a);
-        box_text(&large[s], b, sizeof b);
+        box_text(&p->small[s], a, sizeof a);
+        box_text(&p->large[s], b, sizeof b);
         for (int g = 0; g < 2; g++) {
             int ax = t->split[s][g];
             size_t u = strlen(split);
             if (ax >= 0)
                 snprintf(split + u, sizeof split - u, "%saxis %d over %d%s", u ? ", " : "", ax,
-                         t->grid[g], t->fold || t->transform_axis[ax] ? "" : " (batch)");
+                         t->grid[g], batch_axis(t, s, g) ? " (batch)" : "");
             else if (ax == FS_GATHER)
                 snprintf(split + u, sizeof split - u, "%sall on rank 0", u ? ", " : "");
         }
-        int64_t n = fs_box_elems(&large[s]);
-        printf("stage %d: %s; local blocks %s to %s (up to %" PRId64 " elements, %.1f MiB)\n", s,
-               split[0] ? split : "not split", a, b, n, mib((double)n * (double)cb));
-        if (empty)
-            printf("  %d of %d ranks hold nothing in this stage\n", empty, P);
+        int64_t n = fs_box_elems(&p->large[s]);
+        fprintf(out, "stage %d: %s; local blocks %s to %s (up to %" PRId64 " elements, %.1f MiB)\n",
+                s, split[0] ? split : "not split", a, b, n, mib((double)n * (double)cb));
+        if (p->empty[s])
+            fprintf(out, "  %d of %d ranks hold nothing in this stage\n", p->empty[s], p->P);
     }
 }
 
 /* One line per exchange, with every strategy's messages. */
-static void print_exchanges(const fs_transform *t, const fs_box *large, const rank_need *needs,
-                            int nneeds)
+static void print_exchanges(FILE *out, const dry_plan *p)
 {
+    const fs_transform *t = &p->t;
     size_t cb = fs_complex_bytes(t->prec);
     for (int e = 0; e + 1 < t->nstages; e++) {
-        int g = fs_transform_exchange_dim(t, e);
-        int64_t blk = largest_block(t, e, &large[e]);
+        int64_t blk = largest_block(t, e, &p->large[e]);
         char msgs[512] = "";
-        for (int k = 0; k < nneeds; k++) {
+        for (int k = 0; k < p->nneeds; k++) {
             size_t u = strlen(msgs);
             snprintf(msgs + u, sizeof msgs - u, "%s%s %" PRIu64, k ? ", " : "",
-                     needs[k].ops->name, needs[k].messages[e]);
+                     p->needs[k].ops->name, p->needs[k].messages[e]);
         }
-        printf("exchange %d: among %d ranks (%s), blocks of up to %" PRId64
-               " elements (%.2f MiB); messages per rank: %s\n",
-               e + 1, t->grid[g], t->pencil ? (g == 1 ? "a row of the grid" : "a column of the grid")
-                                            : "all ranks",
-               blk, mib((double)blk * (double)cb), msgs);
+        fprintf(out, "exchange %d: among %d ranks (%s), blocks of up to %" PRId64
+                " elements (%.2f MiB); messages per rank: %s\n",
+                e + 1, t->grid[fs_transform_exchange_dim(t, e)], exchange_among(t, e), blk,
+                mib((double)blk * (double)cb), msgs);
     }
 }
 
 /* The memory per rank of the strategy (or the largest, for auto). */
-static void print_memory(const fs_options *opts, const fs_transform *t, const fs_box *large,
-                         const fs_exchange_ops *ops, const rank_need *chosen)
+static void print_memory(FILE *out, const dry_plan *p)
 {
-    size_t cb = fs_complex_bytes(t->prec);
-    int64_t array_only = 0;
-    for (int s = 0; s < t->nstages; s++)
-        array_only = fs_box_elems(&large[s]) > array_only ? fs_box_elems(&large[s]) : array_only;
-    int64_t array_bytes = resident((chosen ? chosen->array_elems : array_only) * (int64_t)cb);
-    int64_t scratch = chosen ? chosen->scratch_bytes : 0;
-    int64_t total = array_bytes + scratch + other_bytes(t);
+    const rank_need *chosen = chosen_need(p);
+    memory_estimate m = memory_of(p, chosen);
     char who[128];
     if (!chosen)
         snprintf(who, sizeof who, "no exchange");
-    else if (ops)
-        snprintf(who, sizeof who, "%s", ops->name);
+    else if (p->ops)
+        snprintf(who, sizeof who, "%s", p->ops->name);
     else
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
-    printf("memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-           "libraries ~%.0f MiB = about %.1f MiB\n",
-           who, mib((double)array_bytes), mib((double)scratch),
-           mib((double)(other_bytes(t) - LIBRARY_BYTES)), mib((double)LIBRARY_BYTES),
-           mib((double)total));
-    if (opts->mem_per_rank)
-        printf("--mem-per-rank %.1f MiB: %s\n", mib((double)opts->mem_per_rank),
-               (uint64_t)total <= opts->mem_per_rank ? "fits" : "does NOT fit");
+    fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
+            "libraries ~%.0f MiB = about %.1f MiB\n",
+            who, mib((double)m.array_bytes), mib((double)m.exchange_bytes),
+            mib((double)m.plans_io_bytes), mib((double)m.library_bytes), mib((double)m.total_bytes));
+    if (p->opts->mem_per_rank)
+        fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->mem_per_rank),
+                fits(p) ? "fits" : "does NOT fit");
+}
+
+static void print_text(FILE *out, const dry_plan *p)
+{
+    print_decomposition(out, p);
+    print_stages(out, p);
+    print_exchanges(out, p);
+    print_memory(out, p);
+    fprintf(out, "nothing was read, computed or written\n");
+    fflush(out);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+static void json_box(fs_json *j, const char *key, const fs_box *b)
+{
+    fs_json_ints(j, key, b->ndim, b->count);
+}
+
+static void json_memory(fs_json *j, const memory_estimate *m)
+{
+    fs_json_int(j, "array_bytes", m->array_bytes);
+    fs_json_int(j, "exchange_bytes", m->exchange_bytes);
+    fs_json_int(j, "plans_and_io_bytes", m->plans_io_bytes);
+    fs_json_int(j, "libraries_bytes", m->library_bytes);
+    fs_json_int(j, "total_bytes", m->total_bytes);
+}
+
+/* What is computed, on how many ranks, split how. */
+static void json_problem(fs_json *j, const dry_plan *p)
+{
+    const fs_transform *t = &p->t;
+    const fs_options *o = p->opts;
+    char input[2 * FS_PATH_MAX + 2];
+    snprintf(input, sizeof input, "%s:%s", o->input_file ? o->input_file : "", p->info->dataset);
+    fs_json_str(j, "schema", FS_DRY_RUN_SCHEMA);
+    fs_json_str(j, "version", PACKAGE_VERSION);
+    fs_json_str(j, "command_line", o->argv_joined);
+    fs_json_str(j, "input", o->shape_ndim ? NULL : input);
+    fs_json_ints(j, "shape", p->info->ndim, p->info->shape);
+    fs_json_str(j, "dtype", p->info->type_name);
+    fs_json_str(j, "precision", fs_precision_name(t->prec));
+    fs_json_str(j, "transform", fs_kind_name(t->kind));
+    fs_json_str(j, "direction", o->inverse ? "inverse" : "forward");
+    fs_json_str(j, "norm", fs_norm_name(o->norm));
+    int64_t axes[FS_MAX_DIMS];
+    int naxes = 0;
+    for (int k = 0; k < p->info->ndim; k++)
+        if (t->transform_axis[k])
+            axes[naxes++] = k;
+    fs_json_ints(j, "axes", naxes, axes);
+    fs_json_int(j, "ranks", p->P);
+    fs_json_str(j, "transpose", o->transpose);
+
+    fs_json_open(j, "decomposition", '{');
+    fs_json_str(j, "type", t->pencil ? "pencil" : t->fold ? "four-step" : "slab");
+    fs_json_int(j, "split_axis_before", t->split[0][0]);
+    fs_json_int(j, "split_axis_after",
+                t->split[t->nstages - 1][0] == FS_GATHER ? -1 : t->split[t->nstages - 1][0]);
+    int64_t grid[2] = {t->grid[0], t->grid[1]};
+    fs_json_ints(j, "grid", 2, grid);
+    fs_json_str(j, "pencil_reason", t->pencil ? pencil_reason(p) : NULL);
+    int64_t four_step[2] = {t->n2, t->n1};
+    if (t->fold)
+        fs_json_ints(j, "four_step", 2, four_step);
+    else
+        fs_json_null(j, "four_step");
+    fs_json_close(j, '}');
+}
+
+/* Every stage's split and blocks, every exchange's ranks, blocks and
+ * messages. */
+static void json_stages(fs_json *j, const dry_plan *p)
+{
+    const fs_transform *t = &p->t;
+    int64_t cb = (int64_t)fs_complex_bytes(t->prec);
+    fs_json_open(j, "stages", '[');
+    for (int s = 0; s < t->nstages; s++) {
+        fs_json_open(j, NULL, '{');
+        fs_json_open(j, "split", '[');
+        for (int g = 0; g < 2; g++) {
+            if (t->split[s][g] < 0)
+                continue;
+            fs_json_open(j, NULL, '{');
+            fs_json_int(j, "axis", t->split[s][g]);
+            fs_json_int(j, "ranks", t->grid[g]);
+            fs_json_bool(j, "batch", batch_axis(t, s, g));
+            fs_json_close(j, '}');
+        }
+        fs_json_close(j, ']');
+        fs_json_bool(j, "gathered", t->split[s][0] == FS_GATHER || t->split[s][1] == FS_GATHER);
+        json_box(j, "smallest_block", &p->small[s]);
+        json_box(j, "largest_block", &p->large[s]);
+        fs_json_int(j, "largest_elements", fs_box_elems(&p->large[s]));
+        fs_json_int(j, "largest_bytes", fs_box_elems(&p->large[s]) * cb);
+        fs_json_int(j, "empty_ranks", p->empty[s]);
+        fs_json_close(j, '}');
+    }
+    fs_json_close(j, ']');
+
+    fs_json_open(j, "exchanges", '[');
+    for (int e = 0; e + 1 < t->nstages; e++) {
+        int64_t blk = largest_block(t, e, &p->large[e]);
+        fs_json_open(j, NULL, '{');
+        fs_json_int(j, "ranks", t->grid[fs_transform_exchange_dim(t, e)]);
+        fs_json_str(j, "among", exchange_among(t, e));
+        fs_json_int(j, "largest_block_elements", blk);
+        fs_json_int(j, "largest_block_bytes", blk * cb);
+        fs_json_open(j, "messages_per_rank", '{');
+        for (int k = 0; k < p->nneeds; k++)
+            fs_json_int(j, p->needs[k].ops->name, (int64_t)p->needs[k].messages[e]);
+        fs_json_close(j, '}');
+        fs_json_close(j, '}');
+    }
+    fs_json_close(j, ']');
+}
+
+/* The memory per rank of every strategy compared, the one the text gives,
+ * and the verdict against --mem-per-rank. */
+static void json_memory_per_rank(fs_json *j, const dry_plan *p)
+{
+    fs_json_open(j, "strategies", '{');
+    for (int k = 0; k < p->nneeds; k++) {
+        memory_estimate m = memory_of(p, &p->needs[k]);
+        fs_json_open(j, p->needs[k].ops->name, '{');
+        json_memory(j, &m);
+        fs_json_close(j, '}');
+    }
+    fs_json_close(j, '}');
+
+    const rank_need *chosen = chosen_need(p);
+    memory_estimate m = memory_of(p, chosen);
+    fs_json_open(j, "memory_per_rank", '{');
+    fs_json_str(j, "strategy", chosen ? chosen->ops->name : NULL);
+    json_memory(j, &m);
+    fs_json_close(j, '}');
+
+    fs_json_open(j, "mem_per_rank", '{');
+    if (p->opts->mem_per_rank) {
+        fs_json_int(j, "limit_bytes", (int64_t)p->opts->mem_per_rank);
+        fs_json_bool(j, "fits", fits(p));
+    } else {
+        fs_json_null(j, "limit_bytes");
+        fs_json_null(j, "fits");
+    }
+    fs_json_close(j, '}');
+}
+
+static void json_plan(fs_json *j, void *arg)
+{
+    const dry_plan *p = arg;
+    json_problem(j, p);
+    json_stages(j, p);
+    json_memory_per_rank(j, p);
+}
+
+/* ------------------------------------------------------------------ run */
+
+/* --report=FILE: checked like a run's report (not an input, an input shard
+ * or a virtual dataset's source) and its temporary made, collectively. */
+static fs_status begin_report(MPI_Comm comm, const fs_options *opts, const fs_input_info *info,
+                              const fs_shard_set *shards, char **tmp)
+{
+    *tmp = NULL;
+    if (!opts->report_file || fs_report_to_stdout(opts->report_file))
+        return FS_OK;
+    fs_status st = FS_OK;
+    if (opts->input_file) {
+        fs_run_files files = {
+            .report = opts->report_file,
+            .input = opts->input_file,
+            .info = info,
+            .shards = info->nshards ? shards : NULL,
+        };
+        st = fs_destinations_check(comm, &files);
+    }
+    if (st == FS_OK)
+        st = fs_atomic_begin(comm, opts->report_file, opts->input_file, 1, tmp);
+    return st;
+}
+
+/* Rank 0: the text (standard output; with --report=-, standard error
+ * unless --quiet), the JSON into its place, then the verdict. */
+static fs_status speak(const dry_plan *p, char *tmp)
+{
+    const fs_options *o = p->opts;
+    FILE *text = !fs_report_to_stdout(o->report_file) ? stdout : o->quiet ? NULL : stderr;
+    if (text)
+        print_text(text, p);
+    fs_status st = FS_OK;
+    if (o->report_file)
+        st = fs_json_write(o->report_file, tmp, json_plan, (void *)p);
+    if (tmp && st == FS_OK)
+        st = fs_atomic_commit(tmp, o->report_file);
+    else if (tmp)
+        fs_atomic_abort(tmp);
+    if (st == FS_OK && o->mem_per_rank && !fits(p))
+        st = fs_error_set(FS_ERR_RUNTIME,
+                          "--mem-per-rank: the plan needs about %.1f MiB per rank, more than "
+                          "%.1f MiB (not enough memory)",
+                          mib((double)memory_of(p, chosen_need(p)).total_bytes),
+                          mib((double)o->mem_per_rank));
+    return st;
 }
 
 fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
@@ -409,33 +694,25 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
     if (err != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed: %s", fs_mpi_strerror(err));
     fs_input_info info;
-    fs_status st = dry_input(comm, rank, opts, &info);
-    if (st != FS_OK)
-        return st;
-
-    int P = opts->ranks ? opts->ranks : nranks;
-    const char *name = strcmp(opts->transpose, "auto") == 0 ? NULL : opts->transpose;
-    const fs_exchange_ops *ops = name ? fs_exchange_find(name) : NULL;
-    fs_transform_request rq;
-    fs_transform t;
-    st = fs_planner_request(opts, &info, P, &rq);
-    rq.hooks = ops && ops->uses_hooks;
+    fs_shard_set shards;
+    fs_status st = dry_input(comm, rank, opts, &info, &shards);
+    dry_plan *p = st == FS_OK ? malloc(sizeof *p) : NULL;
     if (st == FS_OK)
-        st = fs_transform_plan(&rq, &t);
-    rank_need needs[MAX_STRATEGIES];
-    int nneeds = 0, worst = -1;
-    if (st == FS_OK)
-        st = strategy_needs(opts, &rq, ops, needs, &nneeds, &worst);
-    /* Every rank plans the same way: rank 0 speaks, and prints. */
-    if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) != FS_OK || rank != 0)
-        return st;
-
-    fs_box large[FS_MAX_STAGES];
-    print_decomposition(opts, &info, &t, P);
-    print_stages(&t, P, large);
-    print_exchanges(&t, large, needs, nneeds);
-    print_memory(opts, &t, large, ops, worst >= 0 ? &needs[worst] : NULL);
-    printf("nothing was read, computed or written\n");
-    fflush(stdout);
-    return FS_OK;
+        st = p ? make_plan(opts, &info, opts->ranks ? opts->ranks : nranks, p)
+               : fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
+    /* Every rank plans the same way: rank 0 speaks. */
+    char *tmp = NULL;
+    if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) == FS_OK)
+        st = begin_report(comm, opts, &info, &shards, &tmp);
+    fs_shard_set_free(&shards);
+    if (st == FS_OK) {
+        if (rank == 0)
+            st = speak(p, tmp); /* commits or removes the temporary */
+        else if (tmp)
+            fs_atomic_forget(tmp);
+        st = fs_error_agree(comm, st);
+    }
+    free(tmp);
+    free(p);
+    return st;
 }

@@ -4,8 +4,12 @@
  * count (--ranks, default this job's), print the decomposition, the grid,
  * the smallest and largest local block of every stage, the exchanges and
  * their largest messages, and the memory per rank of the strategy, with
- * whether it fits --mem-per-rank. Only arithmetic: nothing is allocated at
- * full size, nothing is read or written, and it runs on one process. */
+ * whether it fits --mem-per-rank. With --report, the same figures as JSON
+ * (schema FS_DRY_RUN_SCHEMA, documented in fftshard(1)): into a file, made
+ * atomically as a run's report is, or on standard output (--report=-; the
+ * text then goes to standard error). Only arithmetic: nothing is allocated
+ * at full size, nothing is read or written but the report, and it runs on
+ * one process. */
 #ifndef FS_DRYRUN_H
 #define FS_DRYRUN_H
 
@@ -13,7 +17,11 @@
 #include "errors.h"
 #include "options.h"
 
-/* Collective over comm; rank 0 prints on stdout. */
+#define FS_DRY_RUN_SCHEMA "fftshard-dry-run/1"
+
+/* Collective over comm; rank 0 prints. A plan that does not fit
+ * --mem-per-rank is FS_ERR_RUNTIME ("not enough memory"), after the text
+ * and the JSON are written in full. Returns the agreed status, printed. */
 fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts);
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "atomic.h"
 #include "destinations.h"
+#include "report.h"
 
 fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
                           const fs_shard_set *shards, fs_output *out)
@@ -41,7 +42,7 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
     /* A report is a log: it replaces an earlier one without --force. Its
      * temporary exists from now on, so an unwritable report path fails the
      * run before any work. */
-    if (st == FS_OK && o->report_file)
+    if (st == FS_OK && o->report_file && !fs_report_to_stdout(o->report_file))
         st = fs_atomic_begin(comm, o->report_file, o->input_file, 1, &out->report_tmp);
     if (st == FS_OK && o->shard_output)
         st = fs_shard_output_begin(comm, o->output_file, &out->so);
@@ -150,7 +151,7 @@ static fs_status list_needs(const fs_output *out, const fs_transform *t, space_n
     } else {
         all[0].bytes = *largest_file = file_bytes(&out->storage, t->out_ndim, t->out_shape, eb);
     }
-    if (o->report_file)
+    if (o->report_file && !fs_report_to_stdout(o->report_file))
         all[count++] = (space_need){o->report_file, NULL, "the report",
                                     REPORT_BYTES + REPORT_BYTES_PER_RANK * nranks};
     if (o->wisdom_file) {
@@ -366,6 +367,17 @@ static fs_status commit_shards(fs_output *out, const fs_transform *t)
                                   out->opts->force);
 }
 
+/* A failure after the result is in place says so. */
+static fs_status after_the_result(fs_status st)
+{
+    if (st == FS_OK)
+        return st;
+    char message[1024];
+    snprintf(message, sizeof message, "%s", fs_error_message());
+    fs_error_clear();
+    return fs_error_set(st, "%s (the result was written)", message);
+}
+
 /* Rank 0, once the result is in place: the report and the wisdom, already
  * written, each renamed over its file (a rename beside its own temporary:
  * nothing left to fail but the directory itself). */
@@ -377,14 +389,10 @@ static fs_status commit_side_files(fs_output *out)
     for (size_t i = 0; i < sizeof tmp / sizeof tmp[0]; i++) {
         if (!*tmp[i])
             continue;
-        if (st != FS_OK) {
+        if (st != FS_OK)
             fs_atomic_abort(*tmp[i]);
-        } else if ((st = fs_atomic_commit(*tmp[i], final[i])) != FS_OK) {
-            char message[1024];
-            snprintf(message, sizeof message, "%s", fs_error_message());
-            fs_error_clear();
-            fs_error_set(st, "%s (the result was written)", message);
-        }
+        else
+            st = after_the_result(fs_atomic_commit(*tmp[i], final[i]));
         free(*tmp[i]);
         *tmp[i] = NULL;
     }
@@ -409,7 +417,14 @@ static fs_status commit_on_root(void *arg)
 fs_status fs_output_commit(fs_output *out, const fs_transform *t)
 {
     commit_args c = {out, t};
-    return fs_atomic_commit_collective(out->comm, commit_on_root, &c);
+    fs_status st = fs_atomic_commit_collective(out->comm, commit_on_root, &c);
+    /* --report=-: standard output has no temporary to rename, so the report
+     * goes there once the result is in place (not while the signals are
+     * held: a reader that stops reading would hold them for ever). */
+    if (st == FS_OK && fs_report_to_stdout(out->opts->report_file))
+        st = fs_error_agree(out->comm,
+                            out->rank == 0 ? after_the_result(fs_report_flush_stdout()) : FS_OK);
+    return st;
 }
 
 void fs_output_abandon(fs_output *out, fs_status st)
@@ -444,6 +459,7 @@ void fs_output_finish(fs_output *out, fs_status st)
         else if (side[i])
             fs_atomic_abort(side[i]);
     }
+    fs_report_discard_stdout(); /* kept by a run that failed after the report */
     free(out->tmp_path);
     free(out->report_tmp);
     free(out->wisdom_tmp);

@@ -34,7 +34,8 @@ typedef struct fs_output {
     const fs_options *opts;
     const char *dataset;           /* the output dataset's path */
     char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
-    char *report_tmp;              /* the report's temporary, made before any work */
+    char *report_tmp;              /* the report's temporary, made before any work
+                                      (NULL: none, or --report=-) */
     char *wisdom_tmp;              /* the wisdom's, written before the commit (fs_wisdom_save) */
     fs_shard_output so;            /* --shard-output */
     fs_h5_storage storage;         /* --chunks, --deflate */
@@ -70,7 +71,9 @@ fs_status fs_output_close(fs_output *out);
 
 /* Collective, once the report and the wisdom are written into their
  * temporaries: put the result in place, then the report and the wisdom
- * (rank 0 renames while every rank holds the signals). */
+ * (rank 0 renames while every rank holds the signals); then, with
+ * --report=-, rank 0 writes the report to standard output (a failure there
+ * is FS_ERR_RUNTIME with the result already in place). */
 fs_status fs_output_commit(fs_output *out, const fs_transform *t);
 
 /* A collective write or close failed on some rank: remove the temporaries

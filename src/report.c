@@ -5,12 +5,18 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "prefix.h"
 #include "signals.h"
+
+int fs_report_to_stdout(const char *path)
+{
+    return path && strcmp(path, FS_REPORT_STDOUT) == 0;
+}
 
 static const char *const phase_names[FS_NPHASES] = {
     "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
@@ -379,6 +385,63 @@ static fs_status write_json_file(const char *path, const char *tmp, const fs_rep
     return FS_OK;
 }
 
+/* ------------------------------------------------------------------ stdout */
+
+/* Rank 0: the report bound for standard output, from its write (before the
+ * commit) until the result is in place. */
+static char *stdout_report;
+static size_t stdout_report_bytes;
+
+/* text to standard output; 0 or the errno of the failure. A closed pipe is
+ * an error to report like any other, not a signal that ends this rank
+ * alone: SIGPIPE is ignored while writing. */
+static int write_stdout(const char *text, size_t bytes)
+{
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+    int ignored = sigaction(SIGPIPE, &ignore, &old) == 0;
+    errno = 0;
+    int e = 0;
+    if (fwrite(text, 1, bytes, stdout) != bytes || fflush(stdout) != 0)
+        e = errno ? errno : EIO;
+    if (ignored)
+        sigaction(SIGPIPE, &old, NULL);
+    return e;
+}
+
+static fs_status keep_for_stdout(const fs_report_info *info, const totals *t,
+                                 const fs_rank_record *all, const int64_t *prefix, int P)
+{
+    fs_report_discard_stdout();
+    FILE *f = open_memstream(&stdout_report, &stdout_report_bytes);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    write_json(f, info, t, all, prefix, P);
+    if (fclose(f) != 0) {
+        fs_report_discard_stdout();
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    }
+    return FS_OK;
+}
+
+fs_status fs_report_flush_stdout(void)
+{
+    if (!stdout_report)
+        return FS_OK;
+    int e = write_stdout(stdout_report, stdout_report_bytes);
+    fs_report_discard_stdout();
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "standard output: writing the report failed: %s",
+                            strerror(e));
+    return FS_OK;
+}
+
+void fs_report_discard_stdout(void)
+{
+    free(stdout_report);
+    stdout_report = NULL;
+    stdout_report_bytes = 0;
+}
+
 /* The summary as text, printed once the result is in place. */
 static fs_status summary_text(const fs_report_info *info, const totals *t, int P, char **text)
 {
@@ -429,7 +492,9 @@ fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_r
         compute_totals(info, all, P, &t);
         if (summary)
             st = summary_text(info, &t, P, summary);
-        if (st == FS_OK && json_path && json_tmp)
+        if (st == FS_OK && fs_report_to_stdout(json_path))
+            st = keep_for_stdout(info, &t, all, prefix, P);
+        else if (st == FS_OK && json_path && json_tmp)
             st = write_json_file(json_path, json_tmp, info, &t, all, prefix, P);
     }
     st = fs_error_agree(comm, st);
@@ -437,4 +502,98 @@ done:
     free(all);
     free(prefix);
     return st;
+}
+
+/* ------------------------------------------------------------------ fs_json */
+
+struct fs_json {
+    json j;
+};
+
+void fs_json_open(fs_json *j, const char *key, char bracket)
+{
+    json_open(&j->j, key, bracket);
+}
+
+void fs_json_close(fs_json *j, char bracket)
+{
+    json_close(&j->j, bracket);
+}
+
+void fs_json_str(fs_json *j, const char *key, const char *v)
+{
+    if (v)
+        json_str(&j->j, key, v);
+    else
+        fs_json_null(j, key);
+}
+
+void fs_json_int(fs_json *j, const char *key, int64_t v)
+{
+    json_int(&j->j, key, v);
+}
+
+void fs_json_num(fs_json *j, const char *key, double v)
+{
+    json_num(&j->j, key, v);
+}
+
+void fs_json_bool(fs_json *j, const char *key, int v)
+{
+    json_key(&j->j, key);
+    fputs(v ? "true" : "false", j->j.f);
+}
+
+void fs_json_null(fs_json *j, const char *key)
+{
+    json_key(&j->j, key);
+    fputs("null", j->j.f);
+}
+
+void fs_json_ints(fs_json *j, const char *key, int n, const int64_t *v)
+{
+    json_ints(&j->j, key, n, v, 1);
+}
+
+/* The document into f; 0 or the errno of a failed write. */
+static int json_document(FILE *f, void (*body)(fs_json *j, void *arg), void *arg)
+{
+    fs_json w = {{f, 1, 1}};
+    fputc('{', f);
+    body(&w, arg);
+    fputs("\n}\n", f);
+    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    return e;
+}
+
+fs_status fs_json_write(const char *path, const char *tmp_path,
+                        void (*body)(fs_json *j, void *arg), void *arg)
+{
+    if (fs_report_to_stdout(path)) {
+        /* Whole or not at all on standard output too: a failure while the
+         * text is made prints nothing. */
+        char *text = NULL;
+        size_t bytes = 0;
+        FILE *f = open_memstream(&text, &bytes);
+        int e = f ? json_document(f, body, arg) : ENOMEM;
+        if (e) {
+            free(text);
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+        }
+        e = write_stdout(text, bytes);
+        free(text);
+        if (e)
+            return fs_error_set(FS_ERR_RUNTIME, "standard output: writing the report failed: %s",
+                                strerror(e));
+        return FS_OK;
+    }
+    FILE *f = fopen(tmp_path, "w");
+    if (!f)
+        return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
+    int e = json_document(f, body, arg);
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
+    return FS_OK;
 }

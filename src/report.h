@@ -5,7 +5,10 @@
  * running sums over the ranks with the parallel prefix broadcast (prefix.h),
  * makes the human summary and writes the JSON report (--report=FILE, into
  * its temporary, which the commit renames with the result; schema
- * "fftshard-report/1", documented in fftshard(1)). */
+ * "fftshard-report/1", documented in fftshard(1)). --report=- sends it to
+ * standard output instead, which has no temporary: rank 0 keeps the text
+ * until the result is committed (fs_report_flush_stdout). The dry run's
+ * plan (dryrun.h) is written with the same JSON writer (fs_json). */
 #ifndef FS_REPORT_H
 #define FS_REPORT_H
 
@@ -17,6 +20,12 @@
 #include "layout.h"
 
 #define FS_REPORT_SCHEMA "fftshard-report/1"
+
+/* --report's name for standard output; a file named "-" is "./-". */
+#define FS_REPORT_STDOUT "-"
+
+/* Whether path (--report's value, may be NULL) means standard output. */
+int fs_report_to_stdout(const char *path);
 
 typedef enum fs_phase {
     FS_PHASE_READ,
@@ -95,9 +104,39 @@ typedef struct fs_report_info {
  * summary into *summary (out, malloc'ed text for the caller to print once
  * the result is in place; summary NULL: none; NULL on the other ranks) and
  * writes the JSON report for json_path into its temporary json_tmp (made
- * by fs_atomic_begin; both NULL: no report), which the caller renames.
- * Returns the agreed status, already printed. */
+ * by fs_atomic_begin; both NULL: no report), which the caller renames; for
+ * json_path "-" (json_tmp NULL) it keeps the report for
+ * fs_report_flush_stdout. Returns the agreed status, already printed. */
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
                            char **summary, const char *json_path, const char *json_tmp);
+
+/* Rank 0, once the result is in place: write the report kept for standard
+ * output (none kept: FS_OK) and forget it. A write error (a closed pipe, a
+ * full disk) is FS_ERR_RUNTIME, set and not printed. */
+fs_status fs_report_flush_stdout(void);
+
+/* Forget the report kept for standard output (a run that failed). */
+void fs_report_discard_stdout(void);
+
+/* ------------------------------------------------------------------ JSON
+ * One JSON document being written: members of objects (key) or elements of
+ * arrays (key NULL). */
+typedef struct fs_json fs_json;
+
+void fs_json_open(fs_json *j, const char *key, char bracket); /* '{' or '[' */
+void fs_json_close(fs_json *j, char bracket);
+void fs_json_str(fs_json *j, const char *key, const char *v);  /* v NULL: null */
+void fs_json_int(fs_json *j, const char *key, int64_t v);
+void fs_json_num(fs_json *j, const char *key, double v);
+void fs_json_bool(fs_json *j, const char *key, int v);
+void fs_json_null(fs_json *j, const char *key);
+void fs_json_ints(fs_json *j, const char *key, int n, const int64_t *v);
+
+/* Rank 0: write one JSON object whose members body(j, arg) writes, to
+ * standard output (path "-") or into the temporary tmp_path of path (made
+ * by fs_atomic_begin; the caller commits it). Errors are set with path's
+ * name and returned, not printed. */
+fs_status fs_json_write(const char *path, const char *tmp_path,
+                        void (*body)(fs_json *j, void *arg), void *arg);
 
 #endif

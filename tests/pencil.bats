@@ -85,10 +85,13 @@ print(d["type"], d["grid"], d["stages"])'
 
 # bats test_tags=sanitized
 @test "--dry-run for 2^34 x 3 on 7 ranks, for a file, and what does not fit" {
-    run "$FFTSHARD" --dry-run --shape=17179869184x3 --ranks=7 --mem-per-rank=1G
-    assert_success
+    # A plan that does not fit --mem-per-rank: the text in full, then status 1.
+    run --separate-stderr "$FFTSHARD" --dry-run --shape=17179869184x3 --ranks=7 --mem-per-rank=1G
+    assert_failure "$EXIT_RUNTIME"
     assert_line --regexp '^stage 0: axis 0 over 7; local blocks 2454267026x3 to 2454267027x3'
     assert_line --partial "does NOT fit"
+    assert_line "nothing was read, computed or written"
+    [[ $stderr == "fftshard: error: --mem-per-rank: "*"(not enough memory)" ]] || fail "$stderr"
     oracle make a.h5 64x32x16:complex128
     run fftshard 2 --dry-run --transpose=alltoall a.h5 out.h5
     assert_success
