@@ -948,7 +948,10 @@ static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs
             return FS_OK;
         hid_t obj = H5Oopen(fid, prefix, H5P_DEFAULT);
         H5I_type_t type = obj >= 0 ? H5Iget_type(obj) : H5I_BADID;
-        fs_status st = fs_h5_clear_errors(fs_h5_close_ids(FS_OK, file, 1, obj));
+        if (obj >= 0 && H5Oclose(obj) < 0)
+            return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot close %s", file, prefix);
+        /* A link that leads nowhere (H5Oopen failed) is not free either. */
+        fs_status st = fs_h5_clear_errors(FS_OK);
         if (st != FS_OK)
             return st;
         if (end == len) {
