@@ -370,11 +370,12 @@ fs_status fs_output_open(fs_output *out)
     if (o->add) {
         struct stat st;
         existing = stat(o->output_file, &st) == 0; /* rank 0's verdict follows */
-        fs_status st_copy = fs_root_decides(out->comm, copy_output, out);
+        /* Agreed quietly: the caller agrees (and prints) at the stage's end. */
+        fs_status st_copy = fs_root_decides_quietly(out->comm, copy_output, out);
         if (st_copy != FS_OK)
             return st_copy;
         if (MPI_Bcast(&existing, 1, MPI_INT, 0, out->comm) != MPI_SUCCESS)
-            return fs_error_agree(out->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed"));
+            return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
         out->copied = existing;
     }
     fs_status st = fs_h5_output_open(out->comm, out->tmp_path, existing, &out->h5);

@@ -67,7 +67,7 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
  * copy of OUTPUT (rank 0 copies it, with its permissions); nothing with
- * --shard-output. */
+ * --shard-output. The status is this rank's: the caller agrees it. */
 fs_status fs_output_open(fs_output *out);
 
 /* Collective: create the output dataset out->dataset for t in the open
