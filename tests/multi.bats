@@ -224,8 +224,10 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     oracle make a.h5 /p=6x6:float64 /q=6x6:float64
     fftshard 2 --quiet --report=r.json a.h5:/p a.h5:/q o.h5
     local key
+    # named in bold on a line of its own (.B, .BR), not just somewhere in the text
     for key in $(json r.json '" ".join(list(r) + list(r["per_rank"][0]) + list(r["datasets"][0]))'); do
-        grep -q -- "$key" "$srcdir/man/fftshard.1" || fail "report member $key is not in man/fftshard.1"
+        grep -Eq "^\.(B|BR|RB) (.*[ \"])?$key([ \",]|\$)" "$srcdir/man/fftshard.1" ||
+            fail "report member $key is not in man/fftshard.1"
     done
     run json r.json '"input" not in r and "shape" not in r and len(r["datasets"]) == 2'
     assert_output True
