@@ -545,6 +545,55 @@ void fs_atomic_remove_registered(void)
             empty_directory(dirs.paths[i]);
 }
 
+/* Bytes from in to out from their current offsets to in's end: the kernel
+ * copies (copy_file_range, which may share extents), or read and write
+ * where it cannot across these files. 0 or -1 with errno. */
+static int copy_contents(int in, int out)
+{
+    static char buf[1 << 20];
+    int kernel = 1;
+    for (;;) {
+        ssize_t n = -1;
+        if (kernel) {
+            n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+            if (n < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+                          errno == EOPNOTSUPP)) {
+                kernel = 0;
+                continue;
+            }
+        } else {
+            n = read(in, buf, sizeof buf);
+            for (ssize_t done = 0, w = 0; n > 0 && done < n; done += w)
+                if ((w = write(out, buf + done, (size_t)(n - done))) < 0)
+                    return -1;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -1 : 0;
+    }
+}
+
+fs_status fs_atomic_copy_into(const char *src, const char *tmp_path)
+{
+    struct stat st;
+    int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, e = 0;
+    if (in < 0 || fstat(in, &st) != 0)
+        e = errno;
+    else if ((out = open(tmp_path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        e = errno;
+    else if (copy_contents(in, out) != 0 || fchmod(out, st.st_mode & 07777) != 0)
+        e = errno;
+    if (out >= 0 && close(out) != 0 && !e)
+        e = errno;
+    if (in >= 0)
+        close(in);
+    if (e)
+        return fs_error_set(e == ENOENT || e == EACCES ? FS_ERR_OUTPUT : FS_ERR_RUNTIME,
+                            "%s: cannot copy it into its temporary: %s", src, strerror(e));
+    return FS_OK;
+}
+
 static int same_file(const char *a, const char *b)
 {
     struct stat sa, sb;

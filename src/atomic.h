@@ -101,6 +101,11 @@ fs_status fs_atomic_place(const char *tmp_path, const char *final_path, int repl
  * (the report, the wisdom). */
 fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
 
+/* One process: the contents and permission bits of the file src into its
+ * temporary tmp_path (made by fs_atomic_create), so that a run can change
+ * a copy of a file and put it in place whole (--add). */
+fs_status fs_atomic_copy_into(const char *src, const char *tmp_path);
+
 /* Unlink tmp_path (if it exists) and forget it. */
 void fs_atomic_abort(const char *tmp_path);
 

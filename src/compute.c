@@ -182,6 +182,10 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     int64_t need = fs_decomposition_max_elems(a->d);
     if (st == FS_OK)
         st = plan_exchanges(c, a, &need);
+    /* A buffer kept from a transform of the other precision counts its
+     * elements in that precision's size. */
+    if (buf->prec != t->prec)
+        fs_workbuf_release(buf);
     buf->prec = t->prec;
     if (st == FS_OK)
         st = fs_workbuf_reserve(buf, need);

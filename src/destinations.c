@@ -134,16 +134,16 @@ static fs_status check_place(const char *label, const char *path)
 }
 
 /* The source files of a virtual input dataset, as HDF5 will find them. */
-static fs_status add_virtual_sources(file_list *sources, const fs_run_files *f)
+static fs_status add_virtual_sources(file_list *sources, const char *input, const fs_input_info *info)
 {
     char **names = NULL;
     int64_t n = 0;
-    fs_status st = fs_h5_virtual_files(f->input, f->info->dataset, &names, &n);
+    fs_status st = fs_h5_virtual_files(input, info->dataset, &names, &n);
     for (int64_t i = 0; i < n && st == FS_OK; i++) {
         char path[2 * FS_PATH_MAX];
         if (strchr(names[i], '%'))
             continue; /* printf-named sources of an unlimited dataset: HDF5 finds them */
-        st = fs_h5_source_path(f->input, names[i], path, sizeof path);
+        st = fs_h5_source_path(input, names[i], path, sizeof path);
         if (st == FS_OK)
             st = add(sources, 1, path, NULL, "source %s of the virtual dataset", names[i]);
     }
@@ -153,16 +153,19 @@ static fs_status add_virtual_sources(file_list *sources, const fs_run_files *f)
 
 static fs_status list_sources(const fs_run_files *f, file_list *sources)
 {
-    fs_status st;
+    fs_status st = FS_OK;
     if (f->shards) {
-        st = add(sources, 1, f->input, NULL, "the --shards list");
+        st = add(sources, 1, f->inputs[0], NULL, "the --shards list");
         for (int64_t i = 0; i < f->shards->n && st == FS_OK; i++)
             st = add(sources, 1, f->shards->files[i], NULL, "input shard %s", f->shards->files[i]);
         return st;
     }
-    st = add(sources, 1, f->input, NULL, "the input file");
-    if (st == FS_OK && f->info->is_virtual)
-        st = add_virtual_sources(sources, f);
+    for (int i = 0; i < f->ninputs && st == FS_OK; i++) {
+        st = f->ninputs == 1 ? add(sources, 1, f->inputs[i], NULL, "the input file")
+                             : add(sources, 1, f->inputs[i], NULL, "the input file %s", f->inputs[i]);
+        if (st == FS_OK && f->infos[i].is_virtual)
+            st = add_virtual_sources(sources, f->inputs[i], &f->infos[i]);
+    }
     return st;
 }
 

@@ -2,7 +2,7 @@
  * files it reads, once, before any work.
  *
  * The destinations are OUTPUT, the --report file and the --wisdom file
- * (read at the start, replaced at the end); the sources are INPUT, every
+ * (read at the start, replaced at the end); the sources are every INPUT, every
  * input shard and every source file of a virtual input dataset. Rank 0
  * refuses (FS_ERR_OUTPUT) a destination whose name ends in '/' or is "."
  * or "..", whose directory is missing, not a directory or not writable, or
@@ -24,9 +24,12 @@ typedef struct fs_run_files {
     const char *output;
     const char *report;           /* NULL: no --report */
     const char *wisdom;           /* NULL: no --wisdom */
-    const char *input;            /* INPUT as given (with --shards, the pattern or list) */
-    const fs_input_info *info;    /* the probed input (its dataset, whether virtual) */
-    const fs_shard_set *shards;   /* rank 0: the --shards files; NULL for one file */
+    int ninputs;
+    const char *const *inputs;    /* each INPUT's file as given (with --shards, the pattern
+                                     or list) */
+    const fs_input_info *infos;   /* each probed input (its dataset, whether virtual) */
+    const fs_shard_set *shards;   /* rank 0: the --shards files of the one INPUT; NULL for
+                                     files */
     const char *replaced_set;     /* --force --shard-output: OUTPUT's dataset, whose old
                                      shard set the commit removes; else NULL */
 } fs_run_files;

@@ -648,10 +648,12 @@ static fs_status begin_report(MPI_Comm comm, const fs_options *opts, const fs_in
         return FS_OK;
     fs_status st = FS_OK;
     if (opts->input_file) {
+        const char *inputs[] = {opts->input_file};
         fs_run_files files = {
             .report = opts->report_file,
-            .input = opts->input_file,
-            .info = info,
+            .ninputs = 1,
+            .inputs = inputs,
+            .infos = info,
             .shards = info->nshards ? shards : NULL,
         };
         st = fs_destinations_check(comm, &files);

@@ -555,6 +555,12 @@ void fs_h5_abandon(fs_status st, int speak)
         pause();
 }
 
+/* What messages call the output. */
+static const char *output_name(const fs_h5_output *o)
+{
+    return o->name ? o->name : o->path;
+}
+
 /* The MPI-IO output being written on this rank (one at a time), NULL when
  * none: its writes end the job when they fail (below). */
 static const fs_h5_output *writing;
@@ -666,15 +672,11 @@ static herr_t set_storage(hid_t dcpl, int ndim, const int64_t *shape, const fs_h
     return 0;
 }
 
-/* Create the file tmp_path through fapl and in it the dataset `dataset`
- * (groups on its path too) with the creation properties dcpl; *out is the
- * new output, or NULL after a failure. The output takes dxpl over, even
- * when it fails. */
-static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, hid_t dxpl,
-                               const char *dataset, int ndim, const int64_t *shape,
-                               fs_dtype file_type, hid_t dcpl, fs_h5_output **out)
+/* A new output on tmp_path, no file open yet; dxpl taken over, even when
+ * it fails. */
+static fs_status output_alloc(MPI_Comm comm, const char *tmp_path, int mpio, hid_t dxpl,
+                              fs_h5_output **out)
 {
-    hid_t space = H5I_INVALID_HID, ftype = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
     *out = NULL;
     fs_h5_output *o = calloc(1, sizeof *o);
     if (!o || !(o->path = strdup(tmp_path))) {
@@ -684,62 +686,130 @@ static fs_status output_create(MPI_Comm comm, const char *tmp_path, hid_t fapl, 
     o->fid = o->did = H5I_INVALID_HID;
     o->dxpl = dxpl;
     o->comm = comm;
-    o->mpio = fapl != H5P_DEFAULT;
+    o->mpio = mpio;
+    *out = o;
+    return FS_OK;
+}
+
+/* Create (or with `existing`, open) the file of o through fapl. */
+static fs_status output_open_file(fs_h5_output *o, hid_t fapl, int existing)
+{
+    /* The temporary was created by rank 0, empty or as a copy of OUTPUT;
+     * HDF5 now takes it over. */
+    char *name = NULL;
+    fs_status ret = FS_OK;
+    if (fapl != H5P_DEFAULT)
+        ret = fs_h5_mpio_name(o->path, &name);
+    if (o->mpio)
+        writing = o;
+    const char *file = name ? name : o->path;
+    if (ret == FS_OK && existing && (o->fid = H5Fopen(file, H5F_ACC_RDWR, fapl)) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot open the copy of the HDF5 file", output_name(o));
+    else if (ret == FS_OK && !existing &&
+             (o->fid = H5Fcreate(file, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", o->path);
+    free(name);
+    return ret;
+}
+
+/* The dataset `dataset` of o's file (groups on its path too) with the
+ * creation properties dcpl; the previous one is closed first. */
+static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int ndim,
+                                       const int64_t *shape, fs_dtype file_type, hid_t dcpl)
+{
+    hid_t space = H5I_INVALID_HID, ftype = H5I_INVALID_HID, lcpl = H5I_INVALID_HID;
+    fs_status ret = FS_OK;
+    if (o->did >= 0) {
+        /* Closing flushes collectively: a failure ends the job. */
+        herr_t closed = H5Dclose(o->did);
+        o->did = H5I_INVALID_HID;
+        if (closed < 0)
+            return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing a dataset failed",
+                                                   output_name(o)));
+    }
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
     for (int k = 0; k < ndim; k++)
         dims[k] = (hsize_t)shape[k];
-    fs_status ret = FS_OK;
     if ((space = H5Screate_simple(ndim, dims, NULL)) < 0 || (lcpl = H5Pcreate(H5P_LINK_CREATE)) < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
     if (ret == FS_OK)
         ret = fs_h5_element_type(file_type, 0, &ftype);
-    /* The temporary was created empty and exclusively by rank 0; HDF5 now
-     * takes it over. */
-    char *name = NULL;
-    if (ret == FS_OK && fapl != H5P_DEFAULT)
-        ret = fs_h5_mpio_name(tmp_path, &name);
-    if (o->mpio)
-        writing = o;
-    if (ret == FS_OK && (o->fid = H5Fcreate(name ? name : tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl)) < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create the HDF5 file", tmp_path);
-    free(name);
     /* Creating a chunked dataset allocates its chunks: collective metadata
      * writes, which a full disk fails on some ranks only. */
     if (ret == FS_OK && (o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
-        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", tmp_path,
+        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", o->path,
                                               dataset));
-    ret = fs_h5_close_ids(ret, tmp_path, 3, lcpl, ftype, space);
-    if (ret != FS_OK) {
-        /* The first error stands; closing frees what was made. */
-        fs_status closed = fs_h5_output_close(&o);
-        return ret != FS_OK ? ret : closed;
+    return fs_h5_close_ids(ret, o->path, 3, lcpl, ftype, space);
+}
+
+fs_status fs_h5_output_open(MPI_Comm comm, const char *tmp_path, int existing, fs_h5_output **out)
+{
+    hid_t fapl = H5I_INVALID_HID;
+    *out = NULL;
+    fs_status ret = mpio_fapl(comm, &fapl);
+    if (ret == FS_OK)
+        ret = output_alloc(comm, tmp_path, 1, H5I_INVALID_HID, out);
+    if (ret == FS_OK)
+        ret = output_open_file(*out, fapl, existing);
+    if (ret != FS_OK && *out) {
+        fs_status closed = fs_h5_output_close(out);
+        (void)closed; /* the first error stands; closing frees what was made */
     }
-    *out = o;
+    return fs_h5_close_ids(ret, tmp_path, 1, fapl);
+}
+
+/* With `replace`, an object at `dataset` is unlinked (collective over an
+ * MPI-IO file, like every metadata change). */
+static fs_status unlink_old(fs_h5_output *o, const char *dataset)
+{
+    htri_t exists = H5Lexists(o->fid, dataset, H5P_DEFAULT);
+    if (exists < 0)
+        return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot look up %s",
+                                               output_name(o), dataset));
+    if (exists > 0 && H5Ldelete(o->fid, dataset, H5P_DEFAULT) < 0)
+        return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot replace dataset %s",
+                                               output_name(o), dataset));
     return FS_OK;
+}
+
+fs_status fs_h5_output_add(fs_h5_output *o, const char *dataset, int ndim, const int64_t *shape,
+                           fs_dtype file_type, const fs_h5_storage *storage, int replace)
+{
+    hid_t dcpl = H5I_INVALID_HID;
+    fs_status ret = FS_OK;
+    /* Every element is written; filling first would write the file twice. */
+    if ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+        set_storage(dcpl, ndim, shape, storage) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
+    /* Filtered datasets can only be written collectively; otherwise each
+     * rank writes its hyperslab independently (see fs_h5_read). */
+    int collective = storage && storage->deflate > 0;
+    if (ret == FS_OK && o->dxpl >= 0 && H5Pclose(o->dxpl) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot set up the output transfer");
+    o->dxpl = H5I_INVALID_HID;
+    if (ret == FS_OK)
+        ret = transfer_dxpl(collective, &o->dxpl);
+    o->collective = collective;
+    if (ret == FS_OK && replace)
+        ret = unlink_old(o, dataset);
+    if (ret == FS_OK)
+        ret = output_create_dataset(o, dataset, ndim, shape, file_type, dcpl);
+    return fs_h5_close_ids(ret, o->path, 1, dcpl);
 }
 
 fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,
                            const int64_t *shape, fs_dtype file_type, const fs_h5_storage *storage,
                            fs_h5_output **out)
 {
-    hid_t fapl = H5I_INVALID_HID, dcpl = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-    *out = NULL;
-    fs_status ret = mpio_fapl(comm, &fapl);
-    /* Every element is written; filling first would write the file twice. */
-    if (ret == FS_OK && ((dcpl = H5Pcreate(H5P_DATASET_CREATE)) < 0 ||
-                         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-                         set_storage(dcpl, ndim, shape, storage) < 0))
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
-    /* Filtered datasets can only be written collectively; otherwise each
-     * rank writes its hyperslab independently (see fs_h5_read). */
+    fs_status ret = fs_h5_output_open(comm, tmp_path, 0, out);
     if (ret == FS_OK)
-        ret = transfer_dxpl(storage && storage->deflate > 0, &dxpl);
-    if (ret == FS_OK)
-        ret = output_create(comm, tmp_path, fapl, dxpl, dataset, ndim, shape, file_type, dcpl, out);
-    if (*out)
-        (*out)->collective = storage && storage->deflate > 0;
-    return fs_h5_close_ids(ret, tmp_path, 2, dcpl, fapl);
+        ret = fs_h5_output_add(*out, dataset, ndim, shape, file_type, storage, 0);
+    if (ret != FS_OK && *out) {
+        fs_status closed = fs_h5_output_close(out);
+        (void)closed; /* the first error stands */
+    }
+    return ret;
 }
 
 fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, int ndim,
@@ -751,15 +821,16 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
     fs_status ret = dcpl < 0 ? fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset")
                              : set_mappings(dcpl, ndim, shape, sources, dataset);
     if (ret == FS_OK)
-        ret = output_create(MPI_COMM_SELF, tmp_path, H5P_DEFAULT, H5I_INVALID_HID, dataset, ndim,
-                            shape, file_type, dcpl, out);
+        ret = output_alloc(MPI_COMM_SELF, tmp_path, 0, H5I_INVALID_HID, out);
+    if (ret == FS_OK)
+        ret = output_open_file(*out, H5P_DEFAULT, 0);
+    if (ret == FS_OK)
+        ret = output_create_dataset(*out, dataset, ndim, shape, file_type, dcpl);
+    if (ret != FS_OK && *out) {
+        fs_status closed = fs_h5_output_close(out);
+        (void)closed; /* the first error stands */
+    }
     return fs_h5_close_ids(ret, tmp_path, 1, dcpl);
-}
-
-/* What messages call the output. */
-static const char *output_name(const fs_h5_output *o)
-{
-    return o->name ? o->name : o->path;
 }
 
 void fs_h5_output_set_name(fs_h5_output *o, const char *name)
@@ -852,4 +923,59 @@ fs_status fs_h5_output_close(fs_h5_output **o)
     free(p);
     *o = NULL;
     return ret;
+}
+
+/* ------------------------------------------------------------------ adding to a file */
+
+/* What is at `path` in the open file fid: the prefixes of the path first
+ * (a dataset on the way blocks it as much as one at it). */
+static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs_h5_path_state *state)
+{
+    char prefix[FS_PATH_MAX];
+    size_t len = strlen(path);
+    if (len >= sizeof prefix)
+        return fs_error_set(FS_ERR_OUTPUT, "%s:%s: dataset path too long", file, path);
+    *state = FS_H5_PATH_FREE;
+    for (size_t end = 1; end <= len; end++) {
+        if (end < len && path[end] != '/')
+            continue;
+        memcpy(prefix, path, end);
+        prefix[end] = '\0';
+        htri_t exists = H5Lexists(fid, prefix, H5P_DEFAULT);
+        if (exists < 0)
+            return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot look up %s", file, prefix);
+        if (exists == 0)
+            return FS_OK;
+        hid_t obj = H5Oopen(fid, prefix, H5P_DEFAULT);
+        H5I_type_t type = obj >= 0 ? H5Iget_type(obj) : H5I_BADID;
+        if (obj >= 0 && H5Oclose(obj) < 0)
+            return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot close %s", file, prefix);
+        /* A link that leads nowhere (H5Oopen failed) is not free either. */
+        fs_status st = fs_h5_clear_errors(FS_OK);
+        if (st != FS_OK)
+            return st;
+        if (end == len) {
+            *state = type == H5I_DATASET ? FS_H5_PATH_DATASET : FS_H5_PATH_OTHER;
+            return FS_OK;
+        }
+        if (type != H5I_GROUP) {
+            *state = FS_H5_PATH_OTHER;
+            return FS_OK;
+        }
+    }
+    return FS_OK;
+}
+
+fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path_state *state)
+{
+    *state = FS_H5_PATH_FREE;
+    htri_t is_hdf5 = H5Fis_hdf5(file);
+    if (is_hdf5 <= 0)
+        return fs_h5_clear_errors(fs_error_set(FS_ERR_OUTPUT, "%s: not an HDF5 file; --add adds "
+                                               "datasets to an HDF5 file", file));
+    hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0)
+        return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot open the HDF5 file", file);
+    fs_status st = path_state_in(fid, file, path, state);
+    return fs_h5_close_ids(st, file, 1, fid);
 }

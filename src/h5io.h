@@ -79,6 +79,20 @@ typedef struct fs_h5_storage {
     int deflate;
 } fs_h5_storage;
 
+/* Collective: open the temporary tmp_path for writing through MPI-IO, as a
+ * new, empty HDF5 file (existing 0: rank 0 created it empty), or as the
+ * HDF5 file it holds (existing nonzero: a copy of OUTPUT, --add). No
+ * dataset yet: see fs_h5_output_add. */
+fs_status fs_h5_output_open(MPI_Comm comm, const char *tmp_path, int existing, fs_h5_output **out);
+
+/* Collective: create the dataset `dataset` of the given shape and element
+ * type in o's file (missing groups on its path created; the previous
+ * dataset closed): writes and attributes go to it from now on. storage may
+ * be NULL (contiguous). With `replace`, whatever is linked at `dataset` is
+ * unlinked first; HDF5 does not reclaim its space. */
+fs_status fs_h5_output_add(fs_h5_output *o, const char *dataset, int ndim, const int64_t *shape,
+                           fs_dtype file_type, const fs_h5_storage *storage, int replace);
+
 /* Collective. Create the dataset `dataset` of the given shape and element
  * type (complex types as h5py's {r,i} compound) in the (already created,
  * empty) temporary file tmp_path; missing groups on its path are created.
@@ -115,6 +129,17 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
                                     const int64_t *dims, fs_dtype type, const void *values);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
+
+/* What is at a dataset path of an existing file. */
+typedef enum fs_h5_path_state {
+    FS_H5_PATH_FREE,      /* nothing: a dataset can be created there */
+    FS_H5_PATH_DATASET,   /* a dataset, which only --force replaces */
+    FS_H5_PATH_OTHER,     /* a group, a type, a broken link, or something not a group on the way */
+} fs_h5_path_state;
+
+/* One process (rank 0), serially: what `file` holds at `path`. FS_ERR_OUTPUT
+ * when file is not an HDF5 file or cannot be read. */
+fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path_state *state);
 
 /* End the job from this rank alone, at once, with status st: a collective
  * call on an output failed here, and the other ranks may wait in it. With

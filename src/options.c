@@ -99,11 +99,13 @@ static void strategies_using(unsigned param, char *buf, size_t size)
 void fs_options_print_help(FILE *out)
 {
     fputs(
-        "Usage: mpiexec -n P fftshard [OPTIONS] INPUT OUTPUT\n"
+        "Usage: mpiexec -n P fftshard [OPTIONS] INPUT... OUTPUT\n"
         "Compute the N-dimensional FFT of an HDF5 dataset in parallel over MPI ranks.\n"
         "\n"
         "INPUT and OUTPUT are FILE.h5 or FILE.h5:/path/to/dataset. Without a path,\n"
-        "INPUT's only dataset is used and OUTPUT gets the same dataset path. The\n"
+        "INPUT's only dataset is used and OUTPUT gets the same dataset path. With\n"
+        "several INPUTs, each result goes under its input's path in the one OUTPUT\n"
+        "file, written as a whole or not at all. The\n"
         "result is complex in natural order (complex64 for float32/complex64\n"
         "input, else complex128): element [k0,k1,...] equals\n"
         "numpy.fft.fftn(input)[k0,k1,...].\n"
@@ -167,6 +169,9 @@ void fs_options_print_help(FILE *out)
         "      --deflate=LEVEL     compress the output chunks (shuffle + deflate 1-9)\n"
         "\n"
         "Output and messages:\n"
+        "      --add               add the results to an existing OUTPUT, keeping its\n"
+        "                          other datasets (with -f, replacing those of the\n"
+        "                          same path)\n"
         "  -f, --force             replace OUTPUT if it exists\n"
         "      --report=FILE       write the timing and prefix-sum report as JSON\n"
         "                          (- for standard output); with --dry-run, the plan\n"
@@ -593,6 +598,7 @@ static const opt_spec specs[] = {
     {OPT("deflate", 0, required_argument, set_long, deflate), .lo = 1, .hi = 9,
      .expected = "a level from 1 to 9"},
     {OPT("progress", 0, no_argument, set_flag, progress)},
+    {OPT("add", 0, no_argument, set_flag, add)},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -664,7 +670,40 @@ static fs_status set_defaults(int argc, char **argv, fs_options *opts)
     return FS_OK;
 }
 
-/* INPUT and OUTPUT, argv[first..argc-1], after the options they go with
+/* One more INPUT; the first is also input_file and input_dataset (which
+ * alias it: freed with the list). */
+static fs_status add_input(fs_options *opts, const char *arg)
+{
+    fs_location *grown = realloc(opts->inputs, (size_t)(opts->ninputs + 1) * sizeof *grown);
+    if (!grown)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    opts->inputs = grown;
+    fs_location *in = &opts->inputs[opts->ninputs];
+    if (fs_split_location(arg, &in->file, &in->dataset) != FS_OK)
+        return fs_error_status();
+    opts->ninputs++;
+    opts->input_file = opts->inputs[0].file;
+    opts->input_dataset = opts->inputs[0].dataset;
+    return FS_OK;
+}
+
+/* Several INPUTs: every result goes under its input's dataset path in the
+ * one OUTPUT file, so the options that name or split one output do not
+ * apply. */
+static fs_status check_several_inputs(const fs_options *opts)
+{
+    if (opts->output_dataset)
+        return fs_error_set(FS_ERR_USAGE, "%s:%s: a dataset path for OUTPUT applies to one INPUT "
+                            "only (with %d, each result goes under its input's path)",
+                            opts->output_file, opts->output_dataset, opts->ninputs);
+    if (opts->shards)
+        return fs_error_set(FS_ERR_USAGE, "--shards: takes one INPUT (got %d)", opts->ninputs);
+    if (opts->shard_output)
+        return fs_error_set(FS_ERR_USAGE, "--shard-output: takes one INPUT (got %d)", opts->ninputs);
+    return FS_OK;
+}
+
+/* INPUT... and OUTPUT, argv[first..argc-1], after the options they go with
  * were checked together. */
 static fs_status take_operands(int argc, char **argv, int first, fs_options *opts)
 {
@@ -681,8 +720,7 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
             return fs_error_set(FS_ERR_USAGE, opts->shape_ndim
                                                   ? "--dry-run --shape: no INPUT or OUTPUT expected"
                                                   : "--dry-run: expected INPUT [OUTPUT], or --shape");
-        if (!opts->shape_ndim &&
-            fs_split_location(argv[first], &opts->input_file, &opts->input_dataset) != FS_OK)
+        if (!opts->shape_ndim && add_input(opts, argv[first]) != FS_OK)
             return fs_error_status();
         if (!opts->shape_ndim && npos == 2 &&
             fs_split_location(argv[first + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
@@ -692,13 +730,15 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
     if (npos < 2)
         return fs_error_set(FS_ERR_USAGE, "missing %s: expected INPUT and OUTPUT",
                             npos == 0 ? "INPUT and OUTPUT" : "OUTPUT");
-    if (npos > 2)
-        return fs_error_set(FS_ERR_USAGE, "'%s': one argument too many (expected INPUT and OUTPUT)",
-                            argv[first + 2]);
-    if (fs_split_location(argv[first], &opts->input_file, &opts->input_dataset) != FS_OK ||
-        fs_split_location(argv[first + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
+    if (opts->add && opts->shard_output)
+        return fs_error_set(FS_ERR_USAGE, "--add, --shard-output: a set of shard files cannot be "
+                            "added to");
+    for (int i = first; i < argc - 1; i++)
+        if (add_input(opts, argv[i]) != FS_OK)
+            return fs_error_status();
+    if (fs_split_location(argv[argc - 1], &opts->output_file, &opts->output_dataset) != FS_OK)
         return fs_error_status();
-    return FS_OK;
+    return opts->ninputs > 1 ? check_several_inputs(opts) : FS_OK;
 }
 
 fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
@@ -729,8 +769,11 @@ fs_status fs_options_parse(int argc, char **argv, fs_options *opts)
 
 void fs_options_free(fs_options *opts)
 {
-    free(opts->input_file);
-    free(opts->input_dataset);
+    for (int i = 0; i < opts->ninputs; i++) {
+        free(opts->inputs[i].file);
+        free(opts->inputs[i].dataset);
+    }
+    free(opts->inputs);
     free(opts->output_file);
     free(opts->output_dataset);
     free(opts->transpose);

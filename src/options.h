@@ -23,10 +23,18 @@ typedef enum fs_action {
     FS_ACTION_VERSION,  /* --version */
 } fs_action;
 
+/* One INPUT operand: FILE.h5[:/path]. */
+typedef struct fs_location {
+    char *file;
+    char *dataset;         /* NULL: the only dataset in the file */
+} fs_location;
+
 typedef struct fs_options {
     fs_action action;
-    char *input_file;      /* INPUT without the ":/dataset" part */
+    char *input_file;      /* the first INPUT without the ":/dataset" part */
     char *input_dataset;   /* NULL: the only dataset in the file */
+    int ninputs;           /* INPUT operands (1 but with several; 0 for --dry-run --shape) */
+    fs_location *inputs;   /* all of them; inputs[0] is input_file:input_dataset */
     char *output_file;
     char *output_dataset;  /* NULL: the input dataset's path */
     int inverse;           /* --inverse */
@@ -59,6 +67,7 @@ typedef struct fs_options {
     int chunks_ndim;       /* 0: not given */
     int deflate;           /* --deflate level, 0: none */
     int progress;          /* --progress */
+    int add;               /* --add: into an existing OUTPUT, keeping its other contents */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

@@ -13,11 +13,68 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "agree.h"
 #include "atomic.h"
 #include "destinations.h"
 #include "report.h"
 
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
+const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info)
+{
+    return out->opts->output_dataset ? out->opts->output_dataset : info->dataset;
+}
+
+/* Whether the dataset at `inner` would lie inside the one at `outer`. */
+static int inside(const char *outer, const char *inner)
+{
+    size_t n = strlen(outer);
+    return strncmp(outer, inner, n) == 0 && inner[n] == '/';
+}
+
+typedef struct paths_args {
+    const fs_output *out;
+    const fs_input_info *infos;
+    int n;
+} paths_args;
+
+/* Rank 0: every result needs a place of its own in OUTPUT, and with --add
+ * one that OUTPUT's other contents leave free (a dataset there only with
+ * --force, which replaces it). */
+static fs_status check_paths_on_root(void *arg)
+{
+    const paths_args *a = arg;
+    const fs_options *o = a->out->opts;
+    for (int i = 0; i < a->n; i++) {
+        const char *p = fs_output_dataset_for(a->out, &a->infos[i]);
+        for (int j = 0; j < i; j++) {
+            const char *q = fs_output_dataset_for(a->out, &a->infos[j]);
+            if (strcmp(p, q) == 0 || inside(p, q) || inside(q, p))
+                return fs_error_set(FS_ERR_USAGE, "%s:%s and %s:%s: both results would be "
+                                    "written to %s:%s; give each INPUT its own dataset path",
+                                    o->inputs[j].file, q, o->inputs[i].file, p, o->output_file,
+                                    strcmp(p, q) == 0 || inside(q, p) ? q : p);
+        }
+    }
+    struct stat st;
+    if (!o->add || stat(o->output_file, &st) != 0)
+        return FS_OK; /* nothing to add to: created as without --add */
+    for (int i = 0; i < a->n; i++) {
+        const char *p = fs_output_dataset_for(a->out, &a->infos[i]);
+        fs_h5_path_state state;
+        fs_status ret = fs_h5_output_path_state(o->output_file, p, &state);
+        if (ret != FS_OK)
+            return ret;
+        if (state == FS_H5_PATH_DATASET && !o->force)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the dataset exists; use --force to replace "
+                                "it", o->output_file, p);
+        if (state == FS_H5_PATH_OTHER)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a group or another object "
+                                "there or on the way; --add writes datasets only where there is "
+                                "none or a dataset", o->output_file, p);
+    }
+    return FS_OK;
+}
+
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out)
 {
     memset(out, 0, sizeof *out);
@@ -26,19 +83,28 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
     out->so.file = -1;
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    out->dataset = o->output_dataset ? o->output_dataset : info->dataset;
+    out->dataset = fs_output_dataset_for(out, &infos[0]);
+    const char *inputs[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++)
+        inputs[i] = o->inputs[i].file;
     fs_run_files files = {
         .output = o->output_file,
         .report = o->report_file,
         .wisdom = o->wisdom_file,
-        .input = o->input_file,
-        .info = info,
+        .ninputs = n,
+        .inputs = inputs,
+        .infos = infos,
         .shards = shards,
         .replaced_set = o->force && o->shard_output ? out->dataset : NULL,
     };
     fs_status st = fs_destinations_check(comm, &files);
+    paths_args pa = {out, infos, n};
     if (st == FS_OK)
-        st = fs_atomic_begin(comm, o->output_file, o->input_file, o->force, &out->tmp_path);
+        st = fs_root_decides(comm, check_paths_on_root, &pa);
+    /* --add replaces OUTPUT by a copy with more in it: no --force needed. */
+    if (st == FS_OK)
+        st = fs_atomic_begin(comm, o->output_file, o->input_file, o->force || o->add,
+                             &out->tmp_path);
     /* A report is a log: it replaces an earlier one without --force. Its
      * temporary exists from now on, so an unwritable report path fails the
      * run before any work. */
@@ -127,11 +193,31 @@ typedef struct space_need {
     double bytes;
 } space_need;
 
+/* The one OUTPUT file holding every result (n transforms), and with --add
+ * what it holds now. */
+static fs_status result_bytes(const fs_output *out, const fs_transform *const *ts, int n, double *bytes)
+{
+    *bytes = 0;
+    for (int i = 0; i < n; i++) {
+        fs_h5_storage sg;
+        fs_status st = choose_storage(out->opts, ts[i], &sg);
+        if (st != FS_OK)
+            return st;
+        *bytes += file_bytes(&sg, ts[i]->out_ndim, ts[i]->out_shape,
+                             (double)fs_dtype_bytes(ts[i]->out_type));
+    }
+    struct stat st;
+    if (out->opts->add && stat(out->opts->output_file, &st) == 0)
+        *bytes += (double)st.st_size;
+    return FS_OK;
+}
+
 /* The destinations of this run. *n (out) entries; dirs freed by the caller. */
-static fs_status list_needs(const fs_output *out, const fs_transform *t, space_need *needs, int *n,
-                            double *largest_file)
+static fs_status list_needs(const fs_output *out, const fs_transform *const *ts, int nts,
+                            space_need *needs, int *n, double *largest_file)
 {
     const fs_options *o = out->opts;
+    const fs_transform *t = ts[0];
     double eb = (double)fs_dtype_bytes(t->out_type);
     int nranks = 1;
     if (MPI_Comm_size(out->comm, &nranks) != MPI_SUCCESS)
@@ -149,7 +235,10 @@ static fs_status list_needs(const fs_output *out, const fs_transform *t, space_n
             *largest_file = f > *largest_file ? f : *largest_file;
         }
     } else {
-        all[0].bytes = *largest_file = file_bytes(&out->storage, t->out_ndim, t->out_shape, eb);
+        fs_status st = result_bytes(out, ts, nts, &all[0].bytes);
+        if (st != FS_OK)
+            return st;
+        *largest_file = all[0].bytes;
     }
     if (o->report_file && !fs_report_to_stdout(o->report_file))
         all[count++] = (space_need){o->report_file, NULL, "the report",
@@ -227,13 +316,13 @@ static fs_status check_free_space(const space_need *needs, int n)
  * a collective call can leave the other ranks waiting in it for ever, so
  * free space and the file size limit are checked first. Compressed output
  * is counted uncompressed: FFT output hardly compresses. */
-static fs_status check_space(const fs_output *out, const fs_transform *t)
+static fs_status check_space(const fs_output *out, const fs_transform *const *ts, int nts)
 {
     space_need needs[4];
     int n = 0;
     double largest_file = 0;
     struct rlimit lim;
-    fs_status st = list_needs(out, t, needs, &n, &largest_file);
+    fs_status st = list_needs(out, ts, nts, needs, &n, &largest_file);
     if (st == FS_OK)
         st = check_free_space(needs, n);
     if (st == FS_OK && getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
@@ -246,26 +335,67 @@ static fs_status check_space(const fs_output *out, const fs_transform *t)
     return st;
 }
 
-fs_status fs_output_plan(fs_output *out, const fs_transform *t)
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
 {
     const fs_options *o = out->opts;
-    /* Every rank decides alike: rank 0 speaks. */
-    fs_status st = choose_storage(o, t, &out->storage);
+    /* Every rank decides alike: rank 0 speaks. Each result's storage is
+     * chosen again when it is created; all are judged now. */
+    fs_status st = FS_OK;
+    for (int i = n - 1; i >= 0 && st == FS_OK; i--)
+        st = choose_storage(o, ts[i], &out->storage);
     if (st == FS_OK && o->shard_output)
-        st = fs_shard_output_plan(out->comm, t, o->shard_output, o->output_file, &out->so);
+        st = fs_shard_output_plan(out->comm, ts[0], o->shard_output, o->output_file, &out->so);
     if (st == FS_OK && out->rank == 0)
-        st = check_space(out, t);
+        st = check_space(out, ts, n);
     return fs_error_agree(out->comm,
                           out->rank == 0 || fs_error_status() == FS_ERR_RUNTIME ? st : FS_OK);
+}
+
+/* Rank 0, --add: OUTPUT's contents into its temporary (nothing to copy when
+ * there was no OUTPUT). */
+static fs_status copy_output(void *arg)
+{
+    const fs_output *out = arg;
+    struct stat st;
+    if (stat(out->opts->output_file, &st) != 0)
+        return FS_OK;
+    return fs_atomic_copy_into(out->opts->output_file, out->tmp_path);
+}
+
+fs_status fs_output_open(fs_output *out)
+{
+    const fs_options *o = out->opts;
+    if (o->shard_output)
+        return FS_OK; /* the files are made with their datasets */
+    int existing = 0;
+    if (o->add) {
+        struct stat st;
+        existing = stat(o->output_file, &st) == 0; /* rank 0's verdict follows */
+        /* Agreed quietly: the caller agrees (and prints) at the stage's end. */
+        fs_status st_copy = fs_root_decides_quietly(out->comm, copy_output, out);
+        if (st_copy != FS_OK)
+            return st_copy;
+        if (MPI_Bcast(&existing, 1, MPI_INT, 0, out->comm) != MPI_SUCCESS)
+            return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+        out->copied = existing;
+    }
+    fs_status st = fs_h5_output_open(out->comm, out->tmp_path, existing, &out->h5);
+    if (out->h5)
+        fs_h5_output_set_name(out->h5, o->output_file);
+    return st;
 }
 
 fs_status fs_output_create(fs_output *out, const fs_transform *t)
 {
     fs_status st = FS_OK;
-    if (!out->opts->shard_output)
-        st = fs_h5_output_new(out->comm, out->tmp_path, out->dataset, t->out_ndim, t->out_shape,
-                              t->out_type, &out->storage, &out->h5);
-    else if (out->so.file >= 0) /* else this rank owns nothing of the output */
+    if (!out->opts->shard_output) {
+        st = choose_storage(out->opts, t, &out->storage);
+        if (st == FS_OK)
+            st = fs_h5_output_add(out->h5, out->dataset, t->out_ndim, t->out_shape, t->out_type,
+                                  &out->storage, out->opts->add && out->opts->force);
+        return st;
+    }
+    if (out->so.file >= 0) /* else this rank owns nothing of the output */
         st = fs_h5_output_new(out->so.comm, out->so.path, out->dataset, t->out_ndim,
                               out->so.box.count, t->out_type, &out->storage, &out->h5);
     if (out->h5)
@@ -405,10 +535,11 @@ static fs_status commit_side_files(fs_output *out)
 static fs_status commit_on_root(void *arg)
 {
     commit_args *c = arg;
-    fs_status st = c->out->opts->shard_output
+    const fs_options *o = c->out->opts;
+    fs_status st = o->shard_output
                        ? commit_shards(c->out, c->t)
-                       : fs_atomic_place(c->out->tmp_path, c->out->opts->output_file,
-                                         c->out->opts->force);
+                       : fs_atomic_place(c->out->tmp_path, o->output_file,
+                                         o->force || c->out->copied);
     if (st == FS_OK)
         return commit_side_files(c->out);
     return st;

@@ -41,24 +41,39 @@ typedef struct fs_output {
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
+    int copied;                    /* --add: the temporary began as a copy of OUTPUT, which
+                                      the commit replaces */
 } fs_output;
 
+/* The output dataset of an input: OUTPUT's path when given, else the
+ * input's own. */
+const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info);
+
 /* Collective: refuse destinations that clash with each other or with the
- * input (fs_destinations_check), and create the temporaries of OUTPUT, the
- * report and the shard set. info is the probed input (its dataset is the
- * default output dataset); shards its --shards files on rank 0 (NULL: one
- * file). */
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
+ * inputs (fs_destinations_check) and results that would share a dataset
+ * path (FS_ERR_USAGE); with --add, results whose path in the existing
+ * OUTPUT holds a dataset (without --force) or anything else (FS_ERR_OUTPUT).
+ * Create the temporaries of OUTPUT, the report and the shard set. infos
+ * are the n probed inputs (each one's dataset is its result's path unless
+ * OUTPUT names one); shards the --shards files on rank 0 (NULL: files). */
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out);
 
 /* Collective: the storage, the shard files, and (rank 0) the free space of
- * every destination's file system (the result with HDF5's metadata, the
- * report, the wisdom; the destinations of one file system counted
- * together) and the file-size limit. The returned status is agreed and
- * printed. */
-fs_status fs_output_plan(fs_output *out, const fs_transform *t);
+ * every destination's file system (the n results ts in one file, with
+ * HDF5's metadata and with --add what OUTPUT holds; the report, the
+ * wisdom; the destinations of one file system counted together) and the
+ * file-size limit. The returned status is agreed and printed. */
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
 
-/* Collective: create the output dataset(s). */
+/* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
+ * copy of OUTPUT (rank 0 copies it, with its permissions); nothing with
+ * --shard-output. The status is this rank's: the caller agrees it. */
+fs_status fs_output_open(fs_output *out);
+
+/* Collective: create the output dataset out->dataset for t in the open
+ * file (replacing one of that path with --add --force), or with
+ * --shard-output the shard file and its dataset. */
 fs_status fs_output_create(fs_output *out, const fs_transform *t);
 
 /* Collective: write this rank's last-stage box `last` from data, then the

@@ -2,7 +2,10 @@
  * page's account of a run; the policy of each lives in its own module:
  * planner (what is computed, which strategy), decomp (who holds what),
  * compute (the FFTs and exchanges), output (what is written and when it
- * becomes visible), check (--check) and report_run (what the run says). */
+ * becomes visible), check (--check) and report_run (what the run says).
+ * Several inputs go through the same stages one dataset after the other,
+ * into one output file committed once; the compute plan and the working
+ * buffer stay while the next dataset asks for the same transform. */
 #include "config.h"
 
 #include "pipeline.h"
@@ -26,178 +29,291 @@
 #include "signals.h"
 #include "wisdom.h"
 
+/* One INPUT and what is computed from it. */
+typedef struct dataset {
+    const char *file;             /* the INPUT file (the pattern or list with --shards) */
+    const fs_input_info *info;    /* the probed input (in run.infos) */
+    fs_transform_request rq;      /* what the compute plan is planned for */
+    fs_planned planned;           /* the transform, per capability */
+    const fs_transform *t;        /* the one the chosen strategy runs */
+    fs_strategy_choice strategy;
+    fs_timers timers;             /* its own phases */
+    fs_check_result check;
+    fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
+    int64_t plans_before[2];      /* FFTW's plan counts before it */
+} dataset;
+
 typedef struct run {
     MPI_Comm comm;
     int rank, nranks;
     const fs_options *opts;
-    fs_input_info info;
+    int n;                        /* datasets */
+    fs_input_info *infos;         /* each INPUT as probed */
+    dataset *ds;
+    dataset *cur;                 /* the one being worked on */
     fs_shard_set shards;          /* --shards: the files (n 0 for one file) */
-    fs_planned planned;           /* the transform, per capability */
-    const fs_transform *t;        /* the one the chosen strategy runs */
+    /* The compute plan, kept across datasets that ask for the same. */
+    const dataset *planned_for;   /* NULL: none */
     fs_decomposition *d;
     fs_exchange_params params;
-    fs_strategy_choice strategy;
     fs_compute *c;
     fs_wisdom *wisdom;
     fs_workbuf buf;               /* the local array */
     fs_output out;
-    fs_timers timers;
+    fs_timers timers;             /* the run's own phases (opening, closing, commit, total) */
     fs_progress progress;
-    fs_check_result check;
+    fs_report_sections *sections; /* several inputs */
 } run;
 
-static fs_run_view view(const run *r)
+/* The run's phases with every dataset's added: the figures of the whole. */
+static fs_timers all_timers(const run *r)
 {
+    fs_timers all = r->timers;
+    for (int i = 0; i < r->n; i++)
+        for (int p = 0; p < FS_NPHASES; p++)
+            if (p != FS_PHASE_TOTAL)
+                all.t_s[p] += r->ds[i].timers.t_s[p];
+    return all;
+}
+
+/* The current dataset as the report sees it; timers NULL: its own. */
+static fs_run_view view(const run *r, const fs_timers *timers)
+{
+    const dataset *ds = r->cur;
     return (fs_run_view){
         .opts = r->opts,
-        .info = &r->info,
-        .t = r->t,
+        .info = ds->info,
+        .t = ds->t,
         .nranks = r->nranks,
-        .strategy = r->strategy.name,
-        .strategy_note = r->strategy.note,
+        .strategy = ds->strategy.name,
+        .strategy_note = ds->strategy.note,
         .params = &r->params,
         .c = r->c,
         .tmp_path = r->out.tmp_path,
         .data_elems = r->buf.elems,
         .first = fs_decomposition_first(r->d),
         .last = fs_decomposition_last(r->d),
-        .timers = &r->timers,
-        .check = &r->check,
+        .timers = timers ? timers : &ds->timers,
+        .check = &ds->check,
+        .input_file = ds->file,
+        .output_dataset = r->out.dataset,
+        .exchange_before = &ds->exchange_before,
+        .plans_before = ds->plans_before,
     };
 }
 
 static const fs_shard_set *input_shards(const run *r)
 {
-    return r->info.nshards ? &r->shards : NULL;
+    return r->infos[0].nshards ? &r->shards : NULL;
 }
 
-/* Rank 0 probes the input; every rank plans the transform from what it
- * found, and rank 0 speaks for all when the options do not fit it. */
+/* Rank 0 probes every input; every rank plans every transform from what it
+ * found, and rank 0 speaks for all when the options do not fit one. */
 static fs_status stage_probe(run *r)
 {
     const fs_options *o = r->opts;
     fs_status st = FS_OK;
-    if (r->rank == 0)
-        st = fs_input_probe(o->shards, o->input_file, o->input_dataset, &r->info, &r->shards);
+    for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
+        st = fs_input_probe(o->shards, o->inputs[i].file, o->inputs[i].dataset, &r->infos[i],
+                            &r->shards);
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;
-    if (MPI_Bcast(&r->info, (int)sizeof r->info, MPI_BYTE, 0, r->comm) != MPI_SUCCESS)
+    if (MPI_Bcast(r->infos, (int)(sizeof *r->infos * (size_t)r->n), MPI_BYTE, 0, r->comm) !=
+        MPI_SUCCESS)
         return fs_error_agree(r->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed"));
     if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
         return st;
-    fs_transform_request rq;
-    st = fs_planner_request(o, &r->info, r->nranks, &rq);
-    if (st == FS_OK)
-        st = fs_planner_transforms(&rq, &r->planned);
-    r->t = &r->planned.plain;
+    for (int i = 0; i < r->n && st == FS_OK; i++) {
+        dataset *ds = &r->ds[i];
+        ds->file = o->inputs[i].file;
+        ds->info = &r->infos[i];
+        st = fs_planner_request(o, ds->info, r->nranks, &ds->rq);
+        if (st == FS_OK)
+            st = fs_planner_transforms(&ds->rq, &ds->planned);
+        ds->t = &ds->planned.plain;
+    }
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
-/* Who holds what, the strategy and the compute plan. */
+/* Whether two datasets ask for the same compute plan (the names aside). */
+static int same_plan(const fs_transform_request *a, const fs_transform_request *b)
+{
+    fs_transform_request x = *a, y = *b;
+    x.in_name = y.in_name = NULL;
+    x.in_type_name = y.in_type_name = NULL;
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Who holds what, the strategy and the compute plan of the current
+ * dataset: those of the previous one when it asked for the same. */
 static fs_status stage_plan(run *r)
 {
     const fs_options *o = r->opts;
-    r->params = (fs_exchange_params){
-        .seed = o->seed,
-        .packet_bytes = o->packet_bytes,
-        .queues = o->queues,
-    };
-    fs_status st = fs_wisdom_load(r->comm, o->wisdom_file, &r->wisdom); /* agreed */
-    if (st == FS_OK)
-        st = fs_error_agree(r->comm,
-                            fs_decomposition_new(r->comm, &r->planned.plain, o->check, &r->d));
+    dataset *ds = r->cur;
+    if (r->planned_for && same_plan(&r->planned_for->rq, &ds->rq)) {
+        ds->strategy = r->planned_for->strategy;
+        ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
+        return FS_OK;
+    }
+    r->planned_for = NULL;
+    fs_compute_free(&r->c); /* it borrows the decomposition */
+    fs_decomposition_free(&r->d);
+    fs_status st = fs_error_agree(r->comm, fs_decomposition_new(r->comm, &ds->planned.plain,
+                                                                o->check, &r->d));
     if (st != FS_OK)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
-    fs_trial_args trial = {r->comm, &r->planned, r->d, &r->params, flags, o->inverse, o->verbose,
+    fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
                            r->wisdom};
-    st = fs_planner_choose(o->transpose, &trial, &r->buf, &r->strategy); /* agreed */
-    r->t = fs_planned_for(&r->planned, r->strategy.ops);
+    st = fs_planner_choose(o->transpose, &trial, &r->buf, &ds->strategy); /* agreed */
+    ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
         return st;
-    fs_compute_args ca = {r->comm, r->t, r->d, r->strategy.ops, &r->params, flags, o->check};
-    return fs_error_agree(r->comm, fs_compute_new(&ca, &r->buf, &r->c));
+    fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, o->check};
+    st = fs_error_agree(r->comm, fs_compute_new(&ca, &r->buf, &r->c));
+    if (st == FS_OK)
+        r->planned_for = ds;
+    return st;
 }
 
 static fs_status stage_read(run *r)
 {
-    fs_io_map m = fs_transform_read_map(r->t, fs_decomposition_first(r->d));
+    const dataset *ds = r->cur;
+    fs_io_map m = fs_transform_read_map(ds->t, fs_decomposition_first(r->d));
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */
-    memset(r->buf.data, 0, (size_t)r->buf.elems * fs_complex_bytes(r->t->prec));
+    memset(r->buf.data, 0, (size_t)r->buf.elems * fs_complex_bytes(ds->t->prec));
     /* Progress in the bytes read into memory, as h5io counts them. */
     fs_progress_begin(&r->progress, "read",
                       (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
-    fs_status st = fs_h5_read(r->comm, r->opts->input_file, &r->info, input_shards(r), &m,
-                              r->buf.data, fs_progress_callback, &r->progress);
+    fs_status st = fs_h5_read(r->comm, ds->file, ds->info, input_shards(r), &m, r->buf.data,
+                              fs_progress_callback, &r->progress);
     fs_progress_end(&r->progress);
     return st;
 }
 
 static fs_status stage_check(run *r)
 {
+    dataset *ds = r->cur;
     fs_check_args a = {
         .comm = r->comm,
-        .t = r->t,
+        .t = ds->t,
         .c = r->c,
         .first = fs_decomposition_first(r->d),
         .last = fs_decomposition_last(r->d),
         .data = r->buf.data,
-        .input_file = r->opts->input_file,
-        .info = &r->info,
+        .input_file = ds->file,
+        .info = ds->info,
         .shards = input_shards(r),
         .tolerance = r->opts->check_tolerance,
     };
-    return fs_check_run(&a, &r->check);
+    return fs_check_run(&a, &ds->check);
 }
 
-/* Everything before any data moves: the input, the destinations, the plan
- * and the output's storage and space. */
-static fs_status prepare(run *r)
+/* A phase of the current dataset, timed, its status agreed by every rank. */
+static fs_status phase(run *r, fs_phase p, fs_status (*fn)(run *))
 {
-    fs_status st = stage_probe(r);
-    if (st == FS_OK)
-        st = fs_output_begin(r->comm, r->opts, &r->info, input_shards(r), &r->out);
-    if (st != FS_OK)
-        return st;
-    fs_timer_start(&r->timers, FS_PHASE_PLAN);
-    st = stage_plan(r);
-    r->out.attrs = (fs_output_attrs){r->opts->input_file, r->info.dataset, r->strategy.name,
-                                     r->nranks};
-    if (st == FS_OK)
-        st = fs_output_plan(&r->out, r->t);
-    fs_timer_stop(&r->timers, FS_PHASE_PLAN);
+    fs_timer_start(&r->cur->timers, p);
+    fs_status st = fs_error_agree(r->comm, fn(r));
+    fs_timer_stop(&r->cur->timers, p);
     return st;
 }
 
-/* A phase of the run, timed, its status agreed by every rank. */
-static fs_status phase(run *r, fs_phase p, fs_status (*fn)(run *))
+/* The current dataset's plan, begun with FFTW's count of plans. */
+static fs_status plan_dataset(run *r)
 {
-    fs_timer_start(&r->timers, p);
-    fs_status st = fs_error_agree(r->comm, fn(r));
-    fs_timer_stop(&r->timers, p);
+    fs_fft_plan_counts(&r->cur->plans_before[0], &r->cur->plans_before[1]);
+    fs_timer_start(&r->cur->timers, FS_PHASE_PLAN);
+    fs_status st = stage_plan(r); /* agreed */
+    fs_timer_stop(&r->cur->timers, FS_PHASE_PLAN);
+    r->cur->exchange_before = fs_compute_exchange_totals(r->c);
+    return st;
+}
+
+/* Everything before any data moves: the inputs, the destinations, the
+ * first dataset's plan, the output's storage and space for them all. */
+static fs_status prepare(run *r)
+{
+    const fs_options *o = r->opts;
+    r->cur = &r->ds[0];
+    r->params = (fs_exchange_params){
+        .seed = o->seed,
+        .packet_bytes = o->packet_bytes,
+        .queues = o->queues,
+    };
+    fs_status st = stage_probe(r);
+    if (st == FS_OK)
+        st = fs_output_begin(r->comm, o, r->infos, r->n, input_shards(r), &r->out);
+    if (st == FS_OK && r->n > 1)
+        st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
+    if (st == FS_OK)
+        st = fs_wisdom_load(r->comm, o->wisdom_file, &r->wisdom); /* agreed */
+    if (st == FS_OK)
+        st = plan_dataset(r);
+    const fs_transform *ts[r->n];
+    for (int i = 0; i < r->n; i++)
+        ts[i] = &r->ds[i].planned.plain;
+    fs_timer_start(&r->cur->timers, FS_PHASE_PLAN);
+    if (st == FS_OK)
+        st = fs_output_plan(&r->out, ts, r->n); /* agreed */
+    fs_timer_stop(&r->cur->timers, FS_PHASE_PLAN);
     return st;
 }
 
 static fs_status create_output(run *r)
 {
-    return fs_output_create(&r->out, r->t);
+    return fs_output_create(&r->out, r->cur->t);
 }
 
 static fs_status compute(run *r)
 {
-    return fs_compute_run(r->c, r->buf.data, &r->timers, &r->progress);
+    return fs_compute_run(r->c, r->buf.data, &r->cur->timers, &r->progress);
 }
 
 static fs_status write_output(run *r)
 {
-    return fs_output_write(&r->out, r->t, fs_decomposition_last(r->d), r->buf.data, &r->progress);
+    return fs_output_write(&r->out, r->cur->t, fs_decomposition_last(r->d), r->buf.data,
+                           &r->progress);
 }
 
-static fs_status close_output(run *r)
+/* One dataset through the man page's phases: plan (kept from the one
+ * before when the same), create its dataset, read, FFT and exchange,
+ * write, check. *write_failed (out) when a collective write failed. */
+static fs_status run_dataset(run *r, int i, int *write_failed)
 {
-    return fs_output_close(&r->out);
+    const fs_options *o = r->opts;
+    dataset *ds = r->cur = &r->ds[i];
+    fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
+    fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
+    fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
+    r->out.dataset = fs_output_dataset_for(&r->out, ds->info);
+    r->out.attrs = (fs_output_attrs){ds->file, ds->info->dataset, ds->strategy.name, r->nranks};
+    if (st == FS_OK && o->verbose && r->rank == 0) {
+        fs_run_view v = view(r, NULL);
+        fs_report_verbose_plan(&v);
+    }
+    if (st == FS_OK)
+        st = phase(r, FS_PHASE_WRITE, create_output);
+    if (st == FS_OK)
+        st = phase(r, FS_PHASE_READ, stage_read);
+    if (st == FS_OK)
+        st = fs_error_agree(r->comm, compute(r));
+    if (st == FS_OK) {
+        st = phase(r, FS_PHASE_WRITE, write_output);
+        *write_failed = st != FS_OK;
+    }
+    if (st == FS_OK && o->check) {
+        fs_timer_start(&ds->timers, FS_PHASE_CHECK);
+        st = stage_check(r); /* agreed */
+        fs_timer_stop(&ds->timers, FS_PHASE_CHECK);
+    }
+    fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
+    if (st == FS_OK && r->sections) {
+        fs_run_view v = view(r, NULL);
+        st = fs_report_add_section(r->comm, &v, r->sections); /* agreed */
+    }
+    return st;
 }
 
 /* The wisdom and the report into their temporaries, then the result, the
@@ -212,44 +328,44 @@ static fs_status commit(run *r, char **summary)
     fs_status st = fs_wisdom_save(r->comm, r->wisdom, &r->out.wisdom_tmp); /* agreed */
     fs_timer_stop(&r->timers, FS_PHASE_COMMIT);
     fs_timer_stop(&r->timers, FS_PHASE_TOTAL);
-    if (st == FS_OK) {
-        fs_run_view v = view(r);
+    fs_timers all = all_timers(r);
+    if (st == FS_OK && r->sections) {
+        st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, &all, r->out.report_tmp,
+                                summary);
+    } else if (st == FS_OK) {
+        fs_run_view v = view(r, &all);
         st = fs_report_run(r->comm, &v, r->out.report_tmp, summary);
     }
     if (st == FS_OK)
-        st = fs_output_commit(&r->out, r->t);
+        st = fs_output_commit(&r->out, r->cur->t);
     return st;
 }
 
-/* The phases of the man page in order: probe, plan, create, read, FFT and
- * exchange, write, check, close, commit (with the report's write), report. */
+/* Timed as the write phase of the run, its status agreed. */
+static fs_status output_step(run *r, fs_status (*fn)(fs_output *))
+{
+    fs_timer_start(&r->timers, FS_PHASE_WRITE);
+    fs_status st = fs_error_agree(r->comm, fn(&r->out));
+    fs_timer_stop(&r->timers, FS_PHASE_WRITE);
+    return st;
+}
+
+/* The phases of the man page in order: probe, plan, create, then for every
+ * dataset read, FFT and exchange, write, check; close, commit (with the
+ * report's write), report. */
 static fs_status run_phases(run *r)
 {
-    int created = 0, write_failed = 0; /* the same on every rank */
+    int opened = 0, write_failed = 0; /* the same on every rank */
     fs_status st = prepare(r);
-    if (st == FS_OK && r->opts->verbose && r->rank == 0) {
-        fs_run_view v = view(r);
-        fs_report_verbose_plan(&v);
-    }
     if (st == FS_OK) {
-        st = phase(r, FS_PHASE_WRITE, create_output);
-        created = st == FS_OK;
+        st = output_step(r, fs_output_open);
+        opened = st == FS_OK;
     }
-    if (st == FS_OK)
-        st = phase(r, FS_PHASE_READ, stage_read);
-    if (st == FS_OK)
-        st = fs_error_agree(r->comm, compute(r));
-    if (st == FS_OK) {
-        st = phase(r, FS_PHASE_WRITE, write_output);
-        write_failed = st != FS_OK;
-    }
-    if (st == FS_OK && r->opts->check) {
-        fs_timer_start(&r->timers, FS_PHASE_CHECK);
-        st = stage_check(r); /* agreed */
-        fs_timer_stop(&r->timers, FS_PHASE_CHECK);
-    }
-    if (created && !write_failed) {
-        fs_status closed = phase(r, FS_PHASE_WRITE, close_output);
+    for (int i = 0; i < r->n && st == FS_OK; i++)
+        st = run_dataset(r, i, &write_failed);
+    fs_signals_set_dataset(0);
+    if (opened && !write_failed) {
+        fs_status closed = output_step(r, fs_output_close);
         write_failed = closed != FS_OK;
         st = st != FS_OK ? st : closed;
     }
@@ -276,13 +392,20 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     memset(&r, 0, sizeof r);
     r.comm = comm;
     r.opts = opts;
+    r.n = opts->ninputs;
     r.out.so.comm = MPI_COMM_NULL;
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+    r.infos = calloc((size_t)r.n, sizeof *r.infos);
+    r.ds = calloc((size_t)r.n, sizeof *r.ds);
+    fs_status st = fs_error_agree(comm, r.n < 1 || !r.infos || !r.ds
+                                            ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+                                            : FS_OK);
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
     fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && opts->progress);
 
-    fs_status st = run_phases(&r);
+    if (st == FS_OK)
+        st = run_phases(&r);
 
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. The compute plan borrows the decomposition. */
@@ -292,5 +415,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_decomposition_free(&r.d);
     fs_wisdom_free(&r.wisdom);
     fs_workbuf_release(&r.buf);
+    fs_report_sections_free(&r.sections);
+    free(r.ds);
+    free(r.infos);
     return st;
 }

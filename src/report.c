@@ -107,6 +107,9 @@ static void compute_totals(const fs_report_info *info, const fs_rank_record *all
 
 static void print_summary(FILE *out, const fs_report_info *info, const totals *t, int P)
 {
+    for (int i = 0; i < info->ndatasets; i++)
+        if (info->dataset_lines[i])
+            fputs(info->dataset_lines[i], out);
     fprintf(out, "fftshard: %s\n", info->title);
     fprintf(out, "  %-9s %10s %10s %10s %7s\n", "phase", "min s", "mean s", "max s", "max/mean");
     for (int p = 0; p < FS_NPHASES; p++)
@@ -211,13 +214,18 @@ static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t 
     fputc(']', j->f);
 }
 
-/* What ran on what: the command, the array, the split and the strategy. */
-static void json_run(json *j, const fs_report_info *info, int P)
+/* What ran: the format, the program, the command and the ranks. */
+static void json_header(json *j, const fs_report_info *info, int P)
 {
     json_str(j, "schema", FS_REPORT_SCHEMA);
     json_str(j, "version", PACKAGE_VERSION);
     json_str(j, "command_line", info->command_line);
     json_int(j, "ranks", P);
+}
+
+/* What was computed: the array, the split and the strategy. */
+static void json_dataset(json *j, const fs_report_info *info)
+{
     json_str(j, "input", info->input);
     json_str(j, "output", info->output);
     json_ints(j, "shape", info->ndim, info->shape, 1);
@@ -323,14 +331,21 @@ static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record
         json_open(j, NULL, '{');
         json_int(j, "rank", p);
         json_int(j, "elements", r->in_elems);
-        json_int(j, "offset", r->in.start[a]);
+        /* The totals of several datasets have no hyperslabs. */
+        int boxes = !info->ndatasets;
+        if (boxes)
+            json_int(j, "offset", r->in.start[a]);
         json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
         json_int(j, "prefix", prefix[(size_t)p * 4]);
-        json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
-        json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
+        if (boxes) {
+            json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
+            json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
+        }
         json_int(j, "output_elements", r->out_elems);
-        json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
-        json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
+        if (boxes) {
+            json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
+            json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
+        }
         json_int(j, "bytes_sent", r->bytes_sent);
         json_int(j, "bytes_received", r->bytes_received);
         json_int(j, "messages_sent", r->messages_sent);
@@ -357,14 +372,41 @@ static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record
     json_close(j, '}');
 }
 
+/* Several inputs: what was read, and where it all went. */
+static void json_inputs(json *j, const fs_report_info *info)
+{
+    json_open(j, "inputs", '[');
+    for (int i = 0; i < info->ndatasets; i++)
+        json_str(j, NULL, info->dataset_inputs[i]);
+    json_close(j, ']');
+    json_str(j, "output", info->output);
+}
+
+/* Several inputs: the sections made by fs_report_section, as they are. */
+static void json_datasets(json *j, const fs_report_info *info)
+{
+    json_open(j, "datasets", '[');
+    for (int i = 0; i < info->ndatasets; i++) {
+        fprintf(j->f, "%s%s", j->first ? "" : ",", info->dataset_json[i]);
+        j->first = 0;
+    }
+    json_close(j, ']');
+}
+
 static void write_json(FILE *f, const fs_report_info *info, const totals *t,
                        const fs_rank_record *all, const int64_t *prefix, int P)
 {
     json j = {f, 1, 1};
     fputc('{', f);
-    json_run(&j, info, P);
+    json_header(&j, info, P);
+    if (info->ndatasets)
+        json_inputs(&j, info);
+    else
+        json_dataset(&j, info);
     json_figures(&j, info, t, P);
     json_ranks(&j, info, all, prefix, P);
+    if (info->ndatasets)
+        json_datasets(&j, info);
     fputs("\n}\n", f);
 }
 
@@ -458,34 +500,58 @@ static fs_status summary_text(const fs_report_info *info, const totals *t, int P
     return FS_OK;
 }
 
+/* Collective: every rank's record on rank 0 (*all, malloc'ed there, NULL
+ * elsewhere) and the running sums of its four counts on every rank
+ * (*prefix, P x 4, malloc'ed). Returns the agreed status; on failure
+ * nothing is left allocated. */
+static fs_status gather_records(MPI_Comm comm, const fs_rank_record *mine, int *rank, int *P,
+                                fs_rank_record **all, int64_t **prefix)
+{
+    *all = NULL;
+    *prefix = NULL;
+    int err = MPI_Comm_rank(comm, rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, P);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "report: cannot learn the ranks: %s",
+                                                 fs_mpi_strerror(err)));
+    fs_status st = FS_OK;
+    *all = *rank == 0 ? malloc((size_t)*P * sizeof **all) : NULL;
+    *prefix = malloc((size_t)*P * 4 * sizeof **prefix);
+    if ((*rank == 0 && !*all) || !*prefix)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    if ((st = fs_error_agree(comm, st)) == FS_OK) {
+        err = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, *all, (int)sizeof *mine, MPI_BYTE, 0,
+                         comm);
+        if (err != MPI_SUCCESS)
+            st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed: %s",
+                              fs_mpi_strerror(err));
+        /* The running sums of the report: one prefix broadcast for four columns. */
+        int64_t cols[4] = {mine->in_elems, mine->out_elems, mine->bytes_sent,
+                           mine->bytes_received};
+        if (st == FS_OK)
+            st = fs_prefix_broadcast_int64(comm, cols, 4, FS_PREFIX_SUM, *prefix);
+        st = fs_error_agree(comm, st);
+    }
+    if (st != FS_OK) {
+        free(*all);
+        free(*prefix);
+        *all = NULL;
+        *prefix = NULL;
+    }
+    return st;
+}
+
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
                            char **summary, const char *json_path, const char *json_tmp)
 {
     if (summary)
         *summary = NULL;
     int rank = 0, P = 1;
-    int err = MPI_Comm_rank(comm, &rank);
-    if (err == MPI_SUCCESS)
-        err = MPI_Comm_size(comm, &P);
-    if (err != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "report: cannot learn the ranks: %s",
-                                                 fs_mpi_strerror(err)));
-    fs_status st = FS_OK;
-    fs_rank_record *all = rank == 0 ? malloc((size_t)P * sizeof *all) : NULL;
-    int64_t *prefix = malloc((size_t)P * 4 * sizeof *prefix);
-    if ((rank == 0 && !all) || !prefix)
-        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        goto done;
-    err = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, all, (int)sizeof *mine, MPI_BYTE, 0, comm);
-    if (err != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed: %s", fs_mpi_strerror(err));
-    /* The running sums of the report: one prefix broadcast for four columns. */
-    int64_t cols[4] = {mine->in_elems, mine->out_elems, mine->bytes_sent,
-                       mine->bytes_received};
-    if (st == FS_OK)
-        st = fs_prefix_broadcast_int64(comm, cols, 4, FS_PREFIX_SUM, prefix);
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
+    fs_rank_record *all = NULL;
+    int64_t *prefix = NULL;
+    fs_status st = gather_records(comm, mine, &rank, &P, &all, &prefix);
+    if (st != FS_OK)
         goto done;
     if (rank == 0) {
         totals t;
@@ -596,4 +662,61 @@ fs_status fs_json_write(const char *path, const char *tmp_path,
     if (e)
         return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
     return FS_OK;
+}
+
+/* Rank 0: one dataset's summary line: what, how long, how fast. */
+static void section_line(FILE *f, const fs_report_info *info, const totals *t)
+{
+    fprintf(f, "fftshard: %s: %s: %.4f s (read %.4f, fft %.4f, exchange %.4f, write %.4f), "
+            "%.2f GFlop/s\n", info->input, info->title, t->max[FS_PHASE_TOTAL],
+            t->max[FS_PHASE_READ], t->max[FS_PHASE_FFT], t->max[FS_PHASE_EXCHANGE],
+            t->max[FS_PHASE_WRITE], t->gflops);
+}
+
+/* Rank 0: the section's JSON object and summary line as text. */
+static fs_status section_text(const fs_report_info *info, const fs_rank_record *all,
+                              const int64_t *prefix, int P, char **json_text, char **line)
+{
+    totals t;
+    compute_totals(info, all, P, &t);
+    size_t size = 0;
+    FILE *f = open_memstream(json_text, &size);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    /* At the depth of an element of the report's "datasets" array. */
+    json j = {f, 2, 1};
+    json_open(&j, NULL, '{');
+    json_dataset(&j, info);
+    json_figures(&j, info, &t, P);
+    json_ranks(&j, info, all, prefix, P);
+    json_close(&j, '}');
+    int failed = fclose(f) != 0;
+    if (!failed && line) {
+        f = open_memstream(line, &size);
+        failed = !f;
+        if (f) {
+            section_line(f, info, &t);
+            failed = fclose(f) != 0;
+        }
+    }
+    return failed ? fs_error_set(FS_ERR_RUNTIME, "out of memory for the report") : FS_OK;
+}
+
+fs_status fs_report_section(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                            char **json_text, char **line)
+{
+    *json_text = NULL;
+    if (line)
+        *line = NULL;
+    int rank = 0, P = 1;
+    fs_rank_record *all = NULL;
+    int64_t *prefix = NULL;
+    fs_status st = gather_records(comm, mine, &rank, &P, &all, &prefix); /* agreed */
+    if (st != FS_OK)
+        return st;
+    if (rank == 0)
+        st = section_text(info, all, prefix, P, json_text, line);
+    free(all);
+    free(prefix);
+    return fs_error_agree(comm, st);
 }

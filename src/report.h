@@ -5,10 +5,12 @@
  * running sums over the ranks with the parallel prefix broadcast (prefix.h),
  * makes the human summary and writes the JSON report (--report=FILE, into
  * its temporary, which the commit renames with the result; schema
- * "fftshard-report/1", documented in fftshard(1)). --report=- sends it to
- * standard output instead, which has no temporary: rank 0 keeps the text
- * until the result is committed (fs_report_flush_stdout). The dry run's
- * plan (dryrun.h) is written with the same JSON writer (fs_json). */
+ * "fftshard-report/1", documented in fftshard(1)). A run of several inputs
+ * makes one section per dataset first (fs_report_section), then the
+ * report of the whole run around them. --report=- sends it to standard
+ * output instead, which has no temporary: rank 0 keeps the text until the
+ * result is committed (fs_report_flush_stdout). The dry run's plan
+ * (dryrun.h) is written with the same JSON writer (fs_json). */
 #ifndef FS_REPORT_H
 #define FS_REPORT_H
 
@@ -98,6 +100,13 @@ typedef struct fs_report_info {
     double flops;                   /* 5 N log2 N of the transform */
     int64_t array_bytes;            /* whole working array */
     const fs_check_result *check;   /* NULL without --check */
+    /* Several inputs: the report of the whole run, whose figures are the
+     * totals, with one section per dataset (fs_report_section); ndim 0,
+     * and input, shape, transform, decomposition and strategy unused. */
+    int ndatasets;                  /* 0: one input, described above */
+    char *const *dataset_inputs;    /* each dataset's "file:/dataset" */
+    char *const *dataset_json;      /* each one's JSON object */
+    char *const *dataset_lines;     /* each one's summary line */
 } fs_report_info;
 
 /* Collective over comm. Gathers every rank's record; rank 0 makes the
@@ -109,6 +118,16 @@ typedef struct fs_report_info {
  * fs_report_flush_stdout. Returns the agreed status, already printed. */
 fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
                            char **summary, const char *json_path, const char *json_tmp);
+
+/* Collective over comm, several inputs: one dataset's section. Gathers
+ * every rank's record of it; rank 0 makes its JSON object into *json (the
+ * members of a one-input report from input to prefix, less the schema,
+ * version, command line and ranks) and its summary line into *line (both
+ * out, malloc'ed, rank 0; NULL on the others; line NULL: none), for
+ * fs_report_finish's dataset_json and dataset_lines. Returns the agreed
+ * status. */
+fs_status fs_report_section(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                            char **json, char **line);
 
 /* Rank 0, once the result is in place: write the report kept for standard
  * output (none kept: FS_OK) and forget it. A write error (a closed pipe, a

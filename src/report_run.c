@@ -4,6 +4,7 @@
 #include "report_run.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fft.h"
@@ -96,7 +97,10 @@ void fs_report_verbose_plan(const fs_run_view *v)
                 (long long)t->real_len, (long long)t->half_len,
                 t->padded ? "FFTW's padded real layout" : "computed as a complex transform");
     fs_note("output: %s:%s via temporary %s", o->output_file,
-            o->output_dataset ? o->output_dataset : v->info->dataset, v->tmp_path);
+            v->output_dataset   ? v->output_dataset
+            : o->output_dataset ? o->output_dataset
+                                : v->info->dataset,
+            v->tmp_path);
     if (v->strategy_note)
         fs_note("%s: %s", v->strategy_note, v->strategy);
     verbose_hyperslabs(v);
@@ -120,37 +124,51 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
     rec->out_elems = map_elems(&wm);
     memcpy(rec->t_s, v->timers->t_s, sizeof rec->t_s);
     if (fs_compute_exchanges(v->c)) {
-        fs_exchange_stats xs = fs_compute_exchange_totals(v->c);
-        rec->bytes_sent = (int64_t)xs.bytes_sent;
-        rec->bytes_received = (int64_t)xs.bytes_received;
-        rec->messages_sent = (int64_t)xs.messages_sent;
-        rec->wire_bytes_sent = (int64_t)xs.wire_bytes_sent;
-        rec->t_pack_s = xs.t_pack_s;
-        rec->t_comm_s = xs.t_comm_s;
-        rec->t_unpack_s = xs.t_unpack_s;
-        rec->t_hooks_s = xs.t_hooks_s;
-        rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s;
+        fs_exchange_stats xs = fs_compute_exchange_totals(v->c), zero;
+        memset(&zero, 0, sizeof zero);
+        const fs_exchange_stats *b = v->exchange_before ? v->exchange_before : &zero;
+        rec->bytes_sent = (int64_t)(xs.bytes_sent - b->bytes_sent);
+        rec->bytes_received = (int64_t)(xs.bytes_received - b->bytes_received);
+        rec->messages_sent = (int64_t)(xs.messages_sent - b->messages_sent);
+        rec->wire_bytes_sent = (int64_t)(xs.wire_bytes_sent - b->wire_bytes_sent);
+        rec->t_pack_s = xs.t_pack_s - b->t_pack_s;
+        rec->t_comm_s = xs.t_comm_s - b->t_comm_s;
+        rec->t_unpack_s = xs.t_unpack_s - b->t_unpack_s;
+        rec->t_hooks_s = xs.t_hooks_s - b->t_hooks_s;
+        rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s - b->t_hooks_overlapped_s;
     }
     rec->peak_memory_bytes = fs_peak_memory_bytes();
     fs_fft_plan_counts(&rec->fftw_plans, &rec->fftw_plans_from_wisdom);
+    if (v->plans_before) {
+        rec->fftw_plans -= v->plans_before[0];
+        rec->fftw_plans_from_wisdom -= v->plans_before[1];
+    }
 }
 
-fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
+/* The strings a report's description points to. */
+typedef struct info_text {
+    char title[512], input[2 * FS_PATH_MAX + 2], output[2 * FS_PATH_MAX + 2];
+} info_text;
+
+/* A dataset's description for the report (pointing into v and text). */
+static void describe(const fs_run_view *v, info_text *text, fs_report_info *info)
 {
     const fs_options *o = v->opts;
     const fs_transform *t = v->t;
-    char title[512], input[2 * FS_PATH_MAX + 2], output[2 * FS_PATH_MAX + 2];
-    fs_report_describe(v, title, sizeof title);
-    snprintf(input, sizeof input, "%s:%s", o->input_file, v->info->dataset);
-    snprintf(output, sizeof output, "%s:%s", o->output_file,
-             o->output_dataset ? o->output_dataset : v->info->dataset);
+    fs_report_describe(v, text->title, sizeof text->title);
+    snprintf(text->input, sizeof text->input, "%s:%s", v->input_file ? v->input_file : o->input_file,
+             v->info->dataset);
+    snprintf(text->output, sizeof text->output, "%s:%s", o->output_file,
+             v->output_dataset         ? v->output_dataset
+             : o->output_dataset ? o->output_dataset
+                                 : v->info->dataset);
     int64_t n = 1;
     for (int k = 0; k < t->ndim; k++)
         n *= t->shape[k];
-    fs_report_info info = {
+    *info = (fs_report_info){
         .command_line = o->argv_joined,
-        .input = input,
-        .output = output,
+        .input = text->input,
+        .output = text->output,
         .dtype = v->info->type_name,
         .precision = fs_precision_name(t->prec),
         .transform = fs_kind_name(t->kind),
@@ -169,13 +187,148 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
         .seed = v->params->seed,
         .packet_bytes = v->params->packet_bytes,
         .queues = v->params->queues,
-        .title = title,
+        .title = text->title,
         .flops = t->nominal_flops,
         .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
         .check = v->check && v->check->done ? v->check : NULL,
     };
-    memcpy(info.split, t->split, sizeof info.split);
+    memcpy(info->split, t->split, sizeof info->split);
+}
+
+fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
+{
+    info_text text;
+    fs_report_info info;
+    describe(v, &text, &info);
     fs_rank_record rec;
     rank_record(v, &rec);
-    return fs_report_finish(comm, &info, &rec, o->quiet ? NULL : summary, o->report_file, report_tmp);
+    return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
+                            v->opts->report_file, report_tmp);
+}
+
+/* The run's figures from its datasets': sums and the largest peak (the
+ * phase times are the run's own). */
+static void add_record(fs_rank_record *total, const fs_rank_record *r)
+{
+    total->in_elems += r->in_elems;
+    total->out_elems += r->out_elems;
+    total->bytes_sent += r->bytes_sent;
+    total->bytes_received += r->bytes_received;
+    total->messages_sent += r->messages_sent;
+    total->wire_bytes_sent += r->wire_bytes_sent;
+    total->t_pack_s += r->t_pack_s;
+    total->t_comm_s += r->t_comm_s;
+    total->t_unpack_s += r->t_unpack_s;
+    total->t_hooks_s += r->t_hooks_s;
+    total->t_hooks_overlapped_s += r->t_hooks_overlapped_s;
+    total->fftw_plans += r->fftw_plans;
+    total->fftw_plans_from_wisdom += r->fftw_plans_from_wisdom;
+    if (r->peak_memory_bytes > total->peak_memory_bytes)
+        total->peak_memory_bytes = r->peak_memory_bytes;
+}
+
+/* --check of several datasets: passed when every one passed, with the
+ * largest errors. */
+static void add_check(fs_check_result *all, const fs_check_result *c)
+{
+    if (!c || !c->done)
+        return;
+    if (!all->done)
+        *all = *c;
+    all->passed = all->passed && c->passed;
+    all->roundtrip_error = c->roundtrip_error > all->roundtrip_error ? c->roundtrip_error
+                                                                     : all->roundtrip_error;
+    all->parseval_error = c->parseval_error > all->parseval_error ? c->parseval_error
+                                                                  : all->parseval_error;
+}
+
+struct fs_report_sections {
+    int n, added;
+    char **inputs, **json, **lines;   /* rank 0: each dataset's (malloc'ed) */
+    fs_rank_record total;             /* this rank's sums over the datasets */
+    fs_check_result check;
+    double flops;
+    int64_t array_bytes;              /* the largest dataset's */
+};
+
+fs_status fs_report_sections_new(int n, fs_report_sections **out)
+{
+    fs_report_sections *s = calloc(1, sizeof *s);
+    char **strings = calloc((size_t)n * 3, sizeof *strings);
+    if (!s || !strings) {
+        free(s);
+        free(strings);
+        *out = NULL;
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    }
+    s->n = n;
+    s->inputs = strings;
+    s->json = strings + n;
+    s->lines = strings + 2 * n;
+    *out = s;
+    return FS_OK;
+}
+
+void fs_report_sections_free(fs_report_sections **s)
+{
+    if (!*s)
+        return;
+    for (int i = 0; i < 3 * (*s)->n; i++)
+        free((*s)->inputs[i]);
+    free((*s)->inputs);
+    free(*s);
+    *s = NULL;
+}
+
+fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_sections *s)
+{
+    info_text text;
+    fs_report_info info;
+    describe(v, &text, &info);
+    fs_rank_record rec;
+    rank_record(v, &rec);
+    int i = s->added;
+    fs_status st = FS_OK;
+    if (i >= s->n || !(s->inputs[i] = strdup(text.input)))
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    st = fs_error_agree(comm, st);
+    if (st == FS_OK)
+        st = fs_report_section(comm, &info, &rec, &s->json[i], v->opts->quiet ? NULL : &s->lines[i]);
+    if (st != FS_OK)
+        return st;
+    s->added++;
+    add_record(&s->total, &rec);
+    add_check(&s->check, v->check);
+    s->flops += info.flops;
+    s->array_bytes = info.array_bytes > s->array_bytes ? info.array_bytes : s->array_bytes;
+    return FS_OK;
+}
+
+fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
+                             const fs_report_sections *s, const fs_timers *run_timers,
+                             const char *report_tmp, char **summary)
+{
+    char title[FS_PATH_MAX + 64];
+    snprintf(title, sizeof title, "%d datasets into %s, %d rank%s", s->added, o->output_file, nranks,
+             nranks == 1 ? "" : "s");
+    fs_report_info info = {
+        .command_line = o->argv_joined,
+        .output = o->output_file,
+        .direction = o->inverse ? "inverse" : "forward",
+        .norm = fs_norm_name(o->norm),
+        .split_from = -1,
+        .title = title,
+        .flops = s->flops,
+        .array_bytes = s->array_bytes,
+        .check = s->check.done ? &s->check : NULL,
+        .ndatasets = s->added,
+        .dataset_inputs = s->inputs,
+        .dataset_json = s->json,
+        .dataset_lines = s->lines,
+    };
+    fs_rank_record total = s->total;
+    memcpy(total.t_s, run_timers->t_s, sizeof total.t_s);
+    total.peak_memory_bytes = fs_peak_memory_bytes();
+    return fs_report_finish(comm, &info, &total, o->quiet ? NULL : summary, o->report_file,
+                            report_tmp);
 }

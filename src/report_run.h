@@ -32,6 +32,13 @@ typedef struct fs_run_view {
     const fs_box *first, *last;        /* this rank's boxes read and written */
     const fs_timers *timers;
     const fs_check_result *check;      /* NULL without --check */
+    /* Several inputs: the dataset's output path, and what the compute plan
+     * (reused across datasets) and FFTW had counted before its work, which
+     * its figures leave out (NULL: nothing). */
+    const char *input_file;            /* NULL: the first INPUT's */
+    const char *output_dataset;        /* NULL: OUTPUT's, or the input's */
+    const fs_exchange_stats *exchange_before;
+    const int64_t *plans_before;       /* made, from wisdom */
 } fs_run_view;
 
 /* The summary's first line: shape, type, kind, axes, ranks, decomposition. */
@@ -44,5 +51,25 @@ void fs_report_verbose_plan(const fs_run_view *v);
  * malloc'ed; NULL with --quiet and on the other ranks) and the JSON report
  * (--report) into its temporary report_tmp. */
 fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary);
+
+/* Several inputs: what the report says of each dataset, made as each one
+ * ends (the compute plan that counted its exchanges may not outlive it). */
+typedef struct fs_report_sections fs_report_sections;
+
+/* Room for n datasets; free with fs_report_sections_free (sets NULL). */
+fs_status fs_report_sections_new(int n, fs_report_sections **out);
+void fs_report_sections_free(fs_report_sections **s);
+
+/* Collective, once dataset v has been written (v->timers: its own phases):
+ * its section of the summary and the report. Returns the agreed status. */
+fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_sections *s);
+
+/* Collective, before the commit: the summary (one line per dataset, then
+ * the totals) and the report (the totals with a "datasets" array) of a run
+ * of several inputs, whose phases run_timers holds (the datasets'
+ * included), as fs_report_run. */
+fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
+                             const fs_report_sections *s, const fs_timers *run_timers,
+                             const char *report_tmp, char **summary);
 
 #endif

@@ -33,6 +33,8 @@
 /* What the run is doing, for the message of an interrupted run. */
 static const char *volatile current_phase = "start-up";
 static volatile int signal_rank = -1;
+/* Several inputs: the dataset being worked on, from 1 (0: one input). */
+static volatile int current_dataset;
 
 /* The commit of a collective output (fs_signals_hold): while `holding`, a
  * signal only leaves its number in `held_signal`; `in_place` once the output
@@ -55,7 +57,12 @@ static void pause_point(const char *point, const char *what)
 {
     static int paused;
     const char *pause_at = fs_testhooks_pause_point();
-    if (pause_at[0] && !paused && strcmp(pause_at, point) == 0) {
+    /* POINT@N: the point reached while dataset N is worked on. */
+    char point_of_dataset[64] = "";
+    if (current_dataset > 0)
+        snprintf(point_of_dataset, sizeof point_of_dataset, "%s@%d", point, current_dataset);
+    if (pause_at[0] && !paused &&
+        (strcmp(pause_at, point) == 0 || strcmp(pause_at, point_of_dataset) == 0)) {
         paused = 1;
         if (signal_rank == 0) {
             fprintf(stderr, "fftshard: pausing at %s (FFTSHARD_PAUSE)\n", what);
@@ -72,8 +79,17 @@ void fs_signals_set_phase(const char *phase)
 {
     current_phase = phase;
     char what[64];
-    snprintf(what, sizeof what, "the start of the %s phase", phase);
+    if (current_dataset > 0)
+        snprintf(what, sizeof what, "the start of the %s phase of dataset %d", phase,
+                 current_dataset);
+    else
+        snprintf(what, sizeof what, "the start of the %s phase", phase);
     pause_point(phase, what);
+}
+
+void fs_signals_set_dataset(int dataset)
+{
+    current_dataset = dataset;
 }
 
 void fs_signals_pause_point(const char *point)
@@ -119,7 +135,12 @@ static void report_signal(int sig)
     add_text(&l, sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
     add_text(&l, " during the ");
     add_text(&l, current_phase);
-    add_text(&l, " phase (rank ");
+    add_text(&l, " phase");
+    if (current_dataset > 0) {
+        add_text(&l, " of dataset ");
+        add_number(&l, current_dataset);
+    }
+    add_text(&l, " (rank ");
     if (signal_rank >= 0)
         add_number(&l, signal_rank);
     else

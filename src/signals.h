@@ -45,12 +45,16 @@ void fs_signals_finish(void);
  * and this process's rank (-1, the default: not known). */
 void fs_signals_set_phase(const char *phase);
 void fs_signals_set_rank(int rank);
+/* Several inputs: the dataset being worked on, from 1 (0, the default: one
+ * input), named in the message with the phase. */
+void fs_signals_set_dataset(int dataset);
 
 /* For the tests of interruptions: FFTSHARD_PAUSE=POINT[:SECONDS] holds the
  * process for a minute (or SECONDS) when POINT is first reached: a phase
  * (fs_signals_set_phase), "start-up" (MPI_Init has returned, signals still
  * held), "shards-renamed" (the shard directory in place, its master not yet)
- * and "renamed" (rank 0's renames done, the other ranks not yet told). */
+ * and "renamed" (rank 0's renames done, the other ranks not yet told);
+ * POINT@N is POINT reached while dataset N of several is worked on. */
 void fs_signals_pause_point(const char *point);
 
 /* From fs_signals_hold to fs_signals_release a SIGINT or SIGTERM only waits;

@@ -16,7 +16,8 @@
  *       says "pausing at ..." on stderr; "start-up" holds every rank once
  *       MPI_Init has returned, its signals still held (main.c);
  *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit
- *       (fs_signals_pause_point, signals.c). Used by tests/faults.bats
+ *       (fs_signals_pause_point, signals.c); POINT@N, POINT while dataset N
+ *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
  *       (signals in every phase, a disk filling up during the write) and
  *       tests/signals.bats.
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the

@@ -43,7 +43,7 @@ setup() {
     run --separate-stderr fftshard 1 --help
     assert_success
     assert_equal "$stderr" ""
-    assert_line --index 0 --regexp '^Usage: .*fftshard \[OPTIONS\] INPUT OUTPUT$'
+    assert_line --index 0 --regexp '^Usage: .*fftshard \[OPTIONS\] INPUT\.\.\. OUTPUT$'
     assert_output --partial "--transpose=NAME"
 }
 
@@ -169,9 +169,10 @@ setup() {
     assert_error "$EXIT_USAGE" "INPUT and OUTPUT"
 }
 
-@test "three positional arguments: exit 2" {
+@test "three positional arguments are two INPUTs and OUTPUT: a missing second INPUT is exit 3" {
+    # (before several inputs, the third operand was refused as one too many)
     run --separate-stderr fftshard 2 ok.h5 out.h5 more.h5
-    assert_error "$EXIT_USAGE" "argument"
+    assert_error "$EXIT_INPUT" "out.h5"
     [ ! -e out.h5 ]
     [ ! -e more.h5 ]
 }

@@ -1,0 +1,234 @@
+#!/usr/bin/env bats
+# Several inputs in one run (fftshard INPUT... OUTPUT) and --add: every
+# result equals numpy under its own path in the one OUTPUT, the compute plan
+# is made once for datasets of one shape, the summary and the report have a
+# section per dataset and the totals, the refusals come before any work, an
+# interrupted run of several datasets leaves an existing OUTPUT byte for byte
+# as it was, and --add keeps the other datasets of OUTPUT bit for bit.
+
+load helpers
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    job=
+}
+
+# A failed test must not leave a paused job behind.
+teardown() {
+    if [ -n "$job" ] && kill -0 "$job" 2>/dev/null; then
+        kill -KILL "$job" 2>/dev/null || true
+        wait "$job" 2>/dev/null || true
+    fi
+}
+
+# json FILE EXPR [ARGS...]: a Python expression on the parsed report `r`.
+json() {
+    local file=$1 expr=$2
+    shift 2
+    python_serial -c "import json, sys; r = json.load(open(sys.argv[1])); print($expr)" "$file" "$@"
+}
+
+# bats test_tags=sanitized
+@test "three datasets into one file on 4 ranks: each equals numpy; planned once; a line per dataset" {
+    oracle make snap.h5 /u=12x10x6:float64 /v=12x10x6:float64 /w=12x10x6:float64
+    run --separate-stderr fftshard 4 --report=r.json snap.h5:/u snap.h5:/v snap.h5:/w spec.h5
+    assert_success
+    CASES=()
+    local d
+    for d in u v w; do
+        CASES+=("in=snap.h5:/$d out=spec.h5:/$d ranks=4")
+    done
+    check_all
+    # one summary line per dataset, then the totals
+    local ds
+    for ds in /u /v /w; do
+        [ "$(grep -c "^fftshard: snap.h5:$ds: 12x10x6 float64, .* s (read " <<<"$stderr")" -eq 1 ] ||
+            fail "no summary line for $ds: $stderr"
+    done
+    [ "$(grep -c '^fftshard: 3 datasets into spec.h5, 4 ranks$' <<<"$stderr")" -eq 1 ] || fail "$stderr"
+    grep -Eq '^  total +[0-9.]+' <<<"$stderr" || fail "$stderr"
+    # the report: the totals on top, a section per dataset; /v and /w reuse
+    # /u's plans (FFTW planned nothing for them)
+    run json r.json '
+[d["output"] for d in r["datasets"]] == ["spec.h5:/u", "spec.h5:/v", "spec.h5:/w"]
+and r["inputs"] == ["snap.h5:/u", "snap.h5:/v", "snap.h5:/w"] and r["output"] == "spec.h5"
+and r["datasets"][0]["fftw_plans"]["made"] > 0
+and [d["fftw_plans"]["made"] for d in r["datasets"][1:]] == [0, 0]
+and r["exchange"]["bytes_sent"] == sum(d["exchange"]["bytes_sent"] for d in r["datasets"]) > 0
+and sum(p["elements"] for p in r["per_rank"]) == 3 * 12 * 10 * 6
+and all(sum(p["elements"] for p in d["per_rank"]) == 720 for d in r["datasets"])
+and r["phases"]["total"]["max"] >= sum(d["phases"]["total"]["max"] for d in r["datasets"]) * 0.99'
+    assert_output True
+}
+
+# bats test_tags=sanitized
+@test "datasets of other shapes and types are planned anew; options apply to every dataset" {
+    oracle make a.h5 /x=9x8:complex128 -- b.h5 /g/y=7x6x5:float32 /z=10:float64
+    run fftshard 3 --quiet --norm=ortho --report=r.json a.h5:/x b.h5:/g/y b.h5:/z out.h5
+    assert_success
+    CASES=("in=a.h5:/x out=out.h5:/x ranks=3 norm=ortho"
+        "in=b.h5:/g/y out=out.h5:/g/y ranks=3 norm=ortho"
+        "in=b.h5:/z out=out.h5:/z ranks=3 norm=ortho")
+    check_all
+    run json r.json 'all(d["fftw_plans"]["made"] > 0 for d in r["datasets"])'
+    assert_output True
+}
+
+@test "several inputs with --check: every dataset checked; the report's check is the worst" {
+    oracle make a.h5 /p=8x6:float64 /q=8x6:complex128
+    run --separate-stderr fftshard 2 --check --report=r.json a.h5:/p a.h5:/q out.h5
+    assert_success
+    run json r.json '[d["check"]["passed"] for d in r["datasets"]] == [True, True]
+and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in r["datasets"])'
+    assert_output True
+}
+
+@test "refused before any work: one path twice, a path inside another, OUTPUT:/path, shard options" {
+    oracle make a.h5 /x=4x4:float64 /x2=4x4:float64 -- b.h5 /x=4x4:float64 /y=3:float64 -- c.h5 /x/y=3:float64
+    run --separate-stderr fftshard 2 a.h5:/x b.h5:/x out.h5
+    assert_error "$EXIT_USAGE" "a.h5:/x" "b.h5:/x" "out.h5:/x"
+    run --separate-stderr fftshard 2 a.h5:/x a.h5:/x out.h5
+    assert_error "$EXIT_USAGE" "out.h5:/x"
+    run --separate-stderr fftshard 2 a.h5:/x c.h5:/x/y out.h5
+    assert_error "$EXIT_USAGE" "c.h5:/x/y"
+    run --separate-stderr fftshard 2 a.h5:/x a.h5:/x2 out.h5:/r
+    assert_error "$EXIT_USAGE" "out.h5:/r" "one INPUT"
+    run --separate-stderr fftshard 2 --shard-output a.h5:/x a.h5:/x2 out.h5
+    assert_error "$EXIT_USAGE" "--shard-output"
+    run --separate-stderr fftshard 2 --shards a.h5:/x a.h5:/x2 out.h5
+    assert_error "$EXIT_USAGE" "--shards"
+    # every input is probed before any work, and OUTPUT may be none of them
+    run --separate-stderr fftshard 2 a.h5:/x missing.h5:/x out.h5
+    assert_error "$EXIT_INPUT" "missing.h5"
+    run --separate-stderr fftshard 2 --force a.h5:/x b.h5:/y b.h5
+    assert_error "$EXIT_OUTPUT" "b.h5" "input"
+    [ ! -e out.h5 ] || fail "a refused run wrote out.h5"
+    assert_no_temporaries
+}
+
+@test "SIGTERM at the second dataset's write: an existing OUTPUT unchanged, no temporary" {
+    oracle make snap.h5 /u=16x8x8:float64 /v=16x8x8:float64 /w=16x8x8:float64
+    echo "the old spec.h5" >spec.h5
+    local before
+    before=$(checksum spec.h5)
+    rm -f run.err
+    FFTSHARD_PAUSE=write@2:60 "$MPIEXEC" -n 3 "$FFTSHARD" --quiet --force \
+        snap.h5:/u snap.h5:/v snap.h5:/w spec.h5 >run.out 2>run.err &
+    job=$!
+    local deadline=$((${EPOCHREALTIME/./} + 30000000))
+    until grep -q "pausing at the start of the write phase of dataset 2" run.err 2>/dev/null; do
+        kill -0 "$job" 2>/dev/null || fail "the job ended before the pause: $(cat run.err)"
+        ((${EPOCHREALTIME/./} < deadline)) || fail "write@2 was not reached in 30 s"
+        sleep 0.05
+    done
+    # dataset 1 is in the temporary by now
+    [ -n "$(temporaries)" ] || fail "no temporary while the run is paused"
+    kill -TERM "$job"
+    local status=0
+    wait "$job" || status=$?
+    job=
+    assert_equal "$status" 143
+    grep -q "interrupted by SIGTERM during the write phase of dataset 2 (rank 0): the temporary output was removed" run.err ||
+        fail "not the message of dataset 2: $(cat run.err)"
+    assert_equal "$(checksum spec.h5)" "$before"
+    assert_no_temporaries
+}
+
+# bats test_tags=sanitized
+@test "--add: the other datasets of OUTPUT stay bit-identical (h5diff), its permissions kept" {
+    oracle make snap.h5 /u=8x6x4:float64 /v=8x6x4:complex128 -- \
+        spec.h5 /keep=5x4:float64 /g/keep2=3:complex128 /g/n=2x2:int16
+    chmod 640 spec.h5
+    cp -p spec.h5 orig.h5
+    run fftshard 2 --quiet --add snap.h5:/u snap.h5:/v spec.h5
+    assert_success
+    CASES=("in=snap.h5:/u out=spec.h5:/u ranks=2" "in=snap.h5:/v out=spec.h5:/v ranks=2")
+    check_all
+    local ds
+    for ds in /keep /g/keep2 /g/n; do
+        run h5diff orig.h5 spec.h5 "$ds" "$ds"
+        assert_success
+    done
+    # h5diff compares attributes too: nothing else in the file changed
+    run h5diff -c orig.h5 spec.h5 /g /g
+    assert_success
+    assert_equal "$(stat -c %a spec.h5)" 640
+    assert_no_temporaries
+}
+
+@test "--add refuses an existing dataset (exit 4, file unchanged) unless --force, which replaces it" {
+    oracle make snap.h5 /u=6x4:float64 -- new.h5 /u=5x3:complex128 -- \
+        spec.h5 /u=2:float64 /keep=3x3:float64 /grp/inner=2:float64
+    cp spec.h5 orig.h5
+    local before
+    before=$(checksum spec.h5)
+    run --separate-stderr fftshard 2 --add snap.h5:/u spec.h5
+    assert_error "$EXIT_OUTPUT" "spec.h5:/u" "--force"
+    assert_equal "$(checksum spec.h5)" "$before"
+    # a group is never replaced, nor is a dataset written below a dataset
+    oracle make g.h5 /grp=3:float64 /keep/x=3:float64
+    run --separate-stderr fftshard 2 --add --force g.h5:/grp spec.h5
+    assert_error "$EXIT_OUTPUT" "spec.h5:/grp" "group"
+    run --separate-stderr fftshard 2 --add --force g.h5:/keep/x spec.h5
+    assert_error "$EXIT_OUTPUT" "spec.h5:/keep/x"
+    assert_equal "$(checksum spec.h5)" "$before"
+    assert_no_temporaries
+    # --force replaces the dataset of that path, and only it
+    fs 2 new.h5:/u spec.h5 --add --force
+    CASES=("in=new.h5:/u out=spec.h5:/u ranks=2")
+    check_all
+    run h5diff orig.h5 spec.h5 /keep /keep
+    assert_success
+    run h5diff orig.h5 spec.h5 /grp/inner /grp/inner
+    assert_success
+}
+
+@test "--add: a missing OUTPUT is created; not an HDF5 file, or with --shard-output, refused" {
+    oracle make snap.h5 /u=6x4:float64
+    fs 2 snap.h5:/u fresh.h5 --add
+    CASES=("in=snap.h5:/u out=fresh.h5:/u ranks=2")
+    check_all
+    echo "not hdf5" >text.h5
+    run --separate-stderr fftshard 2 --add snap.h5:/u text.h5
+    assert_error "$EXIT_OUTPUT" "text.h5" "not an HDF5 file"
+    assert_equal "$(cat text.h5)" "not hdf5"
+    run --separate-stderr fftshard 2 --add --shard-output snap.h5:/u fresh.h5
+    assert_error "$EXIT_USAGE" "--add" "--shard-output"
+    assert_no_temporaries
+}
+
+@test "SIGTERM during --add: OUTPUT unchanged, its copy removed" {
+    oracle make snap.h5 /u=16x8x8:float64 /v=16x8x8:float64 -- spec.h5 /keep=4x4:float64
+    local before
+    before=$(checksum spec.h5)
+    rm -f run.err
+    FFTSHARD_PAUSE=read@2:60 "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --add snap.h5:/u snap.h5:/v spec.h5 \
+        >run.out 2>run.err &
+    job=$!
+    local deadline=$((${EPOCHREALTIME/./} + 30000000))
+    until grep -q "pausing at the start of the read phase of dataset 2" run.err 2>/dev/null; do
+        kill -0 "$job" 2>/dev/null || fail "the job ended before the pause: $(cat run.err)"
+        ((${EPOCHREALTIME/./} < deadline)) || fail "read@2 was not reached in 30 s"
+        sleep 0.05
+    done
+    kill -TERM "$job"
+    local status=0
+    wait "$job" || status=$?
+    job=
+    assert_equal "$status" 143
+    assert_equal "$(checksum spec.h5)" "$before"
+    assert_no_temporaries
+}
+
+@test "every member of a report of several inputs is documented in the man page" {
+    oracle make a.h5 /p=6x6:float64 /q=6x6:float64
+    fftshard 2 --quiet --report=r.json a.h5:/p a.h5:/q o.h5
+    local key
+    # named in bold on a line of its own (.B, .BR), not just somewhere in the text
+    for key in $(json r.json '" ".join(list(r) + list(r["per_rank"][0]) + list(r["datasets"][0]))'); do
+        grep -Eq "^\.(B|BR|RB) (.*[ \"])?$key([ \",]|\$)" "$srcdir/man/fftshard.1" ||
+            fail "report member $key is not in man/fftshard.1"
+    done
+    run json r.json '"input" not in r and "shape" not in r and len(r["datasets"]) == 2'
+    assert_output True
+}
