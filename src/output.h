@@ -4,7 +4,8 @@
  * the sharded output set (shardout.h), the storage choice (--chunks,
  * --deflate), the check of every destination (destinations.h) and the
  * free-space and file-size checks made before anything is written, the
- * attributes of the result, the write of the last stage's boxes and the
+ * attributes of the result (fftshard's own, then the input dataset's under
+ * their own names), the write of the last stage's boxes and the
  * commit that puts the result, the report and the wisdom in place together.
  * Every failure leaves no temporary; a write that fails part way through a
  * collective call ends the job (see fs_output_abandon). */
@@ -40,13 +41,15 @@ typedef struct fs_output {
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
+    fs_input_attrs copied;         /* the input dataset's own attributes, on every rank */
 } fs_output;
 
 /* Collective: refuse destinations that clash with each other or with the
- * input (fs_destinations_check), and create the temporaries of OUTPUT, the
- * report and the shard set. info is the probed input (its dataset is the
- * default output dataset); shards its --shards files on rank 0 (NULL: one
- * file). */
+ * input (fs_destinations_check), create the temporaries of OUTPUT, the
+ * report and the shard set, and take the input dataset's own attributes
+ * (rank 0 reads them, from the first shard with --shards) for the result.
+ * info is the probed input (its dataset is the default output dataset);
+ * shards its --shards files on rank 0 (NULL: one file). */
 fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *info,
                           const fs_shard_set *shards, fs_output *out);
 

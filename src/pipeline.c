@@ -87,7 +87,10 @@ static fs_status stage_probe(run *r)
     if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
         return st;
     fs_transform_request rq;
-    st = fs_planner_request(o, &r->info, r->nranks, &rq);
+    fs_planner_notes notes;
+    st = fs_planner_request_noted(o, &r->info, r->nranks, &rq, &notes);
+    if (r->rank == 0)
+        fs_planner_print_notes(&notes, o->quiet, o->verbose);
     if (st == FS_OK)
         st = fs_planner_transforms(&rq, &r->planned);
     r->t = &r->planned.plain;

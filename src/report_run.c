@@ -155,7 +155,7 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
         .precision = fs_precision_name(t->prec),
         .transform = fs_kind_name(t->kind),
         .direction = o->inverse ? "inverse" : "forward",
-        .norm = fs_norm_name(o->norm),
+        .norm = fs_norm_name(t->norm),
         .ndim = v->info->ndim,
         .shape = v->info->shape,
         .transform_axis = t->transform_axis,
