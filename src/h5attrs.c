@@ -309,7 +309,7 @@ fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a)
 {
     int rank;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return fs_error_agree_quiet(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     int64_t head[2] = {a->bytes, a->count};
     fs_status st = fs_bcast_bytes(comm, root, head, sizeof head);
     if (st != FS_OK)
@@ -323,7 +323,7 @@ fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a)
             mine = fs_error_set(FS_ERR_RUNTIME, "out of memory receiving %lld bytes of attributes",
                                 (long long)head[0]);
     }
-    if ((st = fs_error_agree_quiet(comm, mine)) == FS_OK && head[0])
+    if ((st = fs_error_agree(comm, mine)) == FS_OK && head[0])
         st = fs_bcast_bytes(comm, root, a->block, head[0]);
     if (st != FS_OK && rank != root)
         fs_input_attrs_free(a);

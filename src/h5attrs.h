@@ -45,7 +45,7 @@ fs_status fs_h5_attrs_read(const char *file, const char *dataset, const char *co
                            int verbose, int quiet, fs_input_attrs *a);
 
 /* Collective: root's *a to every rank (in on root; out elsewhere, where *a
- * starts zeroed). The status is agreed, not printed. */
+ * starts zeroed). The status is agreed and printed. */
 fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a);
 
 /* Free the block and zero *a. */

@@ -37,7 +37,7 @@ static fs_status take_input_attrs(fs_output *out, const fs_input_info *info,
                               info->dataset, own_attrs, o->verbose, o->quiet, &out->copied);
     st = fs_error_agree(out->comm, st);
     if (st == FS_OK)
-        st = fs_error_agree(out->comm, fs_h5_attrs_bcast(out->comm, 0, &out->copied));
+        st = fs_h5_attrs_bcast(out->comm, 0, &out->copied); /* agreed */
     return st;
 }
 

@@ -89,10 +89,11 @@ static fs_status stage_probe(run *r)
     fs_transform_request rq;
     fs_planner_notes notes;
     st = fs_planner_request_noted(o, &r->info, r->nranks, &rq, &notes);
-    if (r->rank == 0)
-        fs_planner_print_notes(&notes, o->quiet, o->verbose);
     if (st == FS_OK)
         st = fs_planner_transforms(&rq, &r->planned);
+    /* Warnings are for a run that goes on: a refusal says it all. */
+    if (st == FS_OK && r->rank == 0)
+        fs_planner_print_notes(&notes, o->quiet, o->verbose);
     r->t = &r->planned.plain;
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
