@@ -1,4 +1,4 @@
-/* h5common: what h5probe and h5io share; for those two modules only.
+/* h5common: what h5probe, h5attrs and h5io share; for those modules only.
  *
  * HDF5 failures in our words (fs_h5_fail: our message, HDF5's innermost
  * reason in brackets, its whole error stack under --verbose), closing
@@ -11,6 +11,7 @@
 #include <hdf5.h>
 
 #include "errors.h"
+#include "h5attrs.h"
 #include "h5probe.h"
 
 /* An HDF5 call failed: record our message (fs_error_set) with HDF5's
@@ -44,5 +45,10 @@ fs_status fs_h5_mpio_name(const char *path, char **name);
  * float64. *type (out) is a new type the caller closes, negative after a
  * failure. */
 fs_status fs_h5_element_type(fs_dtype t, int native, hid_t *type);
+
+/* Collective when did is in an MPI-IO file: create on the dataset did every
+ * attribute of a (h5attrs.h), with the type, shape and values read from
+ * the input. `where` names the output in messages. */
+fs_status fs_h5_attrs_write(hid_t did, const fs_input_attrs *a, const char *where);
 
 #endif

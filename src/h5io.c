@@ -901,6 +901,11 @@ fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, con
     return fs_h5_output_attr_numbers(o, name, n < 0 ? 0 : 1, &dim, FS_DTYPE_INTEGER, values);
 }
 
+fs_status fs_h5_output_copy_attrs(fs_h5_output *o, const fs_input_attrs *a)
+{
+    return collective_failed(o, fs_h5_attrs_write(o->did, a, output_name(o)));
+}
+
 fs_status fs_h5_output_close(fs_h5_output **o)
 {
     fs_status ret = FS_OK;

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "errors.h"
+#include "h5attrs.h"
 #include "h5probe.h"
 #include "layout.h"
 
@@ -127,6 +128,9 @@ fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, con
  * FS_DTYPE_INTEGER) or float64 (FS_DTYPE_FLOAT64) values, row-major. */
 fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
                                     const int64_t *dims, fs_dtype type, const void *values);
+/* Collective, the same block on every rank: the input's own attributes
+ * (h5attrs.h) onto the dataset. */
+fs_status fs_h5_output_copy_attrs(fs_h5_output *o, const fs_input_attrs *a);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
 

@@ -621,32 +621,111 @@ static fs_status read_offset(hid_t did, const char *label, int ndim, fs_input_in
     return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
 }
 
-/* A forward --real run records the real length for the inverse in a
- * "last_size" attribute; one that is not a single positive number is
- * ignored, as any attribute fftshard does not know. */
-static fs_status read_last_size(hid_t did, const char *label, fs_input_info *info)
+/* The attribute `name` as up to max numbers (integer or float class),
+ * converted to integers, into v; *n their count, -1 when the attribute is
+ * absent, not numbers or more than max of them: fftshard ignores such an
+ * attribute, as any it does not know. */
+static fs_status read_numbers(hid_t did, const char *name, const char *label, int max,
+                              long long *v, int *n)
 {
-    htri_t exists = H5Aexists(did, "last_size");
+    *n = -1;
+    htri_t exists = H5Aexists(did, name);
     if (exists < 0)
-        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a last_size attribute", label);
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a %s attribute", label, name);
     if (exists == 0)
         return FS_OK;
-    hid_t aid = H5Aopen(did, "last_size", H5P_DEFAULT);
+    hid_t aid = H5Aopen(did, name, H5P_DEFAULT);
     hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
     hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
     H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
-    hssize_t n = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
-    long long v = 0;
+    hssize_t count = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
     fs_status ret = FS_OK;
-    if (cls == H5T_NO_CLASS || n < 0)
-        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the last_size attribute", label);
-    else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && n == 1) {
-        if (H5Aread(aid, H5T_NATIVE_LLONG, &v) < 0)
-            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the last_size attribute", label);
-        else if (v > 0)
-            info->last_size_attr = v;
+    if (cls == H5T_NO_CLASS || count < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+    else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && count <= max) {
+        if (H5Aread(aid, H5T_NATIVE_LLONG, v) < 0)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+        else
+            *n = (int)count;
     }
     return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+}
+
+/* A string attribute, fixed or variable length, into buf; "" when it is
+ * absent, not one string or longer than buf. */
+static fs_status read_text(hid_t did, const char *name, const char *label, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    htri_t exists = H5Aexists(did, name);
+    if (exists < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a %s attribute", label, name);
+    if (exists == 0)
+        return FS_OK;
+    hid_t aid = H5Aopen(did, name, H5P_DEFAULT);
+    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
+    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
+    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
+    hssize_t count = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
+    htri_t variable = cls == H5T_STRING ? H5Tis_variable_str(aty) : 0;
+    size_t len = cls == H5T_STRING ? H5Tget_size(aty) : 0;
+    fs_status ret = FS_OK;
+    if (cls == H5T_NO_CLASS || count < 0 || variable < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+    else if (cls == H5T_STRING && count == 1 && variable) {
+        /* Read in the stored type (its character set) as a char *. */
+        char *text = NULL;
+        if (H5Aread(aid, aty, &text) < 0)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+        else if (text && strlen(text) < size)
+            strcpy(buf, text);
+        if (text && H5free_memory(text) < 0 && ret == FS_OK)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+    } else if (cls == H5T_STRING && count == 1 && len < size) {
+        /* The stored bytes, NUL- or space-padded to len. */
+        char text[256] = "";
+        if (H5Aread(aid, aty, text) < 0)
+            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+        while (len > 0 && (text[len - 1] == ' ' || text[len - 1] == '\0'))
+            len--;
+        memcpy(buf, text, len);
+        buf[len] = '\0';
+    }
+    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+}
+
+/* What a forward run recorded for the inverse. A --real run's "last_size"
+ * (the real length) counts whoever wrote it; the rest only on a forward
+ * result of fftshard. */
+static fs_status read_recorded(hid_t did, const char *label, fs_input_info *info)
+{
+    fs_recorded *rec = &info->recorded;
+    char version[64], direction[16];
+    long long v[FS_LAYOUT_MAX_DIMS];
+    int n = -1;
+    rec->real_axis = -1;
+    fs_status ret = read_numbers(did, "last_size", label, 1, v, &n);
+    if (ret == FS_OK && n == 1 && v[0] > 0)
+        info->last_size_attr = v[0];
+    if (ret == FS_OK)
+        ret = read_text(did, "fftshard_version", label, version, sizeof version);
+    if (ret == FS_OK)
+        ret = read_text(did, "direction", label, direction, sizeof direction);
+    rec->forward = ret == FS_OK && version[0] && strcmp(direction, "forward") == 0;
+    if (ret != FS_OK || !rec->forward)
+        return ret;
+    ret = read_text(did, "transform", label, rec->transform, sizeof rec->transform);
+    if (ret == FS_OK)
+        ret = read_text(did, "norm", label, rec->norm, sizeof rec->norm);
+    if (ret == FS_OK)
+        ret = read_numbers(did, "axes", label, FS_LAYOUT_MAX_DIMS, v, &n);
+    for (int k = 0; ret == FS_OK && k < n; k++)
+        rec->axes[k] = v[k];
+    rec->naxes = n > 0 ? n : 0;
+    if (ret == FS_OK)
+        ret = read_numbers(did, "real_axis", label, 1, v, &n);
+    if (ret == FS_OK && n == 1)
+        rec->real_axis = v[0];
+    return ret;
 }
 
 /* Is the dataset virtual? Then its sources must be usable. */
@@ -730,7 +809,7 @@ static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
     if (ret == FS_OK)
         ret = check_consistent(did, sid, tid, label);
     if (ret == FS_OK)
-        ret = read_last_size(did, label, info);
+        ret = read_recorded(did, label, info);
     if (ret == FS_OK)
         ret = read_offset(did, label, info->ndim, info);
     if (ret == FS_OK)

@@ -5,8 +5,9 @@
  * input is refused once, before any parallel work, in our words. A virtual
  * dataset reads fill values where a source is missing, so its sources are
  * checked too (they exist, fftshard reads their type, they are large enough
- * for their mappings). A shard's "offset" attribute and a forward --real
- * run's "last_size" are read here.
+ * for their mappings). A shard's "offset" attribute and what a forward run
+ * recorded for the inverse ("last_size", "axes", "real_axis", "norm", ...)
+ * are read here; the dataset's other attributes are h5attrs' to copy.
  * Owns the description of an input: what the probe learned (fs_input_info) and the files of a sharded array
  * (fs_shard_set). HDF5's automatic error printing is off (fs_h5_init); with
  * --verbose the HDF5 error stack is shown under our message. Reading and
@@ -22,6 +23,18 @@
 
 #define FS_PATH_MAX 1024
 
+/* What a forward run of fftshard recorded on its result (fftshard(1),
+ * FILES AND CONVENTIONS), for an inverse run to default to: the values as
+ * stored, which the planner interprets and checks against the input. */
+typedef struct fs_recorded {
+    int forward;                 /* fftshard_version present and direction "forward" */
+    char transform[8];           /* "c2c" or "r2c"; "" when absent */
+    char norm[16];               /* "backward", "ortho", "forward"; "" when absent */
+    int naxes;                   /* 0: no usable axes attribute */
+    int64_t axes[FS_LAYOUT_MAX_DIMS]; /* in the order given (versions without real_axis: sorted) */
+    int64_t real_axis;           /* the halved axis of r2c; -1 when not recorded */
+} fs_recorded;
+
 /* What the probe learned; plain data so it can be broadcast as bytes. */
 typedef struct fs_input_info {
     char dataset[FS_PATH_MAX];   /* absolute path in the file */
@@ -30,6 +43,7 @@ typedef struct fs_input_info {
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
+    fs_recorded recorded;        /* a forward run's attributes */
     int is_virtual;              /* a virtual dataset (its sources were checked) */
     int has_offset;              /* an "offset" attribute: a shard's place in the whole */
     int64_t offset[FS_LAYOUT_MAX_DIMS];

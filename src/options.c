@@ -431,6 +431,15 @@ static fs_status set_long(const opt_spec *spec, const char *arg, fs_options *opt
     return FS_OK;
 }
 
+/* --norm: remembered as given, so an inverse knows when to take the
+ * forward run's. */
+static fs_status set_norm(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    fs_status st = set_enum(spec, arg, opts);
+    opts->norm_given = st == FS_OK;
+    return st;
+}
+
 static fs_status set_axes(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
@@ -568,7 +577,7 @@ static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_opti
  * so the order of the lines changes nothing. */
 static const opt_spec specs[] = {
     {OPT("inverse", 0, no_argument, set_flag, inverse)},
-    {OPT("norm", 0, required_argument, set_enum, norm), .names = norm_names},
+    {OPT("norm", 0, required_argument, set_norm, norm), .names = norm_names},
     {OPT("axes", 0, required_argument, set_axes, axes)},
     {OPT("transpose", 0, required_argument, set_transpose, transpose)},
     {OPT("seed", 0, required_argument, set_seed, seed)},

@@ -45,6 +45,7 @@ typedef struct fs_options {
     int check;             /* --check */
     double check_tolerance; /* --check-tolerance (0: by precision) */
     fs_norm norm;          /* --norm */
+    int norm_given;        /* --norm was given (else an inverse takes the forward run's) */
     int naxes;             /* 0: all axes */
     int axes[FS_MAX_DIMS]; /* as given; negative counts from the end */
     char *transpose;       /* --transpose strategy name, or "auto" */

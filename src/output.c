@@ -74,6 +74,38 @@ static fs_status check_paths_on_root(void *arg)
     return FS_OK;
 }
 
+/* The attributes fftshard writes on a result (fftshard(1), FILES AND
+ * CONVENTIONS; "offset" and "shards" with --shard-output). An input
+ * attribute of one of these names is not copied: an input that is itself
+ * a result has them all, and the result's own values hold. */
+static const char *const own_attrs[] = {
+    "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
+    "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards", NULL,
+};
+
+/* Collective: rank 0 reads each input dataset's own attributes, every
+ * rank gets them. */
+static fs_status take_input_attrs(fs_output *out, const fs_input_info *infos, int n,
+                                  const fs_shard_set *shards)
+{
+    const fs_options *o = out->opts;
+    out->input_attrs = calloc((size_t)(n > 0 ? n : 1), sizeof *out->input_attrs);
+    fs_status st = out->input_attrs ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    if ((st = fs_error_agree(out->comm, st)) != FS_OK)
+        return st;
+    out->n_input_attrs = n;
+    for (int i = 0; i < n && st == FS_OK; i++) {
+        if (out->rank == 0)
+            st = fs_h5_attrs_read(shards && shards->n ? shards->files[0] : o->inputs[i].file,
+                                  infos[i].dataset, own_attrs, o->verbose, o->quiet,
+                                  &out->input_attrs[i]);
+        st = fs_error_agree(out->comm, st);
+        if (st == FS_OK)
+            st = fs_h5_attrs_bcast(out->comm, 0, &out->input_attrs[i]); /* agreed */
+    }
+    return st;
+}
+
 fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out)
 {
@@ -112,6 +144,8 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
         st = fs_atomic_begin(comm, o->report_file, o->input_file, 1, &out->report_tmp);
     if (st == FS_OK && o->shard_output)
         st = fs_shard_output_begin(comm, o->output_file, &out->so);
+    if (st == FS_OK)
+        st = take_input_attrs(out, infos, n, shards);
     return st;
 }
 
@@ -377,7 +411,7 @@ fs_status fs_output_open(fs_output *out)
             return st_copy;
         if (MPI_Bcast(&existing, 1, MPI_INT, 0, out->comm) != MPI_SUCCESS)
             return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
-        out->copied = existing;
+        out->began_as_copy = existing;
     }
     fs_status st = fs_h5_output_open(out->comm, out->tmp_path, existing, &out->h5);
     if (out->h5)
@@ -403,29 +437,30 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t)
     return st;
 }
 
-/* The attributes of an output dataset (collective over its file's ranks). */
+/* The attributes of an output dataset (collective over its file's ranks):
+ * fftshard's own (own_attrs), then the input dataset's. */
 static fs_status write_attributes(const fs_output *out, const fs_transform *t, fs_h5_output *h5)
 {
     const fs_options *o = out->opts;
     const fs_output_attrs *a = &out->attrs;
     char input[2 * FS_PATH_MAX + 2];
     snprintf(input, sizeof input, "%s:%s", a->input_file, a->input_dataset);
-    int64_t axes[FS_MAX_DIMS], ranks = a->nranks, last_size = 0;
-    int naxes = 0;
-    for (int k = 0; k < t->in_ndim; k++)
-        if (t->transform_axis[k])
-            axes[naxes++] = k;
+    int64_t axes[FS_MAX_DIMS], ranks = a->nranks, last_size = 0, real_axis = t->real_axis;
+    /* In the order asked, as numpy's axes argument: for --real the halved
+     * axis is the last. */
+    for (int i = 0; i < t->naxes; i++)
+        axes[i] = t->axes[i];
     /* The real length along the halved axis (the last transformed one for
      * c2c), which an inverse --real run needs. */
     if (t->real_axis >= 0)
         last_size = t->real_len;
-    else if (naxes)
-        last_size = t->in_shape[axes[naxes - 1]];
+    else if (t->naxes)
+        last_size = t->in_shape[t->axes[t->naxes - 1]];
     struct { const char *name, *value; } strings[] = {
         {"fftshard_version", PACKAGE_VERSION},
         {"transform", fs_kind_name(t->kind)},
         {"direction", o->inverse ? "inverse" : "forward"},
-        {"norm", fs_norm_name(o->norm)},
+        {"norm", fs_norm_name(t->norm)},
         {"input", input},
         {"transpose", a->strategy},
         {"precision", fs_precision_name(t->prec)},
@@ -434,13 +469,17 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     for (size_t i = 0; i < sizeof strings / sizeof strings[0] && st == FS_OK; i++)
         st = fs_h5_output_attr_string(h5, strings[i].name, strings[i].value);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(h5, "axes", naxes, axes);
+        st = fs_h5_output_attr_int64s(h5, "axes", t->naxes, axes);
+    if (st == FS_OK && t->real_axis >= 0)
+        st = fs_h5_output_attr_int64s(h5, "real_axis", -1, &real_axis);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->in_shape);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "last_size", -1, &last_size);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "ranks", -1, &ranks);
+    if (st == FS_OK && a->copied)
+        st = fs_h5_output_copy_attrs(h5, a->copied);
     return st;
 }
 
@@ -539,7 +578,7 @@ static fs_status commit_on_root(void *arg)
     fs_status st = o->shard_output
                        ? commit_shards(c->out, c->t)
                        : fs_atomic_place(c->out->tmp_path, o->output_file,
-                                         o->force || c->out->copied);
+                                         o->force || c->out->began_as_copy);
     if (st == FS_OK)
         return commit_side_files(c->out);
     return st;
@@ -595,4 +634,9 @@ void fs_output_finish(fs_output *out, fs_status st)
     free(out->report_tmp);
     free(out->wisdom_tmp);
     out->tmp_path = out->report_tmp = out->wisdom_tmp = NULL;
+    for (int i = 0; i < out->n_input_attrs; i++)
+        fs_input_attrs_free(&out->input_attrs[i]);
+    free(out->input_attrs);
+    out->input_attrs = NULL;
+    out->n_input_attrs = 0;
 }

@@ -4,7 +4,8 @@
  * the sharded output set (shardout.h), the storage choice (--chunks,
  * --deflate), the check of every destination (destinations.h) and the
  * free-space and file-size checks made before anything is written, the
- * attributes of the result, the write of the last stage's boxes and the
+ * attributes of the result (fftshard's own, then the input dataset's under
+ * their own names), the write of the last stage's boxes and the
  * commit that puts the result, the report and the wisdom in place together.
  * Every failure leaves no temporary; a write that fails part way through a
  * collective call ends the job (see fs_output_abandon). */
@@ -26,6 +27,7 @@ typedef struct fs_output_attrs {
     const char *input_dataset;
     const char *strategy;          /* "none" without exchange */
     int nranks;
+    const fs_input_attrs *copied;  /* the input dataset's own attributes (NULL: none) */
 } fs_output_attrs;
 
 typedef struct fs_output {
@@ -41,8 +43,10 @@ typedef struct fs_output {
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
-    int copied;                    /* --add: the temporary began as a copy of OUTPUT, which
+    int began_as_copy;             /* --add: the temporary began as a copy of OUTPUT, which
                                       the commit replaces */
+    fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
+    int n_input_attrs;
 } fs_output;
 
 /* The output dataset of an input: OUTPUT's path when given, else the
@@ -55,7 +59,9 @@ const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *inf
  * OUTPUT holds a dataset (without --force) or anything else (FS_ERR_OUTPUT).
  * Create the temporaries of OUTPUT, the report and the shard set. infos
  * are the n probed inputs (each one's dataset is its result's path unless
- * OUTPUT names one); shards the --shards files on rank 0 (NULL: files). */
+ * OUTPUT names one); shards the --shards files on rank 0 (NULL: files).
+ * Take each input dataset's own attributes (rank 0 reads them, from the
+ * first shard with --shards) for its result. */
 fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out);
 

@@ -124,15 +124,22 @@ static fs_status stage_probe(run *r)
         return fs_error_agree(r->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed"));
     if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
         return st;
+    fs_planner_notes *notes = calloc((size_t)r->n, sizeof *notes);
+    if (!notes)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
     for (int i = 0; i < r->n && st == FS_OK; i++) {
         dataset *ds = &r->ds[i];
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
-        st = fs_planner_request(o, ds->info, r->nranks, &ds->rq);
+        st = fs_planner_request_noted(o, ds->info, r->nranks, &ds->rq, &notes[i]);
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = &ds->planned.plain;
     }
+    /* Warnings are for a run that goes on: a refusal says it all. */
+    for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
+        fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
+    free(notes);
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
@@ -288,7 +295,8 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
     r->out.dataset = fs_output_dataset_for(&r->out, ds->info);
-    r->out.attrs = (fs_output_attrs){ds->file, ds->info->dataset, ds->strategy.name, r->nranks};
+    r->out.attrs = (fs_output_attrs){ds->file, ds->info->dataset, ds->strategy.name, r->nranks,
+                                     i < r->out.n_input_attrs ? &r->out.input_attrs[i] : NULL};
     if (st == FS_OK && o->verbose && r->rank == 0) {
         fs_run_view v = view(r, NULL);
         fs_report_verbose_plan(&v);

@@ -4,15 +4,153 @@
 #include "planner.h"
 
 #include <fftw3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "report.h"
 
-fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
-                             fs_transform_request *rq)
+static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
+{
+    if (!notes || notes->n == FS_PLANNER_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes->text[notes->n], sizeof notes->text[0], fmt, ap);
+    va_end(ap);
+    notes->warning[notes->n++] = warning;
+}
+
+/* "1,2" */
+static const char *axes_text(int n, const int *axes, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ",%d" : "%d", axes[i]);
+    return buf;
+}
+
+/* The recorded axes when they fit an ndim-D input (each in range, none
+ * twice): their count, copied in order to axes; 0 otherwise. */
+static int recorded_axes(const fs_recorded *rec, int ndim, int *axes)
+{
+    int seen[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int i = 0; i < rec->naxes; i++) {
+        int64_t a = rec->axes[i];
+        if (a < 0 || a >= ndim || seen[a])
+            return 0;
+        seen[a] = 1;
+        axes[i] = (int)a;
+    }
+    return rec->naxes;
+}
+
+/* The axis the forward run halved, or -1 (a complex forward run, or no
+ * usable record): its real_axis, or, in files written before real_axis,
+ * the last of the axes as numpy's rfftn takes it. */
+static int recorded_halved(const fs_recorded *rec, int n, const int *axes)
+{
+    if (strcmp(rec->transform, "r2c") != 0 || n == 0)
+        return -1;
+    if (rec->real_axis < 0)
+        return axes[n - 1];
+    for (int i = 0; i < n; i++)
+        if (axes[i] == rec->real_axis)
+            return axes[i];
+    return -1;
+}
+
+/* The axes of an inverse: the recorded ones unless --axes was given. */
+static void take_axes(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+                      fs_planner_notes *notes)
+{
+    int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, in->ndim, axes);
+    int halved = recorded_halved(&in->recorded, n, axes);
+    char mine[64], theirs[64];
+    if (n == 0)
+        return;
+    if (!o->naxes) {
+        /* The halved axis last, as c2r takes it (files of this version
+         * record it so already). */
+        rq->naxes = 0;
+        for (int i = 0; i < n; i++)
+            if (axes[i] != halved)
+                rq->axes[rq->naxes++] = axes[i];
+        if (halved >= 0)
+            rq->axes[rq->naxes++] = halved;
+        memset(rq->transform_axis, 0, sizeof rq->transform_axis);
+        for (int i = 0; i < n; i++)
+            rq->transform_axis[rq->axes[i]] = 1;
+        rq->real_axis = rq->axes[n - 1];
+        add_note(notes, 0, "--inverse: axes %s, as the forward run recorded on the input",
+                 axes_text(n, rq->axes, mine, sizeof mine));
+        return;
+    }
+    int same = n == rq->naxes;
+    for (int i = 0; i < n && same; i++)
+        same = rq->transform_axis[axes[i]] != 0;
+    axes_text(rq->naxes, rq->axes, mine, sizeof mine);
+    if (!same)
+        add_note(notes, 1, "--axes: transforming axes %s as asked, but the forward run transformed "
+                 "axes %s: the round trip will not give its input back", mine,
+                 axes_text(n, axes, theirs, sizeof theirs));
+    else if (o->real && halved >= 0 && halved != rq->real_axis)
+        add_note(notes, 1, "--axes: restoring axis %d (the last of --axes) as asked, but the "
+                 "forward run halved axis %d: the round trip will not give its input back",
+                 rq->real_axis, halved);
+}
+
+/* The norm of an inverse: the recorded one unless --norm was given. */
+static void take_norm(const fs_options *o, const fs_recorded *rec, fs_transform_request *rq,
+                      fs_planner_notes *notes)
+{
+    const fs_norm all[] = {FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(rec->norm, fs_norm_name(all[i])) != 0)
+            continue;
+        if (!o->norm_given) {
+            rq->norm = all[i];
+            add_note(notes, 0, "--inverse: --norm=%s, as the forward run recorded on the input",
+                     rec->norm);
+        } else if (o->norm != all[i]) {
+            add_note(notes, 1, "--norm=%s: scaling as asked, but the forward run used --norm=%s: "
+                     "the round trip will not give its input back", fs_norm_name(o->norm),
+                     rec->norm);
+        }
+    }
+}
+
+/* An inverse of a forward result of fftshard: its defaults and where the
+ * options contradict them. */
+static void take_recorded(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+                          fs_planner_notes *notes)
+{
+    const fs_recorded *rec = &in->recorded;
+    int was_real = strcmp(rec->transform, "r2c") == 0;
+    take_axes(o, in, rq, notes);
+    take_norm(o, rec, rq, notes);
+    if (was_real && !o->real)
+        add_note(notes, 1, "--inverse: the input is the half spectrum of a --real forward run; "
+                 "without --real the inverse is a complex transform of it, not that run's input");
+    else if (!was_real && rec->transform[0] && o->real)
+        add_note(notes, 1, "--inverse --real: the forward run was not --real (transform %s): "
+                 "the input is taken as a half spectrum", rec->transform);
+    if (o->real && o->last_size && in->last_size_attr && o->last_size != in->last_size_attr)
+        add_note(notes, 1, "--last-size=%lld: as asked, but the forward run recorded last_size "
+                 "%lld: the round trip will not give its input back", (long long)o->last_size,
+                 (long long)in->last_size_attr);
+}
+
+fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes)
 {
     memset(rq, 0, sizeof *rq);
+    if (notes)
+        memset(notes, 0, sizeof *notes);
     rq->ndim = in->ndim;
     memcpy(rq->shape, in->shape, sizeof rq->shape);
     rq->in_dtype = in->dtype;
@@ -21,11 +159,11 @@ fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int n
     fs_status st = fs_options_resolve_axes(o, in->ndim, rq->transform_axis);
     if (st != FS_OK)
         return st;
+    rq->naxes = o->naxes ? o->naxes : in->ndim;
+    for (int i = 0; i < rq->naxes; i++)
+        rq->axes[i] = !o->naxes ? i : o->axes[i] < 0 ? o->axes[i] + in->ndim : o->axes[i];
     /* numpy: the last axis of `axes` is the real one. */
-    rq->real_axis = in->ndim - 1;
-    if (o->naxes)
-        rq->real_axis = o->axes[o->naxes - 1] < 0 ? o->axes[o->naxes - 1] + in->ndim
-                                                  : o->axes[o->naxes - 1];
+    rq->real_axis = rq->axes[rq->naxes - 1];
     rq->real = o->real;
     rq->inverse = o->inverse;
     rq->prec = o->precision == FS_PRECISION_SINGLE   ? FS_SINGLE
@@ -39,7 +177,22 @@ fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int n
     rq->grid[0] = o->grid[0];
     rq->grid[1] = o->grid[1];
     rq->nranks = nranks;
+    if (o->inverse && in->recorded.forward)
+        take_recorded(o, in, rq, notes);
     return FS_OK;
+}
+
+fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+                             fs_transform_request *rq)
+{
+    return fs_planner_request_noted(o, in, nranks, rq, NULL);
+}
+
+void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose)
+{
+    for (int i = 0; i < notes->n; i++)
+        if (notes->warning[i] ? !quiet : verbose)
+            fs_note("%s%s", notes->warning[i] ? "warning: " : "", notes->text[i]);
 }
 
 unsigned fs_planner_fftw_flags(const fs_options *o)

@@ -1,7 +1,8 @@
 /* planner: what a run will compute and with which strategy, decided before
  * any data moves.
  *
- * It turns the command line and the probed input into the transform request
+ * It turns the command line and the probed input (with what a forward run
+ * recorded on it, for an inverse) into the transform request
  * (transform.h) once, plans the transform once per capability (without
  * block work, and with it for strategies that overlap block FFTs with their
  * messages), and chooses the exchange strategy: the one named, or for
@@ -22,9 +23,30 @@
 #include "transform.h"
 #include "wisdom.h"
 
-/* The request of a run on nranks ranks (usage errors recorded). */
+/* The request of a run on nranks ranks (usage errors recorded). An
+ * --inverse run whose input is a forward result of fftshard (in->recorded)
+ * takes from it what the options leave open: the axes in their order, the
+ * norm, and for --real the halved axis (last_size comes from the input in
+ * any case). An option that contradicts the record is honoured. */
 fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
                              fs_transform_request *rq);
+
+/* What the request took from the record (notes for --verbose) and where
+ * the options contradict it (warnings: the round trip will not give the
+ * input back), one line each. */
+#define FS_PLANNER_MAX_NOTES 8
+typedef struct fs_planner_notes {
+    int n;
+    int warning[FS_PLANNER_MAX_NOTES];
+    char text[FS_PLANNER_MAX_NOTES][320];
+} fs_planner_notes;
+
+/* fs_planner_request, with its notes in *notes (out). */
+fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes);
+
+/* Rank 0: print the warnings unless quiet, and with verbose the notes. */
+void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose);
 
 /* FFTW planner flags of --plan. */
 unsigned fs_planner_fftw_flags(const fs_options *o);

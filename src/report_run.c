@@ -173,7 +173,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .precision = fs_precision_name(t->prec),
         .transform = fs_kind_name(t->kind),
         .direction = o->inverse ? "inverse" : "forward",
-        .norm = fs_norm_name(o->norm),
+        .norm = fs_norm_name(t->norm),
         .ndim = v->info->ndim,
         .shape = v->info->shape,
         .transform_axis = t->transform_axis,

@@ -445,6 +445,12 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
     t->in_dtype = rq->in_dtype;
     memcpy(t->in_shape, rq->shape, sizeof t->in_shape);
     memcpy(t->transform_axis, rq->transform_axis, sizeof t->transform_axis);
+    t->naxes = rq->naxes;
+    memcpy(t->axes, rq->axes, sizeof t->axes);
+    for (int k = 0; !rq->naxes && k < rq->ndim; k++)
+        if (rq->transform_axis[k])
+            t->axes[t->naxes++] = k;
+    t->norm = rq->norm;
     t->kind = !rq->real ? FS_C2C : rq->inverse ? FS_C2R : FS_R2C;
     t->sign = rq->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
     t->prec = rq->prec;

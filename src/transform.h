@@ -49,6 +49,8 @@ typedef struct fs_transform_request {
     const char *in_name;                 /* the input dataset, for messages */
     const char *in_type_name;            /* its type as stored, for messages */
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
+    int naxes;                           /* the transformed axes in the order asked (numpy's */
+    int axes[FS_LAYOUT_MAX_DIMS];        /* axes argument); naxes 0: increasing */
     int real_axis;                       /* --real: the halved axis (numpy: the last one given) */
     int real, inverse;
     fs_precision prec;
@@ -69,6 +71,9 @@ typedef struct fs_transform {
     int in_ndim;
     int64_t in_shape[FS_LAYOUT_MAX_DIMS];
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
+    int naxes;                       /* the transformed axes in the order asked */
+    int axes[FS_LAYOUT_MAX_DIMS];
+    fs_norm norm;
     int real_axis;                   /* r2c / c2r: the halved axis; -1 for c2c */
     int64_t real_len, half_len;      /* n and n/2+1 along it */
     int padded;                      /* FFTW's padded real layout (else via complex) */

@@ -329,10 +329,13 @@ def check_case(text, version):
     check_attr(attrs, "precision", "single" if single else "double", problems)
     check_attr(attrs, "direction", "inverse" if opts["inverse"] else "forward", problems)
     check_attr(attrs, "norm", opts["norm"], problems)
-    check_attr(attrs, "axes", axes, problems)
+    # In the order given, as numpy's axes argument; --real's halved axis last.
+    check_attr(attrs, "axes", given, problems)
+    if kind != "c2c":
+        check_attr(attrs, "real_axis", given[-1], problems)
     check_attr(attrs, "input", "%s:%s" % (opts["source"] or in_file, in_ds), problems)
     check_attr(attrs, "input_shape", list(x.shape), problems)
-    check_attr(attrs, "last_size", real_len if real_len else x.shape[axes[-1]], problems)
+    check_attr(attrs, "last_size", real_len if real_len else x.shape[given[-1]], problems)
     # The strategy asked for, or "none" when no exchange is needed (one rank,
     # or some axis not transformed: the ranks may split only such batch axes).
     # With auto, the strategy it chose: any of them.

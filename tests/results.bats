@@ -169,7 +169,7 @@ setup() {
     fs 2 fwd_s.h5 back_s.h5 --inverse
     check_all "in=fwd.h5 out=back.h5 ranks=4 inverse expect=a.h5" \
         "in=fwd_o.h5 out=back_o.h5 ranks=2 inverse norm=ortho expect=a.h5" \
-        "in=fwd_f.h5 out=back_f.h5 ranks=2 inverse norm=forward axes=0,2 expect=a.h5" \
+        "in=fwd_f.h5 out=back_f.h5 ranks=2 inverse norm=forward axes=2,0 expect=a.h5" \
         "in=fwd_s.h5 out=back_s.h5 ranks=2 inverse expect=s.h5"
 }
 
