@@ -232,3 +232,18 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     run json r.json '"input" not in r and "shape" not in r and len(r["datasets"]) == 2'
     assert_output True
 }
+
+@test "several inputs: each result carries its own input's attributes" {
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("snap.h5", "w") as f:
+    for name, t in (("u", 1.5), ("v", 2.5)):
+        d = f.create_dataset(name, data=np.arange(48.0).reshape(4, 3, 4))
+        d.attrs["time"] = t
+        d.attrs["units"] = name + " units"'
+    fftshard 2 --quiet snap.h5:/u snap.h5:/v spec.h5
+    run python_serial -c 'import h5py
+with h5py.File("spec.h5") as f:
+    print([(n, float(f[n].attrs["time"]), f[n].attrs["units"]) for n in ("u", "v")])'
+    assert_success
+    assert_output "[('u', 1.5, 'u units'), ('v', 2.5, 'v units')]"
+}
