@@ -697,8 +697,12 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed: %s", fs_mpi_strerror(err));
     fs_input_info info;
     fs_shard_set shards;
-    fs_status st = dry_input(comm, rank, opts, &info, &shards);
-    dry_plan *p = st == FS_OK ? malloc(sizeof *p) : NULL;
+    fs_status st = dry_input(comm, rank, opts, &info, &shards); /* agreed */
+    if (st != FS_OK) {
+        fs_shard_set_free(&shards);
+        return st;
+    }
+    dry_plan *p = malloc(sizeof *p);
     if (st == FS_OK)
         st = p ? make_plan(opts, &info, opts->ranks ? opts->ranks : nranks, p)
                : fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
