@@ -2,7 +2,8 @@
 # run-tests.sh: the CI run, in parts:
 #   deps       share/install-deps.sh: what the build and the tests need
 #   build      ./autogen.sh (in a checkout), ./configure, make -j2
-#   check      make -j2 check: the whole suite
+#   check      make -j2 check: the whole suite but valgrind's
+#   valgrind   make -j2 check-valgrind: every strategy under memcheck
 #   distcheck  make -j2 distcheck-quick: the tarball builds, installs and
 #              passes the quick slice of the suite (see Makefile.am)
 #   san-build  ../configure --enable-sanitizers and make -j2 in _san/
@@ -19,7 +20,7 @@ set -eu
 
 cd "$(dirname "$0")/.."
 
-PARTS="deps build check distcheck san-build san-check"
+PARTS="deps build check valgrind distcheck san-build san-check"
 started=$(date +%s)
 passed=0
 failed=0
@@ -145,6 +146,12 @@ if ! part check make -j2 check; then
     exit 1
 fi
 
+if ! part valgrind make -j2 check-valgrind; then
+    echo "run-tests: make check-valgrind failed; the test logs follow" >&2
+    print_test_logs .
+    exit 1
+fi
+
 if ! part distcheck make -j2 distcheck-quick; then
     echo "run-tests: make distcheck-quick failed" >&2
     # distcheck leaves its build directory behind when it fails.
@@ -161,4 +168,4 @@ if ! part san-check make -C _san -j2 check-sanitized; then
     exit 1
 fi
 
-echo "run-tests: make check, make distcheck-quick and the sanitized make check-sanitized passed"
+echo "run-tests: make check, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"

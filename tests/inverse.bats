@@ -80,7 +80,8 @@ EOF
 
 @test "random round trips: forward with --axes, --norm, --real, batch axes; a plain --inverse gives the input back" {
     # FFTSHARD_INVERSE_SEED=N replays a failure.
-    local seed=${FFTSHARD_INVERSE_SEED:-$(((RANDOM << 15) | RANDOM))} n=30
+    # FFTSHARD_INVERSE_COUNT=N draws N combinations (default 16).
+    local seed=${FFTSHARD_INVERSE_SEED:-$(((RANDOM << 15) | RANDOM))} n=${FFTSHARD_INVERSE_COUNT:-16}
     echo "# seed $seed (replay: FFTSHARD_INVERSE_SEED=$seed)" >&3
     write_driver
     python_serial driver.py make "$seed" "$n" >cases.txt
