@@ -587,27 +587,52 @@ fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, 
 
 /* ------------------------------------------------------------------ probe */
 
+/* An attribute opened for reading: its handles, class and element count. */
+typedef struct attr_handle {
+    hid_t aid, asp, aty;
+    H5T_class_t cls;
+    hssize_t count;
+} attr_handle;
+
+/* Open the attribute `name` of did: *found 0 when it is absent (nothing
+ * open). FS_ERR_INPUT when HDF5 cannot tell its class or size. */
+static fs_status attr_open(hid_t did, const char *name, const char *label, int *found,
+                           attr_handle *a)
+{
+    *found = 0;
+    *a = (attr_handle){H5I_INVALID_HID, H5I_INVALID_HID, H5I_INVALID_HID, H5T_NO_CLASS, -1};
+    htri_t exists = H5Aexists(did, name);
+    if (exists < 0)
+        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for %s %s attribute", label,
+                          strchr("aeiou", name[0]) ? "an" : "a", name);
+    if (exists == 0)
+        return FS_OK;
+    *found = 1;
+    a->aid = H5Aopen(did, name, H5P_DEFAULT);
+    a->asp = a->aid >= 0 ? H5Aget_space(a->aid) : H5I_INVALID_HID;
+    a->aty = a->aid >= 0 ? H5Aget_type(a->aid) : H5I_INVALID_HID;
+    a->cls = a->aty >= 0 ? H5Tget_class(a->aty) : H5T_NO_CLASS;
+    a->count = a->asp >= 0 ? H5Sget_simple_extent_npoints(a->asp) : -1;
+    if (a->cls == H5T_NO_CLASS || a->count < 0)
+        return fs_h5_close_ids(fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label,
+                                          name),
+                               label, 3, a->aty, a->asp, a->aid);
+    return FS_OK;
+}
+
 /* A shard's "offset" attribute: its start in the whole array, one integer
  * (along axis 0) or one per axis. has_offset -1: present but unusable. */
 static fs_status read_offset(hid_t did, const char *label, int ndim, fs_input_info *info)
 {
-    htri_t exists = H5Aexists(did, "offset");
-    if (exists < 0)
-        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for an offset attribute", label);
-    if (exists == 0)
-        return FS_OK;
-    hid_t aid = H5Aopen(did, "offset", H5P_DEFAULT);
-    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
-    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
-    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
-    hssize_t n = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
+    int found;
+    attr_handle a;
+    fs_status ret = attr_open(did, "offset", label, &found, &a);
+    if (ret != FS_OK || !found)
+        return ret;
     long long v[FS_LAYOUT_MAX_DIMS] = {0};
-    fs_status ret = FS_OK;
     info->has_offset = -1;
-    if (cls == H5T_NO_CLASS || n < 0)
-        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the offset attribute", label);
-    else if (cls == H5T_INTEGER && (n == 1 || n == ndim)) {
-        if (H5Aread(aid, H5T_NATIVE_LLONG, v) < 0) {
+    if (a.cls == H5T_INTEGER && (a.count == 1 || a.count == ndim)) {
+        if (H5Aread(a.aid, H5T_NATIVE_LLONG, v) < 0) {
             ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the offset attribute", label);
         } else {
             info->has_offset = 1;
@@ -618,7 +643,7 @@ static fs_status read_offset(hid_t did, const char *label, int ndim, fs_input_in
             }
         }
     }
-    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+    return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
 /* The attribute `name` as up to max numbers (integer or float class),
@@ -629,26 +654,18 @@ static fs_status read_numbers(hid_t did, const char *name, const char *label, in
                               long long *v, int *n)
 {
     *n = -1;
-    htri_t exists = H5Aexists(did, name);
-    if (exists < 0)
-        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a %s attribute", label, name);
-    if (exists == 0)
-        return FS_OK;
-    hid_t aid = H5Aopen(did, name, H5P_DEFAULT);
-    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
-    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
-    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
-    hssize_t count = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
-    fs_status ret = FS_OK;
-    if (cls == H5T_NO_CLASS || count < 0)
-        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
-    else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && count <= max) {
-        if (H5Aread(aid, H5T_NATIVE_LLONG, v) < 0)
+    int found;
+    attr_handle a;
+    fs_status ret = attr_open(did, name, label, &found, &a);
+    if (ret != FS_OK || !found)
+        return ret;
+    if ((a.cls == H5T_INTEGER || a.cls == H5T_FLOAT) && a.count <= max) {
+        if (H5Aread(a.aid, H5T_NATIVE_LLONG, v) < 0)
             ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
         else
-            *n = (int)count;
+            *n = (int)a.count;
     }
-    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+    return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
 /* A string attribute, fixed or variable length, into buf; "" when it is
@@ -656,22 +673,18 @@ static fs_status read_numbers(hid_t did, const char *name, const char *label, in
 static fs_status read_text(hid_t did, const char *name, const char *label, char *buf, size_t size)
 {
     buf[0] = '\0';
-    htri_t exists = H5Aexists(did, name);
-    if (exists < 0)
-        return fs_h5_fail(FS_ERR_INPUT, "%s: cannot look for a %s attribute", label, name);
-    if (exists == 0)
-        return FS_OK;
-    hid_t aid = H5Aopen(did, name, H5P_DEFAULT);
-    hid_t asp = aid >= 0 ? H5Aget_space(aid) : H5I_INVALID_HID;
-    hid_t aty = aid >= 0 ? H5Aget_type(aid) : H5I_INVALID_HID;
-    H5T_class_t cls = aty >= 0 ? H5Tget_class(aty) : H5T_NO_CLASS;
-    hssize_t count = asp >= 0 ? H5Sget_simple_extent_npoints(asp) : -1;
-    htri_t variable = cls == H5T_STRING ? H5Tis_variable_str(aty) : 0;
-    size_t len = cls == H5T_STRING ? H5Tget_size(aty) : 0;
-    fs_status ret = FS_OK;
-    if (cls == H5T_NO_CLASS || count < 0 || variable < 0)
+    int found;
+    attr_handle a;
+    fs_status ret = attr_open(did, name, label, &found, &a);
+    if (ret != FS_OK || !found)
+        return ret;
+    hid_t aid = a.aid, aty = a.aty;
+    int string = a.cls == H5T_STRING;
+    htri_t variable = string ? H5Tis_variable_str(aty) : 0;
+    size_t len = string ? H5Tget_size(aty) : 0;
+    if (variable < 0)
         ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
-    else if (cls == H5T_STRING && count == 1 && variable) {
+    else if (string && a.count == 1 && variable) {
         /* Read in the stored type (its character set) as a char *. */
         char *text = NULL;
         if (H5Aread(aid, aty, &text) < 0)
@@ -680,7 +693,7 @@ static fs_status read_text(hid_t did, const char *name, const char *label, char 
             strcpy(buf, text);
         if (text && H5free_memory(text) < 0 && ret == FS_OK)
             ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
-    } else if (cls == H5T_STRING && count == 1 && len < size) {
+    } else if (string && a.count == 1 && len < size) {
         /* The stored bytes, NUL- or space-padded to len. */
         char text[256] = "";
         if (H5Aread(aid, aty, text) < 0)
@@ -690,7 +703,7 @@ static fs_status read_text(hid_t did, const char *name, const char *label, char 
         memcpy(buf, text, len);
         buf[len] = '\0';
     }
-    return fs_h5_close_ids(ret, label, 3, aty, asp, aid);
+    return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
 /* What a forward run recorded for the inverse. A --real run's "last_size"
