@@ -721,7 +721,7 @@ static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int
     fs_status ret = FS_OK;
     if (o->did >= 0) {
         /* Closing flushes collectively: a failure ends the job. */
-        herr_t closed = H5Dclose(o->did);
+        herr_t closed = H5Oclose(o->did); /* a dataset, or a group (fs_h5_output_group) */
         o->did = H5I_INVALID_HID;
         if (closed < 0)
             return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing a dataset failed",
@@ -796,6 +796,61 @@ fs_status fs_h5_output_add(fs_h5_output *o, const char *dataset, int ndim, const
     if (ret == FS_OK)
         ret = output_create_dataset(o, dataset, ndim, shape, file_type, dcpl);
     return fs_h5_close_ids(ret, o->path, 1, dcpl);
+}
+
+fs_status fs_h5_output_group(fs_h5_output *o, const char *path, int replace)
+{
+    fs_status ret = FS_OK;
+    if (o->did >= 0) {
+        herr_t closed = H5Oclose(o->did);
+        o->did = H5I_INVALID_HID;
+        if (closed < 0)
+            return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing a dataset failed",
+                                                   output_name(o)));
+    }
+    if (replace && (ret = unlink_old(o, path)) != FS_OK)
+        return ret;
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (lcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the group %s", path);
+    if (ret == FS_OK && (o->did = H5Gcreate2(o->fid, path, lcpl, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create group %s",
+                                              output_name(o), path));
+    return fs_h5_close_ids(ret, o->path, 1, lcpl);
+}
+
+fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
+                             fs_dtype type, const void *values)
+{
+    int is_int = type == FS_DTYPE_INTEGER;
+    hid_t ftype = is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    hid_t mtype = is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    hsize_t hdims[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < rank; k++)
+        hdims[k] = (hsize_t)dims[k];
+    fs_status ret = FS_OK;
+    hid_t space = H5Screate_simple(rank, hdims, NULL), fspace = H5I_INVALID_HID;
+    hid_t mspace = H5I_INVALID_HID, did = H5I_INVALID_HID;
+    if (space < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the dataset %s", path);
+    if (ret == FS_OK && (did = H5Dcreate2(o->fid, path, ftype, space, H5P_DEFAULT, H5P_DEFAULT,
+                                          H5P_DEFAULT)) < 0)
+        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s",
+                                              output_name(o), path));
+    /* The values are every rank's: rank 0 writes them, the others nothing. */
+    int rank0 = 1;
+    if (o->mpio) {
+        int r = 0;
+        MPI_Comm_rank(o->comm, &r);
+        rank0 = r == 0;
+    }
+    if (ret == FS_OK && ((fspace = H5Scopy(space)) < 0 || (mspace = H5Scopy(space)) < 0 ||
+                         (!rank0 && (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0))))
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the dataset %s", path);
+    if (ret == FS_OK && H5Dwrite(did, mtype, mspace, fspace, H5P_DEFAULT, values) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write dataset %s", output_name(o), path);
+    ret = o->mpio ? agree_writes(o->comm, ret) : ret;
+    return fs_h5_close_ids(ret, o->path, 4, did, mspace, fspace, space);
 }
 
 fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,
@@ -914,7 +969,7 @@ fs_status fs_h5_output_close(fs_h5_output **o)
         return FS_OK;
     /* Closing flushes everything still cached, collectively through MPI-IO:
      * a full disk shows up here, and ends the job (collective_failed). */
-    if (p->did >= 0 && H5Dclose(p->did) < 0)
+    if (p->did >= 0 && H5Oclose(p->did) < 0)
         ret = collective_failed(p, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the dataset failed",
                                               output_name(p)));
     ret = fs_h5_close_ids(ret, p->path, 1, p->dxpl);

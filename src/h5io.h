@@ -94,6 +94,16 @@ fs_status fs_h5_output_open(MPI_Comm comm, const char *tmp_path, int existing, f
 fs_status fs_h5_output_add(fs_h5_output *o, const char *dataset, int ndim, const int64_t *shape,
                            fs_dtype file_type, const fs_h5_storage *storage, int replace);
 
+/* Collective: create the group `path` (missing groups on the way too;
+ * with `replace`, whatever is linked there is unlinked first); attributes
+ * go to it from now on. */
+fs_status fs_h5_output_group(fs_h5_output *o, const char *path, int replace);
+/* Collective, same values on every rank: a small contiguous dataset of
+ * float64 (type FS_DTYPE_FLOAT64) or int64 (FS_DTYPE_INTEGER) values of
+ * `rank` dimensions, written whole by rank 0. */
+fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
+                             fs_dtype type, const void *values);
+
 /* Collective. Create the dataset `dataset` of the given shape and element
  * type (complex types as h5py's {r,i} compound) in the (already created,
  * empty) temporary file tmp_path; missing groups on its path are created.

@@ -562,6 +562,75 @@ static fs_status set_mem_per_rank(const opt_spec *spec, const char *arg, fs_opti
     return FS_OK;
 }
 
+/* Up to max numbers separated by commas, each positive and finite
+ * (nonnegative with allow_zero); returns how many, or -1. */
+static int parse_numbers(const char *text, double *out, int max, int allow_zero)
+{
+    int n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || !(v < 1e300) || !(allow_zero ? v >= 0 : v > 0) || n == max)
+            return -1;
+        out[n++] = v;
+        if (*end == '\0')
+            return n;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
+static fs_status set_box_size(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int n = parse_numbers(arg, opts->box, FS_MAX_DIMS, 0);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--box-size=%s: expected a positive length, or one per "
+                            "transformed axis (e.g. 1000 or 1000,1000,500)", arg);
+    opts->nbox = n;
+    return FS_OK;
+}
+
+/* --bins=N, or --bins=E0,E1,... (increasing edges). */
+static fs_status set_bins(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    long n;
+    if (!strchr(arg, ',')) {
+        if (parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
+            return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected a number of bins from 1 to %d, "
+                                "or increasing edges E0,E1,...", arg, FS_MAX_EDGES - 1);
+        opts->bins = (int)n;
+        opts->nedges = 0;
+        return FS_OK;
+    }
+    int m = parse_numbers(arg, opts->edges, FS_MAX_EDGES, 1);
+    for (int i = 1; i < m; i++)
+        if (!(opts->edges[i] > opts->edges[i - 1]))
+            m = -1;
+    if (m < 2)
+        return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected at most %d increasing edges "
+                            "E0,E1,... (|k| from E0 up to E1 in the first bin)", arg, FS_MAX_EDGES);
+    opts->nedges = m;
+    opts->bins = 0;
+    return FS_OK;
+}
+
+static fs_status set_los(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    long axis;
+    if (parse_long(arg, -FS_MAX_DIMS, FS_MAX_DIMS - 1, &axis) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--los=%s: expected an axis (an integer from %d to %d)",
+                            arg, -FS_MAX_DIMS, FS_MAX_DIMS - 1);
+    opts->los = (int)axis;
+    opts->los_given = 1;
+    return FS_OK;
+}
+
 /* --shard-output alone: one file per rank (-1). */
 static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_options *opts)
 {
@@ -608,6 +677,14 @@ static const opt_spec specs[] = {
      .expected = "a level from 1 to 9"},
     {OPT("progress", 0, no_argument, set_flag, progress)},
     {OPT("add", 0, no_argument, set_flag, add)},
+    {OPT("power-spectrum", 0, no_argument, set_flag, power_spectrum)},
+    {OPT("spectrum-only", 0, no_argument, set_flag, spectrum_only)},
+    {OPT("cross", 0, no_argument, set_flag, cross)},
+    {OPT("box-size", 0, required_argument, set_box_size, box)},
+    {OPT("bins", 0, required_argument, set_bins, bins)},
+    {OPT("los", 0, required_argument, set_los, los)},
+    {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
+     .expected = "a number of mu bins from 1 to 1000"},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -712,6 +789,35 @@ static fs_status check_several_inputs(const fs_options *opts)
     return FS_OK;
 }
 
+/* The spectrum options together: what needs a spectrum asks for one, and
+ * what a spectrum cannot go with (an inverse: it bins a forward result;
+ * --shard-output: the spectrum goes into OUTPUT itself). --spectrum-only
+ * alone means the power spectrum. */
+static fs_status check_spectrum(fs_options *opts)
+{
+    if (opts->spectrum_only && !opts->cross)
+        opts->power_spectrum = 1;
+    int spectrum = opts->power_spectrum || opts->cross;
+    if (!spectrum && (opts->nbox || opts->bins || opts->nedges || opts->los_given || opts->mu_bins))
+        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins: only with "
+                            "--power-spectrum, --cross or --spectrum-only");
+    if (opts->mu_bins && !opts->los_given)
+        return fs_error_set(FS_ERR_USAGE, "--mu-bins: only with --los=AXIS");
+    if (!spectrum)
+        return FS_OK;
+    if (opts->inverse)
+        return fs_error_set(FS_ERR_USAGE, "--inverse: spectra are of the forward transform");
+    if (opts->shard_output)
+        return fs_error_set(FS_ERR_USAGE, "--shard-output: a spectrum is written into OUTPUT "
+                            "itself; compute it in a run without --shard-output");
+    if (opts->cross && !opts->dry_run && opts->ninputs != 2)
+        return fs_error_set(FS_ERR_USAGE, "--cross: expected two INPUTs (got %d)", opts->ninputs);
+    if (opts->spectrum_only && opts->output_dataset)
+        return fs_error_set(FS_ERR_USAGE, "%s:%s: --spectrum-only writes no dataset; name OUTPUT "
+                            "without a path", opts->output_file, opts->output_dataset);
+    return FS_OK;
+}
+
 /* INPUT... and OUTPUT, argv[first..argc-1], after the options they go with
  * were checked together. */
 static fs_status take_operands(int argc, char **argv, int first, fs_options *opts)
@@ -734,7 +840,7 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
         if (!opts->shape_ndim && npos == 2 &&
             fs_split_location(argv[first + 1], &opts->output_file, &opts->output_dataset) != FS_OK)
             return fs_error_status();
-        return FS_OK;
+        return check_spectrum(opts);
     }
     if (npos < 2)
         return fs_error_set(FS_ERR_USAGE, "missing %s: expected INPUT and OUTPUT",
@@ -747,7 +853,9 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
             return fs_error_status();
     if (fs_split_location(argv[argc - 1], &opts->output_file, &opts->output_dataset) != FS_OK)
         return fs_error_status();
-    return opts->ninputs > 1 ? check_several_inputs(opts) : FS_OK;
+    if (opts->ninputs > 1 && check_several_inputs(opts) != FS_OK)
+        return fs_error_status();
+    return check_spectrum(opts);
 }
 
 fs_status fs_options_parse(int argc, char **argv, fs_options *opts)

@@ -13,6 +13,7 @@
 #include "layout.h"
 
 #define FS_MAX_DIMS 8
+#define FS_MAX_EDGES 1025
 
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
@@ -69,6 +70,18 @@ typedef struct fs_options {
     int deflate;           /* --deflate level, 0: none */
     int progress;          /* --progress */
     int add;               /* --add: into an existing OUTPUT, keeping its other contents */
+    /* Spectra (spectrum.h): binned on the distributed result. */
+    int power_spectrum;    /* --power-spectrum */
+    int spectrum_only;     /* --spectrum-only: no transformed array is written */
+    int cross;             /* --cross: the cross spectrum of two INPUTs */
+    int nbox;              /* --box-size values given (0: each axis's length) */
+    double box[FS_MAX_DIMS];
+    int bins;              /* --bins=N: N equal bins up to the largest |k| (0: shells of k_f) */
+    int nedges;            /* --bins=E0,E1,...: explicit edges (0: none) */
+    double edges[FS_MAX_EDGES];
+    int los;               /* --los: the line-of-sight axis as given */
+    int los_given;
+    int mu_bins;           /* --mu-bins (0: the default) */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

@@ -17,6 +17,7 @@
 #include "atomic.h"
 #include "destinations.h"
 #include "report.h"
+#include "spectrum.h"
 
 const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info)
 {
@@ -34,35 +35,68 @@ typedef struct paths_args {
     const fs_output *out;
     const fs_input_info *infos;
     int n;
+    int results;      /* result_paths: how many of the paths are datasets */
+    char what[2][FS_PATH_MAX + 32];
 } paths_args;
+
+/* What OUTPUT gets: each input's result (none with --spectrum-only),
+ * then the spectra's groups. Returns how many (at most n + 2). */
+static int result_paths(paths_args *a, const char **paths)
+{
+    int n = 0;
+    for (int i = 0; i < a->n && !a->out->opts->spectrum_only; i++)
+        paths[n++] = fs_output_dataset_for(a->out, &a->infos[i]);
+    a->results = n;
+    for (const char *g; (g = fs_spectrum_group(a->out->opts, n - a->results)) != NULL;)
+        paths[n++] = g;
+    return n;
+}
+
+/* How a message names path i of result_paths, in a->what[slot] (0 or 1). */
+static const char *result_name(paths_args *a, const char **paths, int i, int slot)
+{
+    char *buf = a->what[slot];
+    if (i < a->results)
+        snprintf(buf, sizeof a->what[0], "%s:%s", a->out->opts->inputs[i].file, paths[i]);
+    else
+        snprintf(buf, sizeof a->what[0], "the spectrum %s", paths[i]);
+    return buf;
+}
 
 /* Rank 0: every result needs a place of its own in OUTPUT, and with --add
  * one that OUTPUT's other contents leave free (a dataset there only with
  * --force, which replaces it). */
 static fs_status check_paths_on_root(void *arg)
 {
-    const paths_args *a = arg;
+    paths_args *a = arg;
     const fs_options *o = a->out->opts;
-    for (int i = 0; i < a->n; i++) {
-        const char *p = fs_output_dataset_for(a->out, &a->infos[i]);
+    const char *paths[a->n + 2];
+    int n = result_paths(a, paths);
+    for (int i = 0; i < n; i++) {
+        const char *p = paths[i];
         for (int j = 0; j < i; j++) {
-            const char *q = fs_output_dataset_for(a->out, &a->infos[j]);
+            const char *q = paths[j];
             if (strcmp(p, q) == 0 || inside(p, q) || inside(q, p))
-                return fs_error_set(FS_ERR_USAGE, "%s:%s and %s:%s: both results would be "
-                                    "written to %s:%s; give each INPUT its own dataset path",
-                                    o->inputs[j].file, q, o->inputs[i].file, p, o->output_file,
-                                    strcmp(p, q) == 0 || inside(q, p) ? q : p);
+                return fs_error_set(FS_ERR_USAGE, "%s and %s: both would be written to %s:%s; "
+                                    "give each INPUT its own dataset path",
+                                    result_name(a, paths, j, 0), result_name(a, paths, i, 1),
+                                    o->output_file, strcmp(p, q) == 0 || inside(q, p) ? q : p);
         }
     }
     struct stat st;
     if (!o->add || stat(o->output_file, &st) != 0)
         return FS_OK; /* nothing to add to: created as without --add */
-    for (int i = 0; i < a->n; i++) {
-        const char *p = fs_output_dataset_for(a->out, &a->infos[i]);
+    for (int i = 0; i < n; i++) {
+        const char *p = paths[i];
         fs_h5_path_state state;
         fs_status ret = fs_h5_output_path_state(o->output_file, p, &state);
         if (ret != FS_OK)
             return ret;
+        if (i >= a->results && state != FS_H5_PATH_FREE && !o->force)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a spectrum or another object "
+                                "there; use --force to replace it", o->output_file, p);
+        if (i >= a->results)
+            continue; /* --force: replaced */
         if (state == FS_H5_PATH_DATASET && !o->force)
             return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the dataset exists; use --force to replace "
                                 "it", o->output_file, p);
@@ -130,7 +164,7 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
         .replaced_set = o->force && o->shard_output ? out->dataset : NULL,
     };
     fs_status st = fs_destinations_check(comm, &files);
-    paths_args pa = {out, infos, n};
+    paths_args pa = {.out = out, .infos = infos, .n = n};
     if (st == FS_OK)
         st = fs_root_decides(comm, check_paths_on_root, &pa);
     /* --add replaces OUTPUT by a copy with more in it: no --force needed. */

@@ -27,6 +27,7 @@
 #include "report_run.h"
 #include "shards.h"
 #include "signals.h"
+#include "spectrum.h"
 #include "wisdom.h"
 
 /* One INPUT and what is computed from it. */
@@ -63,6 +64,7 @@ typedef struct run {
     fs_timers timers;             /* the run's own phases (opening, closing, commit, total) */
     fs_progress progress;
     fs_report_sections *sections; /* several inputs */
+    fs_spectrum *spectrum;        /* NULL: none asked for */
 } run;
 
 /* The run's phases with every dataset's added: the figures of the whole. */
@@ -99,6 +101,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .output_dataset = r->out.dataset,
         .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
+        .spectrum = r->spectrum,
     };
 }
 
@@ -135,6 +138,12 @@ static fs_status stage_probe(run *r)
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = &ds->planned.plain;
+    }
+    if (st == FS_OK) {
+        const fs_transform *ts[r->n];
+        for (int i = 0; i < r->n; i++)
+            ts[i] = &r->ds[i].planned.plain;
+        st = fs_spectrum_new(o, ts, r->n, &r->spectrum);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
@@ -263,7 +272,7 @@ static fs_status prepare(run *r)
         ts[i] = &r->ds[i].planned.plain;
     fs_timer_start(&r->cur->timers, FS_PHASE_PLAN);
     if (st == FS_OK)
-        st = fs_output_plan(&r->out, ts, r->n); /* agreed */
+        st = fs_output_plan(&r->out, ts, o->spectrum_only ? 0 : r->n); /* agreed */
     fs_timer_stop(&r->cur->timers, FS_PHASE_PLAN);
     return st;
 }
@@ -276,6 +285,13 @@ static fs_status create_output(run *r)
 static fs_status compute(run *r)
 {
     return fs_compute_run(r->c, r->buf.data, &r->cur->timers, &r->progress);
+}
+
+/* The current dataset's result into the spectra. */
+static fs_status bin_spectrum(run *r)
+{
+    return fs_spectrum_add(r->spectrum, (int)(r->cur - r->ds), r->cur->t,
+                           fs_decomposition_last(r->d), r->buf.data);
 }
 
 static fs_status write_output(run *r)
@@ -301,13 +317,15 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
         fs_run_view v = view(r, NULL);
         fs_report_verbose_plan(&v);
     }
-    if (st == FS_OK)
+    if (st == FS_OK && !o->spectrum_only)
         st = phase(r, FS_PHASE_WRITE, create_output);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
     if (st == FS_OK)
         st = fs_error_agree(r->comm, compute(r));
-    if (st == FS_OK) {
+    if (st == FS_OK && r->spectrum)
+        st = fs_error_agree(r->comm, bin_spectrum(r));
+    if (st == FS_OK && !o->spectrum_only) {
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
     }
@@ -338,8 +356,8 @@ static fs_status commit(run *r, char **summary)
     fs_timer_stop(&r->timers, FS_PHASE_TOTAL);
     fs_timers all = all_timers(r);
     if (st == FS_OK && r->sections) {
-        st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, &all, r->out.report_tmp,
-                                summary);
+        st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, r->spectrum, &all,
+                                r->out.report_tmp, summary);
     } else if (st == FS_OK) {
         fs_run_view v = view(r, &all);
         st = fs_report_run(r->comm, &v, r->out.report_tmp, summary);
@@ -358,6 +376,27 @@ static fs_status output_step(run *r, fs_status (*fn)(fs_output *))
     return st;
 }
 
+/* Once every dataset is binned: the spectra summed over the ranks, into
+ * OUTPUT beside the results. A failed write ends the job as any
+ * collective write does. */
+static fs_status write_spectrum(run *r)
+{
+    const char *inputs[r->n + 1];
+    char names[r->n][FS_PATH_MAX * 2 + 2];
+    for (int i = 0; i < r->n; i++) {
+        snprintf(names[i], sizeof names[i], "%s:%s", r->ds[i].file, r->infos[i].dataset);
+        inputs[i] = names[i];
+    }
+    inputs[r->n] = NULL;
+    fs_status st = fs_error_agree(r->comm, fs_spectrum_reduce(r->spectrum, r->comm));
+    fs_timer_start(&r->timers, FS_PHASE_WRITE);
+    if (st == FS_OK)
+        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, r->out.h5, inputs,
+                                                       r->opts->add && r->opts->force));
+    fs_timer_stop(&r->timers, FS_PHASE_WRITE);
+    return st;
+}
+
 /* The phases of the man page in order: probe, plan, create, then for every
  * dataset read, FFT and exchange, write, check; close, commit (with the
  * report's write), report. */
@@ -372,6 +411,8 @@ static fs_status run_phases(run *r)
     for (int i = 0; i < r->n && st == FS_OK; i++)
         st = run_dataset(r, i, &write_failed);
     fs_signals_set_dataset(0);
+    if (st == FS_OK && r->spectrum)
+        st = write_spectrum(r);
     if (opened && !write_failed) {
         fs_status closed = output_step(r, fs_output_close);
         write_failed = closed != FS_OK;
@@ -424,6 +465,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     fs_wisdom_free(&r.wisdom);
     fs_workbuf_release(&r.buf);
     fs_report_sections_free(&r.sections);
+    fs_spectrum_free(&r.spectrum);
     free(r.ds);
     free(r.infos);
     return st;

@@ -128,6 +128,8 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
         fprintf(out, "  check: round trip error %.3g, Parseval error %.3g, tolerance %.3g: %s\n",
                 info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
                 info->check->passed ? "passed" : "FAILED");
+    if (info->extra_line)
+        fputs(info->extra_line, out);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
             (double)t->peak_max / 1048576.0,
             info->array_bytes > 0 ? (double)t->peak_max * P / (double)info->array_bytes : 0.0);
@@ -141,6 +143,11 @@ typedef struct json {
     int depth;
     int first;      /* no comma needed before the next member */
 } json;
+
+/* The public face of one (report.h). */
+struct fs_json {
+    json j;
+};
 
 static void json_string(FILE *f, const char *s)
 {
@@ -407,6 +414,10 @@ static void write_json(FILE *f, const fs_report_info *info, const totals *t,
     json_ranks(&j, info, all, prefix, P);
     if (info->ndatasets)
         json_datasets(&j, info);
+    if (info->extra_json) {
+        fs_json w = {j};
+        info->extra_json(&w, info->extra_arg);
+    }
     fputs("\n}\n", f);
 }
 
@@ -571,10 +582,6 @@ done:
 }
 
 /* ------------------------------------------------------------------ fs_json */
-
-struct fs_json {
-    json j;
-};
 
 void fs_json_open(fs_json *j, const char *key, char bracket)
 {

@@ -67,6 +67,9 @@ typedef struct fs_rank_record {
     int64_t fftw_plans, fftw_plans_from_wisdom; /* plans made; those --wisdom gave */
 } fs_rank_record;
 
+/* One JSON document being written (below). */
+typedef struct fs_json fs_json;
+
 /* What --check found. */
 typedef struct fs_check_result {
     int done, passed;
@@ -107,6 +110,11 @@ typedef struct fs_report_info {
     char *const *dataset_inputs;    /* each dataset's "file:/dataset" */
     char *const *dataset_json;      /* each one's JSON object */
     char *const *dataset_lines;     /* each one's summary line */
+    /* More of the report: members written last (NULL: none), and a line
+     * of the summary before the memory's (NULL: none). */
+    void (*extra_json)(fs_json *j, const void *arg);
+    const void *extra_arg;
+    const char *extra_line;
 } fs_report_info;
 
 /* Collective over comm. Gathers every rank's record; rank 0 makes the
@@ -140,7 +148,6 @@ void fs_report_discard_stdout(void);
 /* ------------------------------------------------------------------ JSON
  * One JSON document being written: members of objects (key) or elements of
  * arrays (key NULL). */
-typedef struct fs_json fs_json;
 
 void fs_json_open(fs_json *j, const char *key, char bracket); /* '{' or '[' */
 void fs_json_close(fs_json *j, char bracket);

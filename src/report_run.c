@@ -195,6 +195,18 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
     memcpy(info->split, t->split, sizeof info->split);
 }
 
+/* The spectra's part of the report and of the summary (line: room for it). */
+static void with_spectrum(const fs_spectrum *s, const fs_options *o, fs_report_info *info,
+                          char *line, size_t size)
+{
+    if (!s)
+        return;
+    fs_spectrum_summary(s, o->output_file, line, size);
+    info->extra_json = fs_spectrum_json;
+    info->extra_arg = s;
+    info->extra_line = line;
+}
+
 fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
 {
     info_text text;
@@ -202,6 +214,8 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     describe(v, &text, &info);
     fs_rank_record rec;
     rank_record(v, &rec);
+    char line[FS_PATH_MAX + 256];
+    with_spectrum(v->spectrum, v->opts, &info, line, sizeof line);
     return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
                             v->opts->report_file, report_tmp);
 }
@@ -305,7 +319,8 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
 }
 
 fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
-                             const fs_report_sections *s, const fs_timers *run_timers,
+                             const fs_report_sections *s, const fs_spectrum *spectrum,
+                             const fs_timers *run_timers,
                              const char *report_tmp, char **summary)
 {
     char title[FS_PATH_MAX + 64];
@@ -326,6 +341,8 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
         .dataset_json = s->json,
         .dataset_lines = s->lines,
     };
+    char line[FS_PATH_MAX + 256];
+    with_spectrum(spectrum, o, &info, line, sizeof line);
     fs_rank_record total = s->total;
     memcpy(total.t_s, run_timers->t_s, sizeof total.t_s);
     total.peak_memory_bytes = fs_peak_memory_bytes();

@@ -14,6 +14,7 @@
 #include "h5io.h"
 #include "options.h"
 #include "report.h"
+#include "spectrum.h"
 #include "transform.h"
 
 /* A run as the report sees it (rank-local figures; the rest the same on
@@ -39,6 +40,7 @@ typedef struct fs_run_view {
     const char *output_dataset;        /* NULL: OUTPUT's, or the input's */
     const fs_exchange_stats *exchange_before;
     const int64_t *plans_before;       /* made, from wisdom */
+    const fs_spectrum *spectrum;       /* NULL: none */
 } fs_run_view;
 
 /* The summary's first line: shape, type, kind, axes, ranks, decomposition. */
@@ -69,7 +71,8 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
  * of several inputs, whose phases run_timers holds (the datasets'
  * included), as fs_report_run. */
 fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
-                             const fs_report_sections *s, const fs_timers *run_timers,
+                             const fs_report_sections *s, const fs_spectrum *spectrum,
+                             const fs_timers *run_timers,
                              const char *report_tmp, char **summary);
 
 #endif

@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+"""spectrum_oracle: the independent check of fftshard's spectra (numpy, h5py).
+
+Computes the documented definition from the full complex numpy.fft.fftn of
+each input (never the half spectrum) and compares OUTPUT's groups with it.
+
+  spectrum_oracle.py check CASE [CASE...]
+      Each CASE is whitespace-separated tokens:
+        in=FILE[:/ds]     an input (repeat for several; their power adds)
+        out=FILE          fftshard's OUTPUT
+        axes=LIST         --axes (default all)
+        box=L[,L...]      --box-size
+        bins=N | bins=E0,E1,...   --bins
+        los=AXIS mubins=N --los, --mu-bins (default 5)
+        cross             --cross (two inputs)
+        only              --spectrum-only: OUTPUT holds nothing but spectra
+        tol=X             relative tolerance of k and power (default 1e-10,
+                          1e-4 when an input is single precision)
+      modes must be equal; k and power (and the mu tables) within tol of
+      the reference, NaN where a bin has no mode.
+
+Exit status: 0 when everything matched, 1 when something did not (each
+failure printed), 2 on a usage error.
+"""
+
+import sys
+
+import h5py
+import numpy as np
+
+
+def split_location(arg):
+    i = arg.find(":/")
+    return (arg, None) if i < 0 else (arg[:i], arg[i + 1:])
+
+
+def read(location):
+    name, ds = split_location(location)
+    with h5py.File(name, "r") as f:
+        if ds is None:
+            found = []
+            f.visititems(lambda n, o: found.append("/" + n) if isinstance(o, h5py.Dataset) else None)
+            ds = found[0]
+        return f[ds][()]
+
+
+def frequencies(n):
+    """numpy.fft.fftfreq(n, 1/n): the integer frequencies, exactly."""
+    return np.rint(np.fft.fftfreq(n, 1.0 / n))
+
+
+def geometry(shape, axes, box):
+    """k squared, the components by axis, the box lengths, k_f, kmax, factor."""
+    nd = len(shape)
+    if box is None:
+        L = {a: float(shape[a]) for a in axes}
+    elif len(box) == 1:
+        L = {a: box[0] for a in axes}
+    else:
+        L = dict(zip(sorted(axes), box))
+    q = np.zeros(shape)
+    comp = {}
+    qmax = 0.0
+    for a in sorted(axes):
+        kc = 2 * np.pi * frequencies(shape[a]) / L[a]
+        view = [1] * nd
+        view[a] = shape[a]
+        comp[a] = np.broadcast_to(kc.reshape(view), shape)
+        q = q + comp[a] ** 2
+        kmax_a = 2 * np.pi * float(shape[a] // 2) / L[a]
+        qmax = qmax + kmax_a * kmax_a
+    kf = 2 * np.pi / max(L.values())
+    V = np.prod([L[a] for a in axes])
+    N = float(np.prod([shape[a] for a in axes]))
+    factor = V / (N * N) if box is not None else 1.0
+    return q, comp, kf, np.sqrt(qmax), factor
+
+
+def bin_index(k, kf, kmax, bins):
+    """(bin of every mode, -1 outside; number of bins; edges)."""
+    if bins is None:
+        nb = int(np.floor(kmax / kf + 0.5)) + 1
+        idx = np.floor(k / kf + 0.5).astype(np.int64)
+        edges = np.array([0.0] + [(i - 0.5) * kf for i in range(1, nb + 1)])
+        return idx, nb, edges
+    if len(bins) == 1:
+        nb = int(bins[0])
+        width = kmax / nb
+        idx = np.floor(k / width).astype(np.int64) if width > 0 else np.zeros(k.shape, np.int64)
+        idx = np.minimum(idx, nb - 1)
+        edges = np.array([i * width for i in range(nb)] + [kmax])
+        return idx, nb, edges
+    edges = np.array(bins)
+    nb = len(edges) - 1
+    idx = np.searchsorted(edges, k, side="right") - 1
+    idx[k == edges[-1]] = nb - 1
+    idx[(k < edges[0]) | (k > edges[-1])] = -1
+    return idx, nb, edges
+
+
+def binned(idx, nb, values):
+    keep = idx >= 0
+    return np.bincount(idx[keep], weights=values[keep], minlength=nb)[:nb]
+
+
+def means(idx, nb, values, modes, factor=1.0):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(modes > 0, binned(idx, nb, values) / np.maximum(modes, 1) * factor, np.nan)
+
+
+def compare(problems, what, got, ref, tol, exact=False):
+    got = np.asarray(got)
+    ref = np.asarray(ref)
+    if got.shape != ref.shape:
+        problems.append("%s: shape %s, expected %s" % (what, got.shape, ref.shape))
+        return
+    if exact:
+        if not np.array_equal(got, ref):
+            bad = np.nonzero(got != ref)
+            problems.append("%s: differs at %s: %s vs %s" % (what, bad[0][:5], got[bad][:5], ref[bad][:5]))
+        return
+    if not np.array_equal(np.isnan(got), np.isnan(ref)):
+        problems.append("%s: NaN where the reference is not (or not where it is)" % what)
+        return
+    ok = ~np.isnan(ref)
+    scale = np.maximum(np.abs(ref[ok]), 1e-300)
+    err = np.max(np.abs(got[ok] - ref[ok]) / scale) if ok.any() else 0.0
+    if err > tol:
+        problems.append("%s: relative error %.3g > %.3g" % (what, err, tol))
+
+
+def check_case(text):
+    opts = {"in": []}
+    for tok in text.split():
+        key, _, value = tok.partition("=")
+        if key == "in":
+            opts["in"].append(value)
+        else:
+            opts[key] = value if value else True
+    fields = [read(loc) for loc in opts["in"]]
+    single = any(f.dtype in (np.float32, np.complex64) for f in fields)
+    tol = float(opts.get("tol", 1e-4 if single else 1e-10))
+    shape = fields[0].shape
+    nd = len(shape)
+    axes = list(range(nd)) if "axes" not in opts else sorted(
+        int(a) % nd for a in opts["axes"].split(","))
+    box = [float(x) for x in opts["box"].split(",")] if "box" in opts else None
+    bins = [float(x) for x in opts["bins"].split(",")] if "bins" in opts else None
+    X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
+    q, comp, kf, kmax, factor = geometry(shape, axes, box)
+    k = np.sqrt(q)
+    idx, nb, edges = bin_index(k, kf, kmax, bins)
+    idx = idx.ravel()
+    kflat = k.ravel()
+    ones = np.ones(kflat.shape)
+    modes = binned(idx, nb, ones)
+    power = [np.abs(x.ravel()) ** 2 for x in X]
+    problems = []
+    with h5py.File(opts["out"], "r") as f:
+        groups = []
+        if "cross" in opts:
+            groups.append(("/cross_spectrum", [np.real(X[0] * np.conj(X[1])).ravel(),
+                                               power[0], power[1]]))
+        if "cross" not in opts or "power" in opts:
+            groups.append(("/power_spectrum", [sum(power)]))
+        if "only" in opts:
+            names = []
+            f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+            stray = [n for n in names if not n.split("/")[0].endswith("_spectrum")]
+            if stray:
+                problems.append("--spectrum-only wrote datasets %s" % stray)
+        for name, quantities in groups:
+            if name not in f:
+                problems.append("%s: missing" % name)
+                continue
+            g = f[name]
+            compare(problems, name + "/modes", g["modes"][()], modes.astype(np.int64), 0, exact=True)
+            compare(problems, name + "/k", g["k"][()], means(idx, nb, kflat, modes), tol)
+            compare(problems, name + "/power", g["power"][()],
+                    means(idx, nb, quantities[0], modes, factor), tol)
+            compare(problems, name + "/edges", g["edges"][()], edges, 1e-12)
+            if len(quantities) == 3:
+                compare(problems, name + "/power_a", g["power_a"][()],
+                        means(idx, nb, quantities[1], modes, factor), tol)
+                compare(problems, name + "/power_b", g["power_b"][()],
+                        means(idx, nb, quantities[2], modes, factor), tol)
+            if "los" in opts:
+                los = int(opts["los"]) % nd
+                nmu = int(opts.get("mubins", 5))
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
+                m = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
+                cell = np.where(idx >= 0, idx * nmu + m, -1)
+                cmodes = binned(cell, nb * nmu, ones)
+                compare(problems, name + "/modes_mu", g["modes_mu"][()],
+                        cmodes.reshape(nb, nmu).astype(np.int64), 0, exact=True)
+                compare(problems, name + "/power_mu", g["power_mu"][()],
+                        means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu), tol)
+                compare(problems, name + "/mu", g["mu"][()],
+                        means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu), tol)
+    return problems
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] != "check":
+        sys.stderr.write(__doc__)
+        return 2
+    failed = 0
+    for case in argv[2:]:
+        problems = check_case(case)
+        for p in problems:
+            print("FAIL [%s]: %s" % (case, p))
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
