@@ -1,0 +1,144 @@
+#!/usr/bin/env bats
+# Spectra (--power-spectrum, --spectrum-only, --cross, --box-size, --bins,
+# --los): every spectrum equals tests/spectrum_oracle.py's computation of
+# the definition from numpy's full complex fftn (modes exact, k and power
+# within 1e-10 relative), on every strategy, slabs and pencils, 1 to 8
+# ranks; --spectrum-only writes nothing else; refusals come before any
+# work and leave OUTPUT alone.
+
+load helpers
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# spectra CASE...: the oracle's check of each case.
+spectra() {
+    python_serial "$srcdir/tests/spectrum_oracle.py" check "$@"
+}
+
+# bats test_tags=sanitized
+@test "c2c and --real, 2-D to 4-D, odd and even lengths, every strategy, slab and pencil, 1 to 8 ranks" {
+    oracle make c3.h5 9x8x7:complex128 -- r3.h5 10x7x6:float64 -- c2.h5 13x6:complex128 \
+        -- r4.h5 5x4x6x3:float64 -- c4.h5 3x5x4x6:complex128
+    local strategies=(alltoall random xorswap pairwise) cases=() i=0 np s
+    for np in 1 2 3 5 8; do
+        s=${strategies[i % 4]}
+        fftshard "$np" -q --transpose="$s" --power-spectrum c3.h5 o$i.h5
+        cases+=("in=c3.h5 out=o$i.h5")
+        i=$((i + 1))
+        s=${strategies[i % 4]}
+        fftshard "$np" -q --transpose="$s" --real --spectrum-only --box-size=100,50,30 r3.h5 o$i.h5
+        cases+=("in=r3.h5 out=o$i.h5 box=100,50,30 only")
+        i=$((i + 1))
+        s=${strategies[i % 4]}
+        fftshard "$np" -q --transpose="$s" --spectrum-only --box-size=2.5 c2.h5 o$i.h5
+        cases+=("in=c2.h5 out=o$i.h5 box=2.5 only")
+        i=$((i + 1))
+        [ "$np" -gt 1 ] || continue
+        s=${strategies[i % 4]}
+        fftshard "$np" -q --transpose="$s" --decomp=pencil --real --spectrum-only r4.h5 o$i.h5
+        cases+=("in=r4.h5 out=o$i.h5 only")
+        i=$((i + 1))
+    done
+    for s in "${strategies[@]}"; do
+        fftshard 4 -q --transpose="$s" --decomp=pencil --power-spectrum c4.h5 o$i.h5
+        cases+=("in=c4.h5 out=o$i.h5")
+        i=$((i + 1))
+        fftshard 3 -q --transpose="$s" --decomp=slab --real --spectrum-only r3.h5 o$i.h5
+        cases+=("in=r3.h5 out=o$i.h5 only")
+        i=$((i + 1))
+    done
+    run spectra "${cases[@]}"
+    assert_success
+}
+
+@test "one dimension (four-step), batch axes, float32 and integer input, a rank with nothing" {
+    oracle make c1.h5 60:complex128 -- r1.h5 60:float64 -- r3.h5 10x7x6:float64 \
+        -- f3.h5 8x6x10:float32 -- i3.h5 6x5x4:int32 -- thin.h5 2x9x8:float64
+    fftshard 4 -q --power-spectrum c1.h5 o1.h5
+    fftshard 4 -q --real --spectrum-only r1.h5 o2.h5
+    fftshard 3 -q --real --axes=1,2 --spectrum-only r3.h5 o3.h5
+    fftshard 3 -q --real --axes=0,2 --spectrum-only r3.h5 o4.h5
+    fftshard 3 -q --real --spectrum-only f3.h5 o5.h5
+    fftshard 3 -q --real --spectrum-only i3.h5 o6.h5
+    fftshard 3 -q --real --axes=1,2 --spectrum-only thin.h5 o7.h5
+    run spectra "in=c1.h5 out=o1.h5" "in=r1.h5 out=o2.h5" "in=r3.h5 out=o3.h5 axes=1,2" \
+        "in=r3.h5 out=o4.h5 axes=0,2" "in=f3.h5 out=o5.h5" "in=i3.h5 out=o6.h5" \
+        "in=thin.h5 out=o7.h5 axes=1,2"
+    assert_success
+}
+
+@test "--bins=N, --bins=edges, --los with mu bins" {
+    oracle make c3.h5 9x8x7:complex128 -- r3.h5 10x7x6:float64 -- r4.h5 5x4x6x3:float64
+    fftshard 4 -q --real --axes=0,2,3 --bins=7 --spectrum-only r4.h5 o1.h5
+    fftshard 2 -q --bins=0.5,1,2,2.5 --spectrum-only c3.h5 o2.h5
+    fftshard 3 -q --real --los=0 --mu-bins=4 --spectrum-only r3.h5 o3.h5
+    fftshard 2 -q --real --los=-1 --decomp=pencil --box-size=5,6,7 --spectrum-only r3.h5 o4.h5
+    run spectra "in=r4.h5 out=o1.h5 axes=0,2,3 bins=7" "in=c3.h5 out=o2.h5 bins=0.5,1,2,2.5" \
+        "in=r3.h5 out=o3.h5 los=0 mubins=4" "in=r3.h5 out=o4.h5 los=2 box=5,6,7"
+    assert_success
+}
+
+@test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
+    oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
+    fftshard 3 -q --real --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w sum.h5
+    fftshard 2 -q --real --cross --los=1 --spectrum-only snap.h5:/u snap.h5:/v cross.h5
+    fftshard 3 -q --real --cross --power-spectrum snap.h5:/u snap.h5:/w both.h5
+    run spectra "in=snap.h5:/u in=snap.h5:/v in=snap.h5:/w out=sum.h5 only" \
+        "in=snap.h5:/u in=snap.h5:/v out=cross.h5 cross los=1 only" \
+        "in=snap.h5:/u in=snap.h5:/w out=both.h5 cross power"
+    assert_success
+    # Beside the spectra, --power-spectrum keeps the transformed results.
+    run python_serial -c "import h5py; f = h5py.File('both.h5'); print(sorted(f), f['u'].shape)"
+    assert_output "['cross_spectrum', 'power_spectrum', 'u', 'w'] (8, 6, 3)"
+}
+
+@test "the report and the summary carry the spectrum" {
+    oracle make r3.h5 10x7x6:float64
+    run --separate-stderr fftshard 2 --real --spectrum-only --report=r.json r3.h5 o.h5
+    assert_success
+    [[ "$stderr" == *"spectrum: "*" bins (shells of k_f, k_f 0.628319) in o.h5:/power_spectrum"* ]]
+    run python_serial -c "
+import json, h5py, math
+r = json.load(open('r.json'))['spectra']
+g = h5py.File('o.h5')['power_spectrum']
+assert r['power_spectrum']['modes'] == list(g['modes'][()])
+assert all(math.isclose(a, b, rel_tol=1e-8) for a, b in zip(r['power_spectrum']['power'], g['power'][()]))
+assert r['seconds'] >= 0
+print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
+    assert_output "r3.h5:/data power spectrum |X|^2 per bin of |k|"
+}
+
+@test "refusals: options that do not fit, before any work, OUTPUT untouched" {
+    oracle make r3.h5 10x7x6:float64 -- c3.h5 9x8x7:complex128 -- u.h5 4x4:float64 \
+        -- v.h5 4x4:float64 -- w.h5 4x4:float64
+    echo keep >out.h5
+    local args
+    for args in "--los=1 --axes=0,2 --spectrum-only r3.h5" "--box-size=1,2 --spectrum-only r3.h5" \
+        "--cross u.h5 v.h5 w.h5" "--inverse --power-spectrum r3.h5" "--spectrum-only r3.h5 c3.h5" \
+        "--bins=3,2 --power-spectrum r3.h5" "--mu-bins=3 --power-spectrum r3.h5" \
+        "--box-size=1 r3.h5" "--power-spectrum --shard-output r3.h5" "--cross u.h5"; do
+        run --separate-stderr fftshard 2 -f $args out.h5
+        assert_failure "$EXIT_USAGE"
+        [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]
+        [ "$(cat out.h5)" = keep ]
+    done
+    run --separate-stderr fftshard 2 -f --spectrum-only r3.h5 'out.h5:/x'
+    assert_failure "$EXIT_USAGE"
+}
+
+@test "--add: an existing spectrum needs --force, which replaces it and keeps the rest" {
+    oracle make c3.h5 9x8x7:complex128 -- base.h5 /keep=3x3:float64
+    fftshard 2 -q --add --spectrum-only c3.h5 base.h5
+    cp base.h5 before.h5
+    run --separate-stderr fftshard 2 --add --spectrum-only --bins=3 c3.h5 base.h5
+    assert_failure "$EXIT_OUTPUT"
+    [[ "$stderr" == *"base.h5:/power_spectrum: the file holds a spectrum"* ]]
+    cmp base.h5 before.h5
+    fftshard 2 -q --add -f --spectrum-only --bins=3 c3.h5 base.h5
+    run spectra "in=c3.h5 out=base.h5 bins=3"
+    assert_success
+    run python_serial -c "import h5py; f = h5py.File('base.h5'); print(sorted(f), f['keep'].shape)"
+    assert_output "['keep', 'power_spectrum'] (3, 3)"
+}
