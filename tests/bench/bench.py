@@ -5,7 +5,7 @@ the exchange strategies alone next to MPI_Alltoall.
 
     tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4]
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
-                         [--no-real]
+                         [--no-real] [--no-spectrum]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -29,6 +29,11 @@ vector field of 3 components (3 x N0 x N1 x N2 float32, --real
 --real); "read/c128" is the read phase over that of complex128 input of the
 same shape on as many ranks (fftshard(1): real input reads at the file's
 speed, in half the bytes).
+
+The spectrum rows (skipped with --no-spectrum) time --real --spectrum-only
+on float64 input next to the plain --real transform and the numpy/scipy
+script a user would write (read, rfftn, numpy.bincount over shells), whose
+result they compare with fftshard's.
 
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
@@ -196,6 +201,92 @@ def real_rows(args, mpiexec, exe, mkdata, work, scipy_ok):
     print()
 
 
+# argv: input, output. The power spectrum of a real cube as a user writes
+# it: read, rfftn, weights for the half spectrum, numpy.bincount over shells
+# of one fundamental frequency; prints its peak RSS and writes the spectrum
+# for the comparison with fftshard's.
+SPECTRUM_SCRIPT = r'''
+import sys, resource, h5py, numpy as np, scipy.fft
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["data"][...]
+n0, n1, n2 = a.shape
+X = scipy.fft.rfftn(a, workers=-1)
+del a
+f0 = np.fft.fftfreq(n0, 1 / n0)[:, None, None]
+f1 = np.fft.fftfreq(n1, 1 / n1)[None, :, None]
+f2 = np.fft.rfftfreq(n2, 1 / n2)[None, None, :]
+k = np.sqrt(f0 ** 2 + f1 ** 2 + f2 ** 2)
+shell = np.floor(k + 0.5).astype(np.int64).ravel()
+w = np.full(f2.shape, 2.0)
+w[..., 0] = 1
+if n2 % 2 == 0:
+    w[..., -1] = 1
+w = np.broadcast_to(w, X.shape).ravel()
+modes = np.bincount(shell, weights=w)
+power = np.bincount(shell, weights=(np.abs(X) ** 2).ravel() * w) / modes
+with h5py.File(sys.argv[2], "w") as f:
+    f["modes"] = modes
+    f["power"] = power
+print("peak_kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+'''
+
+
+def spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok):
+    """--spectrum-only against the plain transform and the numpy script."""
+    print("# power spectrum of float64 input (--real), best of %d by wall time; peak: the "
+          "largest rank's VmHWM (the script's own peak RSS); x script: wall over the script's"
+          % args.repeats)
+    print("%-36s %-12s %5s %7s %7s %7s %7s %9s %8s" % (
+        "command", "size", "ranks", "wall s", "fft+ex", "spect s", "write", "peak MiB",
+        "x script"))
+    out = os.path.join(work, "spectrum.h5")
+    for size in args.sizes.split(","):
+        if len(size.split("x")) != 3:
+            continue
+        inp = os.path.join(work, "spectrum-float64-%s.h5" % size)
+        if not os.path.exists(inp):
+            run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", "float64", size, inp])
+        script = None
+        if scipy_ok:
+            ref = os.path.join(work, "spectrum-ref.h5")
+            best = None
+            for _ in range(args.repeats):
+                fresh(ref)
+                t0 = time.perf_counter()
+                p = run(["/usr/bin/python3", "-c", SPECTRUM_SCRIPT, inp, ref], serial_env())
+                wall = time.perf_counter() - t0
+                peak = int(re.search(r"peak_kib (\d+)", p.stdout).group(1)) / 1024.0
+                best = (wall, peak) if best is None or wall < best[0] else best
+            script = best
+        for ranks in [int(r) for r in args.ranks.split(",")]:
+            for name, opts in (("fftshard --real --spectrum-only", ["--real", "--spectrum-only"]),
+                               ("fftshard --real (transform only)", ["--real"])):
+                s = best_of(args.repeats, "wall",
+                            lambda: fftshard(mpiexec, exe, ranks, inp, out, opts))
+                with open(out + ".json") as f:
+                    spect = json.load(f).get("spectra", {}).get("seconds")
+                print("%-36s %-12s %5d %7.3f %7.3f %7s %7.3f %9.1f %8s" % (
+                    name, size, ranks, s["wall"], s["transform"],
+                    "%.3f" % spect if spect is not None else "-", s["write"], s["peak_mib"],
+                    "%.2f" % (s["wall"] / script[0]) if script else "-"), flush=True)
+            if script and ranks == int(args.ranks.split(",")[0]):
+                fftshard(mpiexec, exe, ranks, inp, out, ["--real", "--spectrum-only"])
+                check = run(["/usr/bin/python3", "-c",
+                             "import sys, h5py, numpy as np\n"
+                             "a = h5py.File(sys.argv[1])['power_spectrum']\n"
+                             "b = h5py.File(sys.argv[2])\n"
+                             "n = len(a['modes'])\n"
+                             "print(int((a['modes'][()] == b['modes'][:n]).all()),"
+                             " np.max(np.abs(a['power'][()] / b['power'][:n] - 1)))",
+                             out, os.path.join(work, "spectrum-ref.h5")], serial_env())
+                same, err = check.stdout.split()
+                print("%-36s %-12s %5s %7.3f %7s %7s %7s %9.1f %8s   (modes %s, power within %.1e)"
+                      % ("numpy/scipy script (read, rfftn, bincount)", size, "-", script[0], "-",
+                         "-", "-", script[1], "1.00", "equal" if same == "1" else "DIFFER",
+                         float(err)))
+    print()
+
+
 def fftw_mpi(script, ranks, size, transposed_out, repeats):
     """FFTW-MPI's in-memory transform (best time), or None."""
     if not script or len(size.split("x")) != 3:
@@ -221,6 +312,8 @@ def main():
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--no-real", action="store_true",
                     help="skip the real and vector-field input rows")
+    ap.add_argument("--no-spectrum", action="store_true",
+                    help="skip the power spectrum rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -301,6 +394,8 @@ def main():
         print()
         if not args.no_real:
             real_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
+        if not args.no_spectrum:
+            spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])
