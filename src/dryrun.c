@@ -318,6 +318,7 @@ typedef struct dry_plan {
 /* The memory per rank of one strategy's need (NULL: no exchange). */
 typedef struct memory_estimate {
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
+    int64_t cross_bytes;   /* --cross: the first input's result kept beside the second's */
 } memory_estimate;
 
 static memory_estimate memory_of(const dry_plan *p, const rank_need *need)
@@ -331,7 +332,11 @@ static memory_estimate memory_of(const dry_plan *p, const rank_need *need)
     m.exchange_bytes = need ? need->scratch_bytes : 0;
     m.library_bytes = LIBRARY_BYTES;
     m.plans_io_bytes = other_bytes(t) - LIBRARY_BYTES;
-    m.total_bytes = m.array_bytes + m.exchange_bytes + m.plans_io_bytes + m.library_bytes;
+    m.cross_bytes = p->opts->cross ? resident(fs_box_elems(&p->large[t->nstages - 1]) *
+                                              (int64_t)fs_complex_bytes(t->prec))
+                                   : 0;
+    m.total_bytes = m.array_bytes + m.exchange_bytes + m.plans_io_bytes + m.library_bytes +
+                    m.cross_bytes;
     return m;
 }
 
@@ -473,10 +478,14 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(who, sizeof who, "%s", p->ops->name);
     else
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
+    char cross[64] = "";
+    if (m.cross_bytes)
+        snprintf(cross, sizeof cross, " + --cross's copy %.1f MiB", mib((double)m.cross_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB = about %.1f MiB\n",
+            "libraries ~%.0f MiB%s = about %.1f MiB\n",
             who, mib((double)m.array_bytes), mib((double)m.exchange_bytes),
-            mib((double)m.plans_io_bytes), mib((double)m.library_bytes), mib((double)m.total_bytes));
+            mib((double)m.plans_io_bytes), mib((double)m.library_bytes), cross,
+            mib((double)m.total_bytes));
     if (p->opts->mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit");
@@ -505,6 +514,7 @@ static void json_memory(fs_json *j, const memory_estimate *m)
     fs_json_int(j, "exchange_bytes", m->exchange_bytes);
     fs_json_int(j, "plans_and_io_bytes", m->plans_io_bytes);
     fs_json_int(j, "libraries_bytes", m->library_bytes);
+    fs_json_int(j, "cross_bytes", m->cross_bytes);
     fs_json_int(j, "total_bytes", m->total_bytes);
 }
 
