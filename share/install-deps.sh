@@ -9,7 +9,8 @@
 # MPICH builds.
 #
 # valgrind is for tests/valgrind.bats (make check); python3-scipy for the
-# scipy reference rows of `make bench` (tests/bench/bench.py); clang and its runtime
+# scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
+# for share/fftshard-plot (tests/plot.bats); clang and its runtime
 # libraries (libFuzzer, the sanitizers) for `make fuzz`.
 #
 # Idempotent: when every package is installed it changes nothing and needs
@@ -20,7 +21,7 @@ set -eu
 PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
-python3-numpy python3-h5py python3-scipy valgrind
+python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind
 clang libclang-rt-14-dev"
 
 missing=

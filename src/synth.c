@@ -40,7 +40,7 @@ void fs_synth_init(fs_synth *s, int ndim, const int64_t *shape, uint64_t seed, i
     }
 }
 
-static void store(fs_dtype t, void *out, int64_t i, double re, double im)
+void fs_synth_store(fs_dtype t, void *out, int64_t i, double re, double im)
 {
     switch (t) {
     case FS_DTYPE_FLOAT32: ((float *)out)[i] = (float)re; break;
@@ -84,7 +84,7 @@ void fs_synth_fill(const fs_synth *s, const fs_box *box, fs_dtype t, void *out)
                 im += s->amp_re[w] * si + s->amp_im[w] * c;
             }
         }
-        store(t, out, i, re, im);
+        fs_synth_store(t, out, i, re, im);
         for (int d = ndim - 1; d >= 0 && ++index[d] == box->count[d]; d--)
             index[d] = 0;
     }

@@ -29,6 +29,10 @@ void fs_synth_init(fs_synth *s, int ndim, const int64_t *shape, uint64_t seed, i
  * complex64 or complex128). Real types get the real part of the waves. */
 void fs_synth_fill(const fs_synth *s, const fs_box *box, fs_dtype t, void *out);
 
+/* Element i of `out` (type t) set to re (+ im i for complex types; the
+ * integer type is stored as float64, as fftshard reads it). */
+void fs_synth_store(fs_dtype t, void *out, int64_t i, double re, double im);
+
 /* The generator: a 64-bit mix of (seed, counter), uniform in [-1, 1). */
 double fs_synth_uniform(uint64_t seed, uint64_t counter);
 

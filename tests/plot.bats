@@ -1,0 +1,105 @@
+#!/usr/bin/env bats
+# share/fftshard-plot: a valid PNG from a /power_spectrum group (made here
+# with h5py) and from real --report files of one and of several inputs, and
+# one-line errors. Run with the oracle's Python, the one configure found
+# numpy and h5py for; skipped when it has no matplotlib.
+
+load helpers
+
+FFTSHARD_PLOT=${FFTSHARD_PLOT:-$srcdir/share/fftshard-plot}
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    python_serial -c 'import matplotlib' 2>/dev/null ||
+        skip "$PYTHON_ORACLE has no matplotlib (install python3-matplotlib)"
+}
+
+plot() {
+    python_serial "$FFTSHARD_PLOT" "$@"
+}
+
+# assert_png FILE: the PNG signature, then an IHDR chunk of 13 bytes with a
+# picture of sensible size.
+assert_png() {
+    run python_serial - "$1" <<'PY'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+if data[:8] != b"\x89PNG\r\n\x1a\n":
+    sys.exit("no PNG signature")
+length, kind = struct.unpack(">I4s", data[8:16])
+width, height = struct.unpack(">II", data[16:24])
+if length != 13 or kind != b"IHDR":
+    sys.exit("no IHDR chunk first")
+if not (200 <= width <= 4000 and 200 <= height <= 4000):
+    sys.exit("picture of %dx%d" % (width, height))
+print("%dx%d" % (width, height))
+PY
+    assert_success
+}
+
+# bats test_tags=quick
+@test "spectrum: a PNG from /power_spectrum with empty shells and /cross_spectrum" {
+    python_serial - <<'PY'
+import h5py, numpy as np
+k = np.arange(32) * 0.25
+power = 2.0 * np.where(k > 0, k, 1) ** -2
+modes = np.rint(4 * np.pi * np.arange(32) ** 2).astype(np.int64)
+modes[0] = 1
+k[7] = power[7] = np.nan   # a shell without modes
+modes[7] = 0
+with h5py.File("out.h5", "w") as f:
+    f["data"] = np.zeros((4, 4))
+    for name, values in (("power_spectrum", power), ("cross_spectrum", power * np.cos(3 * k))):
+        g = f.create_group(name)
+        g["k"], g["power"], g["modes"] = k, values, modes
+        g.attrs["convention"] = "P(k) = <|X(k)|^2> V / N^2"
+PY
+    run --separate-stderr plot spectrum out.h5
+    assert_success
+    assert_png spectrum.png
+}
+
+@test "report: a PNG from real --report files of one input and of two" {
+    oracle make uv.h5 /u=8x6x4:complex128 /v=8x6x4:float64
+    run --separate-stderr fftshard 2 --report=one.json uv.h5:/u out1.h5
+    assert_success
+    run --separate-stderr fftshard 3 --report=two.json uv.h5:/u uv.h5:/v out2.h5
+    assert_success
+    run --separate-stderr plot report one.json
+    assert_success
+    assert_png phases.png
+    run --separate-stderr plot report two.json -o two.png
+    assert_success
+    assert_png two.png
+}
+
+@test "errors: one line, status 2 for usage, 1 for unreadable input" {
+    local args
+    for args in "" "bogus x" "report a.json b.json"; do
+        # shellcheck disable=SC2086  # the words of a case split on purpose
+        run --separate-stderr plot $args
+        assert_equal "$status" 2
+        assert_equal "${#stderr_lines[@]}" 2
+        [[ ${stderr_lines[0]} == "fftshard-plot: error: "?* ]] || fail "'$args': $stderr"
+        assert_equal "${stderr_lines[1]}" "Try 'fftshard-plot --help' for more information."
+    done
+    echo '{"per_rank": [' >broken.json
+    echo '{"ranks": 2}' >other.json
+    python_serial -c 'import h5py; h5py.File("plain.h5", "w")["x"] = [1.0]'
+    for args in "spectrum missing.h5" "spectrum plain.h5" "report broken.json" "report other.json"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr plot $args
+        assert_equal "$status" 1
+        assert_equal "${#stderr_lines[@]}" 1
+        [[ ${stderr_lines[0]} == "fftshard-plot: error: "?* ]] || fail "'$args': $stderr"
+    done
+    [ -z "$(ls ./*.png 2>/dev/null)" ] || fail "a picture was written: $(ls ./*.png)"
+    # without matplotlib: what to install
+    mkdir -p nompl/matplotlib
+    echo 'raise ImportError("No module named matplotlib")' >nompl/matplotlib/__init__.py
+    echo '{"per_rank": [{"seconds": {"read": 1}}]}' >tiny.json
+    run --separate-stderr env PYTHONPATH="$PWD/nompl" "$PYTHON_ORACLE" "$FFTSHARD_PLOT" report tiny.json
+    assert_equal "$status" 1
+    assert_equal "${#stderr_lines[@]}" 1
+    [[ ${stderr_lines[0]} == *"install python3-matplotlib"* ]] || fail "$stderr"
+}
