@@ -2,7 +2,9 @@
 # quickstart.sh: from a fresh Debian 12 machine to a verified first run.
 # Installs the packages, builds fftshard, writes a sample of plane waves with
 # fftshard-mkdata, transforms it on 2 ranks and checks with numpy that the
-# spectrum has its peaks where the waves' attributes say. Run it from anywhere.
+# spectrum has its peaks where the waves' attributes say; then measures the
+# power spectrum of a Gaussian random field and draws it and the run's phase
+# times with fftshard-plot. Run it from anywhere.
 set -eu
 
 cd "$(dirname "$0")/.."
@@ -63,5 +65,19 @@ if peaks != wanted or error > 1e-9:
 PY
 
 echo
-echo "quickstart: success. The sample and its spectrum are in $work"
+echo "quickstart: a Gaussian random field with P(k) = k^-2, its power spectrum on 2 ranks"
+field=$work/field.h5
+power=$work/power.h5
+mpiexec.mpich -n 2 "$top/src/fftshard-mkdata" -q --type=float64 --power-law=-2 --box-size=100 \
+    --seed=7 128x128x128 "$field"
+mpiexec.mpich -n 2 "$top/src/fftshard" --real --spectrum-only --box-size=100 \
+    --report="$work/report.json" "$field" "$power"
+env -u PMI_RANK -u PMI_SIZE -u PMI_FD -u PMI_PORT -u HYDRA_CONTROL_FD \
+    /usr/bin/python3 "$top/share/fftshard-plot" spectrum "$power" -o "$work/spectrum.png"
+env -u PMI_RANK -u PMI_SIZE -u PMI_FD -u PMI_PORT -u HYDRA_CONTROL_FD \
+    /usr/bin/python3 "$top/share/fftshard-plot" report "$work/report.json" -o "$work/phases.png"
+echo "quickstart: drawn: $work/spectrum.png, $work/phases.png"
+
+echo
+echo "quickstart: success. The samples, the spectra and their pictures are in $work"
 echo "quickstart: see README.md and 'man -l man/fftshard.1' for more."

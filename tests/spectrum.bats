@@ -156,3 +156,18 @@ assert m['cross_bytes'] >= 96 * 96 * 65 * 16 // 2, m
 print(abs(m['total_bytes'] / peak - 1) < 0.10, m['total_bytes'] - m['cross_bytes'] < 0.9 * peak)"
     assert_output "True True"
 }
+
+@test "a Gaussian random field of 256^3 with P(k) = A k^-2: the measured slope within 0.05 of -2" {
+    mkdata 2 -q --type=float32 --power-law=-2 --amplitude=3 --box-size=1000 --seed=11 \
+        256x256x256 grf.h5
+    fftshard 2 -q --real --spectrum-only --box-size=1000 grf.h5 pk.h5
+    # The middle of the k range: from 4 k_f to half the Nyquist frequency.
+    run python_serial -c "
+import h5py, numpy as np
+g = h5py.File('pk.h5')['power_spectrum']
+k, p = g['k'][()], g['power'][()]
+sel = (k > 4 * g.attrs['k_fundamental']) & (k < 0.5 * np.pi * 256 / 1000)
+slope, lna = np.polyfit(np.log(k[sel]), np.log(p[sel]), 1)
+print(sel.sum() > 30, abs(slope + 2) < 0.05, abs(np.exp(lna) / 3 - 1) < 0.1, slope)"
+    assert_output --partial "True True True"
+}
