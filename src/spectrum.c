@@ -20,6 +20,7 @@ enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
 typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 
 #define DEFAULT_MU_BINS 5
+#define MAX_SHELLS (1 << 22)
 
 struct fs_spectrum {
     int power, cross;               /* which groups */
@@ -92,6 +93,11 @@ static fs_status take_bins(fs_spectrum *s, const fs_options *o)
         s->width = s->kmax / o->bins;
     } else {
         s->rule = BINS_SHELLS;
+        /* Box lengths far apart make a shell of the longest's k_f a sliver. */
+        if (s->kmax / s->kf > MAX_SHELLS)
+            return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
+                                "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
+                                MAX_SHELLS);
         s->nbins = (int)floor(s->kmax / s->kf + 0.5) + 1;
     }
     s->edges = malloc(sizeof *s->edges * (size_t)(s->nbins + 1));
