@@ -8,7 +8,8 @@
 # re-point mpicc and mpiexec to it, so this list must only ever name
 # MPICH builds.
 #
-# valgrind is for tests/valgrind.bats (make check); python3-scipy for the
+# valgrind is for tests/valgrind.bats (make check); iproute2 (ip netns) for
+# the hosts of tests/netns.bats (make check-net); python3-scipy for the
 # scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
 # for share/fftshard-plot (tests/plot.bats); clang and its runtime
 # libraries (libFuzzer, the sanitizers) for `make fuzz`.
@@ -21,7 +22,7 @@ set -eu
 PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
-python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind
+python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind iproute2
 clang libclang-rt-14-dev"
 
 missing=

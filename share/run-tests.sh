@@ -3,6 +3,8 @@
 #   deps       share/install-deps.sh: what the build and the tests need
 #   build      ./autogen.sh (in a checkout), ./configure, make -j2
 #   check      make -j2 check: the whole suite but valgrind's
+#   net        make check-net: runs across hosts made of network namespaces,
+#              over TCP (tests/netns.bats; skipped unless root)
 #   valgrind   make -j2 check-valgrind: every strategy under memcheck
 #   distcheck  make -j2 distcheck-quick: the tarball builds, installs and
 #              passes the quick slice of the suite (see Makefile.am)
@@ -20,7 +22,7 @@ set -eu
 
 cd "$(dirname "$0")/.."
 
-PARTS="deps build check valgrind distcheck san-build san-check"
+PARTS="deps build check net valgrind distcheck san-build san-check"
 started=$(date +%s)
 passed=0
 failed=0
@@ -146,6 +148,12 @@ if ! part check make -j2 check; then
     exit 1
 fi
 
+if ! part net make check-net; then
+    echo "run-tests: make check-net failed; the test logs follow" >&2
+    print_test_logs .
+    exit 1
+fi
+
 if ! part valgrind make -j2 check-valgrind; then
     echo "run-tests: make check-valgrind failed; the test logs follow" >&2
     print_test_logs .
@@ -168,4 +176,4 @@ if ! part san-check make -C _san -j2 check-sanitized; then
     exit 1
 fi
 
-echo "run-tests: make check, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"
+echo "run-tests: make check, make check-net, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"

@@ -4,6 +4,7 @@
 #include "signals.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -30,6 +31,11 @@
 /* How long a rank waits for the launcher to end it after asking. */
 #define LAUNCHER_WAIT_S 10
 
+/* How long a rank other than 0 whose MPI_Finalize stalled waits before it
+ * asks for the job's end: rank 0, stalled too when the stall is MPICH's
+ * (its closing barrier is global), says why first. */
+#define FINALIZE_SPEAKER_WAIT_NS 500000000L
+
 /* What the run is doing, for the message of an interrupted run. */
 static const char *volatile current_phase = "start-up";
 static volatile int signal_rank = -1;
@@ -49,6 +55,11 @@ static void (*volatile cleanup)(void);
  * returned, else -1: where an interrupted rank asks for the job's end. */
 static int launcher_fd_noted = -1;
 static volatile int launcher_fd = -1;
+
+/* The watchdog of MPI_Finalize (fs_signals_finish): the status the job ends
+ * with, and this process's own descriptor of the launcher's connection. */
+static volatile sig_atomic_t final_status;
+static volatile int finalize_fd = -1;
 
 /* FFTSHARD_PAUSE=POINT[:SECONDS]: hold this process for a minute (or
  * SECONDS) when POINT, a phase or a step of the commit, is first reached,
@@ -175,20 +186,43 @@ static void wait_for_message_read(void)
     }
 }
 
+/* Ask the launcher on fd to end the job with `status`, as MPI_Abort does,
+ * and wait for it; returns if it cannot be asked or does not act. */
+static void ask_launcher_to_end(int fd, int status)
+{
+    if (fd < 0)
+        return;
+    wait_for_message_read();
+    line l = {.len = 0};
+    add_text(&l, "cmd=abort exitcode=");
+    add_number(&l, status);
+    add_text(&l, "\n");
+    if (write(fd, l.text, l.len) == (ssize_t)l.len)
+        sleep_ns(LAUNCHER_WAIT_S * 1000000000L);
+}
+
+/* SIGALRM in MPI_Finalize: every rank is done and the status agreed (see
+ * signals.h). Async-signal-safe calls only. */
+static void on_finalize_timeout(int sig)
+{
+    (void)sig;
+    if (signal_rank <= 0) {
+        static const char msg[] = "fftshard: warning: MPI_Finalize did not return; the job ends "
+                                  "without it (the run had finished)\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
+    } else {
+        sleep_ns(FINALIZE_SPEAKER_WAIT_NS);
+    }
+    ask_launcher_to_end(finalize_fd, final_status);
+    _exit(final_status);
+}
+
 /* End the job with status 128 + sig (see signals.h): ask the launcher, the
  * way MPI_Abort does; failing that, die of the signal. */
 static void end_job(int sig)
 {
-    int fd = launcher_fd;
-    if (fd >= 0) {
-        wait_for_message_read();
-        line l = {.len = 0};
-        add_text(&l, "cmd=abort exitcode=");
-        add_number(&l, 128 + sig);
-        add_text(&l, "\n");
-        if (write(fd, l.text, l.len) == (ssize_t)l.len)
-            sleep_ns(LAUNCHER_WAIT_S * 1000000000L);
-    }
+    ask_launcher_to_end(launcher_fd, 128 + sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -294,11 +328,31 @@ void fs_signals_install(void (*remove_temporaries)(void))
     set_held(SIG_UNBLOCK);
 }
 
-void fs_signals_finish(void)
+void fs_signals_finish(int status, unsigned finalize_seconds)
 {
     set_held(SIG_BLOCK);
-    /* MPI_Finalize closes the connection; its number may be reused. */
+    /* MPI_Finalize closes the connection; its number may be reused. A copy
+     * keeps the connection open for the watchdog (without one, the rank
+     * can only exit). */
     launcher_fd = -1;
+    if (launcher_fd_noted >= 0)
+        finalize_fd = fcntl(launcher_fd_noted, F_DUPFD_CLOEXEC, 0);
+    final_status = (sig_atomic_t)status;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_finalize_timeout;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) == 0)
+        alarm(finalize_seconds);
+}
+
+void fs_signals_finalized(void)
+{
+    alarm(0);
+    int fd = finalize_fd;
+    finalize_fd = -1;
+    if (fd >= 0)
+        close(fd);
 }
 
 void fs_signals_hold(void)

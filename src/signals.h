@@ -17,7 +17,18 @@
  * (PMI_FD; the same "cmd=abort" line, written with one write(2), which a
  * handler may call where MPI_Abort may not). Without such a launcher, or if
  * it does not end the rank within seconds, the rank dies of the signal
- * itself (restored to SIG_DFL and sent again), as a shell expects. */
+ * itself (restored to SIG_DFL and sent again), as a shell expects.
+ *
+ * Also owns the watchdog of MPI_Finalize (SIGALRM, fs_signals_finish): MPICH
+ * 4.0.2 over UCX's TCP transport can stall there for ever. Its finalize
+ * closes every endpoint in flush mode, which completes only while the peer
+ * still drives UCX, and then waits in a barrier of the launcher, which does
+ * not: a rank that reaches finalize last can wait for peers that already
+ * sit in that barrier (MPICH removed the barrier later, pmodels/mpich#6596).
+ * The watchdog is armed only once every rank is done (a last barrier), so
+ * when it fires the agreed status stands and everything is written; it ends
+ * the whole job with that status, through the launcher as above: a rank
+ * that merely exited would make hydra kill the others (status 9). */
 #ifndef FS_SIGNALS_H
 #define FS_SIGNALS_H
 
@@ -37,9 +48,17 @@ void fs_signals_stop(void);
  * takes effect now. Also usable without fs_signals_start (fftshard-mkdata). */
 void fs_signals_install(void (*cleanup)(void));
 
-/* Just before MPI_Finalize: the run is over and its status stands, so
- * SIGINT and SIGTERM are held from now on (and die with the process). */
-void fs_signals_finish(void);
+/* Just before MPI_Finalize, once every rank has passed its last collective:
+ * the run is over and `status` stands, so SIGINT and SIGTERM are held from now
+ * on (and die with the process), and the watchdog is armed: if MPI_Finalize
+ * has not returned within finalize_seconds, rank 0 (or a process whose rank
+ * is not known) warns on stderr, and every rank asks the launcher to end the
+ * job with `status` (on a copy of the connection of its own, which
+ * MPI_Finalize does not close), or, without a launcher, exits with it. */
+void fs_signals_finish(int status, unsigned finalize_seconds);
+
+/* MPI_Finalize returned: the watchdog is disarmed and the copy closed. */
+void fs_signals_finalized(void);
 
 /* The phase named by an interrupted run's message (a static string, kept),
  * and this process's rank (-1, the default: not known). */
@@ -52,7 +71,7 @@ void fs_signals_set_dataset(int dataset);
 /* For the tests of interruptions: FFTSHARD_PAUSE=POINT[:SECONDS] holds the
  * process for a minute (or SECONDS) when POINT is first reached: a phase
  * (fs_signals_set_phase), "start-up" (MPI_Init has returned, signals still
- * held), "shards-renamed" (the shard directory in place, its master not yet)
+ * held), "finalize" (just before MPI_Finalize, its watchdog armed), "shards-renamed" (the shard directory in place, its master not yet)
  * and "renamed" (rank 0's renames done, the other ranks not yet told);
  * POINT@N is POINT reached while dataset N of several is worked on. */
 void fs_signals_pause_point(const char *point);

@@ -50,8 +50,9 @@ void fs_testhooks_read(void)
     h.mpi_int_limit = env && atoll(env) > 0 ? atoll(env) : INT_MAX;
 
     env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
-    long seconds = env ? strtol(env, NULL, 10) : 60;
-    h.finalize_seconds = seconds > 0 && seconds < 86400 ? (unsigned)seconds : 60;
+    long seconds = env ? strtol(env, NULL, 10) : FS_FINALIZE_TIMEOUT_S;
+    h.finalize_seconds =
+        seconds > 0 && seconds < 86400 ? (unsigned)seconds : FS_FINALIZE_TIMEOUT_S;
 
     env = getenv(FS_PROBE_FD_ENV);
     h.probe_child = env != NULL;

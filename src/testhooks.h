@@ -14,7 +14,8 @@
  *   FFTSHARD_PAUSE=POINT[:SECONDS]   for tests. Every rank holds for a
  *       minute (or SECONDS) when POINT, a phase, is first reached, and rank 0
  *       says "pausing at ..." on stderr; "start-up" holds every rank once
- *       MPI_Init has returned, its signals still held (main.c);
+ *       MPI_Init has returned, its signals still held, and "finalize" just
+ *       before MPI_Finalize, its watchdog armed, as a stall would (main.c);
  *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit
  *       (fs_signals_pause_point, signals.c); POINT@N, POINT while dataset N
  *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
@@ -31,8 +32,9 @@
  *       (progress lines during a long read). Ignored unless both are
  *       positive.
  *   FFTSHARD_FINALIZE_TIMEOUT=SECONDS   for users too (documented): how long
- *       a rank waits in MPI_Finalize before it ends itself with its status
- *       (default 60; main.c). Used by tests/faults.bats (over TCP, 5 s).
+ *       a rank waits in MPI_Finalize, once every rank is done, before it ends
+ *       the job with the agreed status (default FS_FINALIZE_TIMEOUT_S;
+ *       signals.c). Used by tests/faults.bats and tests/netns.bats (over TCP).
  *   FFTSHARD_PROBE_FD=FD   internal: set by rank 0 (probe_guard.c) in the
  *       environment of the child that checks INPUT; the program is then that
  *       child (main.c) and writes what it found to FD. No test sets it; every
@@ -55,6 +57,12 @@
  * (FFTSHARD_PROBE_FD's name is FS_PROBE_FD_ENV, probe_guard.h). */
 #define FS_PROBE_VERBOSE_ENV "FFTSHARD_PROBE_VERBOSE"
 
+/* FFTSHARD_FINALIZE_TIMEOUT's default. Short: MPICH 4.0.2 over UCX's TCP
+ * transport stalls in MPI_Finalize in about half of the runs on 4 ranks,
+ * for ever, while a finalize that does return takes well under a second
+ * (fftshard(1), ENVIRONMENT). */
+#define FS_FINALIZE_TIMEOUT_S 2
+
 typedef struct fs_testhooks {
     char pause_point[32];       /* FFTSHARD_PAUSE's POINT (the value cut to 31
                                    bytes first), "" when unset */
@@ -65,7 +73,7 @@ typedef struct fs_testhooks {
                                    or not usable */
     double slow_read_seconds;   /* its SECONDS, 0 likewise */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
-                                   86399, else 60 */
+                                   86399, else FS_FINALIZE_TIMEOUT_S */
     int probe_child;            /* FFTSHARD_PROBE_FD is set (even empty) */
     int probe_fd;               /* its value as a number (atoi), -1 when unset */
     int probe_verbose;          /* FFTSHARD_PROBE_VERBOSE is set */

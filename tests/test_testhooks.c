@@ -44,7 +44,7 @@ static void defaults(void)
     CHECK(strcmp(fs_testhooks_pause_point(), "") == 0);
     CHECK(fs_testhooks_pause_seconds() == 60);
     CHECK(fs_testhooks_mpi_int_limit() == INT_MAX);
-    CHECK(fs_testhooks_finalize_seconds() == 60);
+    CHECK(fs_testhooks_finalize_seconds() == FS_FINALIZE_TIMEOUT_S);
     CHECK(fs_testhooks_probe_child() == 0);
     CHECK(fs_testhooks_probe_fd() == -1);
     CHECK(fs_testhooks_probe_verbose() == 0);
@@ -80,9 +80,10 @@ static void limit_and_timeout(void)
     read_with("FFTSHARD_FINALIZE_TIMEOUT", "86399");
     CHECK(fs_testhooks_finalize_seconds() == 86399);
     read_with("FFTSHARD_FINALIZE_TIMEOUT", "86400");
-    CHECK(fs_testhooks_finalize_seconds() == 60);
+    CHECK(fs_testhooks_finalize_seconds() == FS_FINALIZE_TIMEOUT_S);
     read_with("FFTSHARD_FINALIZE_TIMEOUT", "0");
-    CHECK(fs_testhooks_finalize_seconds() == 60);
+    CHECK(fs_testhooks_finalize_seconds() == FS_FINALIZE_TIMEOUT_S);
+    CHECK(FS_FINALIZE_TIMEOUT_S == 2);
 }
 
 static void slow_read_hook(void)
