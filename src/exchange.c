@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "exchange.h"
+#include "fft.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ const fs_exchange_ops *fs_exchange_find(const char *name)
     return NULL;
 }
 
+static fs_status make_second(fs_exchange *x, int64_t elems);
+
 fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *args,
                           fs_exchange **out)
 {
@@ -45,10 +48,14 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
     /* The sizes come from the estimate alone, so the dry run's figures
      * are the plan's. */
     fs_exchange_estimate est;
+    memset(&est, 0, sizeof est);
     ops->estimate(args, &est);
     x->work_elems = est.work_elems;
-    x->scratch_bytes = est.scratch_bytes;
-    fs_status ret = ops->plan(x);
+    /* The second array's part comes back as it is made. */
+    x->scratch_bytes = est.scratch_bytes - (size_t)est.second_elems * args->elem_bytes;
+    fs_status ret = est.second_elems > 0 ? make_second(x, est.second_elems) : FS_OK;
+    if (ret == FS_OK)
+        ret = ops->plan(x);
     if (ret != FS_OK) {
         fs_exchange_free(&x);
         return ret;
@@ -57,9 +64,41 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
     return FS_OK;
 }
 
-fs_status fs_exchange_execute(fs_exchange *x, void *data)
+fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems)
 {
-    return x->ops->execute(x, data);
+    fs_status st = x->ops->execute(x, *data);
+    if (st != FS_OK || !x->second)
+        return st;
+    void *result = x->second;
+    int64_t result_elems = x->second_elems;
+    x->second = *data;
+    x->second_elems = *elems;
+    *data = result;
+    *elems = result_elems;
+    return FS_OK;
+}
+
+/* Make the second array hold elems (or grow it to). */
+static fs_status make_second(fs_exchange *x, int64_t elems)
+{
+    size_t bytes = (size_t)elems * x->args.elem_bytes;
+    void *a = fs_buffer_alloc(bytes);
+    if (!a)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: %s exchange second array of %zu bytes",
+                            x->ops->name, bytes);
+    /* Touched now, while planning: the first exchange would otherwise pay
+     * for the kernel's zeroing of every page it receives into. */
+    memset(a, 0, bytes);
+    fs_buffer_free(x->second);
+    x->scratch_bytes += (size_t)(elems - x->second_elems) * x->args.elem_bytes;
+    x->second = a;
+    x->second_elems = elems;
+    return FS_OK;
+}
+
+fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems)
+{
+    return x->second && elems > x->second_elems ? make_second(x, elems) : FS_OK;
 }
 
 void fs_exchange_free(fs_exchange **x)
@@ -68,6 +107,7 @@ void fs_exchange_free(fs_exchange **x)
         return;
     if ((*x)->ops->destroy)
         (*x)->ops->destroy(*x);
+    fs_buffer_free((*x)->second);
     free(*x);
     *x = NULL;
 }
@@ -193,6 +233,105 @@ void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbu
     for (int q = 0; q < rd->npeers; q++)
         fs_box_unpack(&rd->recv[q], &rd->to, data, (const char *)recvbuf + (size_t)displs[q] * eb,
                       eb);
+}
+
+/* The run length of box inside outer (0: box empty). */
+static int64_t run_elems_in(const fs_box *box, const fs_box *outer)
+{
+    if (fs_box_elems(box) == 0)
+        return 0;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, box, outer, NULL, 0);
+    return w.run_elems;
+}
+
+int fs_exchange_direct(const fs_exchange_args *args)
+{
+    const fs_redist *rd = args->rd;
+    size_t eb = args->elem_bytes, min_bytes = FS_EXCHANGE_DIRECT_MIN_RUN_BYTES;
+    if (args->direct_min_run_bytes)
+        min_bytes = args->direct_min_run_bytes;
+    for (int q = 0; q < rd->npeers; q++) {
+        if (q == rd->self)
+            continue;
+        int64_t s = run_elems_in(&rd->send[q], &rd->from), r = run_elems_in(&rd->recv[q], &rd->to);
+        if ((s && (size_t)s * eb < min_bytes) || (r && (size_t)r * eb < min_bytes))
+            return 0;
+    }
+    return 1;
+}
+
+/* A piece spanning several runs: one hindexed type of its parts of them,
+ * relative to the piece's first byte (at *origin, bytes into outer). */
+static int piece_type(fs_box_runs *w, size_t eb, int64_t first, int64_t bytes, int64_t *origin,
+                      MPI_Datatype *type)
+{
+    int64_t run = w->run_elems * (int64_t)eb, r0 = first / run, r1 = (first + bytes - 1) / run;
+    int n = (int)(r1 - r0 + 1);
+    int *lens = malloc((size_t)n * sizeof *lens);
+    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
+    int err = lens && disps ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    fs_box_runs_seek(w, r0);
+    *origin = w->offset * (int64_t)eb + (first - r0 * run);
+    for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
+        if (i > 0)
+            fs_box_runs_next(w);
+        int64_t lo = i == 0 ? first - r0 * run : 0;
+        int64_t hi = i == n - 1 ? first + bytes - r1 * run : run;
+        disps[i] = (MPI_Aint)(w->offset * (int64_t)eb + lo - *origin);
+        lens[i] = (int)(hi - lo);
+    }
+    *type = MPI_DATATYPE_NULL;
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_create_hindexed(n, lens, disps, MPI_BYTE, type);
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(type);
+    if (err != MPI_SUCCESS && *type != MPI_DATATYPE_NULL)
+        MPI_Type_free(type);
+    free(lens);
+    free(disps);
+    return err;
+}
+
+int fs_exchange_post_piece(const fs_exchange *x, int sending, void *base, const fs_box *box,
+                           const fs_box *outer, int64_t first, int64_t bytes, int peer, int tag,
+                           MPI_Request *req)
+{
+    size_t eb = x->args.elem_bytes;
+    MPI_Comm comm = x->args.comm;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, box, outer, NULL, 0);
+    int64_t run = w.run_elems * (int64_t)eb;
+    if (first / run == (first + bytes - 1) / run) {
+        fs_box_runs_seek(&w, first / run);
+        char *at = (char *)base + (size_t)(w.offset * (int64_t)eb + first % run);
+        return sending ? MPI_Isend(at, (int)bytes, MPI_BYTE, peer, tag, comm, req)
+                       : MPI_Irecv(at, (int)bytes, MPI_BYTE, peer, tag, comm, req);
+    }
+    int64_t origin = 0;
+    MPI_Datatype type;
+    int err = piece_type(&w, eb, first, bytes, &origin, &type);
+    if (err != MPI_SUCCESS)
+        return err;
+    char *at = (char *)base + (size_t)origin;
+    err = sending ? MPI_Isend(at, 1, type, peer, tag, comm, req)
+                  : MPI_Irecv(at, 1, type, peer, tag, comm, req);
+    /* Freed now, kept by MPI until the message no longer needs it. */
+    int err_free = MPI_Type_free(&type);
+    return err != MPI_SUCCESS ? err : err_free;
+}
+
+void fs_exchange_copy_own(const fs_exchange *x, const void *in, void *out)
+{
+    const fs_redist *rd = x->args.rd;
+    if (rd->send_elems[rd->self] == 0)
+        return;
+    size_t eb = x->args.elem_bytes;
+    fs_box_runs w;
+    own_runs_begin(&w, rd);
+    while (fs_box_runs_next(&w))
+        memcpy((char *)out + (size_t)w.other_offset * eb, (const char *)in + (size_t)w.offset * eb,
+               (size_t)w.run_elems * eb);
 }
 
 static int is_power_of_two(int n)
