@@ -86,9 +86,10 @@ static fs_status make_second(fs_exchange *x, int64_t elems)
     if (!a)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: %s exchange second array of %zu bytes",
                             x->ops->name, bytes);
-    /* Touched now, while planning: the first exchange would otherwise pay
-     * for the kernel's zeroing of every page it receives into. */
-    memset(a, 0, bytes);
+    /* Every page touched now, while planning: the first exchange would
+     * otherwise pay for the kernel's zeroing of the pages it receives into. */
+    for (size_t i = 0; i < bytes; i += 4096)
+        ((volatile char *)a)[i] = 0;
     fs_buffer_free(x->second);
     x->scratch_bytes += (size_t)(elems - x->second_elems) * x->args.elem_bytes;
     x->second = a;
@@ -245,80 +246,64 @@ static int64_t run_elems_in(const fs_box *box, const fs_box *outer)
     return w.run_elems;
 }
 
+/* The shorter of the two ranks' runs of the block between this rank and
+ * peer q, in elements: both are products of the block's trailing lengths,
+ * so the shorter divides the longer, and a message cut at its multiples is
+ * contiguous on both sides. */
+static int64_t pair_run_elems(const fs_redist *rd, int q, int sending)
+{
+    const fs_box *b = sending ? &rd->send[q] : &rd->recv[q];
+    int64_t mine = run_elems_in(b, sending ? &rd->from : &rd->to);
+    int64_t theirs = run_elems_in(b, sending ? &rd->peer_to[q] : &rd->peer_from[q]);
+    return mine < theirs ? mine : theirs;
+}
+
+int64_t fs_exchange_cut_bytes(const fs_exchange_args *args, int q, int sending)
+{
+    size_t min_bytes = args->direct_min_run_bytes ? args->direct_min_run_bytes
+                                                  : FS_EXCHANGE_DIRECT_MIN_RUN_BYTES;
+    int64_t run = pair_run_elems(args->rd, q, sending) * (int64_t)args->elem_bytes;
+    return run > 0 && (size_t)run >= min_bytes ? run : 0;
+}
+
 int fs_exchange_direct(const fs_exchange_args *args)
 {
     const fs_redist *rd = args->rd;
-    size_t eb = args->elem_bytes, min_bytes = FS_EXCHANGE_DIRECT_MIN_RUN_BYTES;
-    if (args->direct_min_run_bytes)
-        min_bytes = args->direct_min_run_bytes;
     for (int q = 0; q < rd->npeers; q++) {
         if (q == rd->self)
             continue;
-        int64_t s = run_elems_in(&rd->send[q], &rd->from), r = run_elems_in(&rd->recv[q], &rd->to);
-        if ((s && (size_t)s * eb < min_bytes) || (r && (size_t)r * eb < min_bytes))
+        if ((rd->send_elems[q] && !fs_exchange_cut_bytes(args, q, 1)) ||
+            (rd->recv_elems[q] && !fs_exchange_cut_bytes(args, q, 0)))
             return 0;
     }
     return 1;
 }
 
-/* A piece spanning several runs: one hindexed type of its parts of them,
- * relative to the piece's first byte (at *origin, bytes into outer). */
-static int piece_type(fs_box_runs *w, size_t eb, int64_t first, int64_t bytes, int64_t *origin,
-                      MPI_Datatype *type)
+int64_t fs_exchange_piece_end(int64_t off, int64_t bytes, int64_t packet, int64_t cut)
 {
-    int64_t run = w->run_elems * (int64_t)eb, r0 = first / run, r1 = (first + bytes - 1) / run;
-    int n = (int)(r1 - r0 + 1);
-    int *lens = malloc((size_t)n * sizeof *lens);
-    MPI_Aint *disps = malloc((size_t)n * sizeof *disps);
-    int err = lens && disps ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    fs_box_runs_seek(w, r0);
-    *origin = w->offset * (int64_t)eb + (first - r0 * run);
-    for (int i = 0; i < n && err == MPI_SUCCESS; i++) {
-        if (i > 0)
-            fs_box_runs_next(w);
-        int64_t lo = i == 0 ? first - r0 * run : 0;
-        int64_t hi = i == n - 1 ? first + bytes - r1 * run : run;
-        disps[i] = (MPI_Aint)(w->offset * (int64_t)eb + lo - *origin);
-        lens[i] = (int)(hi - lo);
-    }
-    *type = MPI_DATATYPE_NULL;
-    if (err == MPI_SUCCESS)
-        err = MPI_Type_create_hindexed(n, lens, disps, MPI_BYTE, type);
-    if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(type);
-    if (err != MPI_SUCCESS && *type != MPI_DATATYPE_NULL)
-        MPI_Type_free(type);
-    free(lens);
-    free(disps);
-    return err;
+    int64_t end = (off / packet + 1) * packet;
+    if (cut && (off / cut + 1) * cut < end)
+        end = (off / cut + 1) * cut;
+    return end < bytes ? end : bytes;
 }
 
-int fs_exchange_post_piece(const fs_exchange *x, int sending, void *base, const fs_box *box,
-                           const fs_box *outer, int64_t first, int64_t bytes, int peer, int tag,
-                           MPI_Request *req)
+int64_t fs_exchange_pieces(int64_t bytes, int64_t packet, int64_t cut)
 {
-    size_t eb = x->args.elem_bytes;
-    MPI_Comm comm = x->args.comm;
+    int64_t n = 0;
+    for (int64_t off = 0; off < bytes; off = fs_exchange_piece_end(off, bytes, packet, cut))
+        n++;
+    return n;
+}
+
+char *fs_exchange_piece_at(const fs_exchange *x, void *base, const fs_box *box, const fs_box *outer,
+                           int64_t off)
+{
+    int64_t eb = (int64_t)x->args.elem_bytes;
     fs_box_runs w;
     fs_box_runs_begin(&w, box, outer, NULL, 0);
-    int64_t run = w.run_elems * (int64_t)eb;
-    if (first / run == (first + bytes - 1) / run) {
-        fs_box_runs_seek(&w, first / run);
-        char *at = (char *)base + (size_t)(w.offset * (int64_t)eb + first % run);
-        return sending ? MPI_Isend(at, (int)bytes, MPI_BYTE, peer, tag, comm, req)
-                       : MPI_Irecv(at, (int)bytes, MPI_BYTE, peer, tag, comm, req);
-    }
-    int64_t origin = 0;
-    MPI_Datatype type;
-    int err = piece_type(&w, eb, first, bytes, &origin, &type);
-    if (err != MPI_SUCCESS)
-        return err;
-    char *at = (char *)base + (size_t)origin;
-    err = sending ? MPI_Isend(at, 1, type, peer, tag, comm, req)
-                  : MPI_Irecv(at, 1, type, peer, tag, comm, req);
-    /* Freed now, kept by MPI until the message no longer needs it. */
-    int err_free = MPI_Type_free(&type);
-    return err != MPI_SUCCESS ? err : err_free;
+    int64_t run = w.run_elems * eb;
+    fs_box_runs_seek(&w, off / run);
+    return (char *)base + (size_t)(w.offset * eb + off % run);
 }
 
 void fs_exchange_copy_own(const fs_exchange *x, const void *in, void *out)

@@ -176,22 +176,30 @@ void fs_exchange_pack_all(const fs_exchange *x, const void *data, void *sendbuf,
 void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbuf,
                             const int64_t *displs);
 /* Direct exchanges, with a second array: the blocks go straight from their
- * runs in the data buffer to their runs in the second array, as MPI derived
- * types, with no send buffer and no packing; the own block is copied once.
- * Worth it when every run to or from another rank is at least this long
- * (shorter runs are packed). */
-#define FS_EXCHANGE_DIRECT_MIN_RUN_BYTES 4096
-/* Nonzero when the runs of args->rd allow a direct exchange (arithmetic
- * alone, on this rank's boxes). */
+ * runs in the data buffer to their runs in the second array, with no send
+ * buffer and no packing, and the own block is copied once. Messages are cut
+ * at the runs of both sides, so that each is contiguous on both (MPI's
+ * single-copy path; derived types are packed through its shared-memory
+ * cells): worth it when those runs are at least this long. */
+#define FS_EXCHANGE_DIRECT_MIN_RUN_BYTES (64 * 1024)
+/* Where messages of the block between this rank and peer q (sending: the
+ * block to q; else the one from q) are cut besides packets, in bytes: the
+ * shorter of the two ranks' runs of it, when at least the threshold
+ * (args->direct_min_run_bytes); 0, at packets only. Both ranks compute the
+ * same, so ranks that pack and ranks that send directly cut alike. */
+int64_t fs_exchange_cut_bytes(const fs_exchange_args *args, int q, int sending);
+/* Nonzero when every block to or from another rank is cut at runs, so the
+ * rank can send and receive straight from and into its arrays. */
 int fs_exchange_direct(const fs_exchange_args *args);
-/* Post a nonblocking send (sending nonzero) or receive of the bytes
- * [first, first + bytes) of box's packed row-major copy, from or into their
- * places in the storage of `outer` at base, as one message to or from peer
- * with tag: the same message as that piece of a packed buffer. bytes > 0
- * must fit an int. Returns an MPI error code. */
-int fs_exchange_post_piece(const fs_exchange *x, int sending, void *base, const fs_box *box,
-                           const fs_box *outer, int64_t first, int64_t bytes, int peer, int tag,
-                           MPI_Request *req);
+/* The end of the message that starts at byte off of a block of `bytes`: the
+ * next multiple of packet or of cut (0: none), or the block's end; and the
+ * number of messages of such a block. */
+int64_t fs_exchange_piece_end(int64_t off, int64_t bytes, int64_t packet, int64_t cut);
+int64_t fs_exchange_pieces(int64_t bytes, int64_t packet, int64_t cut);
+/* The address of byte off of box's packed row-major copy in the storage of
+ * `outer` at base; a message cut at runs is contiguous from there. */
+char *fs_exchange_piece_at(const fs_exchange *x, void *base, const fs_box *box, const fs_box *outer,
+                           int64_t off);
 /* Copy the own block from `in` (from layout) to `out` (to layout). */
 void fs_exchange_copy_own(const fs_exchange *x, const void *in, void *out);
 /* The message pattern shared by xorswap: round r's partner of `rank`

@@ -8,10 +8,11 @@
  * the other ranks' blocks: (P-1)/P of the local array.
  *
  * When the runs are long enough (fs_exchange_direct) there is no packing:
- * a second array, every block sent straight from its runs in the data buffer
- * into its runs in the second array (MPI derived types, point-to-point, as
- * the split path's messages, so ranks of either kind exchange them), the own
- * block copied there once, and the second array becomes the data buffer. */
+ * a second array, every block sent straight from the data buffer into its
+ * place in the second array as point-to-point messages cut at the runs of
+ * both sides (those of the split path, so ranks of either kind exchange
+ * them), the own block copied there once, and the second array becomes the
+ * data buffer. */
 #include "config.h"
 
 #include "exchange.h"
@@ -115,8 +116,9 @@ static void alltoall_estimate(const fs_exchange_args *args, fs_exchange_estimate
         int64_t piece = split_piece_bytes(args->elem_bytes, limit);
         est->messages = 0;
         for (int q = 0; q < rd->npeers; q++)
-            if (!own_in_place || q != rd->self)
-                est->messages += (uint64_t)((rd->send_elems[q] * (int64_t)args->elem_bytes + piece - 1) / piece);
+            if ((!own_in_place && !direct) || q != rd->self)
+                est->messages += (uint64_t)fs_exchange_pieces(rd->send_elems[q] * (int64_t)args->elem_bytes,
+                                                              piece, fs_exchange_cut_bytes(args, q, 1));
     }
 }
 
@@ -184,23 +186,18 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     return FS_OK;
 }
 
-/* One piece of the split exchange: straight from or into the block's runs
- * (direct), or from the send buffer or into `recv` at the block's place. */
-static int post(fs_exchange *x, alltoall_plan *p, int sending, void *data, void *recv, int q,
-                int64_t off, int len, int tag, MPI_Request *req)
+/* Where piece `off` of the block to or from q goes: straight from or into
+ * its place (direct), or the send buffer or `recv` at the block's place. */
+static char *piece_at(fs_exchange *x, alltoall_plan *p, int sending, void *data, void *recv, int q,
+                      int64_t off)
 {
     const fs_redist *rd = x->args.rd;
     size_t eb = x->args.elem_bytes;
     if (p->direct)
-        return sending ? fs_exchange_post_piece(x, 1, data, &rd->send[q], &rd->from, off, len, q,
-                                                tag, req)
-                       : fs_exchange_post_piece(x, 0, x->second, &rd->recv[q], &rd->to, off, len,
-                                                q, tag, req);
-    if (sending)
-        return MPI_Isend((char *)p->send_buf + (size_t)p->send_off[q] * eb + off, len, MPI_BYTE, q,
-                         tag, x->args.comm, req);
-    return MPI_Irecv((char *)recv + (size_t)p->recv_off[q] * eb + off, len, MPI_BYTE, q, tag,
-                     x->args.comm, req);
+        return sending ? fs_exchange_piece_at(x, data, &rd->send[q], &rd->from, off)
+                       : fs_exchange_piece_at(x, x->second, &rd->recv[q], &rd->to, off);
+    return sending ? (char *)p->send_buf + (size_t)p->send_off[q] * eb + off
+                   : (char *)recv + (size_t)p->recv_off[q] * eb + off;
 }
 
 /* The exchange as messages of at most SPLIT_BYTES, every receive posted
@@ -213,8 +210,10 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *data, void *re
     int n = rd->npeers;
     int64_t nmsg = 0;
     for (int q = 0; q < n; q++)
-        nmsg += (rd->send_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes +
-                (rd->recv_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes;
+        nmsg += fs_exchange_pieces(rd->send_elems[q] * (int64_t)eb, p->piece_bytes,
+                                   fs_exchange_cut_bytes(&x->args, q, 1)) +
+                fs_exchange_pieces(rd->recv_elems[q] * (int64_t)eb, p->piece_bytes,
+                                   fs_exchange_cut_bytes(&x->args, q, 0));
     MPI_Request *req = malloc((size_t)(nmsg ? nmsg : 1) * sizeof *req);
     if (!req)
         return MPI_ERR_NO_MEM;
@@ -225,9 +224,13 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *data, void *re
             if ((p->own_in_place || p->direct) && q == rd->self)
                 continue;
             int64_t bytes = (pass ? rd->send_elems[q] : rd->recv_elems[q]) * (int64_t)eb;
-            for (int64_t off = 0, piece = 0; off < bytes && err == MPI_SUCCESS; off += p->piece_bytes, piece++) {
-                int len = (int)(bytes - off < p->piece_bytes ? bytes - off : p->piece_bytes);
-                err = post(x, p, pass, data, recv, q, off, len, (int)(piece & 0x7fff), &req[k++]);
+            int64_t cut = fs_exchange_cut_bytes(&x->args, q, pass);
+            for (int64_t off = 0, end, piece = 0; off < bytes && err == MPI_SUCCESS; off = end, piece++) {
+                end = fs_exchange_piece_end(off, bytes, p->piece_bytes, cut);
+                char *at = piece_at(x, p, pass, data, recv, q, off);
+                int len = (int)(end - off), tag = (int)(piece & 0x7fff);
+                err = pass ? MPI_Isend(at, len, MPI_BYTE, q, tag, x->args.comm, &req[k++])
+                           : MPI_Irecv(at, len, MPI_BYTE, q, tag, x->args.comm, &req[k++]);
                 *sent += pass && err == MPI_SUCCESS;
             }
         }

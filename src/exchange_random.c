@@ -16,14 +16,15 @@
  * the data buffer before the receives are posted.
  *
  * Memory: when the runs are long enough (fs_exchange_direct), a second
- * array: every packet goes straight from its runs in the data buffer to its
- * runs in the second array (MPI derived types), the own block is copied
- * there once, and the second array becomes the data buffer (no packing, the
+ * array: every packet, cut at the runs of both sides, goes straight from the
+ * data buffer into its place in the second array, the own block is copied
+ * there once, and the second array becomes the data buffer (no packing: the
  * copies of a packed MPI_Alltoall). Otherwise a packed send buffer of the
  * other ranks' blocks (of the whole local array when the own block goes
  * through it), plus a receive buffer when the received blocks do not land
- * contiguously in the result. Either way the packets are the same byte
- * ranges of the packed blocks, so ranks of either kind exchange them. */
+ * contiguously in the result. Either way the messages are the same byte
+ * ranges of the packed blocks (fs_exchange_cut_bytes), so ranks of either
+ * kind exchange them. */
 #include "config.h"
 
 #include "exchange.h"
@@ -134,8 +135,10 @@ static random_sizes sizes_of(const fs_exchange_args *args, size_t pk)
         if (!z.direct && (!own_in_place || q != rd->self))
             z.send_elems += rd->send_elems[q];
         if (q != rd->self) {
-            z.send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
-            z.recv_packets += packets_of((size_t)rd->recv_elems[q] * eb, pk);
+            z.send_packets += fs_exchange_pieces(rd->send_elems[q] * (int64_t)eb, (int64_t)pk,
+                                                 fs_exchange_cut_bytes(args, q, 1));
+            z.recv_packets += fs_exchange_pieces(rd->recv_elems[q] * (int64_t)eb, (int64_t)pk,
+                                                 fs_exchange_cut_bytes(args, q, 0));
         }
     }
     if (z.direct)
@@ -221,26 +224,34 @@ static fs_status random_plan_new(fs_exchange *x)
 
     /* FIG. 9: fill the queues. Iteration id posts packet id of every
      * destination that still has one, destinations in random order, the
-     * queue counter restarting at zero each iteration. */
+     * queue counter restarting at zero each iteration. A packet cut at runs
+     * (fs_exchange_cut_bytes) goes as its pieces, one after the other. */
     int64_t iterations = 0;
     for (int q = 0; q < P; q++) {
         int64_t k = q == me ? 0 : packets_of((size_t)rd->send_elems[q] * eb, pk);
         if (k > iterations)
             iterations = k;
     }
+    int64_t *pieces = calloc((size_t)P, sizeof *pieces);
+    if (!pieces)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
     for (int64_t id = 0; id < iterations; id++) {
         for (int i = 0; i < n; i++) {
             int q = p->order[i];
-            size_t bytes = (size_t)rd->send_elems[q] * eb;
-            size_t offset = (size_t)id * pk;
-            if (offset >= bytes)
-                continue;
-            packet pkt = {q, (int)(id % ((int64_t)p->tag_ub + 1)), offset,
-                          bytes - offset < pk ? bytes - offset : pk};
-            if (queue_push(&p->queues[i % p->nqueues], pkt))
-                return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+            int64_t bytes = rd->send_elems[q] * (int64_t)eb, cut = fs_exchange_cut_bytes(&x->args, q, 1);
+            int64_t off = id * (int64_t)pk, packet_end = off + (int64_t)pk < bytes ? off + (int64_t)pk : bytes;
+            for (int64_t end; off < packet_end; off = end) {
+                end = fs_exchange_piece_end(off, bytes, (int64_t)pk, cut);
+                packet pkt = {q, (int)(pieces[q]++ % ((int64_t)p->tag_ub + 1)), (size_t)off,
+                              (size_t)(end - off)};
+                if (queue_push(&p->queues[i % p->nqueues], pkt)) {
+                    free(pieces);
+                    return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+                }
+            }
         }
     }
+    free(pieces);
 
     int window = p->nqueues * WINDOW_PER_QUEUE;
     p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
@@ -277,15 +288,16 @@ static fs_status post_receives(fs_exchange *x, random_plan *p, char *recv_base, 
     for (int q = 0; q < rd->npeers; q++) {
         if (q == rd->self)
             continue;
-        size_t bytes = (size_t)rd->recv_elems[q] * eb;
+        int64_t bytes = rd->recv_elems[q] * (int64_t)eb, cut = fs_exchange_cut_bytes(&x->args, q, 0);
         char *dst = recv_base + (size_t)p->recv_displs[q] * eb;
-        for (int64_t id = 0; (size_t)id * pk < bytes; id++) {
-            size_t off = (size_t)id * pk, len = bytes - off < pk ? bytes - off : pk;
-            int tag = (int)(id % ((int64_t)p->tag_ub + 1));
-            MPI_Request *req = &p->recv_reqs[(*n)++];
-            int err = p->direct ? fs_exchange_post_piece(x, 0, recv_base, &rd->recv[q], &rd->to,
-                                                         (int64_t)off, (int64_t)len, q, tag, req)
-                                : MPI_Irecv(dst + off, (int)len, MPI_BYTE, q, tag, x->args.comm, req);
+        int64_t id = 0;
+        for (int64_t off = 0, end; off < bytes; off = end, id++) {
+            end = fs_exchange_piece_end(off, bytes, (int64_t)pk, cut);
+            char *at = p->direct ? fs_exchange_piece_at(x, recv_base, &rd->recv[q], &rd->to, off)
+                                 : dst + off;
+            int err = MPI_Irecv(at, (int)(end - off), MPI_BYTE, q,
+                                (int)(id % ((int64_t)p->tag_ub + 1)), x->args.comm,
+                                &p->recv_reqs[(*n)++]);
             if (err != MPI_SUCCESS)
                 return mpi_fail("MPI_Irecv", err);
         }
@@ -297,12 +309,11 @@ static int send_packet(fs_exchange *x, random_plan *p, void *data, const packet 
                        MPI_Request *req)
 {
     const fs_redist *rd = x->args.rd;
-    if (p->direct)
-        return fs_exchange_post_piece(x, 1, data, &rd->send[pkt->peer], &rd->from,
-                                      (int64_t)pkt->offset, (int64_t)pkt->bytes, pkt->peer,
-                                      pkt->tag, req);
-    const char *src = (const char *)p->send_buf +
-                      (size_t)p->send_displs[pkt->peer] * x->args.elem_bytes + pkt->offset;
+    const char *src = p->direct ? fs_exchange_piece_at(x, data, &rd->send[pkt->peer], &rd->from,
+                                                       (int64_t)pkt->offset)
+                                : (const char *)p->send_buf +
+                                      (size_t)p->send_displs[pkt->peer] * x->args.elem_bytes +
+                                      pkt->offset;
     return MPI_Isend(src, (int)pkt->bytes, MPI_BYTE, pkt->peer, pkt->tag, x->args.comm, req);
 }
 

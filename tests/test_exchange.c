@@ -28,11 +28,12 @@
  *  - slab redistributions move the own block inside the buffer
  *    (fs_exchange_own_moves_in_place), and alltoall's send buffer then holds
  *    only the other ranks' blocks;
- *  - direct exchanges (fs_exchange_direct: a second array, blocks sent from
- *    and received into their runs) forced on every rank, on no rank, and on
- *    the even ranks only (their messages must match the packed ranks'), as
- *    well as the default; alltoall and random must then have a second array
- *    and leave the result there, the others never;
+ *  - direct exchanges (fs_exchange_direct: a second array, messages cut at
+ *    runs sent from and received into their places) forced on every rank,
+ *    on none, with a 48-byte threshold (some pairs cut at runs and others
+ *    not, ranks that pack exchanging with ranks that send directly), and by
+ *    default; alltoall and random must then have a second array and leave
+ *    the result there, the others never;
  *  - in-place strategies (ops->in_place): work_elems at most P times the
  *    largest block, and on a 64x64x64 array (exchanged and checked with
  *    every strategy) scratch_bytes below half the working array;
@@ -396,18 +397,19 @@ typedef struct case_opts {
     int direct;         /* enum direct_mode */
 } case_opts;
 
-/* fs_exchange_args.direct_min_run_bytes: the default, direct wherever a
- * strategy can, never, or direct on the even ranks only. */
-enum direct_mode { DIRECT_DEFAULT, DIRECT_ALWAYS, DIRECT_NEVER, DIRECT_EVEN };
+/* fs_exchange_args.direct_min_run_bytes (the same on every rank, as the
+ * message cuts of a pair must agree): the default, direct wherever a
+ * strategy can, never, or runs of 48 bytes and more. */
+enum direct_mode { DIRECT_DEFAULT, DIRECT_ALWAYS, DIRECT_NEVER, DIRECT_MID };
 static const char *const direct_mode_names[] = {"direct by default", "direct always",
-                                                "direct never", "direct on even ranks"};
+                                                "direct never", "direct from 48-byte runs"};
 
 static size_t direct_min_run_bytes(int mode)
 {
     switch (mode) {
     case DIRECT_ALWAYS: return 1;
     case DIRECT_NEVER: return SIZE_MAX;
-    case DIRECT_EVEN: return rank % 2 ? SIZE_MAX : 1;
+    case DIRECT_MID: return 48;
     default: return 0;
     }
 }
@@ -523,8 +525,8 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     if ((can_direct && x->work_elems > 0) != (x->second != NULL))
         failf("%s: %s second array, direct %d", what, x->second ? "a" : "no", can_direct);
     int others = rd->send_total - rd->send_elems[rank] + rd->recv_total - rd->recv_elems[rank] > 0;
-    int want_direct = opts->direct == DIRECT_ALWAYS || (opts->direct == DIRECT_EVEN && rank % 2 == 0);
-    if (others && opts->direct != DIRECT_DEFAULT && fs_exchange_direct(&args) != want_direct)
+    if (others && (opts->direct == DIRECT_ALWAYS || opts->direct == DIRECT_NEVER) &&
+        fs_exchange_direct(&args) != (opts->direct == DIRECT_ALWAYS))
         failf("%s: fs_exchange_direct says %d", what, fs_exchange_direct(&args));
     if (x->second && (x->second_elems < x->work_elems ||
                       x->scratch_bytes < (size_t)x->second_elems * eb))
@@ -755,8 +757,8 @@ int main(int argc, char **argv)
         }
 
         /* A 64x64x64 array: in-place strategies hold little scratch; the
-         * others go direct by default (runs of 2048 bytes and more) or not. */
-        for (int d = DIRECT_DEFAULT; d <= DIRECT_EVEN; d++) {
+         * others go direct or not. */
+        for (int d = DIRECT_DEFAULT; d <= DIRECT_MID; d++) {
             int64_t cube[3] = {64, 64, 64};
             fs_exchange_params params = {.seed = 3, .packet_bytes = 8192, .queues = 4};
             case_opts opts = {.hooks = HOOKS_BOTH, .split_axis = 0, .check_scratch = 1, .direct = d};
