@@ -12,6 +12,7 @@ struct fs_compute {
     const fs_transform *t;
     const fs_decomposition *d;
     fs_precision prec;
+    fs_workbuf *buf;                     /* the caller's, whose data may trade places */
     fs_exchange *x[FS_MAX_EXCH];
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
@@ -189,6 +190,14 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     buf->prec = t->prec;
     if (st == FS_OK)
         st = fs_workbuf_reserve(buf, need);
+    c->buf = buf;
+    /* Second arrays trade places with the data buffer: as large as it. */
+    for (int e = 0; e < FS_MAX_EXCH && st == FS_OK; e++) {
+        if (c->x[e])
+            st = fs_exchange_reserve_second(c->x[e], buf->elems);
+        if (st == FS_OK && c->x_back[e])
+            st = fs_exchange_reserve_second(c->x_back[e], buf->elems);
+    }
     for (int s = 0; s < t->nstages && st == FS_OK; s++)
         st = plan_ops(a, t->ops[s], t->nops[s], a->d->box[s], buf->data, c->op[s],
                       a->with_inverse ? c->inv[s] : NULL);
@@ -200,7 +209,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     return st;
 }
 
-static fs_status run_ops(fs_op **ops, int n, fs_progress *progress)
+static fs_status run_ops(fs_op **ops, int n, void *data, fs_progress *progress)
 {
     double flops = 0;
     for (int i = 0; i < n; i++)
@@ -209,15 +218,14 @@ static fs_status run_ops(fs_op **ops, int n, fs_progress *progress)
         fs_progress_begin(progress, "fft", flops, "flop");
     fs_status st = FS_OK;
     for (int i = 0; i < n && st == FS_OK; i++)
-        st = fs_op_execute(ops[i]);
+        st = fs_op_execute_on(ops[i], data);
     if (progress)
         fs_progress_end(progress);
     return st;
 }
 
 /* One exchange, its block FFTs counted as FFT time. */
-static fs_status run_exchange(fs_compute *c, int e, void *data, fs_timers *timers,
-                              fs_progress *progress)
+static fs_status run_exchange(fs_compute *c, int e, fs_timers *timers, fs_progress *progress)
 {
     fs_exchange *x = c->x[e];
     const fs_redist *rd = c->d->rd[e];
@@ -228,7 +236,7 @@ static fs_status run_exchange(fs_compute *c, int e, void *data, fs_timers *timer
                               (double)fs_complex_bytes(c->prec),
                           "B");
     double hooks_before = x->stats.t_hooks_s;
-    fs_status st = fs_exchange_execute(x, data);
+    fs_status st = fs_exchange_execute(x, &c->buf->data, &c->buf->elems);
     if (progress)
         fs_progress_end(progress);
     fs_timer_stop(timers, FS_PHASE_EXCHANGE);
@@ -238,47 +246,56 @@ static fs_status run_exchange(fs_compute *c, int e, void *data, fs_timers *timer
     return st;
 }
 
+/* The data of the working buffer: data passed in must be it. */
+static fs_status check_data(const fs_compute *c, const void *data)
+{
+    if (data != c->buf->data)
+        return fs_error_set(FS_ERR_RUNTIME, "internal error: the transform was given a buffer "
+                                            "other than its working buffer");
+    return FS_OK;
+}
+
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)
 {
-    fs_status st = FS_OK;
+    fs_status st = check_data(c, data);
     for (int s = 0; s < c->t->nstages; s++) {
         fs_timer_start(timers, FS_PHASE_FFT);
         if (st == FS_OK)
-            st = run_ops(c->op[s], c->t->nops[s], progress);
+            st = run_ops(c->op[s], c->t->nops[s], c->buf->data, progress);
         fs_timer_stop(timers, FS_PHASE_FFT);
         if (s + 1 >= c->t->nstages || !c->x[s])
             continue;
         if (fs_error_agree_quiet(c->comm, st) != FS_OK)
             break;
-        st = run_exchange(c, s, data, timers, progress);
+        st = run_exchange(c, s, timers, progress);
     }
     return st;
 }
 
 /* The inverse operations of a stage, last first. */
-static fs_status run_ops_reverse(fs_op **ops, int n)
+static fs_status run_ops_reverse(fs_op **ops, int n, void *data)
 {
     fs_status st = FS_OK;
     for (int i = n - 1; i >= 0 && st == FS_OK; i--)
-        st = fs_op_execute(ops[i]);
+        st = fs_op_execute_on(ops[i], data);
     return st;
 }
 
 fs_status fs_compute_undo(fs_compute *c, void *data)
 {
     const fs_transform *t = c->t;
-    fs_status st = FS_OK;
+    fs_status st = check_data(c, data);
     for (int sg = t->nstages - 1; sg >= 0; sg--) {
         if (st == FS_OK)
-            st = run_ops_reverse(c->inv[sg], t->nops[sg]);
+            st = run_ops_reverse(c->inv[sg], t->nops[sg], c->buf->data);
         if (sg > 0 && c->x_back[sg - 1]) {
             /* as in fs_compute_run: nobody waits in an exchange for a rank that failed */
             if (fs_error_agree_quiet(c->comm, st) != FS_OK)
                 break;
-            st = fs_exchange_execute(c->x_back[sg - 1], data);
+            st = fs_exchange_execute(c->x_back[sg - 1], &c->buf->data, &c->buf->elems);
         }
         if (st == FS_OK && sg == 1 && c->inv_hooks)
-            st = fs_op_execute(c->inv_hooks);
+            st = fs_op_execute_on(c->inv_hooks, c->buf->data);
     }
     return st;
 }
@@ -311,6 +328,11 @@ size_t fs_compute_scratch_bytes(const fs_compute *c)
         if (c->x[e])
             n += c->x[e]->scratch_bytes;
     return n;
+}
+
+void *fs_compute_data(const fs_compute *c)
+{
+    return c->buf->data;
 }
 
 int fs_compute_exchanges(const fs_compute *c)

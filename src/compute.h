@@ -46,26 +46,33 @@ typedef struct fs_compute_args {
 typedef struct fs_compute fs_compute;
 
 /* Plan; grows buf as the strategy needs. Not collective, but every rank of
- * the job must plan with the same arguments. Free with fs_compute_free. */
+ * the job must plan with the same arguments. Free with fs_compute_free. The
+ * plan keeps buf (which must outlive it): an exchange with a second array
+ * trades it for buf->data, so after a run or an undo the result is in
+ * buf->data (fs_compute_data), which may be the other array; both are freed
+ * by whoever holds them then (buf: fs_workbuf_release). */
 fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute **out);
 void fs_compute_free(fs_compute **c);
 
-/* Collective: the transform on data, from the first stage's layout to the
- * last's. FFT time and exchange time go to `timers` (block FFTs run inside
+/* Collective: the transform on data (buf->data of fs_compute_new), from the
+ * first stage's layout to the last's, the result in buf->data. FFT time and exchange time go to `timers` (block FFTs run inside
  * an exchange count as FFT time); progress (may be NULL) follows them. A
  * rank that fails goes on to the next agreement before an exchange, as the
  * others do, so none waits in an exchange for it; the returned status is
  * this rank's own (the caller agrees it, so the rank that failed speaks). */
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress);
 
-/* Collective: the run undone (with_inverse), from the last layout back to
- * the first; the result is the input times the number of points. */
+/* Collective: the run undone (with_inverse) on data (buf->data), from the
+ * last layout back to the first; the result, in buf->data, is the input
+ * times the number of points. */
 fs_status fs_compute_undo(fs_compute *c, void *data);
 
 /* The exchange figures, summed over the exchanges (zeros without). */
 fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c);
 /* Memory the exchange plans hold besides the working buffer. */
 size_t fs_compute_scratch_bytes(const fs_compute *c);
+/* Where the data is now: the working buffer's data. */
+void *fs_compute_data(const fs_compute *c);
 /* Nonzero when the plan has an exchange. */
 int fs_compute_exchanges(const fs_compute *c);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "exchange.h"
+#include "fft.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@ const fs_exchange_ops *fs_exchange_find(const char *name)
     return NULL;
 }
 
+static fs_status make_second(fs_exchange *x, int64_t elems);
+
 fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *args,
                           fs_exchange **out)
 {
@@ -45,10 +48,14 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
     /* The sizes come from the estimate alone, so the dry run's figures
      * are the plan's. */
     fs_exchange_estimate est;
+    memset(&est, 0, sizeof est);
     ops->estimate(args, &est);
     x->work_elems = est.work_elems;
-    x->scratch_bytes = est.scratch_bytes;
-    fs_status ret = ops->plan(x);
+    /* The second array's part comes back as it is made. */
+    x->scratch_bytes = est.scratch_bytes - (size_t)est.second_elems * args->elem_bytes;
+    fs_status ret = est.second_elems > 0 ? make_second(x, est.second_elems) : FS_OK;
+    if (ret == FS_OK)
+        ret = ops->plan(x);
     if (ret != FS_OK) {
         fs_exchange_free(&x);
         return ret;
@@ -57,9 +64,42 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
     return FS_OK;
 }
 
-fs_status fs_exchange_execute(fs_exchange *x, void *data)
+fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems)
 {
-    return x->ops->execute(x, data);
+    fs_status st = x->ops->execute(x, *data);
+    if (st != FS_OK || !x->second)
+        return st;
+    void *result = x->second;
+    int64_t result_elems = x->second_elems;
+    x->second = *data;
+    x->second_elems = *elems;
+    *data = result;
+    *elems = result_elems;
+    return FS_OK;
+}
+
+/* Make the second array hold elems (or grow it to). */
+static fs_status make_second(fs_exchange *x, int64_t elems)
+{
+    size_t bytes = (size_t)elems * x->args.elem_bytes;
+    void *a = fs_buffer_alloc(bytes);
+    if (!a)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: %s exchange second array of %zu bytes",
+                            x->ops->name, bytes);
+    /* Every page touched now, while planning: the first exchange would
+     * otherwise pay for the kernel's zeroing of the pages it receives into. */
+    for (size_t i = 0; i < bytes; i += 4096)
+        ((volatile char *)a)[i] = 0;
+    fs_buffer_free(x->second);
+    x->scratch_bytes += (size_t)(elems - x->second_elems) * x->args.elem_bytes;
+    x->second = a;
+    x->second_elems = elems;
+    return FS_OK;
+}
+
+fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems)
+{
+    return x->second && elems > x->second_elems ? make_second(x, elems) : FS_OK;
 }
 
 void fs_exchange_free(fs_exchange **x)
@@ -68,6 +108,7 @@ void fs_exchange_free(fs_exchange **x)
         return;
     if ((*x)->ops->destroy)
         (*x)->ops->destroy(*x);
+    fs_buffer_free((*x)->second);
     free(*x);
     *x = NULL;
 }
@@ -193,6 +234,89 @@ void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbu
     for (int q = 0; q < rd->npeers; q++)
         fs_box_unpack(&rd->recv[q], &rd->to, data, (const char *)recvbuf + (size_t)displs[q] * eb,
                       eb);
+}
+
+/* The run length of box inside outer (0: box empty). */
+static int64_t run_elems_in(const fs_box *box, const fs_box *outer)
+{
+    if (fs_box_elems(box) == 0)
+        return 0;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, box, outer, NULL, 0);
+    return w.run_elems;
+}
+
+/* The shorter of the two ranks' runs of the block between this rank and
+ * peer q, in elements: both are products of the block's trailing lengths,
+ * so the shorter divides the longer, and a message cut at its multiples is
+ * contiguous on both sides. */
+static int64_t pair_run_elems(const fs_redist *rd, int q, int sending)
+{
+    const fs_box *b = sending ? &rd->send[q] : &rd->recv[q];
+    int64_t mine = run_elems_in(b, sending ? &rd->from : &rd->to);
+    int64_t theirs = run_elems_in(b, sending ? &rd->peer_to[q] : &rd->peer_from[q]);
+    return mine < theirs ? mine : theirs;
+}
+
+int64_t fs_exchange_cut_bytes(const fs_exchange_args *args, int q, int sending)
+{
+    size_t min_bytes = args->direct_min_run_bytes ? args->direct_min_run_bytes
+                                                  : FS_EXCHANGE_DIRECT_MIN_RUN_BYTES;
+    int64_t run = pair_run_elems(args->rd, q, sending) * (int64_t)args->elem_bytes;
+    return run > 0 && (size_t)run >= min_bytes ? run : 0;
+}
+
+int fs_exchange_direct(const fs_exchange_args *args)
+{
+    const fs_redist *rd = args->rd;
+    for (int q = 0; q < rd->npeers; q++) {
+        if (q == rd->self)
+            continue;
+        if ((rd->send_elems[q] && !fs_exchange_cut_bytes(args, q, 1)) ||
+            (rd->recv_elems[q] && !fs_exchange_cut_bytes(args, q, 0)))
+            return 0;
+    }
+    return 1;
+}
+
+int64_t fs_exchange_piece_end(int64_t off, int64_t bytes, int64_t packet, int64_t cut)
+{
+    int64_t end = (off / packet + 1) * packet;
+    if (cut && (off / cut + 1) * cut < end)
+        end = (off / cut + 1) * cut;
+    return end < bytes ? end : bytes;
+}
+
+int64_t fs_exchange_pieces(int64_t bytes, int64_t packet, int64_t cut)
+{
+    int64_t n = 0;
+    for (int64_t off = 0; off < bytes; off = fs_exchange_piece_end(off, bytes, packet, cut))
+        n++;
+    return n;
+}
+
+char *fs_exchange_piece_at(const fs_exchange *x, void *base, const fs_box *box, const fs_box *outer,
+                           int64_t off)
+{
+    int64_t eb = (int64_t)x->args.elem_bytes;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, box, outer, NULL, 0);
+    int64_t run = w.run_elems * eb;
+    fs_box_runs_seek(&w, off / run);
+    return (char *)base + (size_t)(w.offset * eb + off % run);
+}
+
+void fs_exchange_copy_own(const fs_exchange *x, const void *in, void *out)
+{
+    const fs_redist *rd = x->args.rd;
+    if (rd->send_elems[rd->self] == 0)
+        return;
+    size_t eb = x->args.elem_bytes;
+    fs_box_runs w;
+    own_runs_begin(&w, rd);
+    while (fs_box_runs_next(&w))
+        memcpy((char *)out + (size_t)w.other_offset * eb, (const char *)in + (size_t)w.offset * eb,
+               (size_t)w.run_elems * eb);
 }
 
 static int is_power_of_two(int n)

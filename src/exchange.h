@@ -5,8 +5,10 @@
  * arithmetic alone, what a plan for one rank would need (the dry run asks it
  * for any rank without MPI); plan() takes its sizes from the same estimate
  * and makes the buffers; execute() takes the local data in the `from` layout
- * of the redistribution and leaves it in the `to` layout in the same buffer;
- * destroy() frees the plan and sets the pointer to NULL. Everything else
+ * of the redistribution and leaves it in the `to` layout, in the same buffer
+ * or, when the plan has a second array, in that array: the data buffer and
+ * the second array then trade places (fs_exchange_execute), so the result
+ * costs no copy back; destroy() frees the plan and sets the pointer to NULL. Everything else
  * (--help, option checks, the dry run) reads the table: adding a strategy
  * means one new file and one line in the table in exchange.c (and the file
  * in Makefile.am's list of sources). */
@@ -52,6 +54,10 @@ typedef struct fs_exchange_args {
     MPI_Datatype elem_type;           /* MPI type of one element */
     const fs_exchange_params *params;
     const fs_block_hooks *hooks;      /* NULL: no work to overlap */
+    /* The shortest run a direct exchange sends (0: the default,
+     * FS_EXCHANGE_DIRECT_MIN_RUN_BYTES); the unit tests set 1 (direct
+     * wherever a strategy can) and SIZE_MAX (never). */
+    size_t direct_min_run_bytes;
 } fs_exchange_args;
 
 /* Figures every strategy fills in during execute (accumulated). */
@@ -70,6 +76,11 @@ typedef struct fs_exchange {
     fs_exchange_args args;
     int64_t work_elems;       /* elements the data buffer passed to execute must hold */
     size_t scratch_bytes;     /* extra memory the plan holds (for memory reports) */
+    /* The second array (NULL: none): execute leaves the result in it, and
+     * fs_exchange_execute trades it for the caller's buffer. Owned by the
+     * plan, counted in scratch_bytes. */
+    void *second;
+    int64_t second_elems;
     fs_exchange_stats stats;
     void *impl;               /* strategy-private state */
 } fs_exchange;
@@ -78,6 +89,7 @@ typedef struct fs_exchange {
 typedef struct fs_exchange_estimate {
     int64_t work_elems;       /* elements the data buffer must hold */
     size_t scratch_bytes;     /* buffers the plan holds besides the data buffer */
+    int64_t second_elems;     /* of which a second array of this many elements (0: none) */
     uint64_t messages;        /* messages this rank sends per execute (a collective: 1) */
 } fs_exchange_estimate;
 
@@ -98,7 +110,8 @@ typedef struct fs_exchange_ops {
     void (*estimate)(const fs_exchange_args *args, fs_exchange_estimate *est);
     /* Fill x->work_elems, x->scratch_bytes (from estimate) and x->impl. */
     fs_status (*plan)(fs_exchange *x);
-    /* data holds work_elems elements: `from` layout in, `to` layout out. */
+    /* data holds work_elems elements: `from` layout in, `to` layout out,
+     * in data, or in x->second when the plan has one. */
     fs_status (*execute)(fs_exchange *x, void *data);
     void (*destroy)(fs_exchange *x);
 } fs_exchange_ops;
@@ -113,8 +126,17 @@ const fs_exchange_ops *fs_exchange_find(const char *name);
  * collective, but every rank of args->comm must plan with the same strategy. */
 fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *args,
                           fs_exchange **out);
-/* Collective over the plan's communicator. */
-fs_status fs_exchange_execute(fs_exchange *x, void *data);
+/* Collective over the plan's communicator. *data (in/out) holds *elems
+ * (>= x->work_elems) elements: the `from` layout in, the `to` layout out.
+ * With a second array the result is left there and the arrays trade
+ * places: *data and *elems become the second array's, and the plan keeps
+ * the caller's buffer as its next second array (and frees it). Both come
+ * from fs_buffer_alloc, so FFT plans run on either (fs_op_execute_on). */
+fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems);
+/* Make the second array (if the plan has one) hold at least elems elements, the size of
+ * the caller's buffer, so that trading places never leaves the caller a
+ * smaller one. */
+fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems);
 void fs_exchange_free(fs_exchange **x);
 
 /* Defaults of fs_exchange_params. */
@@ -153,6 +175,33 @@ void fs_exchange_pack_all(const fs_exchange *x, const void *data, void *sendbuf,
                           const int64_t *displs, int skip);
 void fs_exchange_unpack_all(const fs_exchange *x, void *data, const void *recvbuf,
                             const int64_t *displs);
+/* Direct exchanges, with a second array: the blocks go straight from their
+ * runs in the data buffer to their runs in the second array, with no send
+ * buffer and no packing, and the own block is copied once. Messages are cut
+ * at the runs of both sides, so that each is contiguous on both (MPI's
+ * single-copy path; derived types are packed through its shared-memory
+ * cells): worth it when those runs are at least this long. */
+#define FS_EXCHANGE_DIRECT_MIN_RUN_BYTES (64 * 1024)
+/* Where messages of the block between this rank and peer q (sending: the
+ * block to q; else the one from q) are cut besides packets, in bytes: the
+ * shorter of the two ranks' runs of it, when at least the threshold
+ * (args->direct_min_run_bytes); 0, at packets only. Both ranks compute the
+ * same, so ranks that pack and ranks that send directly cut alike. */
+int64_t fs_exchange_cut_bytes(const fs_exchange_args *args, int q, int sending);
+/* Nonzero when every block to or from another rank is cut at runs, so the
+ * rank can send and receive straight from and into its arrays. */
+int fs_exchange_direct(const fs_exchange_args *args);
+/* The end of the message that starts at byte off of a block of `bytes`: the
+ * next multiple of packet or of cut (0: none), or the block's end; and the
+ * number of messages of such a block. */
+int64_t fs_exchange_piece_end(int64_t off, int64_t bytes, int64_t packet, int64_t cut);
+int64_t fs_exchange_pieces(int64_t bytes, int64_t packet, int64_t cut);
+/* The address of byte off of box's packed row-major copy in the storage of
+ * `outer` at base; a message cut at runs is contiguous from there. */
+char *fs_exchange_piece_at(const fs_exchange *x, void *base, const fs_box *box, const fs_box *outer,
+                           int64_t off);
+/* Copy the own block from `in` (from layout) to `out` (to layout). */
+void fs_exchange_copy_own(const fs_exchange *x, const void *in, void *out);
 /* The message pattern shared by xorswap: round r's partner of `rank`
  * among `n` in contention-free rounds (-1: idle this round). */
 int fs_exchange_rounds(int n);

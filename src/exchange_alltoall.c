@@ -5,7 +5,14 @@
  * layout (the slab transpose), MPI receives straight into the data buffer and
  * the unpack disappears; the own block then usually moves inside the data
  * buffer too (fs_exchange_own_moves_in_place), so the send buffer holds only
- * the other ranks' blocks: (P-1)/P of the local array. */
+ * the other ranks' blocks: (P-1)/P of the local array.
+ *
+ * When the runs are long enough (fs_exchange_direct) there is no packing:
+ * a second array, every block sent straight from the data buffer into its
+ * place in the second array as point-to-point messages cut at the runs of
+ * both sides (those of the split path, so ranks of either kind exchange
+ * them), the own block copied there once, and the second array becomes the
+ * data buffer. */
 #include "config.h"
 
 #include "exchange.h"
@@ -24,6 +31,7 @@ typedef struct alltoall_plan {
     int64_t *send_off, *recv_off;   /* elements, 64-bit */
     int split;               /* counts above INT_MAX: point-to-point pieces instead */
     int own_in_place;        /* the own block moves inside the data buffer */
+    int direct;              /* straight from data into x->second (no send buffer) */
     int64_t piece_bytes;
     void *send_buf;
     void *recv_buf;          /* NULL when receiving in place */
@@ -77,8 +85,13 @@ static int local_split(const fs_redist *rd, int own_in_place, int64_t limit)
 
 /* Elements of the send buffer (the other ranks' blocks, and the own one
  * unless it moves in place) and of the receive buffer (0: in place). */
-static void buffer_elems(const fs_redist *rd, int64_t *send, int64_t *recv)
+static void buffer_elems(const fs_exchange_args *args, int64_t *send, int64_t *recv)
 {
+    const fs_redist *rd = args->rd;
+    if (fs_exchange_direct(args)) {
+        *send = *recv = 0;
+        return;
+    }
     int own_in_place = fs_exchange_own_moves_in_place(rd);
     *send = rd->send_total - (own_in_place ? rd->send_elems[rd->self] : 0);
     *recv = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
@@ -88,20 +101,24 @@ static void alltoall_estimate(const fs_exchange_args *args, fs_exchange_estimate
 {
     const fs_redist *rd = args->rd;
     int64_t send, recv;
-    buffer_elems(rd, &send, &recv);
+    buffer_elems(args, &send, &recv);
+    int direct = fs_exchange_direct(args);
     est->work_elems = fs_exchange_layout_elems(rd);
-    est->scratch_bytes = (size_t)(send + recv) * args->elem_bytes;
-    /* One collective call, or, split (judged on this rank's counts; the
-     * plan splits when any rank must), point-to-point pieces. */
+    est->second_elems = direct ? est->work_elems : 0;
+    est->scratch_bytes = (size_t)(send + recv + est->second_elems) * args->elem_bytes;
+    /* One collective call, or, split or direct (judged on this rank alone;
+     * the plan goes point to point when any rank must), point-to-point
+     * pieces. */
     int64_t limit = int_limit();
-    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    int own_in_place = !direct && fs_exchange_own_moves_in_place(rd);
     est->messages = 1;
-    if (local_split(rd, own_in_place, limit)) {
+    if (direct || local_split(rd, own_in_place, limit)) {
         int64_t piece = split_piece_bytes(args->elem_bytes, limit);
         est->messages = 0;
         for (int q = 0; q < rd->npeers; q++)
-            if (!own_in_place || q != rd->self)
-                est->messages += (uint64_t)((rd->send_elems[q] * (int64_t)args->elem_bytes + piece - 1) / piece);
+            if ((!own_in_place && !direct) || q != rd->self)
+                est->messages += (uint64_t)fs_exchange_pieces(rd->send_elems[q] * (int64_t)args->elem_bytes,
+                                                              piece, fs_exchange_cut_bytes(args, q, 1));
     }
 }
 
@@ -125,10 +142,12 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     int64_t send_off = 0, recv_off = 0;
     int64_t limit = int_limit();
     p->piece_bytes = split_piece_bytes(x->args.elem_bytes, limit);
-    p->own_in_place = fs_exchange_own_moves_in_place(rd);
+    p->direct = fs_exchange_direct(&x->args);
+    p->own_in_place = !p->direct && fs_exchange_own_moves_in_place(rd);
     /* MPI_Alltoallv's counts and displacements are ints: beyond them the
-     * same exchange goes as point-to-point messages of at most 1 GiB. */
-    p->split = local_split(rd, p->own_in_place, limit);
+     * same exchange goes as point-to-point messages of at most 1 GiB, as it
+     * does when any rank sends its blocks straight from its data. */
+    p->split = p->direct || local_split(rd, p->own_in_place, limit);
     for (int q = 0; q < n; q++) {
         int moved = p->own_in_place && q == rd->self;
         p->send_counts[q] = moved ? 0 : (int)(rd->send_elems[q] & INT_MAX);
@@ -151,9 +170,10 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     /* The sizes of the estimate (x->scratch_bytes); malloc(0) may return
      * NULL: ask for at least one element. */
     int64_t send, recv;
-    buffer_elems(rd, &send, &recv);
-    p->send_buf = fs_buffer_alloc((size_t)(send ? send : 1) * eb);
-    if (!p->send_buf)
+    buffer_elems(&x->args, &send, &recv);
+    if (!p->direct)
+        p->send_buf = fs_buffer_alloc((size_t)(send ? send : 1) * eb);
+    if (!p->direct && !p->send_buf)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: alltoall send buffer of %lld bytes",
                             (long long)send * (long long)eb);
     if (recv) {
@@ -166,17 +186,34 @@ static fs_status alltoall_plan_new(fs_exchange *x)
     return FS_OK;
 }
 
+/* Where piece `off` of the block to or from q goes: straight from or into
+ * its place (direct), or the send buffer or `recv` at the block's place. */
+static char *piece_at(fs_exchange *x, alltoall_plan *p, int sending, void *data, void *recv, int q,
+                      int64_t off)
+{
+    const fs_redist *rd = x->args.rd;
+    size_t eb = x->args.elem_bytes;
+    if (p->direct)
+        return sending ? fs_exchange_piece_at(x, data, &rd->send[q], &rd->from, off)
+                       : fs_exchange_piece_at(x, x->second, &rd->recv[q], &rd->to, off);
+    return sending ? (char *)p->send_buf + (size_t)p->send_off[q] * eb + off
+                   : (char *)recv + (size_t)p->recv_off[q] * eb + off;
+}
+
 /* The exchange as messages of at most SPLIT_BYTES, every receive posted
- * first; *sent counts the messages sent. */
-static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv, uint64_t *sent)
+ * first, the own block copied while they fly (direct); *sent counts the
+ * messages sent. */
+static int split_exchange(fs_exchange *x, alltoall_plan *p, void *data, void *recv, uint64_t *sent)
 {
     const fs_redist *rd = x->args.rd;
     size_t eb = x->args.elem_bytes;
     int n = rd->npeers;
     int64_t nmsg = 0;
     for (int q = 0; q < n; q++)
-        nmsg += (rd->send_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes +
-                (rd->recv_elems[q] * (int64_t)eb + p->piece_bytes - 1) / p->piece_bytes;
+        nmsg += fs_exchange_pieces(rd->send_elems[q] * (int64_t)eb, p->piece_bytes,
+                                   fs_exchange_cut_bytes(&x->args, q, 1)) +
+                fs_exchange_pieces(rd->recv_elems[q] * (int64_t)eb, p->piece_bytes,
+                                   fs_exchange_cut_bytes(&x->args, q, 0));
     MPI_Request *req = malloc((size_t)(nmsg ? nmsg : 1) * sizeof *req);
     if (!req)
         return MPI_ERR_NO_MEM;
@@ -184,18 +221,21 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *recv, uint64_t
     int err = MPI_SUCCESS;
     for (int pass = 0; pass < 2 && err == MPI_SUCCESS; pass++)
         for (int q = 0; q < n && err == MPI_SUCCESS; q++) {
-            if (p->own_in_place && q == rd->self)
+            if ((p->own_in_place || p->direct) && q == rd->self)
                 continue;
             int64_t bytes = (pass ? rd->send_elems[q] : rd->recv_elems[q]) * (int64_t)eb;
-            char *base = pass ? (char *)p->send_buf + (size_t)p->send_off[q] * eb
-                              : (char *)recv + (size_t)p->recv_off[q] * eb;
-            for (int64_t off = 0, piece = 0; off < bytes && err == MPI_SUCCESS; off += p->piece_bytes, piece++) {
-                int len = (int)(bytes - off < p->piece_bytes ? bytes - off : p->piece_bytes);
-                err = pass ? MPI_Isend(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++])
-                           : MPI_Irecv(base + off, len, MPI_BYTE, q, (int)(piece & 0x7fff), x->args.comm, &req[k++]);
+            int64_t cut = fs_exchange_cut_bytes(&x->args, q, pass);
+            for (int64_t off = 0, end, piece = 0; off < bytes && err == MPI_SUCCESS; off = end, piece++) {
+                end = fs_exchange_piece_end(off, bytes, p->piece_bytes, cut);
+                char *at = piece_at(x, p, pass, data, recv, q, off);
+                int len = (int)(end - off), tag = (int)(piece & 0x7fff);
+                err = pass ? MPI_Isend(at, len, MPI_BYTE, q, tag, x->args.comm, &req[k++])
+                           : MPI_Irecv(at, len, MPI_BYTE, q, tag, x->args.comm, &req[k++]);
                 *sent += pass && err == MPI_SUCCESS;
             }
         }
+    if (err == MPI_SUCCESS && p->direct)
+        fs_exchange_copy_own(x, data, x->second);
     if (err == MPI_SUCCESS)
         err = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
     free(req);
@@ -209,14 +249,15 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
     size_t eb = x->args.elem_bytes;
 
     double t0 = MPI_Wtime();
-    fs_exchange_pack_all(x, data, p->send_buf, p->send_off, p->own_in_place ? rd->self : -1);
+    if (!p->direct)
+        fs_exchange_pack_all(x, data, p->send_buf, p->send_off, p->own_in_place ? rd->self : -1);
     /* Before anything is received over the places it leaves. */
     if (p->own_in_place)
         fs_exchange_move_own(x, data);
     double t1 = MPI_Wtime();
     void *recv = p->recv_buf ? p->recv_buf : data;
     uint64_t messages = p->split ? 0 : 1;
-    int err = p->split ? split_exchange(x, p, recv, &messages)
+    int err = p->split ? split_exchange(x, p, data, recv, &messages)
                        : MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, x->args.elem_type,
                                        recv, p->recv_counts, p->recv_displs, x->args.elem_type,
                                        x->args.comm);

@@ -93,6 +93,7 @@ static void pairwise_estimate(const fs_exchange_args *args, fs_exchange_estimate
     pieces_of((size_t)(est->work_elems / rd->npeers) * eb, pk, &piece, &max_pieces);
     est->scratch_bytes += WINDOW * piece + max_pieces;
     /* Every other rank gets its block once, in packet-sized pieces. */
+    est->second_elems = 0;
     est->messages = 0;
     for (int q = 0; q < rd->npeers; q++)
         if (q != rd->self)

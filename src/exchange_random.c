@@ -15,9 +15,16 @@
  * when the layouts allow it (fs_exchange_own_moves_in_place), moved inside
  * the data buffer before the receives are posted.
  *
- * Memory: a packed send buffer of the other ranks' blocks (of the whole
- * local array when the own block goes through it), plus a receive buffer
- * when the received blocks do not land contiguously in the result. */
+ * Memory: when the runs are long enough (fs_exchange_direct), a second
+ * array: every packet, cut at the runs of both sides, goes straight from the
+ * data buffer into its place in the second array, the own block is copied
+ * there once, and the second array becomes the data buffer (no packing: the
+ * copies of a packed MPI_Alltoall). Otherwise a packed send buffer of the
+ * other ranks' blocks (of the whole local array when the own block goes
+ * through it), plus a receive buffer when the received blocks do not land
+ * contiguously in the result. Either way the messages are the same byte
+ * ranges of the packed blocks (fs_exchange_cut_bytes), so ranks of either
+ * kind exchange them. */
 #include "config.h"
 
 #include "exchange.h"
@@ -58,6 +65,7 @@ typedef struct random_plan {
     int *send_req_queue;     /* which queue a slot belongs to */
     int tag_ub;
     int own_in_place;        /* the own block moves inside the data buffer */
+    int direct;              /* straight from data into x->second (no send buffer) */
 } random_plan;
 
 static uint64_t mix64(uint64_t z)
@@ -112,33 +120,42 @@ static int64_t packets_of(size_t bytes, size_t packet_bytes)
  * unless it moves in place), the receive buffer's (0: in place), and the
  * packets to and from the other ranks. */
 typedef struct random_sizes {
-    int64_t send_elems, recv_elems;
+    int direct;
+    int64_t send_elems, recv_elems, second_elems;
     int64_t send_packets, recv_packets;
 } random_sizes;
 
-static random_sizes sizes_of(const fs_redist *rd, size_t eb, size_t pk)
+static random_sizes sizes_of(const fs_exchange_args *args, size_t pk)
 {
-    random_sizes z = {0, 0, 0, 0};
+    const fs_redist *rd = args->rd;
+    size_t eb = args->elem_bytes;
+    random_sizes z = {fs_exchange_direct(args), 0, 0, 0, 0, 0};
     int own_in_place = fs_exchange_own_moves_in_place(rd);
     for (int q = 0; q < rd->npeers; q++) {
-        if (!own_in_place || q != rd->self)
+        if (!z.direct && (!own_in_place || q != rd->self))
             z.send_elems += rd->send_elems[q];
         if (q != rd->self) {
-            z.send_packets += packets_of((size_t)rd->send_elems[q] * eb, pk);
-            z.recv_packets += packets_of((size_t)rd->recv_elems[q] * eb, pk);
+            z.send_packets += fs_exchange_pieces(rd->send_elems[q] * (int64_t)eb, (int64_t)pk,
+                                                 fs_exchange_cut_bytes(args, q, 1));
+            z.recv_packets += fs_exchange_pieces(rd->recv_elems[q] * (int64_t)eb, (int64_t)pk,
+                                                 fs_exchange_cut_bytes(args, q, 0));
         }
     }
-    z.recv_elems = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
+    if (z.direct)
+        z.second_elems = fs_exchange_layout_elems(rd);
+    else
+        z.recv_elems = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
     return z;
 }
 
 static void random_estimate(const fs_exchange_args *args, fs_exchange_estimate *est)
 {
     size_t eb = args->elem_bytes;
-    random_sizes z = sizes_of(args->rd, eb, fs_exchange_params_packet_bytes(args->params));
+    random_sizes z = sizes_of(args, fs_exchange_params_packet_bytes(args->params));
     est->work_elems = fs_exchange_layout_elems(args->rd);
     /* The buffers, and per packet its queue entry and request. */
-    est->scratch_bytes = (size_t)(z.send_elems + z.recv_elems) * eb +
+    est->second_elems = z.second_elems;
+    est->scratch_bytes = (size_t)(z.send_elems + z.recv_elems + z.second_elems) * eb +
                          (size_t)(z.send_packets + z.recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
     est->messages = (uint64_t)z.send_packets;
 }
@@ -162,7 +179,9 @@ static fs_status random_plan_new(fs_exchange *x)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
 
     int64_t s = 0, r = 0;
-    p->own_in_place = fs_exchange_own_moves_in_place(rd);
+    random_sizes z = sizes_of(&x->args, pk);
+    p->direct = z.direct;
+    p->own_in_place = !p->direct && fs_exchange_own_moves_in_place(rd);
     for (int q = 0; q < P; q++) {
         p->send_displs[q] = s;
         p->recv_displs[q] = r;
@@ -170,7 +189,6 @@ static fs_status random_plan_new(fs_exchange *x)
             s += rd->send_elems[q];
         r += rd->recv_elems[q];
     }
-    random_sizes z = sizes_of(rd, eb, pk);
     p->send_packets = z.send_packets;
     p->recv_packets = z.recv_packets;
     if (p->send_packets > MAX_PACKETS || p->recv_packets > MAX_PACKETS)
@@ -206,34 +224,43 @@ static fs_status random_plan_new(fs_exchange *x)
 
     /* FIG. 9: fill the queues. Iteration id posts packet id of every
      * destination that still has one, destinations in random order, the
-     * queue counter restarting at zero each iteration. */
+     * queue counter restarting at zero each iteration. A packet cut at runs
+     * (fs_exchange_cut_bytes) goes as its pieces, one after the other. */
     int64_t iterations = 0;
     for (int q = 0; q < P; q++) {
         int64_t k = q == me ? 0 : packets_of((size_t)rd->send_elems[q] * eb, pk);
         if (k > iterations)
             iterations = k;
     }
+    int64_t *pieces = calloc((size_t)P, sizeof *pieces);
+    if (!pieces)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
     for (int64_t id = 0; id < iterations; id++) {
         for (int i = 0; i < n; i++) {
             int q = p->order[i];
-            size_t bytes = (size_t)rd->send_elems[q] * eb;
-            size_t offset = (size_t)id * pk;
-            if (offset >= bytes)
-                continue;
-            packet pkt = {q, (int)(id % ((int64_t)p->tag_ub + 1)), offset,
-                          bytes - offset < pk ? bytes - offset : pk};
-            if (queue_push(&p->queues[i % p->nqueues], pkt))
-                return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+            int64_t bytes = rd->send_elems[q] * (int64_t)eb, cut = fs_exchange_cut_bytes(&x->args, q, 1);
+            int64_t off = id * (int64_t)pk, packet_end = off + (int64_t)pk < bytes ? off + (int64_t)pk : bytes;
+            for (int64_t end; off < packet_end; off = end) {
+                end = fs_exchange_piece_end(off, bytes, (int64_t)pk, cut);
+                packet pkt = {q, (int)(pieces[q]++ % ((int64_t)p->tag_ub + 1)), (size_t)off,
+                              (size_t)(end - off)};
+                if (queue_push(&p->queues[i % p->nqueues], pkt)) {
+                    free(pieces);
+                    return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the random exchange");
+                }
+            }
         }
     }
+    free(pieces);
 
     int window = p->nqueues * WINDOW_PER_QUEUE;
     p->recv_reqs = malloc((size_t)(p->recv_packets ? p->recv_packets : 1) * sizeof *p->recv_reqs);
     p->send_reqs = malloc((size_t)window * sizeof *p->send_reqs);
     p->send_req_queue = malloc((size_t)window * sizeof *p->send_req_queue);
-    /* The sizes of the estimate (x->scratch_bytes). */
-    p->send_buf = fs_buffer_alloc((size_t)(z.send_elems ? z.send_elems : 1) * eb);
-    if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || !p->send_buf)
+    /* The sizes of the estimate (x->scratch_bytes; the second array is x's). */
+    if (!p->direct)
+        p->send_buf = fs_buffer_alloc((size_t)(z.send_elems ? z.send_elems : 1) * eb);
+    if (!p->recv_reqs || !p->send_reqs || !p->send_req_queue || (!p->direct && !p->send_buf))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: random exchange send buffer of %lld bytes",
                             (long long)z.send_elems * (long long)eb);
     if (z.recv_elems) {
@@ -251,39 +278,62 @@ static fs_status mpi_fail(const char *what, int err)
     return fs_error_set(FS_ERR_RUNTIME, "random exchange: %s failed: %s", what, fs_mpi_strerror(err));
 }
 
-static fs_status random_execute(fs_exchange *x, void *data)
+/* Every receive, before the first send: into the second array (direct),
+ * into the result in place, or into the receive buffer. *n counts them. */
+static fs_status post_receives(fs_exchange *x, random_plan *p, char *recv_base, int64_t *n)
 {
     const fs_redist *rd = x->args.rd;
-    random_plan *p = x->impl;
     size_t eb = x->args.elem_bytes, pk = fs_exchange_packet_bytes(x);
-    int P = rd->npeers, me = rd->self;
-    int err;
-
-    double t0 = MPI_Wtime();
-    fs_exchange_pack_all(x, data, p->send_buf, p->send_displs, p->own_in_place ? me : -1);
-    /* Before any receive is posted over the places it leaves. */
-    if (p->own_in_place)
-        fs_exchange_move_own(x, data);
-    double t1 = MPI_Wtime();
-
-    /* Receives first, into their final place when the layout allows. */
-    char *recv_base = p->recv_buf ? p->recv_buf : data;
-    int64_t nrecv = 0;
-    for (int q = 0; q < P; q++) {
-        if (q == me)
+    *n = 0;
+    for (int q = 0; q < rd->npeers; q++) {
+        if (q == rd->self)
             continue;
-        size_t bytes = (size_t)rd->recv_elems[q] * eb;
+        int64_t bytes = rd->recv_elems[q] * (int64_t)eb, cut = fs_exchange_cut_bytes(&x->args, q, 0);
         char *dst = recv_base + (size_t)p->recv_displs[q] * eb;
-        for (int64_t id = 0; (size_t)id * pk < bytes; id++) {
-            size_t off = (size_t)id * pk, len = bytes - off < pk ? bytes - off : pk;
-            err = MPI_Irecv(dst + off, (int)len, MPI_BYTE, q, (int)(id % ((int64_t)p->tag_ub + 1)),
-                            x->args.comm, &p->recv_reqs[nrecv++]);
+        int64_t id = 0;
+        for (int64_t off = 0, end; off < bytes; off = end, id++) {
+            end = fs_exchange_piece_end(off, bytes, (int64_t)pk, cut);
+            char *at = p->direct ? fs_exchange_piece_at(x, recv_base, &rd->recv[q], &rd->to, off)
+                                 : dst + off;
+            int err = MPI_Irecv(at, (int)(end - off), MPI_BYTE, q,
+                                (int)(id % ((int64_t)p->tag_ub + 1)), x->args.comm,
+                                &p->recv_reqs[(*n)++]);
             if (err != MPI_SUCCESS)
                 return mpi_fail("MPI_Irecv", err);
         }
     }
+    return FS_OK;
+}
 
-    /* FIG. 10: drain the queues round-robin into the send windows. */
+static int send_packet(fs_exchange *x, random_plan *p, void *data, const packet *pkt,
+                       MPI_Request *req)
+{
+    const fs_redist *rd = x->args.rd;
+    const char *src = p->direct ? fs_exchange_piece_at(x, data, &rd->send[pkt->peer], &rd->from,
+                                                       (int64_t)pkt->offset)
+                                : (const char *)p->send_buf +
+                                      (size_t)p->send_displs[pkt->peer] * x->args.elem_bytes +
+                                      pkt->offset;
+    return MPI_Isend(src, (int)pkt->bytes, MPI_BYTE, pkt->peer, pkt->tag, x->args.comm, req);
+}
+
+/* The own block to its place in the result, unless it moved in place. */
+static void copy_own(fs_exchange *x, random_plan *p, const void *data, char *recv_base)
+{
+    const fs_redist *rd = x->args.rd;
+    size_t eb = x->args.elem_bytes;
+    if (p->direct)
+        fs_exchange_copy_own(x, data, recv_base);
+    else if (!p->own_in_place)
+        memcpy(recv_base + (size_t)p->recv_displs[rd->self] * eb,
+               (char *)p->send_buf + (size_t)p->send_displs[rd->self] * eb,
+               (size_t)rd->send_elems[rd->self] * eb);
+}
+
+/* FIG. 10: drain the queues round-robin into the send windows; the own
+ * block is copied while the first packets fly. */
+static fs_status drain(fs_exchange *x, random_plan *p, void *data, char *recv_base)
+{
     int window = p->nqueues * WINDOW_PER_QUEUE;
     for (int i = 0; i < window; i++) {
         p->send_reqs[i] = MPI_REQUEST_NULL;
@@ -293,7 +343,7 @@ static fs_status random_execute(fs_exchange *x, void *data)
         p->queues[i].head = 0;
         p->queues[i].outstanding = 0;
     }
-    int own_copied = p->own_in_place;
+    int own_copied = 0;
     int64_t left = p->send_packets;
     while (left > 0) {
         for (int i = 0; i < p->nqueues; i++) {
@@ -302,11 +352,7 @@ static fs_status random_execute(fs_exchange *x, void *data)
                 int slot = 0;
                 while (p->send_reqs[slot] != MPI_REQUEST_NULL)
                     slot++;
-                packet *pkt = &qu->items[qu->head++];
-                const char *src = (const char *)p->send_buf + (size_t)p->send_displs[pkt->peer] * eb +
-                                  pkt->offset;
-                err = MPI_Isend(src, (int)pkt->bytes, MPI_BYTE, pkt->peer, pkt->tag, x->args.comm,
-                                &p->send_reqs[slot]);
+                int err = send_packet(x, p, data, &qu->items[qu->head++], &p->send_reqs[slot]);
                 if (err != MPI_SUCCESS)
                     return mpi_fail("MPI_Isend", err);
                 p->send_req_queue[slot] = i;
@@ -314,14 +360,11 @@ static fs_status random_execute(fs_exchange *x, void *data)
             }
         }
         if (!own_copied) {
-            /* The own block moves locally while the first packets fly. */
-            memcpy(recv_base + (size_t)p->recv_displs[me] * eb,
-                   (char *)p->send_buf + (size_t)p->send_displs[me] * eb,
-                   (size_t)rd->send_elems[me] * eb);
+            copy_own(x, p, data, recv_base);
             own_copied = 1;
         }
         int done;
-        err = MPI_Waitany(window, p->send_reqs, &done, MPI_STATUS_IGNORE);
+        int err = MPI_Waitany(window, p->send_reqs, &done, MPI_STATUS_IGNORE);
         if (err != MPI_SUCCESS)
             return mpi_fail("MPI_Waitany", err);
         if (done != MPI_UNDEFINED) {
@@ -331,10 +374,34 @@ static fs_status random_execute(fs_exchange *x, void *data)
         }
     }
     if (!own_copied)
-        memcpy(recv_base + (size_t)p->recv_displs[me] * eb,
-               (char *)p->send_buf + (size_t)p->send_displs[me] * eb,
-               (size_t)rd->send_elems[me] * eb);
-    err = MPI_Waitall((int)nrecv, p->recv_reqs, MPI_STATUSES_IGNORE);
+        copy_own(x, p, data, recv_base);
+    return FS_OK;
+}
+
+static fs_status random_execute(fs_exchange *x, void *data)
+{
+    const fs_redist *rd = x->args.rd;
+    random_plan *p = x->impl;
+    size_t eb = x->args.elem_bytes;
+    int me = rd->self;
+
+    double t0 = MPI_Wtime();
+    if (!p->direct)
+        fs_exchange_pack_all(x, data, p->send_buf, p->send_displs, p->own_in_place ? me : -1);
+    /* Before any receive is posted over the places it leaves. */
+    if (p->own_in_place)
+        fs_exchange_move_own(x, data);
+    double t1 = MPI_Wtime();
+
+    /* Receives first, into their final place when the layout allows. */
+    char *recv_base = p->direct ? x->second : p->recv_buf ? p->recv_buf : data;
+    int64_t nrecv = 0;
+    fs_status st = post_receives(x, p, recv_base, &nrecv);
+    if (st == FS_OK)
+        st = drain(x, p, data, recv_base);
+    if (st != FS_OK)
+        return st;
+    int err = MPI_Waitall((int)nrecv, p->recv_reqs, MPI_STATUSES_IGNORE);
     if (err != MPI_SUCCESS)
         return mpi_fail("MPI_Waitall", err);
     double t2 = MPI_Wtime();

@@ -72,6 +72,7 @@ static void xorswap_estimate(const fs_exchange_args *args, fs_exchange_estimate 
     pieces_of((size_t)(est->work_elems / P) * eb, pk, &piece, &window);
     est->scratch_bytes += (size_t)window * piece;
     /* Of each pair of pieces the leader sends one step, the other two. */
+    est->second_elems = 0;
     est->messages = 0;
     for (int r = 0; r < fs_exchange_rounds(P); r++) {
         int partner = fs_exchange_round_partner(P, me, r);

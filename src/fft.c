@@ -423,14 +423,36 @@ static void scale(fs_op *op)
             ((double *)op->data)[i] *= f;
 }
 
+/* FFTW's new-array execution on op->data: an op may run on either buffer of
+ * an exchange that swaps its result into a second array (fs_op_execute_on).
+ * fs_buffer_alloc gives both the same alignment, and both are in place, as
+ * FFTW asks of a plan run on other arrays. */
 static void run_plan(fs_op *op)
 {
     if (!op->plan)
         return;
-    if (op->prec == FS_SINGLE)
-        fftwf_execute(op->plan);
-    else
-        fftw_execute(op->plan);
+    void *d = op->data;
+    int single = op->prec == FS_SINGLE;
+    switch (op->spec.kind) {
+    case FS_OP_R2C:
+        if (single)
+            fftwf_execute_dft_r2c(op->plan, d, d);
+        else
+            fftw_execute_dft_r2c(op->plan, d, d);
+        break;
+    case FS_OP_C2R:
+        if (single)
+            fftwf_execute_dft_c2r(op->plan, d, d);
+        else
+            fftw_execute_dft_c2r(op->plan, d, d);
+        break;
+    default:
+        if (single)
+            fftwf_execute_dft(op->plan, d, d);
+        else
+            fftw_execute_dft(op->plan, d, d);
+        break;
+    }
 }
 
 fs_status fs_op_execute(fs_op *op)
@@ -458,6 +480,12 @@ fs_status fs_op_execute(fs_op *op)
         return run_axis_passes(op);
     }
     return FS_OK;
+}
+
+fs_status fs_op_execute_on(fs_op *op, void *data)
+{
+    op->data = data;
+    return fs_op_execute(op);
 }
 
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out)

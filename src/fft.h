@@ -59,6 +59,11 @@ void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom);
 /* Run op on its data. FS_ERR_RUNTIME (message set) when FFTW cannot plan
  * the lines left over from the planned batches. */
 fs_status fs_op_execute(fs_op *op);
+/* Run op on `data` instead of the buffer it was planned on (kept for the
+ * next run): a buffer that holds op's box, from fs_buffer_alloc as the
+ * planned one (so of the same alignment, as FFTW's new-array execution
+ * asks). */
+fs_status fs_op_execute_on(fs_op *op, void *data);
 /* The same operation's inverse (for --check's round trip). */
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out);
 /* 5 N log2 N of the transforms in it, for progress rates (0 for others). */

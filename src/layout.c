@@ -178,10 +178,14 @@ fs_redist *fs_redist_new(int npeers, int self, const fs_box *from_all, const fs_
     r->recv = calloc((size_t)npeers, sizeof *r->recv);
     r->send_elems = calloc((size_t)npeers, sizeof *r->send_elems);
     r->recv_elems = calloc((size_t)npeers, sizeof *r->recv_elems);
-    if (!r->send || !r->recv || !r->send_elems || !r->recv_elems) {
+    r->peer_from = malloc((size_t)npeers * sizeof *r->peer_from);
+    r->peer_to = malloc((size_t)npeers * sizeof *r->peer_to);
+    if (!r->send || !r->recv || !r->send_elems || !r->recv_elems || !r->peer_from || !r->peer_to) {
         fs_redist_free(&r);
         return NULL;
     }
+    memcpy(r->peer_from, from_all, (size_t)npeers * sizeof *r->peer_from);
+    memcpy(r->peer_to, to_all, (size_t)npeers * sizeof *r->peer_to);
     for (int q = 0; q < npeers; q++) {
         r->send[q] = fs_box_intersect(&r->from, &to_all[q]);
         r->recv[q] = fs_box_intersect(&from_all[q], &r->to);
@@ -201,6 +205,8 @@ void fs_redist_free(fs_redist **r)
     free((*r)->recv);
     free((*r)->send_elems);
     free((*r)->recv_elems);
+    free((*r)->peer_from);
+    free((*r)->peer_to);
     free(*r);
     *r = NULL;
 }

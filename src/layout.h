@@ -145,6 +145,8 @@ typedef struct fs_redist {
     fs_box from, to;
     fs_box *send;            /* [npeers] */
     fs_box *recv;            /* [npeers] */
+    fs_box *peer_from, *peer_to; /* [npeers]: every peer's from and to boxes (how
+                                    its runs fall, for messages both sides cut alike) */
     int64_t *send_elems;     /* [npeers] */
     int64_t *recv_elems;     /* [npeers] */
     int64_t send_total, recv_total;

@@ -28,6 +28,12 @@
  *  - slab redistributions move the own block inside the buffer
  *    (fs_exchange_own_moves_in_place), and alltoall's send buffer then holds
  *    only the other ranks' blocks;
+ *  - direct exchanges (fs_exchange_direct: a second array, messages cut at
+ *    runs sent from and received into their places) forced on every rank,
+ *    on none, with a 48-byte threshold (some pairs cut at runs and others
+ *    not, ranks that pack exchanging with ranks that send directly), and by
+ *    default; alltoall and random must then have a second array and leave
+ *    the result there, the others never;
  *  - in-place strategies (ops->in_place): work_elems at most P times the
  *    largest block, and on a 64x64x64 array (exchanged and checked with
  *    every strategy) scratch_bytes below half the working array;
@@ -324,15 +330,16 @@ static void run_failing_hooks(const fs_exchange_ops *ops)
         failing_ctx fc = {.fail_rank = nranks - 1 - variant % nranks, .fail_pre = variant % 2 == 0,
                           .fail_at = 1 + variant / 2};
         fs_block_hooks hooks = {failing_pre, failing_post, &fc, 0};
-        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, &hooks};
+        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, &hooks, 0};
         fs_exchange *x = NULL;
         fs_status st = fs_exchange_new(ops, &args, &x);
         if (st != FS_OK) {
             failf("%s, failing hooks: plan failed: %s", ops->name, fs_error_message());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
-        unsigned char *data = xcalloc((size_t)x->work_elems + 1, 16);
-        st = fs_exchange_execute(x, data);
+        int64_t elems = x->work_elems + 1;
+        void *data = xcalloc((size_t)elems, 16);
+        st = fs_exchange_execute(x, &data, &elems);
         char want[128];
         snprintf(want, sizeof want, "test: %s failed on rank %d", fc.fail_pre ? "pre" : "post",
                  fc.fail_rank);
@@ -387,7 +394,25 @@ typedef struct case_opts {
     int hooks;          /* enum hook_mode */
     int split_axis;     /* the hooks' split axis */
     int check_scratch;  /* in-place strategies: scratch below half the working array */
+    int direct;         /* enum direct_mode */
 } case_opts;
+
+/* fs_exchange_args.direct_min_run_bytes (the same on every rank, as the
+ * message cuts of a pair must agree): the default, direct wherever a
+ * strategy can, never, or runs of 48 bytes and more. */
+enum direct_mode { DIRECT_DEFAULT, DIRECT_ALWAYS, DIRECT_NEVER, DIRECT_MID };
+static const char *const direct_mode_names[] = {"direct by default", "direct always",
+                                                "direct never", "direct from 48-byte runs"};
+
+static size_t direct_min_run_bytes(int mode)
+{
+    switch (mode) {
+    case DIRECT_ALWAYS: return 1;
+    case DIRECT_NEVER: return SIZE_MAX;
+    case DIRECT_MID: return 48;
+    default: return 0;
+    }
+}
 
 /* The largest block any rank sends to any rank. */
 static int64_t largest_block(const fs_box *from_all, const fs_box *to_all)
@@ -418,10 +443,10 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
     char what[320];
     snprintf(what, sizeof what,
              "%s, case %d: shape %s, axis %d -> %d, %zu-byte elements, packet %zu, %d queues, %s"
-             " (split axis %d)",
+             " (split axis %d), %s",
              ops->name, tag, shape_str(ndim, shape), axis_from, axis_to, eb,
              params->packet_bytes, params->queues, hook_mode_names[opts->hooks],
-             opts->split_axis);
+             opts->split_axis, direct_mode_names[opts->direct]);
 
     fs_redist *rd = fs_redist_new(nranks, rank, from_all, to_all);
     if (!rd) {
@@ -456,6 +481,7 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         .elem_type = eb == 16 ? MPI_C_DOUBLE_COMPLEX : MPI_DOUBLE,
         .params = params,
         .hooks = opts->hooks == HOOKS_NULL ? NULL : &hooks,
+        .direct_min_run_bytes = direct_min_run_bytes(opts->direct),
     };
     fs_exchange *x = NULL;
     fs_status st = fs_exchange_new(ops, &args, &x);
@@ -487,10 +513,25 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         if (!fs_exchange_own_moves_in_place(rd))
             failf("%s: the own block of a slab redistribution does not move in place", what);
         size_t others = (size_t)(rd->send_total - rd->send_elems[rank]) * eb;
-        if (strcmp(ops->name, "alltoall") == 0 && x->scratch_bytes != others)
+        if (strcmp(ops->name, "alltoall") == 0 && !x->second && x->scratch_bytes != others)
             failf("%s: alltoall holds %zu bytes of scratch, not the other ranks' %zu", what,
                   x->scratch_bytes, others);
     }
+    /* Direct, the strategies that can (all but the in-place ones) receive
+     * into a second array, as large as the working array, and count it;
+     * not direct, none has one. Never direct refuses any run to or from
+     * another rank; forced, none. */
+    int can_direct = !ops->in_place && fs_exchange_direct(&args);
+    if ((can_direct && x->work_elems > 0) != (x->second != NULL))
+        failf("%s: %s second array, direct %d", what, x->second ? "a" : "no", can_direct);
+    int others = rd->send_total - rd->send_elems[rank] + rd->recv_total - rd->recv_elems[rank] > 0;
+    if (others && (opts->direct == DIRECT_ALWAYS || opts->direct == DIRECT_NEVER) &&
+        fs_exchange_direct(&args) != (opts->direct == DIRECT_ALWAYS))
+        failf("%s: fs_exchange_direct says %d", what, fs_exchange_direct(&args));
+    if (x->second && (x->second_elems < x->work_elems ||
+                      x->scratch_bytes < (size_t)x->second_elems * eb))
+        failf("%s: second array of %" PRId64 " elements (work %" PRId64 ", scratch %zu bytes)",
+              what, x->second_elems, x->work_elems, x->scratch_bytes);
     int64_t cap = x->work_elems > from_n ? x->work_elems : from_n;
     cap = cap > to_n ? cap : to_n;
     unsigned char *data = xcalloc((size_t)(cap > 0 ? cap : 1), eb);
@@ -505,7 +546,11 @@ static void run_case(const fs_exchange_ops *ops, int tag, int ndim, const int64_
         while (next_index(at, &rd->from));
     }
 
-    st = fs_exchange_execute(x, data);
+    /* With a second array the result is there, and data becomes it. */
+    int64_t elems = cap > 0 ? cap : 1;
+    void *swapped = data;
+    st = fs_exchange_execute(x, &swapped, &elems);
+    data = swapped;
     if (st != FS_OK)
         failf("%s: execute failed (status %d): %s", what, (int)st, fs_error_message());
 
@@ -667,6 +712,7 @@ int main(int argc, char **argv)
                                  : variant == 3              ? HOOKS_POST
                                                              : HOOKS_NULL,
                         .split_axis = variant == 1 ? -1 : moves[m][0],
+                        .direct = tag % 4,
                     };
                     run_case(ops, tag++, ndim, shape, moves[m][0], moves[m][1], eb, &params,
                              &opts);
@@ -700,8 +746,8 @@ int main(int argc, char **argv)
                  * of them keep the piece count low. */
                 size_t eb = pi == 0 ? 8 : 16;
                 small3[2] = small2[1] = pi == 0 ? 1 : 2;
-                case_opts split0 = {.hooks = HOOKS_BOTH, .split_axis = 0};
-                case_opts unsplit = {.hooks = HOOKS_BOTH, .split_axis = -1};
+                case_opts split0 = {.hooks = HOOKS_BOTH, .split_axis = 0, .direct = (pi + qi) % 4};
+                case_opts unsplit = {.hooks = HOOKS_BOTH, .split_axis = -1, .direct = (pi + qi + 1) % 4};
                 run_case(ops, tag++, 3, small3, 0, 1, eb, &params, &split0);
                 run_case(ops, tag++, 2, small2, 0, 1, 8, &params, &unsplit);
                 run_case(ops, tag++, 1, small1, 0, -1, eb, &params, &split0);
@@ -710,13 +756,15 @@ int main(int argc, char **argv)
             }
         }
 
-        /* A 64x64x64 array: in-place strategies hold little scratch. */
-        {
+        /* A 64x64x64 array: in-place strategies hold little scratch; the
+         * others go direct or not. */
+        for (int d = DIRECT_DEFAULT; d <= DIRECT_MID; d++) {
             int64_t cube[3] = {64, 64, 64};
             fs_exchange_params params = {.seed = 3, .packet_bytes = 8192, .queues = 4};
-            case_opts opts = {.hooks = HOOKS_BOTH, .split_axis = 0, .check_scratch = 1};
+            case_opts opts = {.hooks = HOOKS_BOTH, .split_axis = 0, .check_scratch = 1, .direct = d};
             run_case(ops, tag++, 3, cube, 0, 1, 16, &params, &opts);
-            cases++;
+            run_case(ops, tag++, 3, cube, 1, 2, 16, &params, &opts);
+            cases += 2;
         }
     }
     if (strategies == 0)
