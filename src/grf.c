@@ -124,6 +124,7 @@ typedef struct grf_work {
     fftw_plan c2c[FS_LAYOUT_MAX_DIMS]; /* per axis but the last */
     fftw_plan c2r;
     double complex *spectrum;          /* this rank's box of the half spectrum */
+    int64_t spectrum_elems;
     double complex *line;              /* GRF_TILE_LINES lines of the longest axis */
     double *row;                       /* one real row */
     fs_redist *rd;
@@ -208,13 +209,15 @@ static fs_status work_exchange(MPI_Comm comm, const fs_grf *g, const int64_t *h,
         .params = &params,
         .hooks = NULL,
     };
-    st = fs_exchange_new(fs_exchange_find(FS_DEFAULT_STRATEGY), &args, &w->x);
+    /* In place: no second array, nothing to size beyond the work. */
+    st = fs_exchange_new(fs_exchange_find("pairwise"), &args, &w->x);
     if (st != FS_OK)
         goto done;
     int64_t elems = w->x->work_elems;
     elems = fs_box_elems(&from[rank]) > elems ? fs_box_elems(&from[rank]) : elems;
     elems = fs_box_elems(&to[rank]) > elems ? fs_box_elems(&to[rank]) : elems;
     w->spectrum = fs_buffer_alloc((size_t)(elems > 0 ? elems : 1) * sizeof *w->spectrum);
+    w->spectrum_elems = elems;
     if (!w->spectrum)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory for %" PRId64 " complex values", elems);
 done:
@@ -297,7 +300,9 @@ fs_status fs_grf_fill(MPI_Comm comm, const fs_grf *g, const fs_box *box, fs_dtyp
     }
     /* Nobody waits in the exchange for a rank that failed. */
     if (fs_error_agree_quiet(comm, st) == FS_OK) {
-        st = fs_exchange_execute(w.x, w.spectrum);
+        void *data = w.spectrum;
+        st = fs_exchange_execute(w.x, &data, &w.spectrum_elems);
+        w.spectrum = data;
         if (st == FS_OK) {
             fs_box b = fs_box_split(g->ndim, h, 0, nranks, rank);
             st = finish_rows(g, &w, &b, t, out);
