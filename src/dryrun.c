@@ -8,43 +8,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agree.h"
 #include "atomic.h"
 #include "destinations.h"
 #include "exchange.h"
+#include "footprint.h"
 #include "h5io.h"
+#include "nodemem.h"
 #include "planner.h"
 #include "report.h"
 #include "transform.h"
 
-/* The parts of a run's peak resident memory (VmHWM, the report's peak
- * memory) besides the data buffer and the exchange plans, measured with
- * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks:
- * - what MPI, HDF5 and FFTW hold in a run of a 1x1x1 array; */
-#define LIBRARY_BYTES ((int64_t)27 * 1024 * 1024)
-/* - and on top of that in a run of a real size: FFTW's plans of the stages
- *   and the buffers of their strided passes, and HDF5's for a dataset of
- *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
- *   pencils alike); */
-#define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
-/* - reading a box that is not contiguous in the file (pencils): ROMIO's
- *   data sieving buffer, of which about this much is touched. */
-#define SIEVE_BYTES ((int64_t)3 * 1024 * 1024 / 2)
-/* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
- * which are resident as a whole once touched. */
-#define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
 /* The strategies the dry run compares (the table's, for `auto`). */
 #define MAX_STRATEGIES 32
 
 static double mib(double bytes)
 {
     return bytes / 1048576.0;
-}
-
-static int64_t resident(int64_t bytes)
-{
-    return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
 }
 
 static void box_text(const fs_box *b, char *buf, size_t size)
@@ -90,187 +72,25 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
     return fs_box_elems(&blk);
 }
 
-/* The coordinates along grid dimension g whose boxes can differ in size:
- * the ends, and both sides of every place where a stage's share of the
- * axis split over g changes (block splits have at most one). Returns how
- * many, at most 2 + 2 * FS_MAX_STAGES. */
-static int candidate_coords(const fs_transform *t, int g, int *out)
-{
-    int n = 0, last = t->grid[g] - 1;
-    int cand[2 + 2 * FS_MAX_STAGES] = {0, last};
-    int ncand = 2;
-    for (int s = 0; s < t->nstages; s++) {
-        int a = t->split[s][g];
-        if (a < 0)
-            continue;
-        /* fs_split_block: the first n % parts parts hold one more. */
-        int extra = (int)(t->shape[a] % t->grid[g]);
-        if (extra > 0) {
-            cand[ncand++] = extra - 1;
-            cand[ncand++] = extra < last ? extra : last;
-        }
-    }
-    for (int i = 0; i < ncand; i++) {
-        int seen = 0;
-        for (int j = 0; j < n; j++)
-            seen = seen || out[j] == cand[i];
-        if (!seen)
-            out[n++] = cand[i];
-    }
-    return n;
-}
-
-/* What the rank at grid coordinates c needs with strategy ops: every plan
- * is made before the run and keeps its buffers, so the exchanges' scratch
- * adds up (with --check, the inverse exchanges' too). */
-typedef struct rank_need {
-    const fs_exchange_ops *ops;
-    int64_t array_elems;               /* the data buffer */
-    int64_t scratch_bytes;             /* the exchange plans */
-    uint64_t messages[FS_MAX_STAGES];  /* per exchange */
-} rank_need;
-
-static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
-                         const fs_exchange_params *params, int check, const int c[2],
-                         rank_need *need)
-{
-    memset(need, 0, sizeof *need);
-    size_t cb = fs_complex_bytes(t->prec);
-    for (int s = 0; s < t->nstages; s++) {
-        fs_box b = fs_transform_box(t, s, c[0], c[1]);
-        if (fs_box_elems(&b) > need->array_elems)
-            need->array_elems = fs_box_elems(&b);
-    }
-    for (int e = 0; e + 1 < t->nstages; e++) {
-        int g = fs_transform_exchange_dim(t, e), n = t->grid[g];
-        fs_box *from = calloc((size_t)n, sizeof *from), *to = calloc((size_t)n, sizeof *to);
-        fs_redist *rd[2] = {NULL, NULL};
-        if (from && to) {
-            for (int m = 0; m < n; m++) {
-                int cm[2] = {c[0], c[1]};
-                cm[g] = m;
-                from[m] = fs_transform_box(t, e, cm[0], cm[1]);
-                to[m] = fs_transform_box(t, e + 1, cm[0], cm[1]);
-            }
-            rd[0] = fs_redist_new(n, c[g], from, to);
-            if (check)
-                rd[1] = fs_redist_new(n, c[g], to, from);
-        }
-        free(from);
-        free(to);
-        if (!rd[0] || (check && !rd[1])) {
-            fs_redist_free(&rd[0]);
-            fs_redist_free(&rd[1]);
-            return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
-        }
-        for (int k = 0; k < 2 && rd[k]; k++) {
-            fs_exchange_args args = {
-                .comm = MPI_COMM_NULL,
-                .rd = rd[k],
-                .elem_bytes = cb,
-                .elem_type = MPI_DATATYPE_NULL,
-                .params = params,
-                .hooks = NULL,
-            };
-            fs_exchange_estimate est;
-            ops->estimate(&args, &est);
-            if (est.work_elems > need->array_elems)
-                need->array_elems = est.work_elems;
-            need->scratch_bytes += (int64_t)est.scratch_bytes;
-            if (k == 0)
-                need->messages[e] = est.messages;
-        }
-        fs_redist_free(&rd[0]);
-        fs_redist_free(&rd[1]);
-    }
-    return FS_OK;
-}
-
-/* The largest need over the ranks whose boxes differ in size (the memory
- * of one rank: its array and scratch together), and the most messages any
- * of them sends in each exchange. */
-static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
-                              const fs_exchange_params *params, int check, rank_need *worst)
-{
-    int coords[2][2 + 2 * FS_MAX_STAGES], n[2];
-    for (int g = 0; g < 2; g++)
-        n[g] = candidate_coords(t, g, coords[g]);
-    size_t cb = fs_complex_bytes(t->prec);
-    int64_t worst_bytes = -1;
-    uint64_t messages[FS_MAX_STAGES] = {0};
-    for (int i = 0; i < n[0]; i++)
-        for (int j = 0; j < n[1]; j++) {
-            int c[2] = {coords[0][i], coords[1][j]};
-            rank_need need;
-            fs_status st = need_of(t, ops, params, check, c, &need);
-            if (st != FS_OK)
-                return st;
-            int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes;
-            if (bytes > worst_bytes) {
-                worst_bytes = bytes;
-                *worst = need;
-            }
-            for (int e = 0; e < FS_MAX_STAGES; e++)
-                messages[e] = need.messages[e] > messages[e] ? need.messages[e] : messages[e];
-        }
-    memcpy(worst->messages, messages, sizeof messages);
-    return FS_OK;
-}
-
-/* Whether the ranks read boxes that are not contiguous in the file (ROMIO
- * then sieves): pencils, and slabs of an axis after a longer batch axis. */
-static int sieved_read(const fs_transform *t)
-{
-    fs_box full = fs_box_full(t->ndim, t->shape);
-    for (int c1 = 0; c1 < t->grid[0] && c1 < 2; c1++)
-        for (int c2 = 0; c2 < t->grid[1] && c2 < 2; c2++) {
-            fs_box b = fs_transform_box(t, 0, c1, c2);
-            if (fs_box_elems(&b) && !fs_box_is_contiguous_in(&b, &full))
-                return 1;
-        }
-    return 0;
-}
-
-/* The memory of a run besides the data buffer and the exchanges. */
-static int64_t other_bytes(const fs_transform *t)
-{
-    return LIBRARY_BYTES + PLANS_BYTES + (sieved_read(t) ? SIEVE_BYTES : 0);
-}
-
-/* Each strategy's largest need (ops: the one named; NULL: all of them, as
- * `auto` may pick any). *nneeds of them in table order, and *worst the
- * index of the largest. */
+/* Each strategy's footprint (ops: the one named; NULL: all of them, as
+ * `auto` and the default may pick any). *n of them in table order (none
+ * without exchange), and *worst the index of the largest. */
 static fs_status strategy_needs(const fs_options *opts, const fs_transform_request *rq,
-                                const fs_exchange_ops *ops, rank_need *needs, int *nneeds,
-                                int *worst)
+                                const fs_exchange_ops *ops, fs_footprint *fps, int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
-    int64_t worst_bytes = -1;
-    *nneeds = 0;
+    *n = 0;
     *worst = -1;
-    for (int i = 0; fs_exchange_strategies[i] && *nneeds < MAX_STRATEGIES; i++) {
+    for (int i = 0; fs_exchange_strategies[i] && *n < MAX_STRATEGIES; i++) {
         const fs_exchange_ops *o = fs_exchange_strategies[i];
         if (ops && o != ops)
             continue;
-        /* The strategy changes the plan (block work for those with hooks). */
-        fs_transform t;
-        fs_transform_request with = *rq;
-        with.hooks = o->uses_hooks;
-        fs_status st = fs_transform_plan(&with, &t);
-        if (st != FS_OK)
+        fs_status st = fs_footprint_of(rq, o, &params, opts->check, &fps[*n]);
+        if (st != FS_OK || !fps[*n].ops)
             return st;
-        if (!t.exchanges)
-            return FS_OK;
-        rank_need *n = &needs[*nneeds];
-        if ((st = largest_need(&t, o, &params, opts->check, n)) != FS_OK)
-            return st;
-        int64_t bytes = resident(n->array_elems * (int64_t)fs_complex_bytes(t.prec)) + n->scratch_bytes;
-        if (bytes > worst_bytes) {
-            worst_bytes = bytes;
-            *worst = *nneeds;
-        }
-        n->ops = o;
-        (*nneeds)++;
+        if (*worst < 0 || fps[*n].total_bytes > fps[*worst].total_bytes)
+            *worst = *n;
+        (*n)++;
     }
     return FS_OK;
 }
@@ -307,69 +127,103 @@ typedef struct dry_plan {
     const fs_options *opts;
     const fs_input_info *info;
     int P;                             /* the ranks planned for */
-    const fs_exchange_ops *ops;        /* the strategy named; NULL for auto */
+    const fs_exchange_ops *ops;        /* the strategy named; NULL for auto and the default */
+    int is_default;                    /* no --transpose: the default's choice */
+    fs_strategy_choice choice;         /* the default's */
+    uint64_t mem_per_rank;             /* what the default fitted (--mem-per-rank, or the node's) */
     fs_transform t;
-    rank_need needs[MAX_STRATEGIES];   /* per strategy compared, table order */
-    int nneeds, worst;                 /* worst: the largest need, -1 without exchange */
+    fs_footprint fps[MAX_STRATEGIES];  /* per strategy compared, table order */
+    int nfps, worst;                   /* worst: the largest, -1 without exchange */
+    int chosen;                        /* the one the memory line speaks of, -1: none */
+    fs_footprint none;                 /* without exchange */
     fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
     int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
 } dry_plan;
 
-/* The memory per rank of one strategy's need (NULL: no exchange). */
-typedef struct memory_estimate {
-    int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
-    int64_t cross_bytes;   /* --cross: the first input's result kept beside the second's */
-} memory_estimate;
-
-static memory_estimate memory_of(const dry_plan *p, const rank_need *need)
+/* The footprint the memory line speaks of: the strategy's (named, or the
+ * default's choice), or the largest for auto. */
+static const fs_footprint *chosen_need(const dry_plan *p)
 {
-    const fs_transform *t = &p->t;
-    int64_t array_only = 0;
-    for (int s = 0; s < t->nstages; s++)
-        array_only = fs_box_elems(&p->large[s]) > array_only ? fs_box_elems(&p->large[s]) : array_only;
-    memory_estimate m;
-    m.array_bytes = resident((need ? need->array_elems : array_only) * (int64_t)fs_complex_bytes(t->prec));
-    m.exchange_bytes = need ? need->scratch_bytes : 0;
-    m.library_bytes = LIBRARY_BYTES;
-    m.plans_io_bytes = other_bytes(t) - LIBRARY_BYTES;
-    m.cross_bytes = p->opts->cross ? resident(fs_box_elems(&p->large[t->nstages - 1]) *
-                                              (int64_t)fs_complex_bytes(t->prec))
-                                   : 0;
-    m.total_bytes = m.array_bytes + m.exchange_bytes + m.plans_io_bytes + m.library_bytes +
-                    m.cross_bytes;
-    return m;
-}
-
-/* The need the memory line speaks of: the strategy's, or the largest. */
-static const rank_need *chosen_need(const dry_plan *p)
-{
-    return p->worst >= 0 ? &p->needs[p->worst] : NULL;
+    return p->chosen >= 0 ? &p->fps[p->chosen] : &p->none;
 }
 
 static int fits(const dry_plan *p)
 {
-    return (uint64_t)memory_of(p, chosen_need(p)).total_bytes <= p->opts->mem_per_rank;
+    return (uint64_t)chosen_need(p)->total_bytes <= p->opts->mem_per_rank;
 }
 
-/* Every rank plans alike (nothing collective). */
-static fs_status make_plan(const fs_options *opts, const fs_input_info *info, int P, dry_plan *p)
+/* The default's choice, as a run of this job would make it (the ranks on
+ * a node: this job's, or with --ranks as many as the node has processors,
+ * at most --ranks). Collective. */
+static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_transform_request *rq,
+                                dry_plan *p)
+{
+    int nranks = 0;
+    if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed"));
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int per_node = !opts->ranks || opts->ranks == nranks ? 0
+                   : cpus > 0 && cpus < opts->ranks  ? (int)cpus
+                                                     : (int)opts->ranks;
+    char source[160];
+    fs_status st = fs_nodemem_per_rank(comm, opts->mem_per_rank, per_node, &p->mem_per_rank, source,
+                                       sizeof source);
+    fs_wisdom *w = NULL;
+    if (st == FS_OK)
+        st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
+    if (st == FS_OK) {
+        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
+        char key[512];
+        fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
+        fs_default_args da = {rq, &params, opts->check, p->mem_per_rank, source, w, key};
+        st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
+    }
+    fs_wisdom_free(&w);
+    for (int k = 0; st == FS_OK && k < p->nfps; k++)
+        if (p->fps[k].ops == p->choice.ops)
+            p->chosen = k;
+    return st;
+}
+
+/* Every rank plans alike; the default's memory per rank is collective. */
+static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input_info *info, int P,
+                           dry_plan *p)
 {
     memset(p, 0, sizeof *p);
     p->opts = opts;
     p->info = info;
     p->P = P;
-    p->worst = -1;
-    const char *name = strcmp(opts->transpose, "auto") == 0 ? NULL : opts->transpose;
-    p->ops = name ? fs_exchange_find(name) : NULL;
+    p->worst = p->chosen = -1;
+    p->is_default = strcmp(opts->transpose, FS_TRANSPOSE_DEFAULT) == 0;
+    p->ops = fs_exchange_find(opts->transpose);
     fs_transform_request rq;
+    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
     fs_status st = fs_planner_request(opts, info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     if (st == FS_OK)
-        st = strategy_needs(opts, &rq, p->ops, p->needs, &p->nneeds, &p->worst);
+        st = fs_footprint_of(&rq, NULL, &params, opts->check, &p->none);
+    if (st == FS_OK)
+        st = strategy_needs(opts, &rq, p->ops, p->fps, &p->nfps, &p->worst);
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
+    if (st == FS_OK && opts->cross) {
+        /* The first input's result, kept while the second is transformed. */
+        int64_t copy = fs_box_elems(&p->large[p->t.nstages - 1]) *
+                       (int64_t)fs_complex_bytes(p->t.prec);
+        fs_footprint_add_copy(&p->none, copy);
+        for (int k = 0; k < p->nfps; k++)
+            fs_footprint_add_copy(&p->fps[k], copy);
+    }
+    if (!p->is_default)
+        p->chosen = p->worst;
+    /* Every rank plans the same way: rank 0 speaks. */
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    st = fs_error_agree(comm, rank == 0 ? st : FS_OK);
+    if (st == FS_OK && p->is_default && p->nfps)
+        st = choose_default(comm, opts, &rq, p);
     return st;
 }
 
@@ -454,10 +308,10 @@ static void print_exchanges(FILE *out, const dry_plan *p)
     for (int e = 0; e + 1 < t->nstages; e++) {
         int64_t blk = largest_block(t, e, &p->large[e]);
         char msgs[512] = "";
-        for (int k = 0; k < p->nneeds; k++) {
+        for (int k = 0; k < p->nfps; k++) {
             size_t u = strlen(msgs);
             snprintf(msgs + u, sizeof msgs - u, "%s%s %" PRIu64, k ? ", " : "",
-                     p->needs[k].ops->name, p->needs[k].messages[e]);
+                     p->fps[k].ops->name, p->fps[k].messages[e]);
         }
         fprintf(out, "exchange %d: among %d ranks (%s), blocks of up to %" PRId64
                 " elements (%.2f MiB); messages per rank: %s\n",
@@ -466,26 +320,42 @@ static void print_exchanges(FILE *out, const dry_plan *p)
     }
 }
 
+/* The strategy a run would take and why (NULL name: auto, decided by
+ * timing in the run; "none": no exchange). */
+static const char *strategy_name(const dry_plan *p)
+{
+    return !p->nfps ? "none" : p->ops ? p->ops->name : p->is_default ? p->choice.name : NULL;
+}
+
+static const char *strategy_reason(const dry_plan *p)
+{
+    return !p->nfps      ? "no exchange"
+           : p->ops      ? "named by --transpose"
+           : p->is_default ? p->choice.reason
+                           : "auto: the run times every strategy on these sizes";
+}
+
 /* The memory per rank of the strategy (or the largest, for auto). */
 static void print_memory(FILE *out, const dry_plan *p)
 {
-    const rank_need *chosen = chosen_need(p);
-    memory_estimate m = memory_of(p, chosen);
+    const fs_footprint *m = chosen_need(p);
     char who[128];
-    if (!chosen)
+    if (!m->ops)
         snprintf(who, sizeof who, "no exchange");
-    else if (p->ops)
-        snprintf(who, sizeof who, "%s", p->ops->name);
+    else if (p->ops || p->is_default)
+        snprintf(who, sizeof who, "%s", m->ops->name);
     else
-        snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", chosen->ops->name);
+        snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", m->ops->name);
+    if (p->is_default && p->nfps)
+        fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
     char cross[64] = "";
-    if (m.cross_bytes)
-        snprintf(cross, sizeof cross, " + --cross's copy %.1f MiB", mib((double)m.cross_bytes));
+    if (m->cross_bytes)
+        snprintf(cross, sizeof cross, " + --cross's copy %.1f MiB", mib((double)m->cross_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s = about %.1f MiB\n",
-            who, mib((double)m.array_bytes), mib((double)m.exchange_bytes),
-            mib((double)m.plans_io_bytes), mib((double)m.library_bytes), cross,
-            mib((double)m.total_bytes));
+            who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
+            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross,
+            mib((double)m->total_bytes));
     if (p->opts->mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit");
@@ -508,7 +378,7 @@ static void json_box(fs_json *j, const char *key, const fs_box *b)
     fs_json_ints(j, key, b->ndim, b->count);
 }
 
-static void json_memory(fs_json *j, const memory_estimate *m)
+static void json_memory(fs_json *j, const fs_footprint *m)
 {
     fs_json_int(j, "array_bytes", m->array_bytes);
     fs_json_int(j, "exchange_bytes", m->exchange_bytes);
@@ -543,6 +413,11 @@ static void json_problem(fs_json *j, const dry_plan *p)
     fs_json_ints(j, "axes", naxes, axes);
     fs_json_int(j, "ranks", p->P);
     fs_json_str(j, "transpose", o->transpose);
+    fs_json_open(j, "strategy", '{');
+    fs_json_str(j, "requested", o->transpose);
+    fs_json_str(j, "name", strategy_name(p));
+    fs_json_str(j, "reason", strategy_reason(p));
+    fs_json_close(j, '}');
 
     fs_json_open(j, "decomposition", '{');
     fs_json_str(j, "type", t->pencil ? "pencil" : t->fold ? "four-step" : "slab");
@@ -599,8 +474,8 @@ static void json_stages(fs_json *j, const dry_plan *p)
         fs_json_int(j, "largest_block_elements", blk);
         fs_json_int(j, "largest_block_bytes", blk * cb);
         fs_json_open(j, "messages_per_rank", '{');
-        for (int k = 0; k < p->nneeds; k++)
-            fs_json_int(j, p->needs[k].ops->name, (int64_t)p->needs[k].messages[e]);
+        for (int k = 0; k < p->nfps; k++)
+            fs_json_int(j, p->fps[k].ops->name, (int64_t)p->fps[k].messages[e]);
         fs_json_close(j, '}');
         fs_json_close(j, '}');
     }
@@ -612,19 +487,17 @@ static void json_stages(fs_json *j, const dry_plan *p)
 static void json_memory_per_rank(fs_json *j, const dry_plan *p)
 {
     fs_json_open(j, "strategies", '{');
-    for (int k = 0; k < p->nneeds; k++) {
-        memory_estimate m = memory_of(p, &p->needs[k]);
-        fs_json_open(j, p->needs[k].ops->name, '{');
-        json_memory(j, &m);
+    for (int k = 0; k < p->nfps; k++) {
+        fs_json_open(j, p->fps[k].ops->name, '{');
+        json_memory(j, &p->fps[k]);
         fs_json_close(j, '}');
     }
     fs_json_close(j, '}');
 
-    const rank_need *chosen = chosen_need(p);
-    memory_estimate m = memory_of(p, chosen);
+    const fs_footprint *m = chosen_need(p);
     fs_json_open(j, "memory_per_rank", '{');
-    fs_json_str(j, "strategy", chosen ? chosen->ops->name : NULL);
-    json_memory(j, &m);
+    fs_json_str(j, "strategy", m->ops ? m->ops->name : NULL);
+    json_memory(j, m);
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');
@@ -692,7 +565,7 @@ static fs_status speak(const dry_plan *p, char *tmp)
         st = fs_error_set(FS_ERR_RUNTIME,
                           "--mem-per-rank: the plan needs about %.1f MiB per rank, more than "
                           "%.1f MiB (not enough memory)",
-                          mib((double)memory_of(p, chosen_need(p)).total_bytes),
+                          mib((double)chosen_need(p)->total_bytes),
                           mib((double)o->mem_per_rank));
     return st;
 }
@@ -713,12 +586,12 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
         return st;
     }
     dry_plan *p = malloc(sizeof *p);
+    st = fs_error_agree(comm, p ? FS_OK
+                                : fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run"));
     if (st == FS_OK)
-        st = p ? make_plan(opts, &info, opts->ranks ? opts->ranks : nranks, p)
-               : fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
-    /* Every rank plans the same way: rank 0 speaks. */
+        st = make_plan(comm, opts, &info, opts->ranks ? opts->ranks : nranks, p); /* agreed */
     char *tmp = NULL;
-    if ((st = fs_error_agree(comm, rank == 0 ? st : FS_OK)) == FS_OK)
+    if (st == FS_OK)
         st = begin_report(comm, opts, &info, &shards, &tmp);
     fs_shard_set_free(&shards);
     if (st == FS_OK) {

@@ -143,10 +143,6 @@ void fs_exchange_free(fs_exchange **x);
 #define FS_DEFAULT_SEED 1
 #define FS_DEFAULT_PACKET_BYTES (1024 * 1024)
 #define FS_DEFAULT_QUEUES 4
-/* In place (peak memory about the local array), so the largest arrays fit,
- * and with its FFT overlap about as fast end to end as the strategies with a
- * send buffer on 256^3 and 512^3 on 2 ranks (see Benchmarks in README.md). */
-#define FS_DEFAULT_STRATEGY "pairwise"
 
 /* Shared by the strategies (exchange.c). */
 /* Collective over x's communicator: every rank learns the highest status

@@ -54,6 +54,9 @@ int main(int argc, char **argv)
     }
     if (!file_size_limit_lets_mpi_start())
         return FS_ERR_RUNTIME;
+    /* Before MPI_Init, while the process has no threads and no MPI state
+     * that a fork could copy in a bad moment. */
+    fs_probe_guard_start();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;
@@ -64,6 +67,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rank;
     MPI_Comm_rank(comm, &rank);
+    if (rank != 0)
+        fs_probe_guard_stop();
     fs_h5_init();
     fs_signals_set_rank(rank);
     fs_signals_pause_point("start-up");
@@ -93,6 +98,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "Try 'fftshard --help' for more information.\n");
     }
     fs_options_free(&opts);
+    fs_probe_guard_stop();
     fflush(stdout);
     /* The last collective: past it no rank works any more, so a stall in
      * MPI_Finalize (MPICH 4.0 over TCP, signals.h) may end the job with the

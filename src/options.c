@@ -128,13 +128,19 @@ void fs_options_print_help(FILE *out)
         "                          1e-3 single)\n"
         "\n"
         "Parallel algorithm:\n"
-        "      --transpose=NAME    all-to-all exchange strategy (default " FS_DEFAULT_STRATEGY "):\n",
+        "      --transpose=NAME    all-to-all exchange strategy; by default the fastest\n"
+        "                          whose memory fits --mem-per-rank (else the node's\n"
+        "                          available memory over its ranks), by auto's times\n"
+        "                          in --wisdom, else in the order random, xorswap,\n"
+        "                          pairwise, alltoall:\n",
         out);
     for (int i = 0; fs_exchange_strategies[i]; i++)
         fprintf(out, "                            %-9s %s\n", fs_exchange_strategies[i]->name,
                 fs_exchange_strategies[i]->summary);
     fprintf(out, "                            %-9s %s\n", "auto",
             "time each on the real sizes, use the fastest");
+    fprintf(out, "                            %-9s %s\n", FS_TRANSPOSE_DEFAULT,
+            "the fastest that fits, as without --transpose");
     char packet[256], queues[256];
     strategies_using(FS_EXCHANGE_USES_PACKET, packet, sizeof packet);
     strategies_using(FS_EXCHANGE_USES_QUEUES, queues, sizeof queues);
@@ -157,8 +163,9 @@ void fs_options_print_help(FILE *out)
         "      --shape=SHAPE       the array's shape (e.g. 2048x2048x2048) instead of INPUT\n"
         "      --dtype=TYPE        its type: float32, float64, complex64, complex128\n"
         "      --ranks=N           plan for N ranks (default: this job's)\n"
-        "      --mem-per-rank=B    say whether the plan fits B bytes per rank (K,M,G,T);\n"
-        "                          exit 1 when it does not\n"
+        "      --mem-per-rank=B    memory per rank (K,M,G,T) the default strategy must\n"
+        "                          fit; a dry run says whether the plan fits it and\n"
+        "                          exits 1 when it does not\n"
         "\n"
         "Sharded files:\n"
         "      --shards            INPUT is a pattern with one number field\n"
@@ -459,15 +466,15 @@ static fs_status set_axes(const opt_spec *spec, const char *arg, fs_options *opt
 
 static fs_status set_transpose(const opt_spec *spec, const char *arg, fs_options *opts)
 {
-    if (strcmp(arg, "auto") != 0 && !fs_exchange_find(arg)) {
+    if (strcmp(arg, "auto") != 0 && strcmp(arg, FS_TRANSPOSE_DEFAULT) != 0 && !fs_exchange_find(arg)) {
         char known[256] = "";
         for (int i = 0; fs_exchange_strategies[i]; i++) {
             if (i)
                 strncat(known, ", ", sizeof known - strlen(known) - 1);
             strncat(known, fs_exchange_strategies[i]->name, sizeof known - strlen(known) - 1);
         }
-        return fs_error_set(FS_ERR_USAGE, "--transpose=%s: unknown strategy (known: %s, auto)", arg,
-                            known);
+        return fs_error_set(FS_ERR_USAGE, "--transpose=%s: unknown strategy (known: %s, auto, "
+                            FS_TRANSPOSE_DEFAULT ")", arg, known);
     }
     return store_string(spec, arg, opts);
 }
@@ -757,7 +764,7 @@ static fs_status set_defaults(int argc, char **argv, fs_options *opts)
     memset(opts, 0, sizeof *opts);
     opts->action = FS_ACTION_RUN;
     opts->norm = FS_NORM_BACKWARD;
-    opts->transpose = strdup(FS_DEFAULT_STRATEGY);
+    opts->transpose = strdup(FS_TRANSPOSE_DEFAULT);
     opts->seed = FS_DEFAULT_SEED;
     opts->packet_bytes = FS_DEFAULT_PACKET_BYTES;
     opts->queues = FS_DEFAULT_QUEUES;
@@ -838,8 +845,8 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - first;
-    if ((opts->shape_ndim || opts->dtype || opts->ranks || opts->mem_per_rank) && !opts->dry_run)
-        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks, --mem-per-rank: only with --dry-run");
+    if ((opts->shape_ndim || opts->dtype || opts->ranks) && !opts->dry_run)
+        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks: only with --dry-run");
     if (opts->dry_run) {
         /* Planning a job: the input may be described instead of named. */
         if (opts->shape_ndim ? npos != 0 : (npos < 1 || npos > 2))

@@ -14,6 +14,9 @@
 
 #define FS_MAX_DIMS 8
 #define FS_MAX_EDGES 1025
+/* --transpose's value when none is given: the fastest strategy that fits
+ * the memory per rank (planner.h). */
+#define FS_TRANSPOSE_DEFAULT "default"
 
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
@@ -49,7 +52,7 @@ typedef struct fs_options {
     int norm_given;        /* --norm was given (else an inverse takes the forward run's) */
     int naxes;             /* 0: all axes */
     int axes[FS_MAX_DIMS]; /* as given; negative counts from the end */
-    char *transpose;       /* --transpose strategy name, or "auto" */
+    char *transpose;       /* --transpose strategy name, "auto", or FS_TRANSPOSE_DEFAULT */
     uint64_t seed;         /* --seed: random strategy's destination order */
     size_t packet_bytes;   /* --packet */
     int queues;            /* --queues */

@@ -89,6 +89,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .nranks = r->nranks,
         .strategy = ds->strategy.name,
         .strategy_note = ds->strategy.note,
+        .strategy_reason = ds->strategy.reason,
         .params = &r->params,
         .c = r->c,
         .tmp_path = r->out.tmp_path,
@@ -181,7 +182,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom};
+                           r->wisdom, &ds->rq, o->check, o->mem_per_rank};
     st = fs_planner_choose(o->transpose, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)

@@ -265,6 +265,7 @@ static void json_dataset(json *j, const fs_report_info *info)
     json_open(j, "strategy", '{');
     json_str(j, "name", info->strategy);
     json_str(j, "requested", info->strategy_requested);
+    json_str(j, "reason", info->strategy_reason);
     json_int(j, "seed", (int64_t)info->seed);
     json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
     json_int(j, "queues", info->queues);

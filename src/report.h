@@ -95,7 +95,8 @@ typedef struct fs_report_info {
     int nstages;                    /* stages of the decomposition */
     int split[3][2];                /* per stage, the axis split over each grid dimension */
     const char *strategy;           /* "none" without exchange */
-    const char *strategy_requested; /* --transpose */
+    const char *strategy_requested; /* --transpose ("default" without it) */
+    const char *strategy_reason;    /* why the strategy (NULL: no exchange) */
     uint64_t seed;
     size_t packet_bytes;
     int queues;

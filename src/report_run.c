@@ -101,7 +101,9 @@ void fs_report_verbose_plan(const fs_run_view *v)
             : o->output_dataset ? o->output_dataset
                                 : v->info->dataset,
             v->tmp_path);
-    if (v->strategy_note)
+    if (v->strategy_note && strcmp(v->strategy_note, "default") == 0)
+        fs_note("strategy: %s (default: %s)", v->strategy, v->strategy_reason);
+    else if (v->strategy_note)
         fs_note("%s: %s", v->strategy_note, v->strategy);
     verbose_hyperslabs(v);
     fs_note("memory: rank 0 holds %lld complex elements (%.1f MiB) plus %.1f MiB of exchange buffers",
@@ -184,6 +186,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .nstages = t->nstages,
         .strategy = v->strategy,
         .strategy_requested = o->transpose,
+        .strategy_reason = v->strategy_reason,
         .seed = v->params->seed,
         .packet_bytes = v->params->packet_bytes,
         .queues = v->params->queues,

@@ -25,7 +25,8 @@ typedef struct fs_run_view {
     const fs_transform *t;
     int nranks;
     const char *strategy;              /* "none" without exchange */
-    const char *strategy_note;         /* how auto decided (NULL: named) */
+    const char *strategy_note;         /* how auto decided, "default" (NULL: named) */
+    const char *strategy_reason;       /* why this strategy (the report's strategy.reason) */
     const fs_exchange_params *params;
     const fs_compute *c;               /* NULL before planning */
     const char *tmp_path;              /* OUTPUT's temporary */

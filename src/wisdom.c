@@ -43,12 +43,20 @@ void fs_wisdom_free(fs_wisdom **pw)
     *pw = NULL;
 }
 
-const char *fs_wisdom_lookup(const fs_wisdom *w, const char *key)
+const char *fs_wisdom_lookup_seconds(const fs_wisdom *w, const char *key, double *seconds)
 {
     for (int i = 0; w && i < w->n; i++)
-        if (strcmp(w->entries[i].key, key) == 0)
+        if (strcmp(w->entries[i].key, key) == 0) {
+            *seconds = w->entries[i].seconds;
             return w->entries[i].strategy;
+        }
     return NULL;
+}
+
+const char *fs_wisdom_lookup(const fs_wisdom *w, const char *key)
+{
+    double ignored;
+    return fs_wisdom_lookup_seconds(w, key, &ignored);
 }
 
 fs_status fs_wisdom_set(fs_wisdom *w, const char *key, const char *strategy, double seconds)

@@ -19,6 +19,8 @@ typedef struct fs_wisdom fs_wisdom;
 fs_status fs_wisdom_load(MPI_Comm comm, const char *path, fs_wisdom **out);
 /* The strategy stored for key, or NULL. */
 const char *fs_wisdom_lookup(const fs_wisdom *w, const char *key);
+/* The same, with the seconds stored beside it in *seconds (out). */
+const char *fs_wisdom_lookup_seconds(const fs_wisdom *w, const char *key, double *seconds);
 /* Remember (replace) the strategy for key. */
 fs_status fs_wisdom_set(fs_wisdom *w, const char *key, const char *strategy, double seconds);
 /* Collective: merge every rank's FFTW wisdom and write the file's new

@@ -107,3 +107,26 @@ $stderr"
     run --separate-stderr timeout 120 "$MPIEXEC" -n 2 "$FFTSHARD" --dry-run in.h5
     assert_error "$EXIT_INPUT" "HDF5 crashed reading it"
 }
+
+# The input check's process is forked at start-up, before MPI_Init, not the
+# program started again (which cost a tenth of a second of start-up): no
+# rank runs a second execve, and HDF5's crash there is still an unusable
+# input.
+@test "the input check runs in the helper forked at start-up, and a crash there is still status 3" {
+    command -v strace >/dev/null || skip "strace is not installed (Debian package strace)"
+    oracle make good.h5 4x4:complex128
+    run --separate-stderr timeout 120 strace -f -qq -e trace=execve -o trace.txt \
+        "$MPIEXEC" -n 2 "$FFTSHARD" --quiet good.h5 out.h5
+    assert_success
+    local started
+    started=$(grep -c "execve(\"[^\"]*$(basename "$FFTSHARD")\"" trace.txt || true)
+    [ "$started" -eq 2 ] || fail "fftshard started $started times for 2 ranks:
+$(grep execve trace.txt)"
+    cp "$FUZZ"/hdf5/segv-local-heap-1.h5 in.h5
+    run --separate-stderr timeout 120 strace -f -qq -e trace=execve -o trace.txt \
+        "$MPIEXEC" -n 2 "$FFTSHARD" in.h5 out2.h5
+    assert_error "$EXIT_INPUT" "in.h5" "HDF5 crashed reading it" "damaged"
+    started=$(grep -c "execve(\"[^\"]*$(basename "$FFTSHARD")\"" trace.txt || true)
+    [ "$started" -eq 2 ] || fail "fftshard started $started times for 2 ranks:
+$(grep execve trace.txt)"
+}

@@ -2,8 +2,8 @@
 # The exchange strategies (--transpose) through the whole command: every
 # strategy and auto against numpy on 1 to 8 ranks with uneven sizes and idle
 # ranks, their parameters (--packet, --queues, --seed) at their extremes, the
-# wisdom file, the bad values, the overlap line of pairwise and the memory of
-# xorswap. test_exchange.c checks each exchange alone.
+# wisdom file, the bad values, the overlap line of pairwise, the memory of
+# xorswap and the default's choice. test_exchange.c checks each exchange alone.
 
 load helpers
 
@@ -127,7 +127,9 @@ setup() {
     grep -q "auto: taken from the wisdom file: $chosen" <<<"$stderr" || fail "$stderr"
     grep -q "auto: alltoall takes" <<<"$stderr" && fail "timed the strategies again: $stderr"
     assert_equal "$(oracle_attr o2.h5 transpose)" "$chosen"
-    assert_equal "entries: $(grep -c '^transpose ' w.txt)" "entries: 1"
+    # The choice, and every strategy's time beside it (for the default).
+    assert_equal "entries: $(grep -c '^transpose ' w.txt)" "entries: 5"
+    assert_equal "times: $(grep -c '^transpose [^ ]*/timed=' w.txt)" "times: 4"
     CASES=("in=a.h5 out=o1.h5 ranks=3 transpose=auto" "in=a.h5 out=o2.h5 ranks=3 transpose=auto")
     check_all
 }
@@ -224,4 +226,92 @@ python_serial() {
         esac
     done
     env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+}
+
+# dry_totals ARGS...: from the dry run of ARGS on 2 ranks: each
+# strategy's total bytes (NAME=BYTES ...), the strategy, its reason.
+dry_totals() {
+    fftshard 2 --dry-run --report=- -q "$@" | python_serial -c 'import json, sys
+p = json.load(sys.stdin)
+print(" ".join("%s=%d" % (k, v["total_bytes"]) for k, v in p["strategies"].items()))
+print(p["strategy"]["name"])
+print(p["strategy"]["reason"])'
+}
+
+# report_strategy JSON: "NAME REQUESTED" then the reason.
+report_strategy() {
+    python_serial -c 'import json, sys
+s = json.load(open(sys.argv[1]))["strategy"]
+print(s["name"], s["requested"])
+print(s["reason"])' "$1"
+}
+
+# On 128x64x64 on 2 ranks xorswap (in place) needs less than random and
+# alltoall (a send buffer) and pairwise (its blocks' FFT plans).
+@test "the default: the fastest that fits --mem-per-rank, saying why; the dry run agrees with the run" {
+    oracle make a.h5 128x64x64:complex128
+    local totals name reason limit
+    # Room for all: random, the fastest expected, by the node's memory.
+    totals=$(dry_totals a.h5)
+    name=$(sed -n 2p <<<"$totals")
+    reason=$(sed -n 3p <<<"$totals")
+    assert_equal "$name" random
+    [[ $reason == "the fastest by expected speed that fits: needs "*" MiB per rank ("*"of the node over 2 ranks)" ]] ||
+        fail "dry run's reason: $reason"
+    fs 2 a.h5 o_default.h5 --report=r.json
+    assert_equal "$(report_strategy r.json | head -1)" "random default"
+    assert_equal "$(oracle_attr o_default.h5 transpose)" random
+    # A limit that random and alltoall (a send buffer) exceed and xorswap
+    # (in place) fits takes xorswap, the fastest left.
+    read -r -a sizes <<<"$(head -1 <<<"$totals")"
+    limit=$(python_serial -c 'import sys
+t = dict(kv.split("=") for kv in sys.argv[1:])
+t = {k: int(v) for k, v in t.items()}
+assert t["xorswap"] < min(t["random"], t["alltoall"], t["pairwise"]), t
+print(t["xorswap"])' "${sizes[@]}")
+    totals=$(dry_totals --mem-per-rank="$limit" a.h5)
+    assert_equal "$(sed -n 2p <<<"$totals")" xorswap
+    fs 2 a.h5 o_limited.h5 --mem-per-rank="$limit" --report=r2.json
+    assert_equal "$(report_strategy r2.json | head -1)" "xorswap default"
+    reason=$(report_strategy r2.json | tail -1)
+    assert_equal "$reason" "$(sed -n 3p <<<"$totals")"
+    [[ $reason == "the fastest by expected speed that fits: needs "*" MiB per rank (--mem-per-rank); too large: random "*", alltoall "* ]] ||
+        fail "reason: $reason"
+    run --separate-stderr fftshard 2 --verbose --mem-per-rank="$limit" -f a.h5 o_limited.h5
+    assert_success
+    grep -qF "fftshard: strategy: xorswap (default: $reason)" <<<"$stderr" || fail "$stderr"
+    # Below every estimate: the one that needs least, and the dry run says
+    # it does not fit.
+    run --separate-stderr fftshard 2 --dry-run --mem-per-rank=1M a.h5
+    assert_failure "$EXIT_RUNTIME"
+    [[ $output == *"(default: none fits: the one that needs least: "* ]] || fail "$output"
+    fs 2 a.h5 o_none.h5 --mem-per-rank=1M --report=r3.json
+    [[ $(report_strategy r3.json | tail -1) == "none fits: the one that needs least: "* ]] ||
+        fail "$(cat r3.json)"
+    check_all
+}
+
+@test "the default takes the fastest by auto's times in --wisdom, when it fits" {
+    oracle make a.h5 128x64x64:complex128
+    fs 2 a.h5 o_auto.h5 --transpose=auto --wisdom=w.txt
+    # Make alltoall, last in the expected order, the fastest on record.
+    sed -i -E 's|^(transpose [^ ]*/timed=alltoall alltoall) [0-9.]+$|\1 0.000001|' w.txt
+    grep -q 'timed=alltoall alltoall 0.000001$' w.txt || fail "$(cat w.txt)"
+    fs 2 a.h5 o_default.h5 --wisdom=w.txt --report=r.json
+    assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
+    [[ $(report_strategy r.json | tail -1) == "the fastest that fits by auto's times in the wisdom file (0.0000 s): "* ]] ||
+        fail "$(report_strategy r.json)"
+    run --separate-stderr fftshard 2 --dry-run --wisdom=w.txt a.h5
+    assert_success
+    [[ $output == *"strategy: alltoall (default: the fastest that fits by auto's times"* ]] || fail "$output"
+    # When alltoall does not fit, the fastest timed one that does: only
+    # xorswap fits its own figure.
+    local limit
+    limit=$(fftshard 2 --dry-run --report=- -q a.h5 | python_serial -c 'import json, sys
+print(json.load(sys.stdin)["strategies"]["xorswap"]["total_bytes"])')
+    fs 2 a.h5 o_limited.h5 --wisdom=w.txt --mem-per-rank="$limit" --report=r2.json
+    assert_equal "$(report_strategy r2.json | head -1)" "xorswap default"
+    [[ $(report_strategy r2.json | tail -1) == "the fastest that fits by auto's times in the wisdom file ("* ]] ||
+        fail "$(report_strategy r2.json)"
+    check_all
 }

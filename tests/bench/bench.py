@@ -7,7 +7,7 @@ the exchange strategies alone next to MPI_Alltoall.
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
                          [--no-real] [--no-spectrum]
 
-Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE (set by
+Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
 temporary directory), FFTW_MPI_REF (optional: the path of a script that runs
 FFTW-MPI's in-memory transform as `SCRIPT RANKS N0 N1 N2 TRANSPOSED_OUT measure`
@@ -287,6 +287,27 @@ def spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok):
     print()
 
 
+def median_wall(cmd, runs=11):
+    """The median wall time of runs of cmd, in seconds."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        run(cmd)
+        times.append(time.perf_counter() - t0)
+    return sorted(times)[len(times) // 2]
+
+
+def startup_rows(mpiexec, exe, hello, tiny, work, ranks):
+    """Start-up: a 1x1x1 run next to an MPI program that only starts and
+    ends (MPI_Init, a barrier, MPI_Finalize), median of 11 runs each, in
+    turns so that both see the same machine."""
+    out = os.path.join(work, "tiny-out.h5")
+    h = median_wall([mpiexec, "-n", str(ranks), hello])
+    f = median_wall([mpiexec, "-n", str(ranks), exe, "-q", "-f", tiny, out])
+    print("%-12s %5d  %-44s %.3f s; fftshard 1x1x1 %.3f s = %.2f x" % (
+        "1x1x1", ranks, "MPI hello (start-up floor), median of 11", h, f, f / h))
+
+
 def fftw_mpi(script, ranks, size, transposed_out, repeats):
     """FFTW-MPI's in-memory transform (best time), or None."""
     if not script or len(size.split("x")) != 3:
@@ -391,6 +412,8 @@ def main():
                     print("%-12s %5d  %-44s %.4f s; fftshard %s %.4f s = %.2f x" % (
                         size, ranks, "FFTW-MPI in memory, MEASURE, " + name, t,
                         fastest["strategy"], fastest["transform"], fastest["transform"] / t))
+        for ranks in [int(r) for r in args.ranks.split(",")]:
+            startup_rows(mpiexec, exe, env("BENCH_HELLO"), tiny, work, ranks)
         print()
         if not args.no_real:
             real_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
