@@ -215,15 +215,26 @@ static int map_is_plain(const fs_io_map *m, const fs_box *box)
     return 1;
 }
 
+/* Collective: whether `mine` holds on every rank (*all, out). A rank
+ * without data has maps and pieces unlike the others', and every rank must
+ * take the same way through the collective calls that follow. */
+static fs_status every_rank(run *r, int mine, int *all)
+{
+    *all = 0;
+    int err = MPI_Allreduce(&mine, all, 1, MPI_INT, MPI_MIN, r->comm);
+    return fs_error_agree(r->comm, err == MPI_SUCCESS ? FS_OK
+                                                      : fs_error_set(FS_ERR_RUNTIME,
+                                                                     "MPI_Allreduce failed"));
+}
+
 /* Collective: *p kept when every rank has pieces, else freed on all. */
 static fs_status agree_pieces(run *r, fs_compute_pieces **p)
 {
-    int mine = *p != NULL, all = 0;
-    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, r->comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
-    if (!all)
+    int all;
+    fs_status st = every_rank(r, *p != NULL, &all);
+    if (st != FS_OK || !all)
         fs_compute_pieces_free(p);
-    return FS_OK;
+    return st;
 }
 
 /* Which I/O of the current dataset overlaps its FFTs, and the plans of
@@ -244,9 +255,12 @@ static fs_status plan_overlap(run *r)
     if (MPI_Query_thread(&level) != MPI_SUCCESS || level < MPI_THREAD_FUNNELED ||
         fs_testhooks_slow_read_bytes() > 0)
         return FS_OK;
-    fs_status st = FS_OK;
     fs_io_map rm = fs_transform_read_map(ds->t, first), wm = fs_transform_write_map(ds->t, last);
-    if (map_is_plain(&rm, first))
+    int readable, writable;
+    fs_status st = every_rank(r, map_is_plain(&rm, first), &readable);
+    if (st == FS_OK)
+        st = every_rank(r, map_is_plain(&wm, last), &writable);
+    if (st == FS_OK && readable)
         st = fs_h5_raw_input(r->comm, ds->file, ds->info, input_shards(r), rm.mem_type, &r->raw_in);
     if (st == FS_OK && r->raw_in.usable)
         st = fs_error_agree(r->comm, fs_compute_pieces_new(r->c, FS_PIECES_FIRST, r->buf.data,
@@ -255,8 +269,7 @@ static fs_status plan_overlap(run *r)
         st = agree_pieces(r, &r->first);
     /* One stage whose operations ran on the pieces read leaves none to
      * overlap the write with. */
-    int writable = !r->opts->shard_output && r->out.h5 && map_is_plain(&wm, last) &&
-                   !(r->first && ds->t->nstages == 1);
+    writable = writable && !r->opts->shard_output && r->out.h5 && !(r->first && ds->t->nstages == 1);
     if (st == FS_OK && writable)
         st = fs_error_agree(r->comm, fs_h5_output_raw(r->out.h5, wm.mem_type, &r->raw_out,
                                                       &r->raw_out_path));
