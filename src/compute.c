@@ -528,14 +528,14 @@ size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p)
     return n;
 }
 
-fs_status fs_compute_pieces_begin(fs_compute_pieces *p)
+fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress)
 {
-    return p->kind == FS_PIECES_LAST ? run_ops(p->whole, p->nwhole, NULL) : FS_OK;
+    return p->kind == FS_PIECES_LAST ? run_ops(p->whole, p->nwhole, progress) : FS_OK;
 }
 
-fs_status fs_compute_pieces_end(fs_compute_pieces *p)
+fs_status fs_compute_pieces_end(fs_compute_pieces *p, fs_progress *progress)
 {
-    return p->kind == FS_PIECES_FIRST ? run_ops(p->whole, p->nwhole, NULL) : FS_OK;
+    return p->kind == FS_PIECES_FIRST ? run_ops(p->whole, p->nwhole, progress) : FS_OK;
 }
 
 /* A piece between data and its packed copy at `packed`. */

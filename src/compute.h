@@ -107,9 +107,9 @@ fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i);
 /* Bytes of the staging buffers (0 in place). */
 size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p);
 /* The whole-box work before the first piece (LAST), and after the last
- * (FIRST). */
-fs_status fs_compute_pieces_begin(fs_compute_pieces *p);
-fs_status fs_compute_pieces_end(fs_compute_pieces *p);
+ * (FIRST); the stage's one "fft" progress line (progress may be NULL). */
+fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress);
+fs_status fs_compute_pieces_end(fs_compute_pieces *p, fs_progress *progress);
 /* Piece i's operations. FIRST: in place, *at and *at_box NULL. LAST: out
  * of data into staging buffer i % FS_PIECE_BUFFERS, which must no longer
  * be in use (piece i - FS_PIECE_BUFFERS written); *at (out) its memory,

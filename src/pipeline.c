@@ -331,7 +331,7 @@ static fs_status read_overlapped(run *r)
     fs_rawio_free(&io, &times);
     fs_timer_start(&r->cur->timers, FS_PHASE_FFT);
     if (st == FS_OK)
-        st = fs_compute_pieces_end(p);
+        st = fs_compute_pieces_end(p, &r->progress);
     fs_timer_stop(&r->cur->timers, FS_PHASE_FFT);
     r->cur->timers.io.read_s += times.busy_s;
     r->cur->timers.io.read_hidden_s += times.busy_s > times.waited_s ? times.busy_s - times.waited_s : 0;
@@ -451,7 +451,7 @@ static fs_status write_pieces(run *r, fs_rawio_times *times)
     fs_status st = n > 0 ? fs_rawio_new(&a, &io) : FS_OK;
     fs_timer_start(timers, FS_PHASE_FFT);
     if (st == FS_OK)
-        st = fs_compute_pieces_begin(p);
+        st = fs_compute_pieces_begin(p, &r->progress);
     fs_timer_stop(timers, FS_PHASE_FFT);
     fs_box box = fs_compute_pieces_box(p);
     fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&box) * (double)eb, "B");
