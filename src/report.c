@@ -147,7 +147,7 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
                 t->hooks_overlapped, t->hooks, 100.0 * t->hooks_overlapped / t->hooks);
     if (t->io.read_s > 0 || t->io.write_s > 0)
         fprintf(out,
-                "  I/O overlap: read %.4f s, %.4f s of it hidden by FFTs; write %.4f s, %.4f s "
+                "  background I/O: read %.4f s, %.4f s of it hidden by FFTs; write %.4f s, %.4f s "
                 "hidden (max, least hidden of the ranks)\n",
                 t->io.read_s, t->io.read_hidden_s, t->io.write_s, t->io.write_hidden_s);
     if (info->check)
