@@ -30,6 +30,11 @@
  *       reads as slowly as a large one (h5io.c). Used by tests/io.bats
  *       (progress lines during a long read). Ignored unless both are
  *       positive.
+ *   FFTSHARD_IO_THREAD=on|off   for tests and measurements. Whether the
+ *       read and the write overlap the FFTs through a helper thread
+ *       (pipeline.c) wherever the data allow, instead of only where every
+ *       rank of a node has a core free for its thread. Used by
+ *       tests/io.bats (the overlap on a machine of two cores).
  *   FFTSHARD_FINALIZE_TIMEOUT=SECONDS   for users too (documented): how long
  *       a rank waits in MPI_Finalize before it ends itself with its status
  *       (default 60; main.c). Used by tests/faults.bats (over TCP, 5 s).
@@ -64,6 +69,8 @@ typedef struct fs_testhooks {
     int64_t slow_read_bytes;    /* FFTSHARD_SLOW_READ's BYTES, 0 when unset
                                    or not usable */
     double slow_read_seconds;   /* its SECONDS, 0 likewise */
+    int io_thread;              /* FFTSHARD_IO_THREAD: 1 "on", 0 "off", -1
+                                   otherwise (the default choice) */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
                                    86399, else 60 */
     int probe_child;            /* FFTSHARD_PROBE_FD is set (even empty) */
@@ -84,6 +91,7 @@ long fs_testhooks_pause_seconds(void);
 int64_t fs_testhooks_mpi_int_limit(void);
 int64_t fs_testhooks_slow_read_bytes(void);
 double fs_testhooks_slow_read_seconds(void);
+int fs_testhooks_io_thread(void);
 unsigned fs_testhooks_finalize_seconds(void);
 int fs_testhooks_probe_child(void);
 int fs_testhooks_probe_fd(void);

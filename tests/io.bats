@@ -162,6 +162,9 @@ overlapped() {
     # about 4 MiB, the last one shorter
     oracle make a.h5 100x128x96:complex128 -- be.h5 100x128x96:complex128:be -- \
         z.h5 20x16x8:complex128:gzip -- s.h5 12x10x8:complex128
+    FFTSHARD_IO_THREAD=off fs 3 a.h5 aoff.h5 --report=aoff.json
+    # by default only where every rank has a core free for its thread
+    export FFTSHARD_IO_THREAD=on
     fs 3 a.h5 a3.h5 --report=a3.json
     fs 1 a.h5 a1.h5 --report=a1.json
     # --check finds the result in memory after the pieces were written
@@ -172,6 +175,8 @@ overlapped() {
     fs 2 z.h5 z2.h5 --chunks=4x4x4 --report=z2.json
     fs 4 s.h5 s4.h5 --decomp=pencil --report=s4.json
     check_all
+    run overlapped aoff.json
+    assert_output "- -"
     run overlapped a3.json
     assert_output "read write"
     # one stage: its FFTs all ran on the pieces read
