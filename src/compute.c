@@ -13,6 +13,7 @@ struct fs_compute {
     const fs_decomposition *d;
     fs_precision prec;
     fs_workbuf *buf;                     /* the caller's, whose data may trade places */
+    unsigned fftw_flags;
     fs_exchange *x[FS_MAX_EXCH];
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
@@ -171,6 +172,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     c->t = t;
     c->d = a->d;
     c->prec = t->prec;
+    c->fftw_flags = a->fftw_flags;
     fs_status st = FS_OK;
     if (t->hooks && !t->hook_twiddle) {
         st = fs_fft_blockwise_new(t->hook_axes_pre, t->sign, c->prec, &c->bw_pre);
@@ -209,6 +211,8 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     return st;
 }
 
+/* ops on data (NULL: on the arrays they were planned on, as the pieces'
+ * plans at their offsets run). */
 static fs_status run_ops(fs_op **ops, int n, void *data, fs_progress *progress)
 {
     double flops = 0;
@@ -218,7 +222,7 @@ static fs_status run_ops(fs_op **ops, int n, void *data, fs_progress *progress)
         fs_progress_begin(progress, "fft", flops, "flop");
     fs_status st = FS_OK;
     for (int i = 0; i < n && st == FS_OK; i++)
-        st = fs_op_execute_on(ops[i], data);
+        st = data ? fs_op_execute_on(ops[i], data) : fs_op_execute(ops[i]);
     if (progress)
         fs_progress_end(progress);
     return st;
@@ -257,13 +261,21 @@ static fs_status check_data(const fs_compute *c, const void *data)
 
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)
 {
+    return fs_compute_run_part(c, data, 0, 0, timers, progress);
+}
+
+fs_status fs_compute_run_part(fs_compute *c, void *data, int first_done, int last_left,
+                              fs_timers *timers, fs_progress *progress)
+{
     fs_status st = check_data(c, data);
-    for (int s = 0; s < c->t->nstages; s++) {
+    int last = c->t->nstages - 1;
+    for (int s = 0; s <= last; s++) {
+        int skip = (s == 0 && first_done) || (s == last && last_left);
         fs_timer_start(timers, FS_PHASE_FFT);
-        if (st == FS_OK)
+        if (st == FS_OK && !skip)
             st = run_ops(c->op[s], c->t->nops[s], c->buf->data, progress);
         fs_timer_stop(timers, FS_PHASE_FFT);
-        if (s + 1 >= c->t->nstages || !c->x[s])
+        if (s >= last || !c->x[s])
             continue;
         if (fs_error_agree_quiet(c->comm, st) != FS_OK)
             break;
@@ -338,4 +350,251 @@ void *fs_compute_data(const fs_compute *c)
 int fs_compute_exchanges(const fs_compute *c)
 {
     return c && c->x[0] != NULL;
+}
+
+/* ------------------------------------------------------------------ pieces */
+
+struct fs_compute_pieces {
+    fs_pieces_kind kind;
+    fs_precision prec;
+    unsigned flags;
+    char *data;
+    fs_box box;
+    int axis;                           /* cut along */
+    int64_t per, n;                     /* indices of axis per piece, pieces */
+    int keep;
+    fs_op_spec piece_specs[FS_MAX_OPS];
+    int npiece_specs;
+    fs_op *whole[FS_MAX_OPS];           /* FIRST: after the pieces; LAST: before */
+    int nwhole;
+    fs_op **ops;                        /* FIRST: n x npiece_specs, in place */
+    void *buf[FS_PIECE_BUFFERS];        /* LAST: staging, and the plans on it */
+    fs_op *buf_ops[FS_PIECE_BUFFERS][FS_MAX_OPS];
+    fs_op *rest_ops[FS_MAX_OPS];        /* the shorter last piece's */
+    size_t buf_bytes;
+};
+
+/* The axis to cut the stage's box along: FIRST, its first of more than one
+ * index; LAST, its first no operation transforms, else that one too. -1:
+ * an operation that cannot be cut. */
+static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_pieces_kind kind)
+{
+    int first = -1, free_axis = -1;
+    for (int i = 0; i < n; i++)
+        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE)
+            return -1;
+    for (int k = 0; k < box->ndim; k++) {
+        if (box->count[k] <= 1)
+            continue;
+        if (first < 0)
+            first = k;
+        int used = 0;
+        for (int i = 0; i < n; i++)
+            used |= specs[i].kind == FS_OP_C2C && specs[i].axes[k];
+        if (!used && free_axis < 0)
+            free_axis = k;
+    }
+    if (first < 0)
+        return 0;
+    return kind == FS_PIECES_LAST && free_axis >= 0 ? free_axis : first;
+}
+
+/* The stage's operations split into those on each piece (every axis but
+ * the cut one, the scaling) and those on the whole box (the cut axis; for
+ * FIRST the scaling too, after it); the whole ones planned on data. */
+static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int n)
+{
+    fs_status st = FS_OK;
+    for (int i = 0; i < n && st == FS_OK; i++) {
+        fs_op_spec piece = specs[i], whole = specs[i];
+        int cut = specs[i].kind == FS_OP_C2C && specs[i].axes[p->axis];
+        int rest = 0;
+        if (specs[i].kind == FS_OP_C2C) {
+            piece.axes[p->axis] = 0;
+            for (int k = 0; k < p->box.ndim; k++)
+                rest |= piece.axes[k] && p->box.count[k] > 1;
+            memset(whole.axes, 0, sizeof whole.axes);
+            whole.axes[p->axis] = 1;
+        }
+        int scale_whole = specs[i].kind == FS_OP_SCALE && p->kind == FS_PIECES_FIRST;
+        if (specs[i].kind == FS_OP_SCALE ? !scale_whole : rest)
+            p->piece_specs[p->npiece_specs++] = piece;
+        if (cut || scale_whole)
+            st = fs_op_new(&whole, &p->box, p->prec, p->data, p->flags, &p->whole[p->nwhole++]);
+    }
+    return st;
+}
+
+static int64_t slice_elems(const fs_compute_pieces *p)
+{
+    int64_t n = fs_box_elems(&p->box);
+    return n > 0 ? n / p->box.count[p->axis] : 0;
+}
+
+fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i)
+{
+    fs_box b = p->box;
+    int64_t first = i * p->per, left = p->box.count[p->axis] - first;
+    b.start[p->axis] += first;
+    b.count[p->axis] = left < p->per ? left : p->per;
+    return b;
+}
+
+/* The piece operations on `box` stored at `at`. */
+static fs_status plan_piece_ops(fs_compute_pieces *p, const fs_box *box, void *at, fs_op **ops)
+{
+    fs_status st = FS_OK;
+    for (int i = 0; i < p->npiece_specs && st == FS_OK; i++)
+        st = fs_op_new(&p->piece_specs[i], box, p->prec, at, p->flags, &ops[i]);
+    return st;
+}
+
+/* FIRST: every piece's operations, in place. */
+static fs_status plan_in_place(fs_compute_pieces *p)
+{
+    p->ops = calloc((size_t)(p->n * p->npiece_specs + 1), sizeof *p->ops);
+    if (!p->ops)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    size_t cb = fs_complex_bytes(p->prec);
+    fs_status st = FS_OK;
+    for (int64_t i = 0; i < p->n && st == FS_OK; i++) {
+        fs_box b = fs_compute_pieces_piece(p, i);
+        void *at = p->data + (size_t)fs_box_offset_in(&b, &p->box) * cb;
+        st = plan_piece_ops(p, &b, at, p->ops + i * p->npiece_specs);
+    }
+    return st;
+}
+
+/* LAST: the staging buffers, and the plans of a whole piece on each and of
+ * the shorter last piece on its buffer. */
+static fs_status plan_staged(fs_compute_pieces *p)
+{
+    size_t cb = fs_complex_bytes(p->prec);
+    p->buf_bytes = (size_t)(slice_elems(p) * p->per) * cb;
+    fs_status st = FS_OK;
+    for (int k = 0; k < FS_PIECE_BUFFERS && k < p->n && st == FS_OK; k++) {
+        p->buf[k] = fs_buffer_alloc(p->buf_bytes);
+        if (!p->buf[k])
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory: %zu bytes for a staging buffer",
+                                p->buf_bytes);
+        fs_box b = fs_compute_pieces_piece(p, 0);
+        st = plan_piece_ops(p, &b, p->buf[k], p->buf_ops[k]);
+    }
+    fs_box last = fs_compute_pieces_piece(p, p->n - 1);
+    if (st == FS_OK && p->n > 0 && last.count[p->axis] < p->per)
+        st = plan_piece_ops(p, &last, p->buf[(p->n - 1) % FS_PIECE_BUFFERS], p->rest_ops);
+    return st;
+}
+
+fs_status fs_compute_pieces_new(const fs_compute *c, fs_pieces_kind kind, void *data,
+                                int64_t piece_bytes, int keep, fs_compute_pieces **out)
+{
+    *out = NULL;
+    int s = kind == FS_PIECES_FIRST ? 0 : c->t->nstages - 1;
+    const fs_box *box = &c->d->box[s];
+    int axis = piece_axis(c->t->ops[s], c->t->nops[s], box, kind);
+    if (axis < 0)
+        return FS_OK;
+    fs_compute_pieces *p = calloc(1, sizeof *p);
+    if (!p)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *p = (fs_compute_pieces){.kind = kind, .prec = c->prec, .flags = c->fftw_flags, .data = data,
+                             .box = *box, .axis = axis, .keep = keep};
+    int64_t slice_bytes = slice_elems(p) * (int64_t)fs_complex_bytes(c->prec);
+    p->per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
+    if (p->per > box->count[axis])
+        p->per = box->count[axis];
+    p->n = fs_box_elems(box) > 0 ? (box->count[axis] + p->per - 1) / p->per : 0;
+    fs_status st = split_specs(p, c->t->ops[s], c->t->nops[s]);
+    if (st == FS_OK)
+        st = kind == FS_PIECES_FIRST ? plan_in_place(p) : plan_staged(p);
+    if (st != FS_OK)
+        fs_compute_pieces_free(&p);
+    *out = p;
+    return st;
+}
+
+void fs_compute_pieces_free(fs_compute_pieces **pp)
+{
+    fs_compute_pieces *p = *pp;
+    if (!p)
+        return;
+    for (int i = 0; i < FS_MAX_OPS; i++) {
+        fs_op_free(&p->whole[i]);
+        fs_op_free(&p->rest_ops[i]);
+        for (int k = 0; k < FS_PIECE_BUFFERS; k++)
+            fs_op_free(&p->buf_ops[k][i]);
+    }
+    for (int64_t i = 0; p->ops && i < p->n * p->npiece_specs; i++)
+        fs_op_free(&p->ops[i]);
+    free(p->ops);
+    for (int k = 0; k < FS_PIECE_BUFFERS; k++)
+        fs_buffer_free(p->buf[k]);
+    free(p);
+    *pp = NULL;
+}
+
+int64_t fs_compute_pieces_count(const fs_compute_pieces *p)
+{
+    return p->n;
+}
+
+fs_box fs_compute_pieces_box(const fs_compute_pieces *p)
+{
+    return p->box;
+}
+
+size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p)
+{
+    size_t n = 0;
+    for (int k = 0; p && k < FS_PIECE_BUFFERS; k++)
+        n += p->buf[k] ? p->buf_bytes : 0;
+    return n;
+}
+
+void fs_compute_pieces_rebase(fs_compute_pieces *p, void *data)
+{
+    p->data = data;
+}
+
+fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress)
+{
+    return p->kind == FS_PIECES_LAST ? run_ops(p->whole, p->nwhole, p->data, progress) : FS_OK;
+}
+
+fs_status fs_compute_pieces_end(fs_compute_pieces *p, fs_progress *progress)
+{
+    return p->kind == FS_PIECES_FIRST ? run_ops(p->whole, p->nwhole, p->data, progress) : FS_OK;
+}
+
+/* A piece between data and its packed copy at `packed`. */
+static void copy_piece(const fs_compute_pieces *p, const fs_box *piece, char *packed, int to_data)
+{
+    size_t cb = fs_complex_bytes(p->prec);
+    fs_box_runs w;
+    fs_box_runs_begin(&w, piece, &p->box, NULL, 0);
+    while (fs_box_runs_next(&w)) {
+        char *in_data = p->data + (size_t)w.offset * cb, *in_packed = packed + (size_t)w.other_offset * cb;
+        size_t bytes = (size_t)w.run_elems * cb;
+        memcpy(to_data ? in_data : in_packed, to_data ? in_packed : in_data, bytes);
+    }
+}
+
+fs_status fs_compute_pieces_run(fs_compute_pieces *p, int64_t i, void **at, fs_box *at_box)
+{
+    if (p->kind == FS_PIECES_FIRST) {
+        if (at)
+            *at = NULL;
+        return run_ops(p->ops + i * p->npiece_specs, p->npiece_specs, NULL, NULL);
+    }
+    fs_box b = fs_compute_pieces_piece(p, i);
+    int k = (int)(i % FS_PIECE_BUFFERS);
+    fs_op **ops = b.count[p->axis] < p->per ? p->rest_ops : p->buf_ops[k];
+    copy_piece(p, &b, p->buf[k], 0);
+    fs_status st = run_ops(ops, p->npiece_specs, NULL, NULL);
+    if (st == FS_OK && p->keep)
+        copy_piece(p, &b, p->buf[k], 1);
+    *at = p->buf[k];
+    *at_box = b;
+    return st;
 }

@@ -62,6 +62,12 @@ void fs_compute_free(fs_compute **c);
  * this rank's own (the caller agrees it, so the rank that failed speaks). */
 fs_status fs_compute_run(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress);
 
+/* fs_compute_run without the operations of the first stage (first_done:
+ * they ran on pieces as the input was read) or of the last (last_left: they
+ * run on pieces as the output is written); the exchanges always run. */
+fs_status fs_compute_run_part(fs_compute *c, void *data, int first_done, int last_left,
+                              fs_timers *timers, fs_progress *progress);
+
 /* Collective: the run undone (with_inverse) on data (buf->data), from the
  * last layout back to the first; the result, in buf->data, is the input
  * times the number of points. */
@@ -75,5 +81,51 @@ size_t fs_compute_scratch_bytes(const fs_compute *c);
 void *fs_compute_data(const fs_compute *c);
 /* Nonzero when the plan has an exchange. */
 int fs_compute_exchanges(const fs_compute *c);
+
+/* A stage's operations on pieces of its box, for I/O to overlap them
+ * (pipeline.c), cut along one axis into pieces of about piece_bytes:
+ *   FS_PIECES_FIRST: stage 0 in place on data, cut along the box's first
+ *     axis of more than one index, so that each piece is one run of memory,
+ *     read straight into place. What the stage transforms along that axis
+ *     runs on the whole box after the last piece (fs_compute_pieces_end).
+ *   FS_PIECES_LAST: the last stage, each piece copied out of data into one
+ *     of FS_PIECE_BUFFERS staging buffers and transformed there, to be
+ *     written from there while the next pieces are computed. Cut along the
+ *     first axis no operation of the stage transforms, else along the first
+ *     of more than one index, which is transformed on the whole box first
+ *     (fs_compute_pieces_begin). With keep, each piece goes back into data
+ *     too (--check reads the result there).
+ * Only complex transforms and scaling are cut: for other operations (the
+ * four-step's twiddle and transpose, real transforms) *out is NULL, FS_OK.
+ * Every plan is made here, before data holds anything (FFTW_MEASURE
+ * overwrites what it plans on). data must outlive the pieces. */
+typedef enum fs_pieces_kind { FS_PIECES_FIRST, FS_PIECES_LAST } fs_pieces_kind;
+#define FS_PIECE_BUFFERS 3
+
+typedef struct fs_compute_pieces fs_compute_pieces;
+
+/* The data buffer the pieces come from or go to: the working buffer as it
+ * is when they run (an exchange may have traded it for its second array
+ * since the pieces were planned). */
+void fs_compute_pieces_rebase(fs_compute_pieces *p, void *data);
+
+fs_status fs_compute_pieces_new(const fs_compute *c, fs_pieces_kind kind, void *data,
+                                int64_t piece_bytes, int keep, fs_compute_pieces **out);
+void fs_compute_pieces_free(fs_compute_pieces **p);
+int64_t fs_compute_pieces_count(const fs_compute_pieces *p);
+/* The stage's box, and piece i of it (global coordinates). */
+fs_box fs_compute_pieces_box(const fs_compute_pieces *p);
+fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i);
+/* Bytes of the staging buffers (0 in place). */
+size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p);
+/* The whole-box work before the first piece (LAST), and after the last
+ * (FIRST); the stage's one "fft" progress line (progress may be NULL). */
+fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress);
+fs_status fs_compute_pieces_end(fs_compute_pieces *p, fs_progress *progress);
+/* Piece i's operations. FIRST: in place, *at and *at_box NULL. LAST: out
+ * of data into staging buffer i % FS_PIECE_BUFFERS, which must no longer
+ * be in use (piece i - FS_PIECE_BUFFERS written); *at (out) its memory,
+ * *at_box the box stored there (the piece itself). */
+fs_status fs_compute_pieces_run(fs_compute_pieces *p, int64_t i, void **at, fs_box *at_box);
 
 #endif

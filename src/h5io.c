@@ -520,6 +520,65 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
     return fs_h5_close_ids(ret, file, 1, dxpl);
 }
 
+/* ------------------------------------------------------------------ raw bytes */
+
+/* Whether the open dataset did is stored as fs_h5_raw describes, and
+ * where; HDF5's refusals (an unallocated dataset has no offset) are no
+ * error here. */
+static fs_status raw_layout(hid_t did, fs_dtype mem_type, fs_h5_raw *raw)
+{
+    hid_t dcpl = H5I_INVALID_HID, ftype = H5I_INVALID_HID, mtype = H5I_INVALID_HID;
+    raw->usable = 0;
+    raw->offset = -1;
+    fs_status ret = fs_h5_element_type(mem_type, 1, &mtype);
+    if (ret == FS_OK && ((dcpl = H5Dget_create_plist(did)) < 0 || (ftype = H5Dget_type(did)) < 0))
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot look at a dataset's storage");
+    if (ret == FS_OK && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
+        H5Pget_external_count(dcpl) == 0 && H5Tequal(ftype, mtype) > 0) {
+        /* The offset counts from the start of the file, user block included. */
+        haddr_t at = H5Dget_offset(did);
+        raw->usable = at != HADDR_UNDEF;
+        raw->offset = raw->usable ? (int64_t)at : -1;
+    }
+    ret = fs_h5_clear_errors(ret);
+    return fs_h5_close_ids(ret, "a dataset", 3, mtype, ftype, dcpl);
+}
+
+typedef struct raw_input_args {
+    const char *file;
+    const fs_input_info *info;
+    fs_dtype mem_type;
+    fs_h5_raw raw;
+} raw_input_args;
+
+/* Rank 0: the input's storage, opened alone with the default driver. */
+static fs_status raw_input_on_root(void *arg)
+{
+    raw_input_args *a = arg;
+    hid_t fid = H5Fopen(a->file, H5F_ACC_RDONLY, H5P_DEFAULT), did = H5I_INVALID_HID;
+    fs_status ret = FS_OK;
+    if (fid >= 0 && (did = H5Dopen2(fid, a->info->dataset, H5P_DEFAULT)) >= 0)
+        ret = raw_layout(did, a->mem_type, &a->raw);
+    ret = fs_h5_close_ids(ret, a->file, 2, did, fid);
+    /* Not usable, whatever went wrong: the read proper says why. */
+    if (ret != FS_OK)
+        a->raw.usable = 0;
+    return fs_h5_clear_errors(FS_OK);
+}
+
+fs_status fs_h5_raw_input(MPI_Comm comm, const char *file, const fs_input_info *info,
+                          const fs_shard_set *shards, fs_dtype mem_type, fs_h5_raw *raw)
+{
+    raw_input_args a = {file, info, mem_type, {0, -1}};
+    fs_status st = FS_OK;
+    if (!shards && !info->is_virtual)
+        st = fs_root_decides(comm, raw_input_on_root, &a);
+    if (st == FS_OK)
+        st = fs_error_agree(comm, fs_bcast_bytes(comm, 0, &a.raw, sizeof a.raw));
+    *raw = a.raw;
+    return st;
+}
+
 /* ------------------------------------------------------------------ write */
 
 struct fs_h5_output {
@@ -917,6 +976,32 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
         ret = run_transfer(&x, map, &pc, stage, (void *)data, progress, ctx);
     free(stage);
     return o->mpio ? agree_writes(o->comm, ret) : ret;
+}
+
+fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, const char **path)
+{
+    *path = o->path;
+    raw->usable = 0;
+    raw->offset = -1;
+    fs_status ret = o->mpio && !o->collective && o->did >= 0 ? raw_layout(o->did, mem_type, raw) : FS_OK;
+    /* The same metadata on every rank: the same verdict, unless one failed. */
+    int mine[2] = {ret != FS_OK, !raw->usable}, all[2];
+    int err = MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, o->comm);
+    if (err != MPI_SUCCESS && ret == FS_OK)
+        ret = fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
+    if (all[0] || all[1])
+        raw->usable = 0;
+    return ret;
+}
+
+fs_status fs_h5_output_raw_done(fs_h5_output *o, fs_status local)
+{
+    return agree_writes(o->comm, local);
+}
+
+const char *fs_h5_output_name(const fs_h5_output *o)
+{
+    return output_name(o);
 }
 
 fs_status fs_h5_output_attr_string(fs_h5_output *o, const char *name, const char *value)

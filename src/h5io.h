@@ -68,6 +68,23 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx);
 
+/* Where a dataset's elements lie in its file as raw bytes, for a caller
+ * that moves them itself (rawio.h): usable when the dataset is stored
+ * contiguously in the file itself (no filters, no external file, space
+ * allocated) with every element exactly as mem_type in this process's
+ * memory; offset is then the byte offset of its first element. */
+typedef struct fs_h5_raw {
+    int usable;
+    int64_t offset;
+} fs_h5_raw;
+
+/* Collective: whether the input dataset of `file` (info from the probe;
+ * shards and virtual datasets never are) can be read raw as mem_type. Rank
+ * 0 looks and tells the others; a file it cannot judge is not usable, and
+ * that is no error. */
+fs_status fs_h5_raw_input(MPI_Comm comm, const char *file, const fs_input_info *info,
+                          const fs_shard_set *shards, fs_dtype mem_type, fs_h5_raw *raw);
+
 /* An output file being written. */
 typedef struct fs_h5_output fs_h5_output;
 
@@ -128,6 +145,17 @@ void fs_h5_output_set_name(fs_h5_output *o, const char *name);
  * transfer, ends the job (see fs_h5_abandon). */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *data,
                              fs_io_progress progress, void *ctx);
+/* The same for o's current dataset (every rank asks HDF5, which answers
+ * from the metadata it holds): usable only in a file written through
+ * MPI-IO by independent transfers. *path (out) is o's file, valid while o
+ * is. */
+fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, const char **path);
+/* Collective, after this rank wrote its part of o's dataset itself (local:
+ * its status): every rank returns the lowest failing rank's status and
+ * message, as after fs_h5_output_write. */
+fs_status fs_h5_output_raw_done(fs_h5_output *o, fs_status local);
+/* What messages call o's file. */
+const char *fs_h5_output_name(const fs_h5_output *o);
 /* Collective, same values on every rank: attributes on the dataset. When
  * HDF5 fails in these and in fs_h5_output_close on an MPI-IO file, the
  * ranks' HDF5 states differ and the job ends (fs_h5_abandon). */

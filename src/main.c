@@ -57,7 +57,9 @@ int main(int argc, char **argv)
     /* Before MPI_Init, while the process has no threads and no MPI state
      * that a fork could copy in a bad moment. */
     fs_probe_guard_start();
-    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+    /* Funneled: the I/O helper thread (rawio.h) makes no MPI call. */
+    int thread_level;
+    if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;
     }

@@ -529,14 +529,21 @@ fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *l
         for (int k = 0; k < m.file_box.ndim && !t->fold; k++)
             m.file_box.start[k] -= out->so.box.start[k];
     }
-    if (out->h5) {
+    if (out->h5)
         st = fs_h5_output_write(out->h5, &m, data, fs_progress_callback, progress);
-        if (st == FS_OK)
-            st = write_attributes(out, t, out->h5);
-        if (st == FS_OK && out->opts->shard_output)
-            st = fs_h5_output_attr_int64s(out->h5, "offset", t->out_ndim, out->so.box.start);
-    }
+    if (st == FS_OK)
+        st = fs_output_write_attributes(out, t);
     fs_progress_end(progress);
+    return st;
+}
+
+fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t)
+{
+    if (!out->h5)
+        return FS_OK;
+    fs_status st = write_attributes(out, t, out->h5);
+    if (st == FS_OK && out->opts->shard_output)
+        st = fs_h5_output_attr_int64s(out->h5, "offset", t->out_ndim, out->so.box.start);
     return st;
 }
 

@@ -87,6 +87,10 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t);
 fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
                           const void *data, fs_progress *progress);
 
+/* Collective: the attributes alone, after the caller wrote the data
+ * itself (fs_h5_output_raw). */
+fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t);
+
 /* Collective: close the file(s) written. */
 fs_status fs_output_close(fs_output *out);
 

@@ -63,8 +63,28 @@ typedef struct totals {
     int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max;
     int64_t fftw_plans, fftw_plans_from_wisdom;
     double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
+    fs_io_overlap io;   /* the most seconds of I/O, the fewest hidden, of any rank */
     double gflops, gflops_total, bandwidth_gbs;
 } totals;
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The I/O overlap of the rank that hid least of it. */
+static void io_totals(const fs_rank_record *all, int P, fs_io_overlap *io)
+{
+    *io = all[0].io;
+    for (int p = 1; p < P; p++) {
+        const fs_io_overlap *r = &all[p].io;
+        io->read_s = max2(io->read_s, r->read_s);
+        io->write_s = max2(io->write_s, r->write_s);
+        io->read_hidden_s = r->read_hidden_s < io->read_hidden_s ? r->read_hidden_s : io->read_hidden_s;
+        io->write_hidden_s =
+            r->write_hidden_s < io->write_hidden_s ? r->write_hidden_s : io->write_hidden_s;
+    }
+}
 
 static void compute_totals(const fs_report_info *info, const fs_rank_record *all, int P, totals *t)
 {
@@ -95,6 +115,7 @@ static void compute_totals(const fs_report_info *info, const fs_rank_record *all
         t->hooks += r->t_hooks_s;
         t->hooks_overlapped += r->t_hooks_overlapped_s;
     }
+    io_totals(all, P, &t->io);
     double t_transform = t->max[FS_PHASE_FFT] + t->max[FS_PHASE_EXCHANGE];
     t->gflops = t_transform > 0 ? info->flops / t_transform / 1e9 : 0;
     t->gflops_total = t->max[FS_PHASE_TOTAL] > 0 ? info->flops / t->max[FS_PHASE_TOTAL] / 1e9 : 0;
@@ -124,6 +145,11 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
                 "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, "
                 "all ranks)\n",
                 t->hooks_overlapped, t->hooks, 100.0 * t->hooks_overlapped / t->hooks);
+    if (t->io.read_s > 0 || t->io.write_s > 0)
+        fprintf(out,
+                "  background I/O: read %.4f s, %.4f s of it hidden by FFTs; write %.4f s, %.4f s "
+                "hidden (max, least hidden of the ranks)\n",
+                t->io.read_s, t->io.read_hidden_s, t->io.write_s, t->io.write_hidden_s);
     if (info->check)
         fprintf(out, "  check: round trip error %.3g, Parseval error %.3g, tolerance %.3g: %s\n",
                 info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
@@ -273,6 +299,17 @@ static void json_dataset(json *j, const fs_report_info *info)
 }
 
 /* Where the time went, the exchange's figures, the check and the memory. */
+/* The I/O a helper thread did during the FFTs (fs_io_overlap). */
+static void json_io_overlap(json *j, const fs_io_overlap *io)
+{
+    json_open(j, "io_overlap", '{');
+    json_num(j, "read_seconds", io->read_s);
+    json_num(j, "read_hidden_seconds", io->read_hidden_s);
+    json_num(j, "write_seconds", io->write_s);
+    json_num(j, "write_hidden_seconds", io->write_hidden_s);
+    json_close(j, '}');
+}
+
 static void json_figures(json *j, const fs_report_info *info, const totals *t, int P)
 {
     json_open(j, "phases", '{');
@@ -308,6 +345,8 @@ static void json_figures(json *j, const fs_report_info *info, const totals *t, i
     json_num(j, "block_fft_seconds", t->hooks);
     json_num(j, "block_fft_overlapped_seconds", t->hooks_overlapped);
     json_close(j, '}');
+
+    json_io_overlap(j, &t->io);
 
     if (info->check) {
         json_open(j, "check", '{');
@@ -361,6 +400,7 @@ static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record
         for (int ph = 0; ph < FS_NPHASES; ph++)
             json_num(j, phase_names[ph], r->t_s[ph]);
         json_close(j, '}');
+        json_io_overlap(j, &r->io);
         json_int(j, "peak_memory_bytes", r->peak_memory_bytes);
         json_close(j, '}');
     }

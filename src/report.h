@@ -41,9 +41,17 @@ typedef enum fs_phase {
     FS_NPHASES
 } fs_phase;
 
+/* I/O a helper thread did while the rank computed (rawio.h): the seconds
+ * it spent reading and writing, and of those the seconds the rank did not
+ * wait for (the read and write phases count only the waits). */
+typedef struct fs_io_overlap {
+    double read_s, read_hidden_s, write_s, write_hidden_s;
+} fs_io_overlap;
+
 typedef struct fs_timers {
     double t_s[FS_NPHASES];        /* accumulated seconds */
     double started_at[FS_NPHASES]; /* MPI_Wtime of the running interval, 0 when stopped */
+    fs_io_overlap io;
 } fs_timers;
 
 const char *fs_phase_name(fs_phase phase);
@@ -63,6 +71,7 @@ typedef struct fs_rank_record {
     double t_s[FS_NPHASES];
     double t_pack_s, t_comm_s, t_unpack_s;
     double t_hooks_s, t_hooks_overlapped_s;
+    fs_io_overlap io;
     int64_t peak_memory_bytes;
     int64_t fftw_plans, fftw_plans_from_wisdom; /* plans made; those --wisdom gave */
 } fs_rank_record;

@@ -125,6 +125,7 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
     rec->in_elems = map_elems(&rm);
     rec->out_elems = map_elems(&wm);
     memcpy(rec->t_s, v->timers->t_s, sizeof rec->t_s);
+    rec->io = v->timers->io;
     if (fs_compute_exchanges(v->c)) {
         fs_exchange_stats xs = fs_compute_exchange_totals(v->c), zero;
         memset(&zero, 0, sizeof zero);
@@ -238,6 +239,10 @@ static void add_record(fs_rank_record *total, const fs_rank_record *r)
     total->t_unpack_s += r->t_unpack_s;
     total->t_hooks_s += r->t_hooks_s;
     total->t_hooks_overlapped_s += r->t_hooks_overlapped_s;
+    total->io.read_s += r->io.read_s;
+    total->io.read_hidden_s += r->io.read_hidden_s;
+    total->io.write_s += r->io.write_s;
+    total->io.write_hidden_s += r->io.write_hidden_s;
     total->fftw_plans += r->fftw_plans;
     total->fftw_plans_from_wisdom += r->fftw_plans_from_wisdom;
     if (r->peak_memory_bytes > total->peak_memory_bytes)

@@ -49,6 +49,9 @@ void fs_testhooks_read(void)
     const char *env = getenv("FFTSHARD_MPI_INT_LIMIT");
     h.mpi_int_limit = env && atoll(env) > 0 ? atoll(env) : INT_MAX;
 
+    env = getenv("FFTSHARD_IO_THREAD");
+    h.io_thread = !env ? -1 : strcmp(env, "on") == 0 ? 1 : strcmp(env, "off") == 0 ? 0 : -1;
+
     env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
     long seconds = env ? strtol(env, NULL, 10) : FS_FINALIZE_TIMEOUT_S;
     h.finalize_seconds =
@@ -93,6 +96,11 @@ int64_t fs_testhooks_slow_read_bytes(void)
 double fs_testhooks_slow_read_seconds(void)
 {
     return fs_testhooks_get()->slow_read_seconds;
+}
+
+int fs_testhooks_io_thread(void)
+{
+    return fs_testhooks_get()->io_thread;
 }
 
 unsigned fs_testhooks_finalize_seconds(void)

@@ -31,6 +31,11 @@
  *       reads as slowly as a large one (h5io.c). Used by tests/io.bats
  *       (progress lines during a long read). Ignored unless both are
  *       positive.
+ *   FFTSHARD_IO_THREAD=on|off   for tests and measurements. Whether the
+ *       read and the write overlap the FFTs through a helper thread
+ *       (pipeline.c) wherever the data allow, instead of only where every
+ *       rank of a node has a core free for its thread. Used by
+ *       tests/io.bats (the overlap on a machine of two cores).
  *   FFTSHARD_FINALIZE_TIMEOUT=SECONDS   for users too (documented): how long
  *       a rank waits in MPI_Finalize, once every rank is done, before it ends
  *       the job with the agreed status (default FS_FINALIZE_TIMEOUT_S;
@@ -72,6 +77,8 @@ typedef struct fs_testhooks {
     int64_t slow_read_bytes;    /* FFTSHARD_SLOW_READ's BYTES, 0 when unset
                                    or not usable */
     double slow_read_seconds;   /* its SECONDS, 0 likewise */
+    int io_thread;              /* FFTSHARD_IO_THREAD: 1 "on", 0 "off", -1
+                                   otherwise (the default choice) */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
                                    86399, else FS_FINALIZE_TIMEOUT_S */
     int probe_child;            /* FFTSHARD_PROBE_FD is set (even empty) */
@@ -92,6 +99,7 @@ long fs_testhooks_pause_seconds(void);
 int64_t fs_testhooks_mpi_int_limit(void);
 int64_t fs_testhooks_slow_read_bytes(void);
 double fs_testhooks_slow_read_seconds(void);
+int fs_testhooks_io_thread(void);
 unsigned fs_testhooks_finalize_seconds(void);
 int fs_testhooks_probe_child(void);
 int fs_testhooks_probe_fd(void);

@@ -3,7 +3,8 @@
 # without --real (read at the file's speed through a staging buffer and
 # spread into complex memory), real output, reads in small pieces, progress
 # lines while a read runs (FFTSHARD_SLOW_READ slows it down), and the report
-# in the units of the values read and written. Values against numpy
+# in the units of the values read and written, reads and writes overlapped
+# with the FFTs (the helper thread of rawio.h). Values against numpy
 # (tests/oracle.py).
 
 load helpers
@@ -147,4 +148,46 @@ assert pcts == sorted(pcts) and pcts[0] < 50, pcts' "$lines" || fail "$lines"
     oracle make s.h5 1000:float64
     fftshard 3 --quiet --real --report=s.json s.h5 t.h5
     assert_equal "$(json s.json 'sum(p["output_elements"] for p in r["per_rank"])')" "501"
+}
+
+# overlapped REPORT: which of the read and the write the helper thread did
+# while the FFTs ran ("read write", "read -", "- write" or "- -").
+overlapped() {
+    json "$1" '" ".join(("read" if r["io_overlap"]["read_seconds"] > 0 else "-",
+                         "write" if r["io_overlap"]["write_seconds"] > 0 else "-"))'
+}
+
+@test "read and write overlapped with the FFTs: contiguous data in pieces, exact; the rest through HDF5" {
+    # 18.75 MiB: on 1 and 3 ranks every rank's part is several pieces of
+    # about 4 MiB, the last one shorter
+    oracle make a.h5 100x128x96:complex128 -- be.h5 100x128x96:complex128:be -- \
+        z.h5 20x16x8:complex128:gzip -- s.h5 12x10x8:complex128
+    FFTSHARD_IO_THREAD=off fs 3 a.h5 aoff.h5 --report=aoff.json
+    # by default only where every rank has a core free for its thread
+    export FFTSHARD_IO_THREAD=on
+    fs 3 a.h5 a3.h5 --report=a3.json
+    fs 1 a.h5 a1.h5 --report=a1.json
+    # --check finds the result in memory after the pieces were written
+    fs 3 a.h5 ac.h5 --check --report=ac.json
+    # big-endian input goes through HDF5; the one stage then runs as the
+    # write's pieces, axis 0 transformed whole first
+    fs 1 be.h5 be1.h5 --report=be1.json
+    fs 2 z.h5 z2.h5 --chunks=4x4x4 --report=z2.json
+    fs 4 s.h5 s4.h5 --decomp=pencil --report=s4.json
+    check_all
+    run overlapped aoff.json
+    assert_output "- -"
+    run overlapped a3.json
+    assert_output "read write"
+    # one stage: its FFTs all ran on the pieces read
+    run overlapped a1.json
+    assert_output "read -"
+    run overlapped ac.json
+    assert_output "read write"
+    run overlapped be1.json
+    assert_output "- write"
+    run overlapped z2.json
+    assert_output "- -"
+    run overlapped s4.json
+    assert_output "read write"
 }

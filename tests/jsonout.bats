@@ -16,7 +16,7 @@ import json, sys
 VARYING = {"command_line", "phases", "seconds", "gflops", "gflops_file_to_file", "seconds_max",
            "bandwidth_gbs", "pack_seconds_max", "communication_seconds_max",
            "unpack_seconds_max", "block_fft_seconds", "block_fft_overlapped_seconds",
-           "peak_bytes_max", "peak_over_rank_share", "peak_memory_bytes"}
+           "peak_bytes_max", "peak_over_rank_share", "peak_memory_bytes", "io_overlap"}
 
 def steady(v):
     if isinstance(v, dict):
