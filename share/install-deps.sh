@@ -10,7 +10,8 @@
 #
 # valgrind is for tests/valgrind.bats (make check); python3-scipy for the
 # scipy reference rows of `make bench` (tests/bench/bench.py); clang and its runtime
-# libraries (libFuzzer, the sanitizers) for `make fuzz`.
+# libraries (libFuzzer, the sanitizers) for `make fuzz`; libsimgrid-dev (smpicc,
+# smpirun; needs no MPI package) and python3-matplotlib for `make simulate`.
 #
 # Idempotent: when every package is installed it changes nothing and needs
 # no network; otherwise it runs apt-get update once, then apt-get install.
@@ -21,7 +22,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
 python3-numpy python3-h5py python3-scipy valgrind
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev
+libsimgrid-dev python3-matplotlib"
 
 missing=
 for pkg in $PACKAGES; do
