@@ -20,7 +20,9 @@ import argparse
 import concurrent.futures
 import csv
 import json
+import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -52,10 +54,17 @@ SMPI_CFG = [
 
 def smpirun(platform, np_, sim, args, timeout):
     cmd = ["smpirun", "-no-privatize", "-platform", platform, "-np", str(np_), sim] + SMPI_CFG + args
+    # Its own session: on timeout the whole group goes, smpirun's
+    # simulation process (smpimain) with it.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return None, "timeout"
+    out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
     rows = [r for r in csv.reader(l for l in out.stdout.splitlines() if l and not l.startswith("strategy,"))]
     if out.returncode != 0 and not rows:
         return None, "failed: " + (out.stderr.strip().splitlines() or ["?"])[-1]
@@ -73,13 +82,19 @@ def grid_of(ranks, decomp):
 
 
 def messages_of(ranks, decomp, shape):
-    """Messages of the whole transform (one per peer and exchange), or
-    None when the decomposition does not fit the shape."""
+    """Messages of the whole transform (one per peer, exchange and packet
+    of the default 1 MiB, complex128), or None when the decomposition does
+    not fit the shape: what the solver's time grows with."""
     n = [int(x) for x in shape.split("x")]
     g0, g1 = grid_of(ranks, decomp)
-    if decomp == "slab":
-        return ranks * (ranks - 1) if ranks <= min(n[0], n[1]) else None
-    return ranks * (g0 - 1 + g1 - 1)
+    if decomp == "slab" and ranks > min(n[0], n[1]):
+        return None
+    total = 16 * math.prod(n)
+    msgs = 0
+    for g in (g0, g1):
+        if g > 1:
+            msgs += ranks * (g - 1) * math.ceil(total / ranks / g / 2 ** 20)
+    return msgs
 
 
 def record(case, strategy, **kw):
@@ -125,7 +140,8 @@ def run_table(a, sim, calibration):
                         else:
                             cases.append(case + (s,))
     # Cheap cases first, so the budget goes to as many of them as it can.
-    cases.sort(key=lambda c: (messages_of(c[2], c[3], c[4]), c[4]))
+    order = {k: i for i, k in enumerate(a.platforms.split(","))}
+    cases.sort(key=lambda c: (messages_of(c[2], c[3], c[4]), order[c[1]], c[4]))
     deadline = time.time() + a.budget
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
         futures = [pool.submit(run_or_skip, case, sim, calibration, a.timeout, deadline) for case in cases]
@@ -359,13 +375,13 @@ def calibrate(a, sim, calibration):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--srcdir", default=".")
-    p.add_argument("--sizes", default="256x256x256,1024x1024x1024")
+    p.add_argument("--sizes", default="256x256x256,512x512x512")
     p.add_argument("--dtype", default="complex128")
     p.add_argument("--ranks", default="64,512,4096")
     p.add_argument("--platforms", default="torus,fattree,dragonfly")
     p.add_argument("--decomps", default="slab,pencil")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--timeout", type=float, default=150, help="seconds per simulation")
+    p.add_argument("--timeout", type=float, default=200, help="seconds per simulation")
     p.add_argument("--max-messages", type=int, default=30000,
                    help="do not simulate a case of more messages than this (the solver's cost)")
     p.add_argument("--budget", type=float, default=270, help="seconds for the whole table")
