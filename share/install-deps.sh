@@ -12,7 +12,8 @@
 # the hosts of tests/netns.bats (make check-net); python3-scipy for the
 # scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
 # for share/fftshard-plot (tests/plot.bats); clang and its runtime
-# libraries (libFuzzer, the sanitizers) for `make fuzz`.
+# libraries (libFuzzer, the sanitizers) for `make fuzz`; libsimgrid-dev (smpicc,
+# smpirun; needs no MPI package) for `make simulate`.
 #
 # Idempotent: when every package is installed it changes nothing and needs
 # no network; otherwise it runs apt-get update once, then apt-get install.
@@ -23,7 +24,8 @@ PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
 bats bats-assert bats-support
 python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind iproute2
-clang libclang-rt-14-dev"
+clang libclang-rt-14-dev
+libsimgrid-dev"
 
 missing=
 for pkg in $PACKAGES; do

@@ -18,6 +18,7 @@
 #include "h5io.h"
 #include "nodemem.h"
 #include "planner.h"
+#include "predict.h"
 #include "report.h"
 #include "transform.h"
 
@@ -555,7 +556,10 @@ static fs_status speak(const dry_plan *p, char *tmp)
     if (text)
         print_text(text, p);
     fs_status st = FS_OK;
-    if (o->report_file)
+    if (o->platform_file)
+        st = fs_predict_print(text ? text : stderr, o, &p->t, p->info->ndim, p->info->shape,
+                              p->info->dtype, p->P);
+    if (st == FS_OK && o->report_file)
         st = fs_json_write(o->report_file, tmp, json_plan, (void *)p);
     if (tmp && st == FS_OK)
         st = fs_atomic_commit(tmp, o->report_file);

@@ -166,6 +166,9 @@ void fs_options_print_help(FILE *out)
         "      --mem-per-rank=B    memory per rank (K,M,G,T) the default strategy must\n"
         "                          fit; a dry run says whether the plan fits it and\n"
         "                          exits 1 when it does not\n"
+        "      --platform=FILE     predict each strategy's exchange and total time on\n"
+        "                          the machine of a SimGrid platform FILE (needs\n"
+        "                          SimGrid's smpirun and fftshard-sim)\n"
         "\n"
         "Sharded files:\n"
         "      --shards            INPUT is a pattern with one number field\n"
@@ -688,6 +691,7 @@ static const opt_spec specs[] = {
     {OPT("ranks", 0, required_argument, set_long, ranks), .lo = 1, .hi = 1L << 30,
      .expected = "a positive integer"},
     {OPT("mem-per-rank", 0, required_argument, set_mem_per_rank, mem_per_rank)},
+    {OPT("platform", 0, required_argument, set_file, platform_file)},
     {OPT("shards", 0, no_argument, set_flag, shards)},
     {OPT("shard-output", 0, optional_argument, set_shard_output, shard_output)},
     {OPT("chunks", 0, required_argument, set_chunks, chunks)},
@@ -845,8 +849,8 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - first;
-    if ((opts->shape_ndim || opts->dtype || opts->ranks) && !opts->dry_run)
-        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks: only with --dry-run");
+    if ((opts->shape_ndim || opts->dtype || opts->ranks || opts->platform_file) && !opts->dry_run)
+        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks, --platform: only with --dry-run");
     if (opts->dry_run) {
         /* Planning a job: the input may be described instead of named. */
         if (opts->shape_ndim ? npos != 0 : (npos < 1 || npos > 2))
@@ -914,6 +918,7 @@ void fs_options_free(fs_options *opts)
     free(opts->transpose);
     free(opts->wisdom_file);
     free(opts->report_file);
+    free(opts->platform_file);
     free(opts->dtype);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);

@@ -66,6 +66,7 @@ typedef struct fs_options {
     char *dtype;           /* --dtype (dry run without a file) */
     int ranks;             /* --ranks (dry run; 0: this job's) */
     uint64_t mem_per_rank; /* --mem-per-rank (0: not given) */
+    char *platform_file;   /* --platform: SimGrid platform for the dry run's prediction */
     int shards;            /* --shards: INPUT names shard files */
     int shard_output;      /* --shard-output: 0 not given, -1 one per rank, else files */
     int64_t chunks[FS_MAX_DIMS]; /* --chunks */

@@ -1,0 +1,466 @@
+/* fftshard-sim: fftshard's exchange strategies on a simulated machine.
+ *
+ * Built with SimGrid's smpicc and run by smpirun on a platform file, each
+ * simulated rank plans the transform with fftshard's own planner
+ * (transform.c), builds its decomposition with the real collective code
+ * (decomp.c, prefix.c) and runs the real exchange strategies (exchange*.c,
+ * blocked.c, layout.c) on buffers of SMPI shared memory: every message the
+ * strategies send, in their order, sizes, packets, queues and windows, goes
+ * through SimGrid's network model. What is not simulated but modelled is
+ * the local work, whose real time here would say nothing of the simulated
+ * machine: the FFTs of every stage (and the block FFTs the pairwise
+ * strategy overlaps with its messages) take 5 N log2 N flops at the rate
+ * measured by sim/calibrate, and the strategies' local copies (packing,
+ * unpacking, the in-place permutations, xorswap's XORs) take their bytes at
+ * the measured copy rate. SMPI is run with smpi/simulate-computation:no so
+ * that the real copy loops add no time of their own.
+ *
+ * A host of speed 1Gf in a platform is a core as fast as the calibration
+ * machine's (2Gf: twice as fast).
+ *
+ * Rank 0 prints one CSV line per strategy (the slowest rank's times):
+ * strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note */
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <smpi/smpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decomp.h"
+#include "errors.h"
+#include "exchange.h"
+#include "layout.h"
+#include "transform.h"
+
+/* Flops of a 1Gf host per second of the calibration machine's core. */
+#define SIM_REF_SPEED 1e9
+
+typedef struct sim_model {
+    double fft_rate[2];   /* flop/s of one core, [FS_DOUBLE], [FS_SINGLE] */
+    double copy_rate;     /* bytes/s of one core's memory copies */
+} sim_model;
+
+typedef struct sim_args {
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype dtype;
+    fs_decomp decomp;
+    int grid[2];
+    const char *strategy;           /* a name or "all" */
+    fs_exchange_params params;
+    sim_model model;
+    int header;
+} sim_args;
+
+typedef struct sim_result {
+    double exchange_s, fft_s, total_s;
+    double messages;
+} sim_result;
+
+static void sim_compute(double seconds)
+{
+    if (seconds > 0)
+        smpi_execute_flops(seconds * SIM_REF_SPEED);
+}
+
+/* Seconds of one local operation on `box` by the model. */
+static double op_seconds(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
+                         const sim_model *m)
+{
+    double elems = (double)fs_box_elems(box), n = 1;
+    switch (spec->kind) {
+    case FS_OP_C2C:
+    case FS_OP_R2C:
+    case FS_OP_C2R:
+        for (int k = 0; k < box->ndim; k++)
+            if (spec->axes[k])
+                n *= (double)(spec->kind != FS_OP_C2C && k == spec->real_axis ? spec->real_len
+                                                                                : box->count[k]);
+        /* A real transform of n points costs about half a complex one: its
+         * box counts n/2+1 complex elements along the halved axis. */
+        break;
+    case FS_OP_C2R_VIA_C2C:
+    case FS_OP_R2C_VIA_C2C:
+        n = (double)box->count[spec->real_axis];
+        break;
+    default:
+        /* Twiddles, scaling and transposes stream the box once. */
+        return 2 * elems * (double)fs_complex_bytes(prec) / m->copy_rate;
+    }
+    return n > 1 ? 5 * elems * log2(n) / m->fft_rate[prec] : 0;
+}
+
+static double stage_seconds(const fs_transform *t, int s, fs_box box, const sim_model *m)
+{
+    double sec = 0;
+    for (int i = 0; i < t->nops[s]; i++) {
+        sec += op_seconds(&t->ops[s][i], &box, t->prec, m);
+        if (t->ops[s][i].kind == FS_OP_TRANSPOSE) {
+            int64_t c0 = box.count[0];
+            box.count[0] = box.count[1];
+            box.count[1] = c0;
+        }
+    }
+    return sec;
+}
+
+/* The block work of an overlapping strategy, as compute.c hands it over. */
+typedef struct hook_ctx {
+    const fs_transform *t;
+    const sim_model *m;
+} hook_ctx;
+
+static fs_status hook_run(const hook_ctx *h, const int *axes, const fs_box *block)
+{
+    fs_op_spec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.kind = h->t->hook_twiddle ? FS_OP_TWIDDLE : FS_OP_C2C;
+    memcpy(spec.axes, axes, sizeof spec.axes);
+    sim_compute(op_seconds(&spec, block, h->t->prec, h->m));
+    return FS_OK;
+}
+
+static fs_status hook_pre(void *ctx, const fs_box *block, void *data)
+{
+    hook_ctx *h = ctx;
+    return hook_run(h, h->t->hook_axes_pre, block);
+}
+
+static fs_status hook_post(void *ctx, const fs_box *block, void *data)
+{
+    hook_ctx *h = ctx;
+    return h->t->hook_twiddle ? FS_OK : hook_run(h, h->t->hook_axes_post, block);
+}
+
+/* The local copies of one execute, before its first message and after its
+ * last, in bytes: the send buffer packed (the own block moved or copied)
+ * and the receive buffer unpacked; for the in-place strategies the two
+ * permutations of the whole buffer, and the received pieces copied from
+ * scratch into place (pairwise) or XORed in three steps (xorswap). */
+static void copy_bytes(const fs_exchange *x, double *pre, double *post)
+{
+    const fs_redist *rd = x->args.rd;
+    double eb = (double)x->args.elem_bytes;
+    double others = (double)(rd->recv_total - rd->recv_elems[rd->self]) * eb;
+    if (x->ops->in_place) {
+        *pre = (double)x->work_elems * eb;
+        *post = *pre + (x->ops->uses_hooks ? others : 1.5 * others);
+    } else {
+        *pre = (double)rd->send_total * eb;
+        *post = fs_exchange_receives_in_place(rd) ? 0 : (double)rd->recv_total * eb;
+    }
+}
+
+static fs_transform_request request_of(const sim_args *a, int nranks, int hooks)
+{
+    fs_transform_request rq;
+    memset(&rq, 0, sizeof rq);
+    rq.ndim = a->ndim;
+    memcpy(rq.shape, a->shape, sizeof rq.shape);
+    rq.in_dtype = a->dtype;
+    rq.in_name = "/data";
+    rq.in_type_name = fs_dtype_name(a->dtype);
+    rq.naxes = a->ndim;
+    for (int k = 0; k < a->ndim; k++) {
+        rq.transform_axis[k] = 1;
+        rq.axes[k] = k;
+    }
+    rq.real_axis = a->ndim - 1;
+    rq.real = fs_dtype_is_real(a->dtype);
+    rq.prec = fs_dtype_is_single(a->dtype) ? FS_SINGLE : FS_DOUBLE;
+    rq.norm = FS_NORM_BACKWARD;
+    rq.decomp = a->decomp;
+    rq.grid[0] = a->grid[0];
+    rq.grid[1] = a->grid[1];
+    rq.nranks = nranks;
+    rq.hooks = hooks;
+    return rq;
+}
+
+typedef struct sim_run {
+    fs_transform t;
+    fs_decomposition *d;
+    fs_exchange *x[FS_MAX_EXCH];
+    void *data;
+    int64_t elems;                   /* of data */
+    hook_ctx hctx;
+    fs_block_hooks hooks;
+} sim_run;
+
+static void sim_run_free(sim_run *r)
+{
+    for (int e = 0; e < FS_MAX_EXCH; e++)
+        fs_exchange_free(&r->x[e]);
+    fs_buffer_free(r->data);
+    r->data = NULL;
+    fs_decomposition_free(&r->d);
+}
+
+/* Plan as compute.c does: the exchange of dimension g over its
+ * communicator, the block hooks on the first exchange only. */
+static fs_status sim_run_plan(sim_run *r, const sim_args *a, const fs_exchange_ops *ops)
+{
+    const fs_transform *t = &r->t;
+    fs_status st = fs_decomposition_new(MPI_COMM_WORLD, t, 0, &r->d);
+    if (st != FS_OK)
+        return st;
+    r->hctx = (hook_ctx){t, &a->model};
+    r->hooks = (fs_block_hooks){hook_pre, hook_post, &r->hctx, t->from_axis};
+    int64_t need = fs_decomposition_max_elems(r->d);
+    for (int e = 0; e + 1 < t->nstages && st == FS_OK; e++) {
+        fs_exchange_args args = {
+            .comm = r->d->dim_comm[fs_transform_exchange_dim(t, e)],
+            .rd = r->d->rd[e],
+            .elem_bytes = fs_complex_bytes(t->prec),
+            .elem_type = t->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
+            .params = &a->params,
+            .hooks = t->hooks && e == 0 ? &r->hooks : NULL,
+        };
+        st = fs_exchange_new(ops, &args, &r->x[e]);
+        if (st == FS_OK && r->x[e]->work_elems > need)
+            need = r->x[e]->work_elems;
+    }
+    if (st != FS_OK)
+        return st;
+    r->data = fs_buffer_alloc((size_t)need * fs_complex_bytes(t->prec));
+    r->elems = need;
+    if (!r->data)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    /* A strategy that receives into a second array trades it for the data
+     * buffer, as in fftshard (compute.c): as large as the buffer. */
+    for (int e = 0; e < FS_MAX_EXCH && st == FS_OK; e++)
+        if (r->x[e])
+            st = fs_exchange_reserve_second(r->x[e], need);
+    return st;
+}
+
+/* The transform's stages and exchanges in simulated time on this rank. */
+static fs_status sim_run_execute(sim_run *r, const sim_model *m, sim_result *out)
+{
+    const fs_transform *t = &r->t;
+    memset(out, 0, sizeof *out);
+    if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    double start = MPI_Wtime();
+    for (int s = 0; s < t->nstages; s++) {
+        double f = stage_seconds(t, s, r->d->box[s], m);
+        sim_compute(f);
+        out->fft_s += f;
+        fs_exchange *x = s + 1 < t->nstages ? r->x[s] : NULL;
+        if (!x)
+            continue;
+        double pre, post, t0 = MPI_Wtime(), hooks0 = x->stats.t_hooks_s;
+        copy_bytes(x, &pre, &post);
+        sim_compute(pre / m->copy_rate);
+        fs_status st = fs_exchange_execute(x, &r->data, &r->elems);
+        if (st != FS_OK)
+            return st;
+        sim_compute(post / m->copy_rate);
+        /* Block FFTs inside the exchange count as FFT time, as in fftshard. */
+        double hooks = x->stats.t_hooks_s - hooks0;
+        out->exchange_s += MPI_Wtime() - t0 - hooks;
+        out->fft_s += hooks;
+        out->messages += (double)x->stats.messages_sent;
+    }
+    out->total_s = MPI_Wtime() - start;
+    return FS_OK;
+}
+
+static void print_line(const sim_args *a, const char *name, int nranks, const fs_transform *t,
+                       const sim_result *r, const char *note)
+{
+    char shape[256];
+    fs_format_shape(a->ndim, a->shape, shape, sizeof shape);
+    const char *decomp = a->decomp == FS_DECOMP_SLAB ? "slab" : a->decomp == FS_DECOMP_PENCIL ? "pencil" : "auto";
+    if (t && note[0] == '\0')
+        printf("%s,%s,%dx%d,%d,%s,%s,%.6g,%.6g,%.6g,%.0f,\n", name, t->pencil ? "pencil" : "slab",
+               t->grid[0], t->grid[1], nranks, shape, fs_dtype_name(a->dtype), r->exchange_s,
+               r->fft_s, r->total_s, r->messages);
+    else
+        printf("%s,%s,,%d,%s,%s,,,,,%s\n", name, decomp, nranks, shape, fs_dtype_name(a->dtype),
+               note);
+    fflush(stdout);
+}
+
+/* One strategy, every rank; rank 0 prints. A plan that does not fit (a
+ * slab on more ranks than the axis has planes) is a line with its reason. */
+static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, int rank, int nranks)
+{
+    sim_run r;
+    memset(&r, 0, sizeof r);
+    fs_transform_request rq = request_of(a, nranks, ops->uses_hooks);
+    fs_status st = fs_transform_plan(&rq, &r.t);
+    if (st != FS_OK) {
+        /* Pure arithmetic: every rank fails alike. */
+        if (rank == 0)
+            print_line(a, ops->name, nranks, NULL, NULL, fs_error_message());
+        fs_error_clear();
+        return FS_OK;
+    }
+    sim_result mine, worst;
+    st = sim_run_plan(&r, a, ops);
+    if (st == FS_OK)
+        st = sim_run_execute(&r, &a->model, &mine);
+    if (st == FS_OK && MPI_Reduce(&mine, &worst, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Reduce failed");
+    if (st == FS_OK && rank == 0)
+        print_line(a, ops->name, nranks, &r.t, &worst, r.t.nstages > 1 ? "" : "no exchange");
+    sim_run_free(&r);
+    return st;
+}
+
+/* "fft_rate_double 2.1e9" lines; '#' starts a comment. */
+static int read_calibration(const char *path, sim_model *m)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[256], key[64];
+    double value;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, " %63s %lf", key, &value) != 2 || key[0] == '#' || value <= 0)
+            continue;
+        if (strcmp(key, "fft_rate_double") == 0)
+            m->fft_rate[FS_DOUBLE] = value;
+        else if (strcmp(key, "fft_rate_single") == 0)
+            m->fft_rate[FS_SINGLE] = value;
+        else if (strcmp(key, "copy_rate") == 0)
+            m->copy_rate = value;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int parse_dtype(const char *s, fs_dtype *out)
+{
+    static const fs_dtype all[] = {FS_DTYPE_FLOAT32, FS_DTYPE_FLOAT64, FS_DTYPE_COMPLEX64,
+                                   FS_DTYPE_COMPLEX128};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(s, fs_dtype_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    return -1;
+}
+
+static int usage(int rank, const char *why)
+{
+    if (rank == 0)
+        fprintf(stderr,
+                "fftshard-sim: %s\n"
+                "Usage: smpirun -platform FILE -np P fftshard-sim [--shape=SHAPE] [--dtype=TYPE]\n"
+                "  [--decomp=slab|pencil|auto] [--grid=AxB] [--strategy=NAME|all] [--packet=BYTES]\n"
+                "  [--queues=L] [--seed=N] [--calibration=FILE] [--header]\n",
+                why);
+    return 2;
+}
+
+static int parse_args(int argc, char **argv, int rank, sim_args *a, const char **calibration)
+{
+    static const struct option longopts[] = {
+        {"shape", required_argument, 0, 's'},   {"dtype", required_argument, 0, 't'},
+        {"decomp", required_argument, 0, 'd'},  {"grid", required_argument, 0, 'g'},
+        {"strategy", required_argument, 0, 'x'}, {"packet", required_argument, 0, 'p'},
+        {"queues", required_argument, 0, 'q'},  {"seed", required_argument, 0, 'r'},
+        {"calibration", required_argument, 0, 'c'}, {"header", no_argument, 0, 'H'},
+        {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            if ((a->ndim = fs_parse_shape(optarg, a->shape)) < 1)
+                return usage(rank, "bad --shape");
+            break;
+        case 't':
+            if (parse_dtype(optarg, &a->dtype))
+                return usage(rank, "bad --dtype");
+            break;
+        case 'd':
+            if (strcmp(optarg, "slab") == 0)
+                a->decomp = FS_DECOMP_SLAB;
+            else if (strcmp(optarg, "pencil") == 0)
+                a->decomp = FS_DECOMP_PENCIL;
+            else if (strcmp(optarg, "auto") == 0)
+                a->decomp = FS_DECOMP_AUTO;
+            else
+                return usage(rank, "bad --decomp");
+            break;
+        case 'g':
+            if (sscanf(optarg, "%dx%d", &a->grid[0], &a->grid[1]) != 2 || a->grid[0] < 1 || a->grid[1] < 1)
+                return usage(rank, "bad --grid");
+            break;
+        case 'x':
+            a->strategy = optarg;
+            if (strcmp(optarg, "all") != 0 && !fs_exchange_find(optarg))
+                return usage(rank, "unknown --strategy");
+            break;
+        case 'p':
+            a->params.packet_bytes = (size_t)strtoull(optarg, NULL, 10);
+            break;
+        case 'q':
+            a->params.queues = atoi(optarg);
+            break;
+        case 'r':
+            a->params.seed = strtoull(optarg, NULL, 10);
+            break;
+        case 'c':
+            *calibration = optarg;
+            break;
+        case 'H':
+            a->header = 1;
+            break;
+        default:
+            return usage(rank, "bad option");
+        }
+    }
+    if (optind != argc)
+        return usage(rank, "unexpected operand");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+        return 1;
+    int rank, nranks;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    sim_args a;
+    memset(&a, 0, sizeof a);
+    a.ndim = fs_parse_shape("256x256x256", a.shape);
+    a.dtype = FS_DTYPE_COMPLEX128;
+    a.decomp = FS_DECOMP_AUTO;
+    a.strategy = "all";
+    a.params = (fs_exchange_params){FS_DEFAULT_SEED, FS_DEFAULT_PACKET_BYTES, FS_DEFAULT_QUEUES};
+    /* Rough rates of a 2020s core, when no calibration is given. */
+    a.model = (sim_model){{2e9, 4e9}, 4e9};
+    const char *calibration = NULL;
+    int ret = parse_args(argc, argv, rank, &a, &calibration);
+    /* One rank reads the calibration; all use it. */
+    if (ret == 0 && calibration && rank == 0 && read_calibration(calibration, &a.model)) {
+        fprintf(stderr, "fftshard-sim: cannot read %s\n", calibration);
+        ret = 1;
+    }
+    if (MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
+        MPI_Bcast(&a.model, (int)sizeof a.model, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        ret = 1;
+    if (ret == 0 && rank == 0 && a.header)
+        printf("strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note\n");
+    for (int i = 0; ret == 0 && fs_exchange_strategies[i]; i++) {
+        const fs_exchange_ops *ops = fs_exchange_strategies[i];
+        if (strcmp(a.strategy, "all") != 0 && strcmp(a.strategy, ops->name) != 0)
+            continue;
+        if (simulate(&a, ops, rank, nranks) != FS_OK) {
+            /* The other ranks may be waiting in a collective. */
+            fprintf(stderr, "fftshard-sim: rank %d: %s\n", rank, fs_error_message());
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    MPI_Finalize();
+    return ret;
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bats
+# The simulator of the exchange strategies (sim/fftshard-sim, make
+# simulate): it builds with SimGrid's smpicc and a 64-rank torus case gives
+# every strategy a positive exchange and total time. Not part of make check
+# (run: make check TESTS=tests/simulate.bats); skipped without SimGrid.
+
+load helpers
+
+FFTSHARD_SIM=${FFTSHARD_SIM:-$srcdir/sim/fftshard-sim}
+
+setup() {
+    command -v smpirun >/dev/null || skip "SimGrid's smpirun is not installed"
+    cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+@test "simulate: the simulator is built" {
+    [ -f "$FFTSHARD_SIM" ]
+}
+
+@test "simulate: a 64-rank torus gives every strategy a positive time" {
+    run --separate-stderr smpirun -no-privatize -platform "$srcdir/sim/platforms/torus-64.xml" -np 64 \
+        "$FFTSHARD_SIM" --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 \
+        --cfg=contexts/stack-size:1024 --log=root.thresh:critical \
+        --cfg=network/model:CM02 --cfg=smpi/alltoallv:bruck \
+        --shape=64x64x64 --decomp=slab --calibration="$srcdir/sim/calibration.txt" --header
+    assert_success
+    assert_line --index 0 "strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note"
+    # strategy, slab on 64x1, and positive exchange and total seconds
+    "$PYTHON_ORACLE" - "$output" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(sys.argv[1].splitlines()))
+assert [r["strategy"] for r in rows] == ["alltoall", "random", "xorswap", "pairwise"], rows
+for r in rows:
+    assert r["decomp"] == "slab" and r["grid"] == "64x1" and r["ranks"] == "64", r
+    x, t = float(r["exchange_s"]), float(r["total_s"])
+    assert 0 < x < t < 10, r
+PY
+}
+
+@test "simulate: --dry-run --platform prints every strategy's predicted times" {
+    run --separate-stderr "$FFTSHARD" --dry-run --shape=64x64x64 --dtype=complex128 --ranks=8 \
+        --platform="$srcdir/sim/platforms/fattree-64.xml"
+    assert_success
+    assert_output --partial "Predicted on $srcdir/sim/platforms/fattree-64.xml (8 simulated ranks"
+    "$PYTHON_ORACLE" - "$output" <<'PY'
+import sys
+lines = sys.argv[1].splitlines()
+i = next(k for k, l in enumerate(lines) if l.startswith("Predicted on"))
+assert lines[i + 1].split() == ["strategy", "exchange_s", "fft_s", "total_s"], lines[i + 1]
+rows = [l.split() for l in lines[i + 2:]]
+assert [r[0] for r in rows] == ["alltoall", "random", "xorswap", "pairwise"], rows
+for r in rows:
+    x, f, t = map(float, r[1:])
+    assert 0 < x < t < 1 and abs(x + f - t) < 0.5 * t, r
+PY
+}
+
+@test "simulate: --dry-run --platform without SimGrid fails in one line" {
+    run --separate-stderr env PATH=/nonexistent "$FFTSHARD" --dry-run --shape=64x64x64 --ranks=8 \
+        --platform="$srcdir/sim/platforms/fattree-64.xml"
+    assert_failure 1
+    [ "$stderr" = "fftshard: error: --platform: SimGrid's smpirun is not installed (not in PATH)" ]
+}
+
+@test "simulate: --platform needs --dry-run" {
+    run --separate-stderr "$FFTSHARD" --platform="$srcdir/sim/platforms/fattree-64.xml" in.h5 out.h5
+    assert_failure 2
+    [[ "$stderr" == *"--platform: only with --dry-run"* ]]
+}
