@@ -2,7 +2,9 @@
 # run-tests.sh: the CI run, in parts:
 #   deps       share/install-deps.sh: what the build and the tests need
 #   build      ./autogen.sh (in a checkout), ./configure, make -j2
-#   check      make -j2 check: the whole suite but valgrind's
+#   check      make -j2 check: the suite but the long matrices and valgrind's
+#   long       make -j2 check-long: the long matrices (pencils, batch axes,
+#              spectra over every strategy and 1 to 8 ranks)
 #   net        make check-net: runs across hosts made of network namespaces,
 #              over TCP (tests/netns.bats; skipped unless root)
 #   valgrind   make -j2 check-valgrind: every strategy under memcheck
@@ -22,7 +24,7 @@ set -eu
 
 cd "$(dirname "$0")/.."
 
-PARTS="deps build check net valgrind distcheck san-build san-check"
+PARTS="deps build check long net valgrind distcheck san-build san-check"
 started=$(date +%s)
 passed=0
 failed=0
@@ -148,6 +150,12 @@ if ! part check make -j2 check; then
     exit 1
 fi
 
+if ! part long make -j2 check-long; then
+    echo "run-tests: make check-long failed; the test logs follow" >&2
+    print_test_logs .
+    exit 1
+fi
+
 if ! part net make check-net; then
     echo "run-tests: make check-net failed; the test logs follow" >&2
     print_test_logs .
@@ -176,4 +184,4 @@ if ! part san-check make -C _san -j2 check-sanitized; then
     exit 1
 fi
 
-echo "run-tests: make check, make check-net, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"
+echo "run-tests: make check, make check-long, make check-net, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"

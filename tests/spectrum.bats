@@ -17,7 +17,6 @@ spectra() {
     python_serial "$srcdir/tests/spectrum_oracle.py" check "$@"
 }
 
-# bats test_tags=sanitized
 @test "c2c and --real, 2-D to 4-D, odd and even lengths, every strategy, slab and pencil, 1 to 8 ranks" {
     oracle make c3.h5 9x8x7:complex128 -- r3.h5 10x7x6:float64 -- c2.h5 13x6:complex128 \
         -- r4.h5 5x4x6x3:float64 -- c4.h5 3x5x4x6:complex128
@@ -80,6 +79,7 @@ spectra() {
     assert_success
 }
 
+# bats test_tags=sanitized
 @test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
     oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
     fftshard 3 -q --real --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w sum.h5

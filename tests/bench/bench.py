@@ -112,6 +112,7 @@ def fftshard(mpiexec, exe, ranks, inp, out, extra):
     fig["gbs"] = r["exchange"]["bandwidth_gbs"]
     fig["peak_mib"] = r["memory"]["peak_bytes_max"] / 1048576.0
     fig["decomp"] = r["decomposition"]["type"]
+    fig["strategy_name"] = r["strategy"]["name"]
     grid = r["decomposition"].get("grid")
     if grid and fig["decomp"] == "pencil":
         fig["decomp"] = "pencil %dx%d" % tuple(grid)
@@ -308,6 +309,16 @@ def startup_rows(mpiexec, exe, hello, tiny, work, ranks):
         "1x1x1", ranks, "MPI hello (start-up floor), median of 11", h, f, f / h))
 
 
+def fftw_threads(exe, size, threads, repeats):
+    """FFTW's own threaded in-memory transform (best time), or None."""
+    if not exe or len(size.split("x")) != 3:
+        return None
+    p = subprocess.run([exe] + size.split("x") + [str(threads), str(max(repeats, 3))],
+                       capture_output=True, text=True)
+    m = re.search(r"best=([0-9.]+)s", p.stdout)
+    return float(m.group(1)) if p.returncode == 0 and m else None
+
+
 def fftw_mpi(script, ranks, size, transposed_out, repeats):
     """FFTW-MPI's in-memory transform (best time), or None."""
     if not script or len(size.split("x")) != 3:
@@ -397,6 +408,12 @@ def main():
                 if scipy_ok:
                     t = scipy_wall(inp, out)
                     sp = t if sp is None else min(sp, t)
+            t = fftw_threads(os.environ.get("BENCH_FFTW_THREADS"), size, ranks, args.repeats)
+            if t is not None:
+                print("%-12s %5d  %-44s %.4f s; fftshard default (%s) fft + exchange %.4f s = "
+                      "%.2f x" % (size, ranks, "FFTW threads in memory, MEASURE (ceiling)", t,
+                                  default["strategy_name"], default["transform"],
+                                  default["transform"] / t))
             if sp is not None:
                 print("%-12s %5d  %-44s %.3f s; fftshard default %.3f s wall = %.2f x" % (
                     size, ranks, "h5py + scipy.fft (all cores), file to file", sp,
