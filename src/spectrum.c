@@ -264,13 +264,15 @@ static void powers(const void *data, const void *other, fs_precision p, int64_t 
                    double *pw, double *x)
 {
     if (p == FS_SINGLE) {
-        const float *d = (const float *)data + 2 * i0, *o = (const float *)other + 2 * i0;
+        const float *d = (const float *)data + 2 * i0;
+        const float *o = other ? (const float *)other + 2 * i0 : NULL;
         for (int64_t j = 0; j < n; j++)
             pw[j] = (double)d[2 * j] * d[2 * j] + (double)d[2 * j + 1] * d[2 * j + 1];
         for (int64_t j = 0; other && j < n; j++)
             x[j] = (double)d[2 * j] * o[2 * j] + (double)d[2 * j + 1] * o[2 * j + 1];
     } else {
-        const double *d = (const double *)data + 2 * i0, *o = (const double *)other + 2 * i0;
+        const double *d = (const double *)data + 2 * i0;
+        const double *o = other ? (const double *)other + 2 * i0 : NULL;
         for (int64_t j = 0; j < n; j++)
             pw[j] = d[2 * j] * d[2 * j] + d[2 * j + 1] * d[2 * j + 1];
         for (int64_t j = 0; other && j < n; j++)
