@@ -171,6 +171,13 @@ static void own_runs_begin(fs_box_runs *w, const fs_redist *rd)
     fs_box_runs_begin(w, &rd->send[rd->self], &rd->from, &rd->to, 0);
 }
 
+int fs_exchange_own_moves_in_place_bounded(const fs_redist *rd)
+{
+    fs_box_runs w;
+    own_runs_begin(&w, rd);
+    return w.nruns <= FS_EXCHANGE_ESTIMATE_RUNS && fs_exchange_own_moves_in_place(rd);
+}
+
 int fs_exchange_own_moves_in_place(const fs_redist *rd)
 {
     if (!fs_exchange_receives_in_place(rd))

@@ -162,6 +162,12 @@ int fs_exchange_receives_in_place(const fs_redist *rd);
  * yet moved. The strategies that can then pack only the other ranks' blocks
  * (a smaller send buffer, one copy of the own block instead of two). */
 int fs_exchange_own_moves_in_place(const fs_redist *rd);
+/* For estimates and sizes: the same, but 0 (the own block counted in the
+ * send buffer, an upper bound) when deciding would walk more than
+ * FS_EXCHANGE_ESTIMATE_RUNS runs: a dry run of a long thin array has
+ * billions of short runs, which the run itself moves anyway. */
+#define FS_EXCHANGE_ESTIMATE_RUNS ((int64_t)1 << 22)
+int fs_exchange_own_moves_in_place_bounded(const fs_redist *rd);
 /* Move the own block so (after the other blocks have been packed, before
  * any receive lands in the buffer). */
 void fs_exchange_move_own(const fs_exchange *x, void *data);

@@ -92,7 +92,7 @@ static void buffer_elems(const fs_exchange_args *args, int64_t *send, int64_t *r
         *send = *recv = 0;
         return;
     }
-    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    int own_in_place = fs_exchange_own_moves_in_place_bounded(rd);
     *send = rd->send_total - (own_in_place ? rd->send_elems[rd->self] : 0);
     *recv = fs_exchange_receives_in_place(rd) ? 0 : rd->recv_total;
 }
@@ -110,7 +110,7 @@ static void alltoall_estimate(const fs_exchange_args *args, fs_exchange_estimate
      * the plan goes point to point when any rank must), point-to-point
      * pieces. */
     int64_t limit = int_limit();
-    int own_in_place = !direct && fs_exchange_own_moves_in_place(rd);
+    int own_in_place = !direct && fs_exchange_own_moves_in_place_bounded(rd);
     est->messages = 1;
     if (direct || local_split(rd, own_in_place, limit)) {
         int64_t piece = split_piece_bytes(args->elem_bytes, limit);

@@ -130,7 +130,7 @@ static random_sizes sizes_of(const fs_exchange_args *args, size_t pk)
     const fs_redist *rd = args->rd;
     size_t eb = args->elem_bytes;
     random_sizes z = {fs_exchange_direct(args), 0, 0, 0, 0, 0};
-    int own_in_place = fs_exchange_own_moves_in_place(rd);
+    int own_in_place = fs_exchange_own_moves_in_place_bounded(rd);
     for (int q = 0; q < rd->npeers; q++) {
         if (!z.direct && (!own_in_place || q != rd->self))
             z.send_elems += rd->send_elems[q];
