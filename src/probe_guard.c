@@ -41,27 +41,13 @@ typedef struct probe_request {
 static pid_t helper_pid = -1;
 static int helper_fd = -1;
 
-static int write_all(int fd, const void *buf, size_t len)
+/* All of buf to fd: by write, or on a socket whose peer may be gone by
+ * send (an error, not SIGPIPE). */
+static int put_all(int fd, const void *buf, size_t len, int socket)
 {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* write_all on a socket whose peer may be gone: an error, not SIGPIPE. */
-static int send_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
+        ssize_t n = socket ? send(fd, p, len, MSG_NOSIGNAL) : write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -123,7 +109,7 @@ static void helper_main(int fd, pid_t parent)
         memset(res, 0, sizeof *res);
         res->status = fs_h5_probe(req->file, req->has_dataset ? req->dataset : NULL, &res->info);
         snprintf(res->message, sizeof res->message, "%s", fs_error_message());
-        if (send_all(fd, res, sizeof *res) != 0)
+        if (put_all(fd, res, sizeof *res, 1) != 0)
             break;
     }
     /* Not exit(): the stdio buffers and atexit handlers are rank 0's. */
@@ -188,7 +174,7 @@ int fs_probe_guard_child(int argc, char **argv)
         return 1;
     res->status = fs_h5_probe(argv[1], argc == 3 ? argv[2] : NULL, &res->info);
     snprintf(res->message, sizeof res->message, "%s", fs_error_message());
-    int ok = write_all(fd, res, sizeof *res) == 0;
+    int ok = put_all(fd, res, sizeof *res, 0) == 0;
     close(fd);
     free(res);
     return ok ? 0 : 1;
@@ -301,7 +287,7 @@ fs_status fs_h5_probe_guarded(const char *file, const char *dataset, fs_input_in
     strcpy(req->file, file);
     if (dataset)
         strcpy(req->dataset, dataset);
-    int sent = send_all(helper_fd, req, sizeof *req) == 0;
+    int sent = put_all(helper_fd, req, sizeof *req, 1) == 0;
     size_t got = sent ? read_all(helper_fd, res, sizeof *res) : 0;
     free(req);
     fs_status st;
