@@ -12,17 +12,25 @@
 
 /* One axis of a transform done as 1-D FFTs. Contiguous axes go to one
  * FFTW plan over all their lines. Strided axes are done a few lines at a
- * time: GATHER lines copied into a small contiguous buffer (it stays in
- * cache), transformed, copied back. FFTW_ESTIMATE picks good plans for
- * contiguous lines but slow ones for long strides; this keeps planning
- * instant and runs at about FFTW_MEASURE's speed. */
-#define GATHER 8
+ * time: `gather` neighbouring lines copied into a small contiguous buffer
+ * (it stays in cache), transformed, copied back. FFTW_ESTIMATE picks good
+ * plans for contiguous lines but slow ones for long strides; this keeps
+ * planning instant and runs at about FFTW_MEASURE's speed. Each trip to a
+ * row of the array takes GATHER_ROW_BYTES of it (whole cache lines, fewer
+ * trips), and the buffer's lines are GATHER_PAD elements longer than a
+ * line: with power-of-two lengths they would otherwise fall on the same
+ * cache sets. 256^3 complex128, the strided axis of a slab's last stage:
+ * 0.078 s with 8 lines and no padding, 0.045 s like this. */
+#define GATHER_ROW_BYTES 512
+#define GATHER_BUF_BYTES ((int64_t)512 * 1024)
+#define GATHER_PAD 8
 
 typedef struct axis_pass {
     int64_t n, stride, outer;  /* lines: outer x stride of them, n long, stride apart */
     int64_t lines, per_plan;   /* contiguous: lines, and lines per execution of the plan */
-    void *plan;                /* contiguous: all lines; strided: GATHER lines of buf */
-    void *buf;                 /* strided: GATHER * n complex */
+    void *plan;                /* contiguous: all lines; strided: `gather` lines of buf */
+    void *buf;                 /* strided: gather lines of n + GATHER_PAD complex */
+    int64_t gather, dist;      /* strided: lines per trip, and their distance in buf */
 } axis_pass;
 
 struct fs_op {
@@ -92,11 +100,29 @@ static void destroy_plan(fs_precision p, void *plan)
         fftw_destroy_plan(plan);
 }
 
-static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
+/* howmany lines of n, dist apart. */
+static void *plan_lines(fs_precision p, int n, int howmany, int dist, void *data, int sign,
+                        unsigned flags)
 {
     if (p == FS_SINGLE)
-        return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, n, data, NULL, 1, n, sign, flags);
-    return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, n, data, NULL, 1, n, sign, flags);
+        return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign,
+                                   flags);
+    return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign, flags);
+}
+
+static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
+{
+    return plan_lines(p, n, howmany, n, data, sign, flags);
+}
+
+/* Lines per trip of a strided pass: a row's GATHER_ROW_BYTES, fewer when
+ * the buffer would outgrow GATHER_BUF_BYTES, at least 2. */
+static int64_t gather_lines(int64_t n, size_t cb)
+{
+    int64_t g = GATHER_ROW_BYTES / (int64_t)cb;
+    while (g > 2 && g * (n + GATHER_PAD) * (int64_t)cb > GATHER_BUF_BYTES)
+        g /= 2;
+    return g;
 }
 
 /* Plan the C2C of `axes` axis by axis (see axis_pass). Returns 0 on success. */
@@ -135,10 +161,13 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
             ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
             ap->plan = plan_many(op->prec, (int)ap->n, (int)ap->per_plan, op->data, sign, flags);
         } else {
-            ap->buf = fftw_malloc((size_t)(GATHER * ap->n) * cb);
+            ap->gather = gather_lines(ap->n, cb);
+            ap->dist = ap->n + GATHER_PAD;
+            ap->buf = fftw_malloc((size_t)(ap->gather * ap->dist) * cb);
             if (!ap->buf)
                 return -1;
-            ap->plan = plan_many(op->prec, (int)ap->n, GATHER, ap->buf, sign, flags);
+            ap->plan = plan_lines(op->prec, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf, sign,
+                                  flags);
         }
         if (!ap->plan)
             return -1;
@@ -147,31 +176,46 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
     return 0;
 }
 
+/* T is one complex element (a struct of two reals: whole-element copies).
+ * Rows are taken two at a time: each buffer line then gets two neighbouring
+ * elements per visit. */
 #define DEFINE_GATHER_PASS(NAME, T, EXEC, PLAN_T)                                               \
     static void NAME(axis_pass *ap, T *data)                                                    \
     {                                                                                           \
-        int64_t n = ap->n, s = ap->stride;                                                      \
+        int64_t n = ap->n, s = ap->stride, g = ap->gather, d = ap->dist;                        \
         T *buf = ap->buf;                                                                       \
         for (int64_t o = 0; o < ap->outer; o++) {                                               \
-            T *base = data + 2 * o * n * s;                                                     \
-            for (int64_t b = 0; b < s; b += GATHER) {                                           \
-                int64_t v = s - b < GATHER ? s - b : GATHER;                                    \
-                for (int64_t i = 0; i < n; i++)                                                 \
+            T *base = data + o * n * s;                                                         \
+            for (int64_t b = 0; b < s; b += g) {                                                \
+                int64_t v = s - b < g ? s - b : g, i = 0;                                       \
+                for (; i + 1 < n; i += 2) {                                                     \
+                    const T *r0 = base + i * s + b, *r1 = r0 + s;                               \
                     for (int64_t j = 0; j < v; j++) {                                           \
-                        buf[2 * (j * n + i)] = base[2 * (i * s + b + j)];                       \
-                        buf[2 * (j * n + i) + 1] = base[2 * (i * s + b + j) + 1];               \
+                        buf[j * d + i] = r0[j];                                                 \
+                        buf[j * d + i + 1] = r1[j];                                             \
                     }                                                                           \
+                }                                                                               \
+                for (; i < n; i++)                                                              \
+                    for (int64_t j = 0; j < v; j++)                                             \
+                        buf[j * d + i] = base[i * s + b + j];                                   \
                 EXEC((PLAN_T)ap->plan);                                                         \
-                for (int64_t i = 0; i < n; i++)                                                 \
+                for (i = 0; i + 1 < n; i += 2) {                                                \
+                    T *r0 = base + i * s + b, *r1 = r0 + s;                                     \
                     for (int64_t j = 0; j < v; j++) {                                           \
-                        base[2 * (i * s + b + j)] = buf[2 * (j * n + i)];                       \
-                        base[2 * (i * s + b + j) + 1] = buf[2 * (j * n + i) + 1];               \
+                        r0[j] = buf[j * d + i];                                                 \
+                        r1[j] = buf[j * d + i + 1];                                             \
                     }                                                                           \
+                }                                                                               \
+                for (; i < n; i++)                                                              \
+                    for (int64_t j = 0; j < v; j++)                                             \
+                        base[i * s + b + j] = buf[j * d + i];                                   \
             }                                                                                   \
         }                                                                                       \
     }
-DEFINE_GATHER_PASS(gather_pass_double, double, fftw_execute, fftw_plan)
-DEFINE_GATHER_PASS(gather_pass_single, float, fftwf_execute, fftwf_plan)
+typedef struct { double re, im; } cplx_double;
+typedef struct { float re, im; } cplx_single;
+DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_plan)
+DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_plan)
 
 static fs_status run_axis_passes(fs_op *op)
 {
