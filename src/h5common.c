@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/vfs.h>
 
 /* The innermost entry of HDF5's error stack: the concrete reason (a lock
@@ -26,13 +27,29 @@ static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
     return 0;
 }
 
-fs_status fs_h5_fail(fs_status status, const char *fmt, ...)
+/* Below this, a failed write is taken to be its file system's being full. */
+#define FULL_DISK_BYTES ((unsigned long long)1 << 20)
+
+/* When the file system of disk_path (or of its directory) is all but full
+ * and HDF5's reason does not say so already: a note that does. */
+static void full_disk_note(const char *disk_path, const char *reason, char *note, size_t size)
+{
+    struct statvfs fs;
+    note[0] = '\0';
+    if (!disk_path || strstr(reason, "No space left"))
+        return;
+    char *dir = strdup(disk_path);
+    int found = statvfs(disk_path, &fs) == 0 || (dir && statvfs(dirname(dir), &fs) == 0);
+    free(dir);
+    unsigned long long left = (unsigned long long)fs.f_bavail * fs.f_frsize;
+    if (found && left < FULL_DISK_BYTES)
+        snprintf(note, size, ": No space left on device (%llu KiB free)", left / 1024);
+}
+
+static fs_status vfail(const char *disk_path, fs_status status, const char *fmt, va_list ap)
 {
     char message[1536];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
-    va_end(ap);
     /* Without HDF5's reason our message still stands on its own. */
     char reason[256] = "";
     if (H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost_error, reason) < 0)
@@ -42,9 +59,29 @@ fs_status fs_h5_fail(fs_status status, const char *fmt, ...)
         if (H5Eprint2(H5E_DEFAULT, stderr) < 0)
             fprintf(stderr, "%s: (HDF5 cannot print its error stack)\n", fs_error_program());
     }
+    char note[96];
+    full_disk_note(disk_path, reason, note, sizeof note);
     if (reason[0])
-        return fs_error_set(status, "%s (HDF5: %s)", message, reason);
-    return fs_error_set(status, "%s", message);
+        return fs_error_set(status, "%s%s (HDF5: %s)", message, note, reason);
+    return fs_error_set(status, "%s%s", message, note);
+}
+
+fs_status fs_h5_fail(fs_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fs_status ret = vfail(NULL, status, fmt, ap);
+    va_end(ap);
+    return ret;
+}
+
+fs_status fs_h5_fail_writing(const char *disk_path, fs_status status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fs_status ret = vfail(disk_path, status, fmt, ap);
+    va_end(ap);
+    return ret;
 }
 
 /* Close one handle; the kind of object it is, for the message, in *kind. */

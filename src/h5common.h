@@ -18,6 +18,13 @@
  * innermost reason; with --verbose print HDF5's stack first. Returns status. */
 fs_status fs_h5_fail(fs_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* fs_h5_fail for a write to the file at disk_path: when its file system is
+ * (all but) full the message says "No space left on device", whatever
+ * reason HDF5 gives. MPI-IO does not always pass ENOSPC on: a rank whose
+ * share of a collective write another rank made sees "Other I/O error". */
+fs_status fs_h5_fail_writing(const char *disk_path, fs_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* Close the open ones among n handles (files, datasets, dataspaces,
  * datatypes, attributes, property lists; negative ones are skipped), all of
  * them even when one fails. Returns ret when it is not FS_OK: the first

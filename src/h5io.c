@@ -283,6 +283,7 @@ typedef struct io_transfer {
     int64_t piece_bytes; /* per call and rank */
     double pause_s;      /* after every call (FFTSHARD_SLOW_READ) */
     const char *name;    /* FILE or FILE:DATASET */
+    const char *disk;    /* writes: the file on disk (is its file system full?) */
     int abandon_on_failure; /* collective writes: a failure ends the job (fs_h5_abandon) */
 } io_transfer;
 
@@ -341,7 +342,8 @@ static fs_status run_transfer(const io_transfer *x, const fs_io_map *map, const 
         if ((n > 0 || !x->skip_empty) &&
             (x->writing ? H5Dwrite(x->did, mtype, mspace, fspace, x->dxpl, buf)
                         : H5Dread(x->did, mtype, mspace, fspace, x->dxpl, buf)) < 0) {
-            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: %s failed", x->name, x->writing ? "write" : "read");
+            ret = fs_h5_fail_writing(x->disk, FS_ERR_RUNTIME, "%s: %s failed", x->name,
+                                     x->writing ? "write" : "read");
             /* The other ranks may wait in this call or the next. */
             if (x->abandon_on_failure)
                 fs_h5_abandon(ret, 1);
@@ -783,8 +785,9 @@ static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int
         herr_t closed = H5Oclose(o->did); /* a dataset, or a group (fs_h5_output_group) */
         o->did = H5I_INVALID_HID;
         if (closed < 0)
-            return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing a dataset failed",
-                                                   output_name(o)));
+            return collective_failed(o, fs_h5_fail_writing(o->path, FS_ERR_RUNTIME,
+                                                           "%s: closing a dataset failed",
+                                                           output_name(o)));
     }
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
     for (int k = 0; k < ndim; k++)
@@ -797,8 +800,8 @@ static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int
     /* Creating a chunked dataset allocates its chunks: collective metadata
      * writes, which a full disk fails on some ranks only. */
     if (ret == FS_OK && (o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)
-        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s", o->path,
-                                              dataset));
+        ret = collective_failed(o, fs_h5_fail_writing(o->path, FS_ERR_RUNTIME,
+                                                      "%s: cannot create dataset %s", o->path, dataset));
     return fs_h5_close_ids(ret, o->path, 3, lcpl, ftype, space);
 }
 
@@ -864,8 +867,9 @@ fs_status fs_h5_output_group(fs_h5_output *o, const char *path, int replace)
         herr_t closed = H5Oclose(o->did);
         o->did = H5I_INVALID_HID;
         if (closed < 0)
-            return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing a dataset failed",
-                                                   output_name(o)));
+            return collective_failed(o, fs_h5_fail_writing(o->path, FS_ERR_RUNTIME,
+                                                           "%s: closing a dataset failed",
+                                                           output_name(o)));
     }
     if (replace && (ret = unlink_old(o, path)) != FS_OK)
         return ret;
@@ -966,6 +970,7 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
         .writing = 1,
         .piece_bytes = map->mem_stride_last != 1 ? FS_IO_STAGE_BYTES : FS_IO_CALL_BYTES,
         .name = o->name ? o->name : o->path,
+        .disk = o->path,
         .abandon_on_failure = o->collective && o->mpio,
     };
     io_pieces pc = plan_pieces(map, x.piece_bytes);
@@ -1055,12 +1060,12 @@ fs_status fs_h5_output_close(fs_h5_output **o)
     /* Closing flushes everything still cached, collectively through MPI-IO:
      * a full disk shows up here, and ends the job (collective_failed). */
     if (p->did >= 0 && H5Oclose(p->did) < 0)
-        ret = collective_failed(p, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the dataset failed",
-                                              output_name(p)));
+        ret = collective_failed(p, fs_h5_fail_writing(p->path, FS_ERR_RUNTIME,
+                                                      "%s: closing the dataset failed", output_name(p)));
     ret = fs_h5_close_ids(ret, p->path, 1, p->dxpl);
     if (p->fid >= 0 && H5Fclose(p->fid) < 0 && ret == FS_OK)
-        ret = collective_failed(p, fs_h5_fail(FS_ERR_RUNTIME, "%s: closing the file failed (disk "
-                                              "full?)", output_name(p)));
+        ret = collective_failed(p, fs_h5_fail_writing(p->path, FS_ERR_RUNTIME,
+                                                      "%s: closing the file failed", output_name(p)));
     if (writing == p)
         writing = NULL;
     free(p->path);
