@@ -80,6 +80,17 @@ setup() {
     check_all
 }
 
+@test "strided axes: odd lengths, lines left over after the last trip of 32, lines longer than the buffer" {
+    # 37x45x3: axis 0 is 37 long with 135 lines beside each other (4 trips
+    # of 32 and 7 left); 5000x40: lines of 5000 take fewer per trip.
+    oracle make s1.h5 37x45x3:complex128 -- s2.h5 37x45x3:complex64 -- s3.h5 5000x40:complex128
+    fs 3 s1.h5 o1.h5
+    fs 2 s2.h5 o2.h5
+    fs 2 s3.h5 o3.h5
+    fs 1 s1.h5 o1i.h5 --inverse
+    check_all
+}
+
 @test "a larger array: 48x36x20 float64 on 4 ranks" {
     oracle make a.h5 48x36x20:float64
     fs 4 a.h5 out.h5
