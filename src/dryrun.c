@@ -167,8 +167,11 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
                    : cpus > 0 && cpus < opts->ranks  ? (int)cpus
                                                      : (int)opts->ranks;
     char source[160];
+    int crowded = 0;
     fs_status st = fs_nodemem_per_rank(comm, opts->mem_per_rank, per_node, &p->mem_per_rank, source,
                                        sizeof source);
+    if (st == FS_OK)
+        st = fs_nodemem_crowded(comm, per_node, &crowded);
     fs_wisdom *w = NULL;
     if (st == FS_OK)
         st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
@@ -176,7 +179,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, opts->check, p->mem_per_rank, source, w, key};
+        fs_default_args da = {rq, &params, opts->check, p->mem_per_rank, source, w, key, crowded};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
     fs_wisdom_free(&w);

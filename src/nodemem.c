@@ -4,9 +4,13 @@
 #include "nodemem.h"
 
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "testhooks.h"
 
 /* A cgroup limit at or above this is no limit (v1 writes 2^63 rounded
  * down to pages). */
@@ -133,5 +137,43 @@ fs_status fs_nodemem_per_rank(MPI_Comm comm, uint64_t given, int ranks_per_node,
     /* Rank 0's words: the ranks agree on the figure, which is what counts. */
     snprintf(source, size, "%s of the node over %d rank%s", limited_by, sharing,
              sharing == 1 ? "" : "s");
+    return FS_OK;
+}
+
+/* The CPUs this rank and the others of its node (node) may run on: the
+ * union of their affinity masks. Collective over node. */
+static fs_status node_cpus(MPI_Comm node, int *cpus)
+{
+    cpu_set_t mine, all;
+    CPU_ZERO(&mine);
+    if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+        /* No mask: every online CPU. */
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+            CPU_SET((int)c, &mine);
+    }
+    if (MPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+    *cpus = CPU_COUNT(&all);
+    return FS_OK;
+}
+
+fs_status fs_nodemem_crowded(MPI_Comm comm, int ranks_per_node, int *crowded)
+{
+    MPI_Comm node = MPI_COMM_NULL;
+    int local_size = 1, cpus = fs_testhooks_node_cpus(), mine = 0;
+    fs_status st = FS_OK;
+    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
+        MPI_Comm_size(node, &local_size) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split_type failed");
+    if (st == FS_OK && !cpus)
+        st = node_cpus(node, &cpus);
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        return st;
+    mine = (ranks_per_node > 0 ? ranks_per_node : local_size) > cpus;
+    if (MPI_Allreduce(&mine, crowded, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
     return FS_OK;
 }

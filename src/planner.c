@@ -300,22 +300,31 @@ static fs_status trial(const fs_trial_args *a, const char *key, fs_workbuf *buf,
 }
 
 /* The strategies by expected speed, fastest first: the order measured
- * for fft + exchange on 256^3 complex128 on 2 ranks (random 0.084 s,
- * xorswap 0.110, pairwise 0.113, alltoall 0.123; best of 3). A strategy
- * not named here comes after these, in the table's order. */
+ * for fft + exchange on 256^3 complex128 on 2 ranks of 2 cores (random
+ * 0.084 s, xorswap 0.110, pairwise 0.113, alltoall 0.123; best of 3).
+ * With more ranks than cores MPICH's busy-polling ranks take turns on the
+ * cores and every message waits for its peer's turn: the fewest messages
+ * win. The same array on 3, 4 and 8 ranks of 2 cores, exchange alone:
+ * alltoall 0.04-0.12 s, pairwise 0.19-0.35, xorswap 0.23-0.40, random
+ * 0.23-0.62. A strategy not named here comes after these, in the table's
+ * order. */
 static const char *const expected_order[] = {"random", "xorswap", "pairwise", "alltoall"};
+static const char *const crowded_order[] = {"alltoall", "pairwise", "xorswap", "random"};
+#define NAMED_ORDER (int)(sizeof expected_order / sizeof expected_order[0])
 
-/* The table's strategies in the expected order: their count. */
-static int by_expected_speed(const fs_exchange_ops **out)
+/* The table's strategies in the expected order (crowded: with more ranks
+ * than cores): their count. */
+static int by_expected_speed(int crowded, const fs_exchange_ops **out)
 {
-    int n = 0, nexp = (int)(sizeof expected_order / sizeof expected_order[0]);
-    for (int i = 0; i < nexp; i++)
-        if (fs_exchange_find(expected_order[i]))
-            out[n++] = fs_exchange_find(expected_order[i]);
+    const char *const *named = crowded ? crowded_order : expected_order;
+    int n = 0;
+    for (int i = 0; i < NAMED_ORDER; i++)
+        if (fs_exchange_find(named[i]))
+            out[n++] = fs_exchange_find(named[i]);
     for (int i = 0; fs_exchange_strategies[i]; i++) {
         int listed = 0;
-        for (int k = 0; k < nexp; k++)
-            listed = listed || strcmp(fs_exchange_strategies[i]->name, expected_order[k]) == 0;
+        for (int k = 0; k < NAMED_ORDER; k++)
+            listed = listed || strcmp(fs_exchange_strategies[i]->name, named[k]) == 0;
         if (!listed)
             out[n++] = fs_exchange_strategies[i];
     }
@@ -345,7 +354,7 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
     memset(out, 0, sizeof *out);
     out->name = "none";
     const fs_exchange_ops *order[64];
-    int n = by_expected_speed(order);
+    int n = by_expected_speed(a->crowded, order);
     fs_footprint fp[64];
     int fits[64], nfit = 0, least = 0;
     for (int i = 0; i < n; i++) {
@@ -389,7 +398,9 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
     for (int i = 0; pick < 0 && i < n; i++)
         if (fits[i]) {
             pick = i;
-            how = "the fastest by expected speed that fits";
+            how = a->crowded ? "the fastest by expected speed that fits, with more ranks than "
+                               "cores (the fewest messages first)"
+                             : "the fastest by expected speed that fits";
         }
     if (pick < 0) {
         pick = least;
@@ -413,12 +424,15 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
 {
     uint64_t mem = 0;
     char source[160];
+    int crowded = 0;
     fs_status st = fs_nodemem_per_rank(a->comm, a->mem_per_rank, 0, &mem, source, sizeof source);
+    if (st == FS_OK)
+        st = fs_nodemem_crowded(a->comm, 0, &crowded);
     if (st != FS_OK)
         return st;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
-    fs_default_args da = {a->rq, a->params, a->check, mem, source, a->wisdom, key};
+    fs_default_args da = {a->rq, a->params, a->check, mem, source, a->wisdom, key, crowded};
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }
 

@@ -85,13 +85,15 @@ typedef struct fs_default_args {
     const char *mem_source;           /* where that figure comes from */
     const fs_wisdom *wisdom;          /* may be NULL */
     const char *wisdom_key;           /* fs_planner_auto_key of these sizes */
+    int crowded;                      /* more ranks than cores on a node (fs_nodemem_crowded) */
 } fs_default_args;
 
 /* Not collective, no MPI (the dry run and the run decide alike): the
  * strategies whose footprint fits a->mem_per_rank, the fastest of them by
  * the seconds auto stored in the wisdom file for these sizes when it holds
  * some, else auto's remembered choice, else the first in the order of
- * expected speed; when none fits, the one that needs least. */
+ * expected speed (another order when a->crowded); when none fits, the one
+ * that needs least. */
 fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out);
 
 /* What the auto trial needs. */

@@ -52,6 +52,10 @@ void fs_testhooks_read(void)
     env = getenv("FFTSHARD_IO_THREAD");
     h.io_thread = !env ? -1 : strcmp(env, "on") == 0 ? 1 : strcmp(env, "off") == 0 ? 0 : -1;
 
+    env = getenv("FFTSHARD_NODE_CPUS");
+    long cpus = env ? strtol(env, NULL, 10) : 0;
+    h.node_cpus = cpus >= 1 && cpus <= 65536 ? (int)cpus : 0;
+
     env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
     long seconds = env ? strtol(env, NULL, 10) : FS_FINALIZE_TIMEOUT_S;
     h.finalize_seconds =
@@ -101,6 +105,11 @@ double fs_testhooks_slow_read_seconds(void)
 int fs_testhooks_io_thread(void)
 {
     return fs_testhooks_get()->io_thread;
+}
+
+int fs_testhooks_node_cpus(void)
+{
+    return fs_testhooks_get()->node_cpus;
 }
 
 unsigned fs_testhooks_finalize_seconds(void)

@@ -79,6 +79,8 @@ typedef struct fs_testhooks {
     double slow_read_seconds;   /* its SECONDS, 0 likewise */
     int io_thread;              /* FFTSHARD_IO_THREAD: 1 "on", 0 "off", -1
                                    otherwise (the default choice) */
+    int node_cpus;              /* FFTSHARD_NODE_CPUS when from 1 to 65536, else
+                                   0 (the ranks' affinity masks count) */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
                                    86399, else FS_FINALIZE_TIMEOUT_S */
     int probe_child;            /* FFTSHARD_PROBE_FD is set (even empty) */
@@ -100,6 +102,7 @@ int64_t fs_testhooks_mpi_int_limit(void);
 int64_t fs_testhooks_slow_read_bytes(void);
 double fs_testhooks_slow_read_seconds(void);
 int fs_testhooks_io_thread(void);
+int fs_testhooks_node_cpus(void);
 unsigned fs_testhooks_finalize_seconds(void);
 int fs_testhooks_probe_child(void);
 int fs_testhooks_probe_fd(void);

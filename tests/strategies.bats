@@ -251,6 +251,8 @@ print(s["reason"])' "$1"
 @test "the default: the fastest that fits --mem-per-rank, saying why; the dry run agrees with the run" {
     oracle make a.h5 128x64x64:complex128
     local totals name reason limit
+    # As on a node with a core per rank, whatever this machine has.
+    export FFTSHARD_NODE_CPUS=64
     # Room for all: random, the fastest expected, by the node's memory.
     totals=$(dry_totals a.h5)
     name=$(sed -n 2p <<<"$totals")
@@ -288,6 +290,31 @@ print(t["xorswap"])' "${sizes[@]}")
     fs 2 a.h5 o_none.h5 --mem-per-rank=1M --report=r3.json
     [[ $(report_strategy r3.json | tail -1) == "none fits: the one that needs least: "* ]] ||
         fail "$(cat r3.json)"
+    check_all
+}
+
+@test "with more ranks than cores the default puts the fewest messages first: alltoall, then pairwise" {
+    # 128x128x64: alltoall's second array makes it the largest.
+    oracle make a.h5 128x128x64:complex128
+    local totals limit
+    # Two ranks on a node of one core; the same with two cores is not crowded.
+    export FFTSHARD_NODE_CPUS=1
+    totals=$(dry_totals a.h5)
+    assert_equal "$(sed -n 2p <<<"$totals")" alltoall
+    [[ $(sed -n 3p <<<"$totals") == "the fastest by expected speed that fits, with more ranks than cores (the fewest messages first): needs "* ]] ||
+        fail "dry run's reason: $totals"
+    fs 2 a.h5 o_crowded.h5 --report=r.json
+    assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
+    [[ $(report_strategy r.json | tail -1) == "the fastest by expected speed that fits, with more ranks than cores (the fewest messages first): needs "* ]] ||
+        fail "run's reason: $(report_strategy r.json)"
+    # alltoall too large (its send buffer): pairwise, the next with few messages.
+    limit=$(python_serial -c 'import sys
+t = dict(kv.split("=") for kv in sys.argv[1:])
+print(int(t["pairwise"]))' $(head -1 <<<"$totals"))
+    fs 2 a.h5 o_crowded_limited.h5 --mem-per-rank="$limit" --report=r2.json
+    assert_equal "$(report_strategy r2.json | head -1)" "pairwise default"
+    FFTSHARD_NODE_CPUS=2 fs 2 a.h5 o_room.h5 --report=r3.json
+    assert_equal "$(report_strategy r3.json | head -1)" "random default"
     check_all
 }
 
