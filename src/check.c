@@ -129,7 +129,8 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     for (int k = 1; k < rm.file_box.ndim; k++)
         row_elems *= rm.mem_dims[k];
     size_t eb = fs_dtype_bytes(rm.mem_type);
-    int64_t per_piece = row_elems > 0 ? (64 << 20) / (row_elems * (int64_t)eb) : 1;
+    int64_t per_piece = row_elems > 0 ? FS_CHECK_PIECE_BYTES / (row_elems * (int64_t)eb) : 1;
+    per_piece = per_piece > rows ? rows : per_piece;
     per_piece = per_piece < 1 ? 1 : per_piece;
     int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces = 0;
     fs_status st = FS_OK;

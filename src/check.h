@@ -15,6 +15,11 @@
 #include "report.h"
 #include "transform.h"
 
+/* The input is read again in pieces of about this many bytes (at least a
+ * row), no more than the rank's rows: what the check needs beyond the
+ * array and the inverse plans (the dry run counts it). */
+#define FS_CHECK_PIECE_BYTES ((int64_t)16 << 20)
+
 typedef struct fs_check_args {
     MPI_Comm comm;
     const fs_transform *t;

@@ -15,6 +15,7 @@ struct fs_compute {
     fs_workbuf *buf;                     /* the caller's, whose data may trade places */
     unsigned fftw_flags;
     fs_exchange *x[FS_MAX_EXCH];
+    fs_spare spare;                      /* the one second array of every exchange that needs one */
     fs_op *op[FS_MAX_STAGES][FS_MAX_OPS];
     fs_fft_blockwise *bw_pre, *bw_post;  /* block work handed to the strategy */
     fs_block_hooks hooks;
@@ -90,6 +91,7 @@ void fs_compute_free(fs_compute **cp)
         fs_exchange_free(&c->x[e]);
         fs_exchange_free(&c->x_back[e]);
     }
+    fs_exchange_spare_free(&c->spare);
     free(c);
     *cp = NULL;
 }
@@ -99,6 +101,7 @@ static fs_status plan_exchanges(fs_compute *c, const fs_compute_args *a, int64_t
 {
     const fs_transform *t = c->t;
     fs_status st = FS_OK;
+    c->spare.elem_bytes = fs_complex_bytes(c->prec);
     for (int e = 0; e + 1 < t->nstages && a->ops && st == FS_OK; e++) {
         int g = fs_transform_exchange_dim(t, e);
         fs_exchange_args args = {
@@ -108,6 +111,7 @@ static fs_status plan_exchanges(fs_compute *c, const fs_compute_args *a, int64_t
             .elem_type = c->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
             .params = a->params,
             .hooks = t->hooks && e == 0 ? &c->hooks : NULL,
+            .spare = &c->spare,
         };
         st = fs_exchange_new(a->ops, &args, &c->x[e]);
         if (st == FS_OK && c->x[e]->work_elems > *need)
@@ -193,7 +197,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     if (st == FS_OK)
         st = fs_workbuf_reserve(buf, need);
     c->buf = buf;
-    /* Second arrays trade places with the data buffer: as large as it. */
+    /* The second array trades places with the data buffer: as large as it. */
     for (int e = 0; e < FS_MAX_EXCH && st == FS_OK; e++) {
         if (c->x[e])
             st = fs_exchange_reserve_second(c->x[e], buf->elems);
@@ -335,7 +339,7 @@ fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c)
 
 size_t fs_compute_scratch_bytes(const fs_compute *c)
 {
-    size_t n = 0;
+    size_t n = c ? (size_t)c->spare.elems * c->spare.elem_bytes : 0;
     for (int e = 0; c && e < FS_MAX_EXCH; e++)
         if (c->x[e])
             n += c->x[e]->scratch_bytes;

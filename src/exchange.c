@@ -35,6 +35,7 @@ const fs_exchange_ops *fs_exchange_find(const char *name)
 }
 
 static fs_status make_second(fs_exchange *x, int64_t elems);
+static fs_status grow_spare(fs_spare *s, int64_t elems, const char *name);
 
 fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *args,
                           fs_exchange **out)
@@ -51,9 +52,15 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
     memset(&est, 0, sizeof est);
     ops->estimate(args, &est);
     x->work_elems = est.work_elems;
-    /* The second array's part comes back as it is made. */
+    /* The second array's part comes back as it is made (not at all when
+     * shared: the spare's owner counts it). */
     x->scratch_bytes = est.scratch_bytes - (size_t)est.second_elems * args->elem_bytes;
-    fs_status ret = est.second_elems > 0 ? make_second(x, est.second_elems) : FS_OK;
+    x->shares_spare = est.second_elems > 0 && args->spare;
+    fs_status ret = FS_OK;
+    if (x->shares_spare)
+        ret = grow_spare(args->spare, est.second_elems, ops->name);
+    else if (est.second_elems > 0)
+        ret = make_second(x, est.second_elems);
     if (ret == FS_OK)
         ret = ops->plan(x);
     if (ret != FS_OK) {
@@ -66,30 +73,48 @@ fs_status fs_exchange_new(const fs_exchange_ops *ops, const fs_exchange_args *ar
 
 fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems)
 {
+    fs_spare *s = x->shares_spare ? x->args.spare : NULL;
+    if (s) {
+        x->second = s->data;
+        x->second_elems = s->elems;
+    }
     fs_status st = x->ops->execute(x, *data);
-    if (st != FS_OK || !x->second)
-        return st;
-    void *result = x->second;
-    int64_t result_elems = x->second_elems;
-    x->second = *data;
-    x->second_elems = *elems;
-    *data = result;
-    *elems = result_elems;
-    return FS_OK;
+    if (st == FS_OK && x->second) {
+        void *result = x->second;
+        int64_t result_elems = x->second_elems;
+        x->second = *data;
+        x->second_elems = *elems;
+        *data = result;
+        *elems = result_elems;
+    }
+    if (s) {
+        s->data = x->second;
+        s->elems = x->second_elems;
+        x->second = NULL;
+        x->second_elems = 0;
+    }
+    return st;
+}
+
+/* A new array of elems elements of elem_bytes, every page touched now,
+ * while planning: the first exchange would otherwise pay for the kernel's
+ * zeroing of the pages it receives into. NULL when memory ran out. */
+static void *touched_array(int64_t elems, size_t elem_bytes)
+{
+    size_t bytes = (size_t)elems * elem_bytes;
+    void *a = fs_buffer_alloc(bytes);
+    for (size_t i = 0; a && i < bytes; i += 4096)
+        ((volatile char *)a)[i] = 0;
+    return a;
 }
 
 /* Make the second array hold elems (or grow it to). */
 static fs_status make_second(fs_exchange *x, int64_t elems)
 {
-    size_t bytes = (size_t)elems * x->args.elem_bytes;
-    void *a = fs_buffer_alloc(bytes);
+    void *a = touched_array(elems, x->args.elem_bytes);
     if (!a)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory: %s exchange second array of %zu bytes",
-                            x->ops->name, bytes);
-    /* Every page touched now, while planning: the first exchange would
-     * otherwise pay for the kernel's zeroing of the pages it receives into. */
-    for (size_t i = 0; i < bytes; i += 4096)
-        ((volatile char *)a)[i] = 0;
+                            x->ops->name, (size_t)elems * x->args.elem_bytes);
     fs_buffer_free(x->second);
     x->scratch_bytes += (size_t)(elems - x->second_elems) * x->args.elem_bytes;
     x->second = a;
@@ -97,9 +122,34 @@ static fs_status make_second(fs_exchange *x, int64_t elems)
     return FS_OK;
 }
 
+/* Make the shared second array hold elems (or grow it to). */
+static fs_status grow_spare(fs_spare *s, int64_t elems, const char *name)
+{
+    if (s->data && elems <= s->elems)
+        return FS_OK;
+    /* Freed first: the old contents are not needed, and both at once
+     * would raise the peak. */
+    fs_buffer_free(s->data);
+    s->data = touched_array(elems, s->elem_bytes);
+    s->elems = s->data ? elems : 0;
+    if (!s->data)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory: %s exchange second array of %zu bytes",
+                            name, (size_t)elems * s->elem_bytes);
+    return FS_OK;
+}
+
 fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems)
 {
+    if (x->shares_spare)
+        return grow_spare(x->args.spare, elems, x->ops->name);
     return x->second && elems > x->second_elems ? make_second(x, elems) : FS_OK;
+}
+
+void fs_exchange_spare_free(fs_spare *s)
+{
+    fs_buffer_free(s->data);
+    s->data = NULL;
+    s->elems = 0;
 }
 
 void fs_exchange_free(fs_exchange **x)

@@ -47,6 +47,15 @@ typedef struct fs_block_hooks {
 
 /* What a strategy is asked to do. The plan keeps pointers to rd, params and
  * hooks: they must outlive it. */
+/* A second array that several plans share (fs_exchange_args.spare): one
+ * runs at a time, each leaves the other array here. Owned by whoever made
+ * it (fs_exchange_spare_free); the plans only borrow it. */
+typedef struct fs_spare {
+    void *data;
+    int64_t elems;
+    size_t elem_bytes;
+} fs_spare;
+
 typedef struct fs_exchange_args {
     MPI_Comm comm;                    /* peers of rd, in comm rank order */
     const fs_redist *rd;
@@ -58,6 +67,11 @@ typedef struct fs_exchange_args {
      * FS_EXCHANGE_DIRECT_MIN_RUN_BYTES); the unit tests set 1 (direct
      * wherever a strategy can) and SIZE_MAX (never). */
     size_t direct_min_run_bytes;
+    /* NULL: a plan that needs a second array makes its own; else it uses
+     * (and grows) this one, shared with other plans: the forward and
+     * inverse exchanges of every stage then hold one second array between
+     * them, not one each. */
+    fs_spare *spare;
 } fs_exchange_args;
 
 /* Figures every strategy fills in during execute (accumulated). */
@@ -78,9 +92,11 @@ typedef struct fs_exchange {
     size_t scratch_bytes;     /* extra memory the plan holds (for memory reports) */
     /* The second array (NULL: none): execute leaves the result in it, and
      * fs_exchange_execute trades it for the caller's buffer. Owned by the
-     * plan, counted in scratch_bytes. */
+     * plan, counted in scratch_bytes; with args.spare, NULL but while
+     * fs_exchange_execute runs (the spare's, counted by its owner). */
     void *second;
     int64_t second_elems;
+    int shares_spare;         /* needs a second array and takes args.spare's */
     fs_exchange_stats stats;
     void *impl;               /* strategy-private state */
 } fs_exchange;
@@ -138,6 +154,8 @@ fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems);
  * smaller one. */
 fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems);
 void fs_exchange_free(fs_exchange **x);
+/* Free the spare's array (the struct is the caller's). */
+void fs_exchange_spare_free(fs_spare *s);
 
 /* Defaults of fs_exchange_params. */
 #define FS_DEFAULT_SEED 1

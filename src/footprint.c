@@ -3,6 +3,8 @@
 
 #include "footprint.h"
 
+#include "check.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +61,8 @@ static int candidate_coords(const fs_transform *t, int g, int *out)
 
 /* What the rank at grid coordinates c needs with strategy ops: every plan
  * is made before the run and keeps its buffers, so the exchanges' scratch
- * adds up (with --check, the inverse exchanges' too). */
+ * adds up (with --check, the inverse exchanges' too), but for the second
+ * array, which they share (as large as the data buffer). */
 typedef struct rank_need {
     const fs_exchange_ops *ops;
     int64_t array_elems;               /* the data buffer */
@@ -73,6 +76,7 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
 {
     memset(need, 0, sizeof *need);
     size_t cb = fs_complex_bytes(t->prec);
+    int second = 0;
     for (int s = 0; s < t->nstages; s++) {
         fs_box b = fs_transform_box(t, s, c[0], c[1]);
         if (fs_box_elems(&b) > need->array_elems)
@@ -113,13 +117,16 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
             ops->estimate(&args, &est);
             if (est.work_elems > need->array_elems)
                 need->array_elems = est.work_elems;
-            need->scratch_bytes += (int64_t)est.scratch_bytes;
+            need->scratch_bytes += (int64_t)(est.scratch_bytes - (size_t)est.second_elems * cb);
+            second = second || est.second_elems > 0;
             if (k == 0)
                 need->messages[e] = est.messages;
         }
         fs_redist_free(&rd[0]);
         fs_redist_free(&rd[1]);
     }
+    if (second)
+        need->scratch_bytes += need->array_elems * (int64_t)cb;
     return FS_OK;
 }
 
@@ -197,6 +204,10 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES;
     out->plans_io_bytes = other_bytes(&t) - LIBRARY_BYTES;
+    /* --check reads the input again in pieces (at most the array). */
+    if (check)
+        out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
+                                                                        : FS_CHECK_PIECE_BYTES;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes + out->library_bytes;
     return FS_OK;
 }

@@ -58,3 +58,11 @@ sys.exit(abs(error) > 0.10)' "$estimate" "$peak" ||
     [[ $dry_output == *"decomposition: slab, axis 1 -> axis 2"* ]] || fail "$dry_output"
     dry_vs_real 4 pairwise auto vec.h5 --axes=1,2,3
 }
+
+# --check plans the inverse exchanges beside the forward ones (one second
+# array between them) and reads the input again in pieces.
+@test "dry run within 10% of the real peak with --check: random, slab and pencil; pairwise, slab" {
+    dry_vs_real 2 random slab in.h5 --check
+    dry_vs_real 4 random pencil in.h5 --check
+    dry_vs_real 2 pairwise slab in.h5 --check
+}
