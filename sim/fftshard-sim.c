@@ -71,6 +71,7 @@ typedef struct sim_args {
     fs_exchange_params params;
     sim_model model;
     sim_groups_mode groups;
+    int max_simulated;              /* sample a larger component (0: never) */
     int header;
 } sim_args;
 
@@ -201,6 +202,7 @@ typedef struct sim_shared {
     fs_transform t;                   /* the plan d was made for */
     fs_decomposition *d;
     sim_component comp[FS_MAX_EXCH];  /* per exchange: the ranks simulated */
+    sim_links *links;                 /* rank 0: the sampled exchanges' bandwidths */
 } sim_shared;
 
 typedef struct sim_run {
@@ -240,7 +242,7 @@ static int same_boxes(const fs_transform *a, const fs_transform *b)
 
 /* Which ranks run each exchange: its groups are the ranks along grid
  * dimension g, numbered by their coordinate along the other. */
-static fs_status sim_shared_groups(sim_shared *sh, sim_groups_mode mode, int nranks)
+static fs_status sim_shared_groups(sim_shared *sh, sim_groups_mode mode, int max_ranks, int nranks)
 {
     const fs_transform *t = &sh->t;
     int nexch = t->nstages - 1, group[FS_MAX_EXCH], ngroups[FS_MAX_EXCH];
@@ -248,22 +250,29 @@ static fs_status sim_shared_groups(sim_shared *sh, sim_groups_mode mode, int nra
         int g = fs_transform_exchange_dim(t, e);
         group[e] = sh->d->coord[1 - g];
         ngroups[e] = t->grid[1 - g];
-        sh->comp[e] = (sim_component){1, nranks, ngroups[e]};
+        sh->comp[e] = (sim_component){1, nranks, ngroups[e], nranks, ngroups[e]};
     }
     if (mode != SIM_GROUPS_COMPONENT || nexch < 1)
         return FS_OK;
-    return sim_components_find(MPI_COMM_WORLD, nexch, group, ngroups, sh->comp);
+    return sim_components_find(MPI_COMM_WORLD, nexch, group, ngroups, max_ranks, sh->comp, &sh->links);
 }
 
 /* sh made for t, or kept when it was made for the same boxes. */
-static fs_status sim_shared_update(sim_shared *sh, const fs_transform *t, sim_groups_mode mode, int nranks)
+static fs_status sim_shared_update(sim_shared *sh, const fs_transform *t, const sim_args *a, int nranks)
 {
     if (sh->d && same_boxes(&sh->t, t))
         return FS_OK;
     fs_decomposition_free(&sh->d);
+    sim_links_free(&sh->links);
     sh->t = *t;
     fs_status st = fs_decomposition_new(MPI_COMM_WORLD, t, 0, &sh->d);
-    return st == FS_OK ? sim_shared_groups(sh, mode, nranks) : st;
+    return st == FS_OK ? sim_shared_groups(sh, a->groups, a->max_simulated, nranks) : st;
+}
+
+static void sim_shared_free(sim_shared *sh)
+{
+    fs_decomposition_free(&sh->d);
+    sim_links_free(&sh->links);
 }
 
 /* Plan as compute.c does: the exchange of dimension g over its
@@ -272,7 +281,7 @@ static fs_status sim_shared_update(sim_shared *sh, const fs_transform *t, sim_gr
 static fs_status sim_run_plan(sim_run *r, const sim_args *a, const fs_exchange_ops *ops, int nranks)
 {
     const fs_transform *t = &r->t;
-    fs_status st = sim_shared_update(r->sh, t, a->groups, nranks);
+    fs_status st = sim_shared_update(r->sh, t, a, nranks);
     if (st != FS_OK)
         return st;
     r->hctx = (hook_ctx){t, &a->model};
@@ -345,6 +354,8 @@ static fs_status sim_run_execute(sim_run *r, const sim_model *m, int synced, dou
             if (late > out[R_OVERRUN])
                 out[R_OVERRUN] = late;
             sg_actor_sleep_until(at);
+            /* A sampled exchange's links, as its stage starts. */
+            sim_links_apply(r->sh->links, s + 1 < t->nstages ? s : -1);
             if (s == 0)
                 start = MPI_Wtime();
         }
@@ -391,10 +402,18 @@ static void line_sums(const double *worst, int nstages, sim_groups_mode mode, do
     }
 }
 
-static const char *mode_note(sim_groups_mode mode)
+/* What the times are, for the note column. */
+static void mode_note(const sim_run *r, sim_groups_mode mode, char *buf, size_t size)
 {
-    return mode == SIM_GROUPS_COMPONENT ? "times of the simulated ranks; stages synced"
-         : mode == SIM_GROUPS_SYNCED ? "stages synced" : "";
+    snprintf(buf, size, "%s", mode == SIM_GROUPS_COMPONENT ? "times of the simulated ranks; stages synced"
+                              : mode == SIM_GROUPS_SYNCED ? "stages synced" : "");
+    for (int e = 0; e + 1 < r->t.nstages; e++) {
+        const sim_component *c = &r->sh->comp[e];
+        size_t n = strlen(buf);
+        if (c->ranks < c->component_ranks)
+            snprintf(buf + n, size - n, "; exchange %d sampled: %d of %d groups in rank 0's component; "
+                     "link bandwidths scaled", e + 1, c->groups, c->component_groups);
+    }
 }
 
 /* strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,
@@ -402,19 +421,20 @@ static const char *mode_note(sim_groups_mode mode)
 static void print_line(const sim_args *a, const char *name, int nranks, const sim_run *r,
                        const double *worst, const char *note)
 {
-    char shape[256], simulated[16 * FS_MAX_EXCH] = "";
+    char shape[256], simulated[16 * FS_MAX_EXCH] = "", why[512];
     fs_format_shape(a->ndim, a->shape, shape, sizeof shape);
     const char *decomp = a->decomp == FS_DECOMP_SLAB ? "slab" : a->decomp == FS_DECOMP_PENCIL ? "pencil" : "auto";
     if (r && note[0] == '\0') {
         const fs_transform *t = &r->t;
         double sums[4];
         line_sums(worst, t->nstages, a->groups, sums);
+        mode_note(r, a->groups, why, sizeof why);
         for (int e = 0; e + 1 < t->nstages; e++)
             snprintf(simulated + strlen(simulated), sizeof simulated - strlen(simulated), "%s%d",
                      e ? "/" : "", r->sh->comp[e].ranks);
         printf("%s,%s,%dx%d,%d,%s,%s,%.6g,%.6g,%.6g,%.0f,%s,%s\n", name, t->pencil ? "pencil" : "slab",
                t->grid[0], t->grid[1], nranks, shape, fs_dtype_name(a->dtype), sums[R_EXCHANGE],
-               sums[R_FFT], sums[R_TOTAL], sums[R_MESSAGES], mode_note(a->groups), simulated);
+               sums[R_FFT], sums[R_TOTAL], sums[R_MESSAGES], why, simulated);
     } else {
         printf("%s,%s,,%d,%s,%s,,,,,%s,\n", name, decomp, nranks, shape, fs_dtype_name(a->dtype),
                note);
@@ -495,7 +515,7 @@ static int usage(int rank, const char *why)
                 "Usage: smpirun -platform FILE -np P fftshard-sim [--shape=SHAPE] [--dtype=TYPE]\n"
                 "  [--decomp=slab|pencil|auto] [--grid=AxB] [--strategy=NAME|all] [--packet=BYTES]\n"
                 "  [--queues=L] [--seed=N] [--calibration=FILE] [--groups=all|synced|component]\n"
-                "  [--header]\n",
+                "  [--max-simulated=RANKS] [--header]\n",
                 why);
     return 2;
 }
@@ -508,7 +528,7 @@ static int parse_args(int argc, char **argv, int rank, sim_args *a, const char *
         {"strategy", required_argument, 0, 'x'}, {"packet", required_argument, 0, 'p'},
         {"queues", required_argument, 0, 'q'},  {"seed", required_argument, 0, 'r'},
         {"calibration", required_argument, 0, 'c'}, {"header", no_argument, 0, 'H'},
-        {"groups", required_argument, 0, 'G'},
+        {"groups", required_argument, 0, 'G'}, {"max-simulated", required_argument, 0, 'M'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -554,6 +574,10 @@ static int parse_args(int argc, char **argv, int rank, sim_args *a, const char *
             break;
         case 'H':
             a->header = 1;
+            break;
+        case 'M':
+            if ((a->max_simulated = atoi(optarg)) < 1)
+                return usage(rank, "bad --max-simulated");
             break;
         case 'G':
             if (strcmp(optarg, "all") == 0)
@@ -616,7 +640,7 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
-    fs_decomposition_free(&shared.d);
+    sim_shared_free(&shared);
     MPI_Finalize();
     return ret;
 }

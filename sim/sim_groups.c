@@ -9,6 +9,13 @@
 #include <stdlib.h>
 #include <xbt/dynar.h>
 
+struct sim_links {
+    sg_link_t *links;                 /* every link of the platform, sorted */
+    size_t nlinks;
+    double *platform_bw;              /* per link, as the platform has it */
+    double *factor[SIM_MAX_EXCH];     /* per exchange and link; NULL: all 1 */
+};
+
 static int cmp_link(const void *a, const void *b)
 {
     uintptr_t x = (uintptr_t)*(const sg_link_t *)a, y = (uintptr_t)*(const sg_link_t *)b;
@@ -37,57 +44,114 @@ static int host_index(void)
     return found;
 }
 
-typedef struct route_scan {
-    sg_link_t *links;     /* every link of the platform, sorted */
-    size_t nlinks;
+/* One exchange's groups on rank 0: the hosts of group g are
+ * hosts[order[start[g]] .. order[start[g + 1] - 1]]. */
+typedef struct group_scan {
+    const sim_links *lk;
+    sg_host_t *hosts;
+    int ngroups;
+    int *order, *start;
     int *owner;           /* per link: the first group whose routes use it, -1 */
     int *parent;          /* per group: union-find of "shares a link with" */
     xbt_dynar_t route;
-} route_scan;
+} group_scan;
 
-/* Joins group g with every group already seen on the route from a to b. */
-static int scan_route(route_scan *r, sg_host_t a, sg_host_t b, int g)
+/* Calls visit(ctx, link index, g) for every link of every route inside
+ * group g. */
+static fs_status scan_group(group_scan *s, int g, void (*visit)(group_scan *, size_t, int, void *),
+                            void *ctx)
 {
-    xbt_dynar_reset(r->route);
-    sg_host_get_route(a, b, r->route);
-    unsigned long n = xbt_dynar_length(r->route);
-    for (unsigned long i = 0; i < n; i++) {
-        sg_link_t l = xbt_dynar_get_as(r->route, i, sg_link_t);
-        sg_link_t *hit = bsearch(&l, r->links, r->nlinks, sizeof *r->links, cmp_link);
-        if (!hit)
-            return -1;
-        int *o = &r->owner[hit - r->links];
-        if (*o < 0)
-            *o = g;
-        else
-            r->parent[root_of(r->parent, *o)] = root_of(r->parent, g);
-    }
-    return 0;
+    for (int i = s->start[g]; i < s->start[g + 1]; i++)
+        for (int j = s->start[g]; j < s->start[g + 1]; j++) {
+            if (i == j)
+                continue;
+            xbt_dynar_reset(s->route);
+            sg_host_get_route(s->hosts[s->order[i]], s->hosts[s->order[j]], s->route);
+            unsigned long n = xbt_dynar_length(s->route);
+            for (unsigned long k = 0; k < n; k++) {
+                sg_link_t l = xbt_dynar_get_as(s->route, k, sg_link_t);
+                sg_link_t *hit = bsearch(&l, s->lk->links, s->lk->nlinks, sizeof l, cmp_link);
+                if (!hit)
+                    return fs_error_set(FS_ERR_RUNTIME, "a route's link is not in the platform's list");
+                visit(s, (size_t)(hit - s->lk->links), g, ctx);
+            }
+        }
+    return FS_OK;
 }
 
-/* On rank 0, for one exchange: in_component[g] for each of its ngroups
- * groups and the ranks in the component (*ranks). where: per rank, its
- * host index then its group in each exchange (stride ints); col: this
- * exchange's. */
-static fs_status component_of(const int *where, int stride, int col, int nranks, int ngroups,
-                              int *in_component, int *ranks)
+static void join(group_scan *s, size_t link, int g, void *ctx)
+{
+    int *o = &s->owner[link];
+    if (*o < 0)
+        *o = g;
+    else
+        s->parent[root_of(s->parent, *o)] = root_of(s->parent, g);
+}
+
+static void count(group_scan *s, size_t link, int g, void *ctx)
+{
+    ((double *)ctx)[link] += 1;
+}
+
+/* The sample of a component of m groups too large to simulate whole: every
+ * k-th of them counting from rank 0's group, as evenly spread as can be,
+ * and the factor of the bandwidth of every link the sample uses: the
+ * sample's routes over the component's routes through it, so that each of
+ * the sample's flows gets the share of a link it would have next to all
+ * the others (exact when the groups are alike and their flows run
+ * together, which the sampled note in the table owns up to). */
+static fs_status sample_of(group_scan *s, int *flags, int root_group, int max_ranks, double **factor)
+{
+    int m = 0, pos = 0, size = s->start[root_group + 1] - s->start[root_group];
+    for (int g = 0; g < s->ngroups; g++) {
+        if (g == root_group)
+            pos = m;
+        m += flags[g];
+    }
+    int want = size > 0 && max_ranks / size > 1 ? max_ranks / size : 1, k = (m + want - 1) / want;
+    double *all = calloc(s->lk->nlinks + 1, sizeof *all), *mine = calloc(s->lk->nlinks + 1, sizeof *mine);
+    fs_status st = all && mine ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int g = 0, i = 0; g < s->ngroups && st == FS_OK; g++) {
+        if (!flags[g])
+            continue;
+        int in_sample = (i++ - pos + m) % k == 0;
+        st = scan_group(s, g, count, all);
+        if (st == FS_OK && in_sample)
+            st = scan_group(s, g, count, mine);
+        flags[g] = in_sample;
+    }
+    for (size_t l = 0; st == FS_OK && l < s->lk->nlinks; l++)
+        mine[l] = mine[l] > 0 ? mine[l] / all[l] : 1;
+    free(all);
+    if (st != FS_OK)
+        free(mine);
+    else
+        *factor = mine;
+    return st;
+}
+
+/* On rank 0, for one exchange: flags[g] for each of its groups (simulated
+ * or not) and counts[] = {ranks, groups, component ranks, component
+ * groups}. where: per rank, its host index then its group in each
+ * exchange (stride ints); col: this exchange's. */
+static fs_status component_of(sim_links *lk, const int *where, int stride, int col, int nranks,
+                              int ngroups, int max_ranks, int *flags, int *counts, double **factor)
 {
     fs_status st = FS_OK;
-    route_scan r = {sg_link_list(), sg_link_count(), NULL, NULL, NULL};
-    sg_host_t *hosts = sg_host_list();
-    int *order = malloc((size_t)nranks * sizeof *order), *start = calloc((size_t)ngroups + 1, sizeof *start);
+    group_scan s = {lk, sg_host_list(), ngroups, NULL, NULL, NULL, NULL, NULL};
+    s.order = malloc((size_t)nranks * sizeof *s.order);
+    s.start = calloc((size_t)ngroups + 1, sizeof *s.start);
+    s.owner = malloc((lk->nlinks + 1) * sizeof *s.owner);
+    s.parent = malloc((size_t)ngroups * sizeof *s.parent);
     int *filled = calloc((size_t)ngroups, sizeof *filled);
-    r.owner = malloc((r.nlinks ? r.nlinks : 1) * sizeof *r.owner);
-    r.parent = malloc((size_t)ngroups * sizeof *r.parent);
-    if (!r.links || !hosts || !order || !start || !filled || !r.owner || !r.parent) {
+    if (!s.hosts || !s.order || !s.start || !s.owner || !s.parent || !filled) {
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }
-    qsort(r.links, r.nlinks, sizeof *r.links, cmp_link);
-    for (size_t i = 0; i < r.nlinks; i++)
-        r.owner[i] = -1;
+    for (size_t i = 0; i < lk->nlinks; i++)
+        s.owner[i] = -1;
     for (int g = 0; g < ngroups; g++)
-        r.parent[g] = g;
+        s.parent[g] = g;
     /* The ranks grouped: a counting sort by group. */
     for (int i = 0; i < nranks; i++) {
         int g = where[stride * i + col];
@@ -95,47 +159,118 @@ static fs_status component_of(const int *where, int stride, int col, int nranks,
             st = fs_error_set(FS_ERR_RUNTIME, "rank %d: no host or no group", i);
             goto done;
         }
-        start[g + 1]++;
+        s.start[g + 1]++;
     }
     for (int g = 0; g < ngroups; g++)
-        start[g + 1] += start[g];
+        s.start[g + 1] += s.start[g];
     for (int i = 0; i < nranks; i++) {
         int g = where[stride * i + col];
-        order[start[g] + filled[g]++] = where[stride * i];
+        s.order[s.start[g] + filled[g]++] = where[stride * i];
     }
-    r.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
+    s.route = xbt_dynar_new(sizeof(sg_link_t), NULL);
     for (int g = 0; g < ngroups && st == FS_OK; g++)
-        for (int i = start[g]; i < start[g + 1] && st == FS_OK; i++)
-            for (int j = start[g]; j < start[g + 1] && st == FS_OK; j++)
-                if (i != j && scan_route(&r, hosts[order[i]], hosts[order[j]], g))
-                    st = fs_error_set(FS_ERR_RUNTIME, "a route's link is not in the platform's list");
-    xbt_dynar_free(&r.route);
-    *ranks = 0;
-    for (int g = 0; g < ngroups; g++) {
-        in_component[g] = root_of(r.parent, g) == root_of(r.parent, where[col]);
-        *ranks += in_component[g] ? start[g + 1] - start[g] : 0;
+        st = scan_group(&s, g, join, NULL);
+    int root_group = where[col];
+    for (int g = 0; st == FS_OK && g < ngroups; g++) {
+        flags[g] = root_of(s.parent, g) == root_of(s.parent, root_group);
+        counts[2] += flags[g] ? s.start[g + 1] - s.start[g] : 0;
+        counts[3] += flags[g];
     }
+    if (st == FS_OK && max_ranks > 0 && counts[2] > max_ranks)
+        st = sample_of(&s, flags, root_group, max_ranks, factor);
+    for (int g = 0; st == FS_OK && g < ngroups; g++) {
+        counts[0] += flags[g] ? s.start[g + 1] - s.start[g] : 0;
+        counts[1] += flags[g];
+    }
+    xbt_dynar_free(&s.route);
 done:
     free(filled);
-    free(r.links);
-    free(hosts);
-    free(order);
-    free(start);
-    free(r.owner);
-    free(r.parent);
+    free(s.hosts);
+    free(s.order);
+    free(s.start);
+    free(s.owner);
+    free(s.parent);
+    return st;
+}
+
+static fs_status links_new(sim_links **out)
+{
+    sim_links *lk = calloc(1, sizeof *lk);
+    if (!lk)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *out = lk;
+    lk->links = sg_link_list();
+    lk->nlinks = sg_link_count();
+    lk->platform_bw = malloc((lk->nlinks + 1) * sizeof *lk->platform_bw);
+    if (!lk->links || !lk->platform_bw) {
+        sim_links_free(out);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    qsort(lk->links, lk->nlinks, sizeof *lk->links, cmp_link);
+    for (size_t i = 0; i < lk->nlinks; i++)
+        lk->platform_bw[i] = sg_link_get_bandwidth(lk->links[i]);
+    return FS_OK;
+}
+
+void sim_links_free(sim_links **p)
+{
+    sim_links *lk = *p;
+    if (!lk)
+        return;
+    /* The platform as it was, for what runs next. */
+    sim_links_apply(lk, -1);
+    for (int e = 0; e < SIM_MAX_EXCH; e++)
+        free(lk->factor[e]);
+    free(lk->links);
+    free(lk->platform_bw);
+    free(lk);
+    *p = NULL;
+}
+
+void sim_links_apply(const sim_links *lk, int e)
+{
+    if (!lk)
+        return;
+    const double *f = e >= 0 && e < SIM_MAX_EXCH ? lk->factor[e] : NULL;
+    for (size_t i = 0; i < lk->nlinks; i++) {
+        double bw = lk->platform_bw[i] * (f ? f[i] : 1);
+        if (sg_link_get_bandwidth(lk->links[i]) != bw)
+            sg_link_set_bandwidth(lk->links[i], bw);
+    }
+}
+
+/* Rank 0's part: every exchange's verdict (flags and counts) from where. */
+static fs_status decide(const int *where, int nranks, int nexch, const int *ngroups, int max_ranks,
+                        int *verdict, sim_links **links)
+{
+    sim_links *lk = NULL;
+    fs_status st = links_new(&lk);
+    int *counts = verdict, *flags = verdict + 4 * nexch;
+    for (int e = 0; e < nexch && st == FS_OK; e++) {
+        st = component_of(lk, where, 1 + nexch, 1 + e, nranks, ngroups[e], max_ranks, flags, counts + 4 * e,
+                          &lk->factor[e]);
+        flags += ngroups[e];
+    }
+    int sampled = 0;
+    for (int e = 0; e < nexch; e++)
+        sampled |= lk && lk->factor[e] != NULL;
+    if (st != FS_OK || !sampled)
+        sim_links_free(&lk);
+    *links = lk;
     return st;
 }
 
 fs_status sim_components_find(MPI_Comm world, int nexch, const int *group, const int *ngroups,
-                              sim_component *out)
+                              int max_ranks, sim_component *out, sim_links **links)
 {
     int rank, nranks, stride = 1 + nexch, mine[1 + SIM_MAX_EXCH] = {host_index()};
+    *links = NULL;
     if (MPI_Comm_rank(world, &rank) != MPI_SUCCESS || MPI_Comm_size(world, &nranks) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank/size failed");
     if (nexch < 1 || nexch > SIM_MAX_EXCH)
         return fs_error_set(FS_ERR_RUNTIME, "%d exchanges: 1 to %d only", nexch, SIM_MAX_EXCH);
-    /* The verdict: ok, the ranks in each component, each exchange's flags. */
-    int nverdict = 1 + nexch;
+    /* The verdict: four counts per exchange, then each exchange's flags. */
+    int nverdict = 4 * nexch;
     for (int e = 0; e < nexch; e++) {
         mine[1 + e] = group[e];
         nverdict += ngroups[e];
@@ -152,21 +287,17 @@ fs_status sim_components_find(MPI_Comm world, int nexch, const int *group, const
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather failed");
         goto done;
     }
-    verdict[0] = 1;
-    for (int e = 0, *flags = verdict + 1 + nexch; rank == 0 && e < nexch && st == FS_OK; e++) {
-        st = component_of(where, stride, 1 + e, nranks, ngroups[e], flags, &verdict[1 + e]);
-        flags += ngroups[e];
-    }
+    if (rank == 0)
+        st = decide(where, nranks, nexch, ngroups, max_ranks, verdict, links);
     if (st != FS_OK)
         goto done;
     if (MPI_Bcast(verdict, nverdict, MPI_INT, 0, world) != MPI_SUCCESS) {
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
         goto done;
     }
-    for (int e = 0, *flags = verdict + 1 + nexch; e < nexch; e++) {
-        out[e] = (sim_component){flags[group[e]], verdict[1 + e], 0};
-        for (int g = 0; g < ngroups[e]; g++)
-            out[e].groups += flags[g];
+    for (int e = 0, *flags = verdict + 4 * nexch; e < nexch; e++) {
+        const int *c = verdict + 4 * e;
+        out[e] = (sim_component){flags[group[e]], c[0], c[1], c[2], c[3]};
         flags += ngroups[e];
     }
 done:

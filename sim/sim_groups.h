@@ -20,21 +20,38 @@
 
 #include "errors.h"
 
+/* A component too large to simulate whole (more ranks than asked for) is
+ * sampled: every k-th of its groups runs, and the bandwidth of each link
+ * they use is scaled to their share of the component's routes through it
+ * (sim_groups.c says when that is exact). */
 typedef struct sim_component {
-    int simulated;   /* this rank's group is in rank 0's component */
-    int ranks;       /* ranks in the component (the same on every rank) */
-    int groups;      /* groups in it */
+    int simulated;   /* this rank's group runs the exchange */
+    int ranks;       /* ranks that run it (the same on every rank) */
+    int groups;      /* groups that run it */
+    int component_ranks, component_groups;   /* rank 0's component, whole */
 } sim_component;
 
 #define SIM_MAX_EXCH 8
 
+/* The scaled bandwidths of the sampled exchanges, on rank 0. */
+typedef struct sim_links sim_links;
+
 /* Collective over world (MPI_ERRORS_RETURN), for nexch exchanges at once
  * (each collective over thousands of simulated ranks costs seconds of the
  * simulator's time). group[e] (in): this rank's group in exchange e, in
- * 0..ngroups[e]-1, the same on all its members; out[e] (out): the
- * component of the group of world's rank 0. The routes are computed on
- * rank 0 only. An error leaves the other ranks waiting: end the run. */
+ * 0..ngroups[e]-1, the same on all its members; max_ranks: sample a
+ * component of more ranks than this (0: never); out[e] (out): what runs
+ * exchange e. The routes are computed on rank 0 only; *links (out): on
+ * rank 0 when a component is sampled, else NULL; free with
+ * sim_links_free. An error leaves the other ranks waiting: end the run. */
 fs_status sim_components_find(MPI_Comm world, int nexch, const int *group, const int *ngroups,
-                              sim_component *out);
+                              int max_ranks, sim_component *out, sim_links **links);
+
+/* The bandwidths of exchange e (-1: the platform's own) set on the links:
+ * at the start of the exchange, on the rank that holds links (NULL: no-op). */
+void sim_links_apply(const sim_links *links, int e);
+
+/* Restores the platform's bandwidths and sets *links to NULL. */
+void sim_links_free(sim_links **links);
 
 #endif

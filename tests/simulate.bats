@@ -47,7 +47,7 @@ sim_run() {
     run --separate-stderr smpirun -no-privatize -platform "$srcdir/sim/platforms/$platform.xml" -np "$np" \
         -hostfile hosts "$FFTSHARD_SIM" --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 \
         --cfg=contexts/stack-size:1024 --log=root.thresh:critical --cfg=network/model:CM02 \
-        --cfg=smpi/alltoallv:bruck --calibration="$srcdir/sim/calibration.txt" "$@"
+        --cfg=smpi/alltoallv:bruck --cfg=smpi/test:1e-7 --calibration="$srcdir/sim/calibration.txt" "$@"
 }
 
 @test "simulate: the component of a 4x4 grid on a 4x4x4 torus is one row, one column" {
