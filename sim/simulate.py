@@ -41,10 +41,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 NICE = 0
+HOSTFILE_LOCK = threading.Lock()
 # SimGrid settings (the same as fftshard --dry-run --platform's):
 # - smpi/simulate-computation:no: the real copy loops add no time of their
 #   own; the simulator models them (and the FFTs) by the calibrated rates;
@@ -84,10 +86,10 @@ def hostfile(np_, directory):
     (smpirun's default, the host names sorted as strings, would put rank 2
     on node-10)."""
     path = os.path.join(directory, "hosts-%d.txt" % np_)
-    if not os.path.exists(path):
-        with open(path + ".tmp", "w") as f:
-            f.writelines("node-%d\n" % i for i in range(np_))
-        os.replace(path + ".tmp", path)
+    with HOSTFILE_LOCK:
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.writelines("node-%d\n" % i for i in range(np_))
     return path
 
 
@@ -107,9 +109,13 @@ def smpirun(platform, np_, sim, args, timeout, hosts=None):
         os.killpg(proc.pid, signal.SIGKILL)
         stdout, stderr = proc.communicate()
         why = "timeout"
-    rows = [r for r in csv.reader(l for l in stdout.splitlines() if l and not l.startswith("strategy,"))]
-    if not why and proc.returncode != 0 and not rows:
-        why = "failed: " + (stderr.strip().splitlines() or ["?"])[-1]
+    # The simulator's lines only: smpirun reports failures on stdout too.
+    rows = [r for r in csv.reader(l for l in stdout.splitlines() if l and not l.startswith("strategy,"))
+            if len(r) >= 11]
+    if not why and not rows:
+        lines = stderr.strip().splitlines() or ["?"]
+        why = "failed: " + next((l.split("[root/CRITICAL] ")[1] for l in lines if "[root/CRITICAL] " in l),
+                                lines[-1])
     return rows, why
 
 
@@ -160,8 +166,16 @@ def simulate_case(case, sim, calibration, timeout, a):
     A timeout keeps the strategies done before it."""
     platform, kind, ranks, decomp, shape, dtype = case
     start = time.time()
-    rows, why = smpirun(platform, ranks, sim, sim_args(shape, dtype, decomp, calibration, a), timeout,
-                        hostfile(ranks, a.out))
+    args = sim_args(shape, dtype, decomp, calibration, a)
+    rows, why = smpirun(platform, ranks, sim, args, timeout, hostfile(ranks, a.out))
+    retried = ""
+    if not rows and ("Cannot saturate more a constraint" in why or "Segmentation fault" in why):
+        # SimGrid's solver (MaxMin::do_solve) aborts or crashes on its own
+        # rounding now and then; a coarser precision, which its message
+        # suggests, gets through.
+        retried = "; maxmin/precision 1e-4 (SimGrid's solver failed at 1e-5)"
+        rows, why = smpirun(platform, ranks, sim, ["--cfg=maxmin/precision:1e-4"] + args,
+                            max(5, timeout - (time.time() - start)), hostfile(ranks, a.out))
     wall = round(time.time() - start, 1)
     out = []
     for s in STRATEGIES:
@@ -169,7 +183,8 @@ def simulate_case(case, sim, calibration, timeout, a):
         rec = record(case, s, note=why or "failed", wall_s=wall)
         if row:
             rec.update(grid=row[2], exchange_s=row[6], fft_s=row[7], total_s=row[8], messages=row[9],
-                       note=row[10] if len(row) > 10 else "", simulated=row[11] if len(row) > 11 else "")
+                       note=(row[10] if len(row) > 10 else "") + retried,
+                       simulated=row[11] if len(row) > 11 else "")
         out.append(rec)
     return out
 
