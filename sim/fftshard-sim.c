@@ -18,13 +18,22 @@
  * A host of speed 1Gf in a platform is a core as fast as the calibration
  * machine's (2Gf: twice as fast).
  *
+ * --groups=component simulates, in each exchange of a pencil decomposition,
+ * only the groups of ranks whose routes can interact with rank 0's group
+ * (sim_groups.h); the other ranks skip that exchange. Every stage then
+ * starts on every rank at the same simulated time (--groups=synced does the
+ * same with every group, as the reference for it), and the times are the
+ * sums over the stages of each stage's slowest simulated rank.
+ *
  * Rank 0 prints one CSV line per strategy (the slowest rank's times):
- * strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note */
+ * strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,
+ * note,simulated; the last is the ranks that ran each exchange ("64/256"). */
 #include "config.h"
 
 #include <getopt.h>
 #include <math.h>
 #include <mpi.h>
+#include <simgrid/actor.h>
 #include <smpi/smpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +43,7 @@
 #include "errors.h"
 #include "exchange.h"
 #include "layout.h"
+#include "sim_groups.h"
 #include "transform.h"
 
 /* Flops of a 1Gf host per second of the calibration machine's core. */
@@ -44,6 +54,13 @@ typedef struct sim_model {
     double copy_rate;     /* bytes/s of one core's memory copies */
 } sim_model;
 
+/* Which ranks run each exchange (--groups). */
+typedef enum sim_groups_mode {
+    SIM_GROUPS_ALL,        /* every rank, the stages unsynchronised as in fftshard */
+    SIM_GROUPS_SYNCED,     /* every rank, each stage after a barrier */
+    SIM_GROUPS_COMPONENT   /* rank 0's component of groups (sim_groups.h), synced */
+} sim_groups_mode;
+
 typedef struct sim_args {
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];
@@ -53,13 +70,10 @@ typedef struct sim_args {
     const char *strategy;           /* a name or "all" */
     fs_exchange_params params;
     sim_model model;
+    sim_groups_mode groups;
+    int max_simulated;              /* sample a larger component (0: never) */
     int header;
 } sim_args;
-
-typedef struct sim_result {
-    double exchange_s, fft_s, total_s;
-    double messages;
-} sim_result;
 
 static void sim_compute(double seconds)
 {
@@ -181,9 +195,19 @@ static fs_transform_request request_of(const sim_args *a, int nranks, int hooks)
     return rq;
 }
 
+/* What the strategies of one run share while their plans keep the same
+ * boxes: the decomposition, whose collectives over thousands of simulated
+ * ranks cost the simulator many seconds, and the components. */
+typedef struct sim_shared {
+    fs_transform t;                   /* the plan d was made for */
+    fs_decomposition *d;
+    sim_component comp[FS_MAX_EXCH];  /* per exchange: the ranks simulated */
+    sim_links *links;                 /* rank 0: the sampled exchanges' bandwidths */
+} sim_shared;
+
 typedef struct sim_run {
     fs_transform t;
-    fs_decomposition *d;
+    sim_shared *sh;                  /* borrowed */
     fs_exchange *x[FS_MAX_EXCH];
     void *data;
     int64_t elems;                   /* of data */
@@ -197,24 +221,78 @@ static void sim_run_free(sim_run *r)
         fs_exchange_free(&r->x[e]);
     fs_buffer_free(r->data);
     r->data = NULL;
-    fs_decomposition_free(&r->d);
+}
+
+/* Plans whose stages have the same boxes: they differ at most in the
+ * block work of the overlapping strategies. Padding bytes that differ
+ * only cost a decomposition made anew. */
+static int same_boxes(const fs_transform *a, const fs_transform *b)
+{
+    fs_transform x = *a, y = *b;
+    fs_transform *both[2] = {&x, &y};
+    for (int i = 0; i < 2; i++) {
+        memset(both[i]->ops, 0, sizeof both[i]->ops);
+        memset(both[i]->nops, 0, sizeof both[i]->nops);
+        memset(both[i]->hook_axes_pre, 0, sizeof both[i]->hook_axes_pre);
+        memset(both[i]->hook_axes_post, 0, sizeof both[i]->hook_axes_post);
+        both[i]->hooks = both[i]->hook_twiddle = 0;
+    }
+    return memcmp(&x, &y, sizeof x) == 0;
+}
+
+/* Which ranks run each exchange: its groups are the ranks along grid
+ * dimension g, numbered by their coordinate along the other. */
+static fs_status sim_shared_groups(sim_shared *sh, sim_groups_mode mode, int max_ranks, int nranks)
+{
+    const fs_transform *t = &sh->t;
+    int nexch = t->nstages - 1, group[FS_MAX_EXCH], ngroups[FS_MAX_EXCH];
+    for (int e = 0; e < nexch; e++) {
+        int g = fs_transform_exchange_dim(t, e);
+        group[e] = sh->d->coord[1 - g];
+        ngroups[e] = t->grid[1 - g];
+        sh->comp[e] = (sim_component){1, nranks, ngroups[e], nranks, ngroups[e]};
+    }
+    if (mode != SIM_GROUPS_COMPONENT || nexch < 1)
+        return FS_OK;
+    return sim_components_find(MPI_COMM_WORLD, nexch, group, ngroups, max_ranks, sh->comp, &sh->links);
+}
+
+/* sh made for t, or kept when it was made for the same boxes. */
+static fs_status sim_shared_update(sim_shared *sh, const fs_transform *t, const sim_args *a, int nranks)
+{
+    if (sh->d && same_boxes(&sh->t, t))
+        return FS_OK;
+    fs_decomposition_free(&sh->d);
+    sim_links_free(&sh->links);
+    sh->t = *t;
+    fs_status st = fs_decomposition_new(MPI_COMM_WORLD, t, 0, &sh->d);
+    return st == FS_OK ? sim_shared_groups(sh, a->groups, a->max_simulated, nranks) : st;
+}
+
+static void sim_shared_free(sim_shared *sh)
+{
+    fs_decomposition_free(&sh->d);
+    sim_links_free(&sh->links);
 }
 
 /* Plan as compute.c does: the exchange of dimension g over its
- * communicator, the block hooks on the first exchange only. */
-static fs_status sim_run_plan(sim_run *r, const sim_args *a, const fs_exchange_ops *ops)
+ * communicator, the block hooks on the first exchange only; none where
+ * this rank does not run the exchange. */
+static fs_status sim_run_plan(sim_run *r, const sim_args *a, const fs_exchange_ops *ops, int nranks)
 {
     const fs_transform *t = &r->t;
-    fs_status st = fs_decomposition_new(MPI_COMM_WORLD, t, 0, &r->d);
+    fs_status st = sim_shared_update(r->sh, t, a, nranks);
     if (st != FS_OK)
         return st;
     r->hctx = (hook_ctx){t, &a->model};
     r->hooks = (fs_block_hooks){hook_pre, hook_post, &r->hctx, t->from_axis};
-    int64_t need = fs_decomposition_max_elems(r->d);
+    int64_t need = fs_decomposition_max_elems(r->sh->d);
     for (int e = 0; e + 1 < t->nstages && st == FS_OK; e++) {
+        if (!r->sh->comp[e].simulated)
+            continue;
         fs_exchange_args args = {
-            .comm = r->d->dim_comm[fs_transform_exchange_dim(t, e)],
-            .rd = r->d->rd[e],
+            .comm = r->sh->d->dim_comm[fs_transform_exchange_dim(t, e)],
+            .rd = r->sh->d->rd[e],
             .elem_bytes = fs_complex_bytes(t->prec),
             .elem_type = t->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
             .params = &a->params,
@@ -238,60 +316,140 @@ static fs_status sim_run_plan(sim_run *r, const sim_args *a, const fs_exchange_o
     return st;
 }
 
-/* The transform's stages and exchanges in simulated time on this rank. */
-static fs_status sim_run_execute(sim_run *r, const sim_model *m, sim_result *out)
+/* Per rank: the sums over the stages, then per stage its exchange, FFT
+ * and total seconds and its messages, then how late the latest stage
+ * ended past the start of the next; reduced by their maximum over the
+ * ranks. */
+enum { R_EXCHANGE, R_FFT, R_TOTAL, R_MESSAGES, R_STAGES };
+#define R_OVERRUN (R_STAGES + 4 * FS_MAX_STAGES)
+#define R_SLOTS (R_OVERRUN + 1)
+
+/* Synced stages start at fixed simulated times, this far apart: every rank
+ * sleeps until its stage's start, which aligns them exactly and sends no
+ * message (a barrier of 4096 simulated ranks costs the simulator seconds
+ * and lets them go at different times). Far longer than any stage. */
+#define SYNC_GAP_S 1e4
+
+/* The transform's stages and exchanges in simulated time on this rank.
+ * With synced stages every stage starts on every rank together, as the
+ * component needs (sim_groups.h); a rank that skips a stage's exchange
+ * leaves that stage's slots 0. */
+static fs_status sim_run_execute(sim_run *r, const sim_model *m, int synced, double *out)
 {
     const fs_transform *t = &r->t;
-    memset(out, 0, sizeof *out);
-    if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+    memset(out, 0, R_SLOTS * sizeof *out);
+    double sync0 = 0;
+    if (!synced && MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    if (synced) {
+        /* Past the planning on every rank: its collectives take microseconds. */
+        sync0 = (floor(MPI_Wtime() / SYNC_GAP_S) + 2) * SYNC_GAP_S;
+        if (MPI_Bcast(&sync0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    }
     double start = MPI_Wtime();
     for (int s = 0; s < t->nstages; s++) {
-        double f = stage_seconds(t, s, r->d->box[s], m);
+        if (synced) {
+            double at = sync0 + s * SYNC_GAP_S, late = MPI_Wtime() - at;
+            if (late > out[R_OVERRUN])
+                out[R_OVERRUN] = late;
+            sg_actor_sleep_until(at);
+            /* A sampled exchange's links, as its stage starts. */
+            sim_links_apply(r->sh->links, s + 1 < t->nstages ? s : -1);
+            if (s == 0)
+                start = MPI_Wtime();
+        }
+        double stage_start = MPI_Wtime(), f = stage_seconds(t, s, r->sh->d->box[s], m), x_s = 0;
         sim_compute(f);
-        out->fft_s += f;
         fs_exchange *x = s + 1 < t->nstages ? r->x[s] : NULL;
-        if (!x)
-            continue;
-        double pre, post, t0 = MPI_Wtime(), hooks0 = x->stats.t_hooks_s;
-        copy_bytes(x, &pre, &post);
-        sim_compute(pre / m->copy_rate);
-        fs_status st = fs_exchange_execute(x, &r->data, &r->elems);
-        if (st != FS_OK)
-            return st;
-        sim_compute(post / m->copy_rate);
-        /* Block FFTs inside the exchange count as FFT time, as in fftshard. */
-        double hooks = x->stats.t_hooks_s - hooks0;
-        out->exchange_s += MPI_Wtime() - t0 - hooks;
-        out->fft_s += hooks;
-        out->messages += (double)x->stats.messages_sent;
+        double *slot = out + R_STAGES + 4 * s;
+        if (x) {
+            double pre, post, t0 = MPI_Wtime(), hooks0 = x->stats.t_hooks_s;
+            copy_bytes(x, &pre, &post);
+            sim_compute(pre / m->copy_rate);
+            fs_status st = fs_exchange_execute(x, &r->data, &r->elems);
+            if (st != FS_OK)
+                return st;
+            sim_compute(post / m->copy_rate);
+            /* Block FFTs inside the exchange count as FFT time, as in fftshard. */
+            double hooks = x->stats.t_hooks_s - hooks0;
+            x_s = MPI_Wtime() - t0 - hooks;
+            f += hooks;
+            slot[3] = (double)x->stats.messages_sent;
+        } else if (s + 1 < t->nstages) {
+            continue;   /* not simulated here: the stage's slots stay 0 */
+        }
+        slot[0] = x_s;
+        slot[1] = f;
+        slot[2] = MPI_Wtime() - stage_start;
+        out[R_EXCHANGE] += x_s;
+        out[R_FFT] += f;
+        out[R_MESSAGES] += slot[3];
     }
-    out->total_s = MPI_Wtime() - start;
+    out[R_TOTAL] = MPI_Wtime() - start;
     return FS_OK;
 }
 
-static void print_line(const sim_args *a, const char *name, int nranks, const fs_transform *t,
-                       const sim_result *r, const char *note)
+/* The four sums of the line from the slots reduced over the ranks: the
+ * slowest rank's sums, or with synced stages the sums of every stage's
+ * slowest rank (the stages follow one another). */
+static void line_sums(const double *worst, int nstages, sim_groups_mode mode, double *sums)
 {
-    char shape[256];
+    for (int k = 0; k < 4; k++) {
+        sums[k] = mode == SIM_GROUPS_ALL ? worst[k] : 0;
+        for (int s = 0; mode != SIM_GROUPS_ALL && s < nstages; s++)
+            sums[k] += worst[R_STAGES + 4 * s + (k == R_MESSAGES ? 3 : k)];
+    }
+}
+
+/* What the times are, for the note column. */
+static void mode_note(const sim_run *r, sim_groups_mode mode, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", mode == SIM_GROUPS_COMPONENT ? "times of the simulated ranks; stages synced"
+                              : mode == SIM_GROUPS_SYNCED ? "stages synced" : "");
+    for (int e = 0; e + 1 < r->t.nstages; e++) {
+        const sim_component *c = &r->sh->comp[e];
+        size_t n = strlen(buf);
+        if (c->ranks < c->component_ranks)
+            snprintf(buf + n, size - n, "; exchange %d sampled: %d of %d groups in rank 0's component; "
+                     "link bandwidths scaled", e + 1, c->groups, c->component_groups);
+    }
+}
+
+/* strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,
+ * note,simulated: the last the ranks that ran each exchange. */
+static void print_line(const sim_args *a, const char *name, int nranks, const sim_run *r,
+                       const double *worst, const char *note)
+{
+    char shape[256], simulated[16 * FS_MAX_EXCH] = "", why[512];
     fs_format_shape(a->ndim, a->shape, shape, sizeof shape);
     const char *decomp = a->decomp == FS_DECOMP_SLAB ? "slab" : a->decomp == FS_DECOMP_PENCIL ? "pencil" : "auto";
-    if (t && note[0] == '\0')
-        printf("%s,%s,%dx%d,%d,%s,%s,%.6g,%.6g,%.6g,%.0f,\n", name, t->pencil ? "pencil" : "slab",
-               t->grid[0], t->grid[1], nranks, shape, fs_dtype_name(a->dtype), r->exchange_s,
-               r->fft_s, r->total_s, r->messages);
-    else
-        printf("%s,%s,,%d,%s,%s,,,,,%s\n", name, decomp, nranks, shape, fs_dtype_name(a->dtype),
+    if (r && note[0] == '\0') {
+        const fs_transform *t = &r->t;
+        double sums[4];
+        line_sums(worst, t->nstages, a->groups, sums);
+        mode_note(r, a->groups, why, sizeof why);
+        for (int e = 0; e + 1 < t->nstages; e++)
+            snprintf(simulated + strlen(simulated), sizeof simulated - strlen(simulated), "%s%d",
+                     e ? "/" : "", r->sh->comp[e].ranks);
+        printf("%s,%s,%dx%d,%d,%s,%s,%.6g,%.6g,%.6g,%.0f,%s,%s\n", name, t->pencil ? "pencil" : "slab",
+               t->grid[0], t->grid[1], nranks, shape, fs_dtype_name(a->dtype), sums[R_EXCHANGE],
+               sums[R_FFT], sums[R_TOTAL], sums[R_MESSAGES], why, simulated);
+    } else {
+        printf("%s,%s,,%d,%s,%s,,,,,%s,\n", name, decomp, nranks, shape, fs_dtype_name(a->dtype),
                note);
+    }
     fflush(stdout);
 }
 
 /* One strategy, every rank; rank 0 prints. A plan that does not fit (a
  * slab on more ranks than the axis has planes) is a line with its reason. */
-static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, int rank, int nranks)
+static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, sim_shared *sh, int rank,
+                          int nranks)
 {
     sim_run r;
     memset(&r, 0, sizeof r);
+    r.sh = sh;
     fs_transform_request rq = request_of(a, nranks, ops->uses_hooks);
     fs_status st = fs_transform_plan(&rq, &r.t);
     if (st != FS_OK) {
@@ -301,14 +459,16 @@ static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, int ran
         fs_error_clear();
         return FS_OK;
     }
-    sim_result mine, worst;
-    st = sim_run_plan(&r, a, ops);
+    double mine[R_SLOTS], worst[R_SLOTS];
+    st = sim_run_plan(&r, a, ops, nranks);
     if (st == FS_OK)
-        st = sim_run_execute(&r, &a->model, &mine);
-    if (st == FS_OK && MPI_Reduce(&mine, &worst, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
+        st = sim_run_execute(&r, &a->model, a->groups != SIM_GROUPS_ALL, mine);
+    if (st == FS_OK && MPI_Reduce(mine, worst, R_SLOTS, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Reduce failed");
+    if (st == FS_OK && rank == 0 && worst[R_OVERRUN] > 0)
+        st = fs_error_set(FS_ERR_RUNTIME, "a stage ran %g s past the start of the next", worst[R_OVERRUN]);
     if (st == FS_OK && rank == 0)
-        print_line(a, ops->name, nranks, &r.t, &worst, r.t.nstages > 1 ? "" : "no exchange");
+        print_line(a, ops->name, nranks, &r, worst, r.t.nstages > 1 ? "" : "no exchange");
     sim_run_free(&r);
     return st;
 }
@@ -354,7 +514,8 @@ static int usage(int rank, const char *why)
                 "fftshard-sim: %s\n"
                 "Usage: smpirun -platform FILE -np P fftshard-sim [--shape=SHAPE] [--dtype=TYPE]\n"
                 "  [--decomp=slab|pencil|auto] [--grid=AxB] [--strategy=NAME|all] [--packet=BYTES]\n"
-                "  [--queues=L] [--seed=N] [--calibration=FILE] [--header]\n",
+                "  [--queues=L] [--seed=N] [--calibration=FILE] [--groups=all|synced|component]\n"
+                "  [--max-simulated=RANKS] [--header]\n",
                 why);
     return 2;
 }
@@ -367,6 +528,7 @@ static int parse_args(int argc, char **argv, int rank, sim_args *a, const char *
         {"strategy", required_argument, 0, 'x'}, {"packet", required_argument, 0, 'p'},
         {"queues", required_argument, 0, 'q'},  {"seed", required_argument, 0, 'r'},
         {"calibration", required_argument, 0, 'c'}, {"header", no_argument, 0, 'H'},
+        {"groups", required_argument, 0, 'G'}, {"max-simulated", required_argument, 0, 'M'},
         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -413,6 +575,20 @@ static int parse_args(int argc, char **argv, int rank, sim_args *a, const char *
         case 'H':
             a->header = 1;
             break;
+        case 'M':
+            if ((a->max_simulated = atoi(optarg)) < 1)
+                return usage(rank, "bad --max-simulated");
+            break;
+        case 'G':
+            if (strcmp(optarg, "all") == 0)
+                a->groups = SIM_GROUPS_ALL;
+            else if (strcmp(optarg, "synced") == 0)
+                a->groups = SIM_GROUPS_SYNCED;
+            else if (strcmp(optarg, "component") == 0)
+                a->groups = SIM_GROUPS_COMPONENT;
+            else
+                return usage(rank, "bad --groups");
+            break;
         default:
             return usage(rank, "bad option");
         }
@@ -450,17 +626,21 @@ int main(int argc, char **argv)
         MPI_Bcast(&a.model, (int)sizeof a.model, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         ret = 1;
     if (ret == 0 && rank == 0 && a.header)
-        printf("strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note\n");
+        printf("strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note,"
+               "simulated\n");
+    sim_shared shared;
+    memset(&shared, 0, sizeof shared);
     for (int i = 0; ret == 0 && fs_exchange_strategies[i]; i++) {
         const fs_exchange_ops *ops = fs_exchange_strategies[i];
         if (strcmp(a.strategy, "all") != 0 && strcmp(a.strategy, ops->name) != 0)
             continue;
-        if (simulate(&a, ops, rank, nranks) != FS_OK) {
+        if (simulate(&a, ops, &shared, rank, nranks) != FS_OK) {
             /* The other ranks may be waiting in a collective. */
             fprintf(stderr, "fftshard-sim: rank %d: %s\n", rank, fs_error_message());
             MPI_Abort(MPI_COMM_WORLD, 1);
         }
     }
+    sim_shared_free(&shared);
     MPI_Finalize();
     return ret;
 }

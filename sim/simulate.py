@@ -4,10 +4,25 @@
 Runs sim/fftshard-sim under smpirun for every platform (sim/platforms/),
 rank count, decomposition and array size, prints the table strategy x
 platform x ranks x decomposition with the predicted exchange and total
-times (the slowest rank's), writes it as CSV and draws it as a PNG. Then
-(unless --no-calibrate) runs the real fftshard on 2, 4 and 8 ranks here and
-the simulator on the calibration platform (sim/platforms/local.xml) with
-the same parameters, and prints the prediction error of each case.
+times, writes it as CSV and draws it as a PNG. Then (unless
+--no-calibrate) runs the real fftshard on 2, 4 and 8 ranks here and the
+simulator on the calibration platform (sim/platforms/local.xml) with the
+same parameters, and prints the prediction error of each case.
+
+Rank i runs on host node-i (a hostfile), so that a row of the process
+grid is a block of neighbouring nodes, as a batch system places them. The
+simulator runs with --groups=component: each exchange of a pencil
+decomposition runs only in the groups of ranks (rows, then columns of the
+grid) whose routes can share a link with rank 0's group, the others skip
+it, and every stage starts on every rank together. The times are then
+those of the simulated ranks, summed stage by stage (the note column says
+so, the simulated column gives the ranks that ran each exchange); in
+SimGrid's max-min model that is exact, which --exactness measures at 64
+and 512 ranks against runs of every rank. A component of more than
+--max-simulated ranks (the dragonfly's columns, whose global links every
+column shares) is sampled: every k-th group runs, with the bandwidth of
+each link it uses scaled to its share of the component's routes through
+it; the note says so, and --exactness measures that error too.
 
 Each simulation has a time limit (--timeout) and the whole a budget
 (--budget): a run over its limit, or not started within the budget, is a
@@ -26,9 +41,12 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
+NICE = 0
+HOSTFILE_LOCK = threading.Lock()
 # SimGrid settings (the same as fftshard --dry-run --platform's):
 # - smpi/simulate-computation:no: the real copy loops add no time of their
 #   own; the simulator models them (and the FFTs) by the calibrated rates;
@@ -41,8 +59,19 @@ STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 #   algorithm, isend/irecv to rank+i in throttled batches) instead of SMPI's
 #   default of posting every message at once, which no MPI library does for
 #   large messages;
-# - contexts/stack-size: small stacks for thousands of ranks.
+# - contexts/stack-size: small stacks for thousands of ranks;
+# - smpi/gather and smpi/reduce: tree algorithms for the setup's and the
+#   results' collectives, which SMPI's defaults run linearly at a cost to
+#   the simulator of seconds per collective at 4096 ranks (no timed phase
+#   uses them).
+# - smpi/test:1e-7: an MPI_Test costs about 0.1 us. SMPI's default charges
+#   1e-4 s times a back-off counter that every simulated rank shares, which
+#   made pairwise's polling (its only user) up to 13 x slower than its
+#   messages and coupled ranks that share no link.
 SMPI_CFG = [
+    "--cfg=smpi/test:1e-7",
+    "--cfg=smpi/gather:ompi_binomial",
+    "--cfg=smpi/reduce:binomial",
     "--cfg=smpi/simulate-computation:no",
     "--cfg=network/crosstraffic:0",
     "--cfg=network/model:CM02",
@@ -52,23 +81,42 @@ SMPI_CFG = [
 ]
 
 
-def smpirun(platform, np_, sim, args, timeout):
-    cmd = ["smpirun", "-no-privatize", "-platform", platform, "-np", str(np_), sim] + SMPI_CFG + args
+def hostfile(np_, directory):
+    """Rank i on node-i: the cluster platforms' hosts in their own order
+    (smpirun's default, the host names sorted as strings, would put rank 2
+    on node-10)."""
+    path = os.path.join(directory, "hosts-%d.txt" % np_)
+    with HOSTFILE_LOCK:
+        if not os.path.exists(path):
+            with open(path, "w") as f:
+                f.writelines("node-%d\n" % i for i in range(np_))
+    return path
+
+
+def smpirun(platform, np_, sim, args, timeout, hosts=None):
+    """The simulator's CSV rows and "" or why it failed; on a timeout the
+    rows printed before it."""
+    cmd = (["nice", "-n", str(NICE), "smpirun", "-no-privatize", "-platform", platform, "-np", str(np_)]
+           + (["-hostfile", hosts] if hosts else []) + [sim] + SMPI_CFG + args)
     # Its own session: on timeout the whole group goes, smpirun's
     # simulation process (smpimain) with it.
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
+    why = ""
     try:
         stdout, stderr = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        return None, "timeout"
-    out = subprocess.CompletedProcess(cmd, proc.returncode, stdout, stderr)
-    rows = [r for r in csv.reader(l for l in out.stdout.splitlines() if l and not l.startswith("strategy,"))]
-    if out.returncode != 0 and not rows:
-        return None, "failed: " + (out.stderr.strip().splitlines() or ["?"])[-1]
-    return rows, ""
+        stdout, stderr = proc.communicate()
+        why = "timeout"
+    # The simulator's lines only: smpirun reports failures on stdout too.
+    rows = [r for r in csv.reader(l for l in stdout.splitlines() if l and not l.startswith("strategy,"))
+            if len(r) >= 11]
+    if not why and not rows:
+        lines = stderr.strip().splitlines() or ["?"]
+        why = "failed: " + next((l.split("[root/CRITICAL] ")[1] for l in lines if "[root/CRITICAL] " in l),
+                                lines[-1])
+    return rows, why
 
 
 def grid_of(ranks, decomp):
@@ -101,25 +149,44 @@ def record(case, strategy, **kw):
     platform, kind, ranks, decomp, shape, dtype = case
     rec = {"platform": kind, "ranks": ranks, "decomp": decomp, "shape": shape, "dtype": dtype,
            "strategy": strategy, "grid": "", "exchange_s": "", "fft_s": "", "total_s": "",
-           "messages": "", "note": "", "wall_s": 0}
+           "messages": "", "simulated": "", "note": "", "wall_s": 0}
     rec.update(kw)
     return rec
 
 
-def simulate_case(case, sim, calibration, timeout):
-    """One strategy on one platform: its own smpirun, so that one slow
-    strategy costs only its own row."""
-    platform, kind, ranks, decomp, shape, dtype, strategy = case
+def sim_args(shape, dtype, decomp, calibration, a):
+    return ["--shape=" + shape, "--dtype=" + dtype, "--decomp=" + decomp, "--strategy=all",
+            "--calibration=" + calibration, "--groups=component", "--max-simulated=%d" % a.max_simulated]
+
+
+def simulate_case(case, sim, calibration, timeout, a):
+    """Every strategy on one platform in one smpirun: they share the
+    decomposition and the components, whose collectives over thousands of
+    simulated ranks cost the simulator more than a strategy's exchanges.
+    A timeout keeps the strategies done before it."""
+    platform, kind, ranks, decomp, shape, dtype = case
     start = time.time()
-    rows, why = smpirun(platform, ranks, sim,
-                        ["--shape=" + shape, "--dtype=" + dtype, "--decomp=" + decomp,
-                         "--strategy=" + strategy, "--calibration=" + calibration], timeout)
-    row = next((r for r in rows or [] if r[0] == strategy), None)
-    rec = record(case[:6], strategy, note=why, wall_s=round(time.time() - start, 1))
-    if row:
-        rec.update(grid=row[2], exchange_s=row[6], fft_s=row[7], total_s=row[8],
-                   messages=row[9], note=row[10] if len(row) > 10 else "")
-    return [rec]
+    args = sim_args(shape, dtype, decomp, calibration, a)
+    rows, why = smpirun(platform, ranks, sim, args, timeout, hostfile(ranks, a.out))
+    retried = ""
+    if not rows and ("Cannot saturate more a constraint" in why or "Segmentation fault" in why):
+        # SimGrid's solver (MaxMin::do_solve) aborts or crashes on its own
+        # rounding now and then; a coarser precision, which its message
+        # suggests, gets through.
+        retried = "; maxmin/precision 1e-4 (SimGrid's solver failed at 1e-5)"
+        rows, why = smpirun(platform, ranks, sim, ["--cfg=maxmin/precision:1e-4"] + args,
+                            max(5, timeout - (time.time() - start)), hostfile(ranks, a.out))
+    wall = round(time.time() - start, 1)
+    out = []
+    for s in STRATEGIES:
+        row = next((r for r in rows if r[0] == s), None)
+        rec = record(case, s, note=why or "failed", wall_s=wall)
+        if row:
+            rec.update(grid=row[2], exchange_s=row[6], fft_s=row[7], total_s=row[8], messages=row[9],
+                       note=(row[10] if len(row) > 10 else "") + retried,
+                       simulated=row[11] if len(row) > 11 else "")
+        out.append(rec)
+    return out
 
 
 def run_table(a, sim, calibration):
@@ -131,20 +198,22 @@ def run_table(a, sim, calibration):
                     platform = os.path.join(a.srcdir, "sim", "platforms", "%s-%d.xml" % (kind, ranks))
                     case = (platform, kind, ranks, decomp, shape, a.dtype)
                     msgs = messages_of(ranks, decomp, shape)
-                    for s in STRATEGIES:
-                        if msgs is None:
-                            rows.append(record(case, s, note="no slab: more ranks than planes"))
-                        elif msgs > a.max_messages:
-                            rows.append(record(case, s, note="not simulated: %d messages, over "
-                                               "--max-messages %d" % (msgs, a.max_messages)))
-                        else:
-                            cases.append(case + (s,))
-    # Cheap cases first, so the budget goes to as many of them as it can.
+                    # A slab's one exchange is one group of every rank: no
+                    # component makes it smaller.
+                    if msgs is None:
+                        rows += [record(case, s, note="no slab: more ranks than planes") for s in STRATEGIES]
+                    elif decomp == "slab" and msgs > a.max_messages:
+                        rows += [record(case, s, note="not simulated: %d messages in one all-to-all, over "
+                                        "--max-messages %d" % (msgs, a.max_messages)) for s in STRATEGIES]
+                    else:
+                        cases.append(case)
+    # The longest first (the most ranks, then messages), so that the two
+    # jobs end together; the budget still leaves a row for every case.
     order = {k: i for i, k in enumerate(a.platforms.split(","))}
-    cases.sort(key=lambda c: (messages_of(c[2], c[3], c[4]), order[c[1]], c[4]))
+    cases.sort(key=lambda c: (-c[2], -messages_of(c[2], c[3], c[4]), order[c[1]], c[4]))
     deadline = time.time() + a.budget
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        futures = [pool.submit(run_or_skip, case, sim, calibration, a.timeout, deadline) for case in cases]
+        futures = [pool.submit(run_or_skip, case, sim, calibration, a, deadline) for case in cases]
         for f in concurrent.futures.as_completed(futures):
             rows.extend(f.result())
     key = {k: i for i, k in enumerate(a.platforms.split(","))}
@@ -153,15 +222,53 @@ def run_table(a, sim, calibration):
     return rows
 
 
-def run_or_skip(case, sim, calibration, timeout, deadline):
+def run_or_skip(case, sim, calibration, a, deadline):
     left = deadline - time.time()
     if left < 5:
-        return [record(case[:6], case[6], note="skipped (budget)")]
-    return simulate_case(case, sim, calibration, min(timeout, left))
+        return [record(case, s, note="skipped (budget)") for s in STRATEGIES]
+    return simulate_case(case, sim, calibration, min(a.timeout, left), a)
+
+
+def exactness(a, sim, calibration):
+    """The component against runs of every rank, at 64 and 512 ranks: each
+    pencil case with every rank unsynchronised (as fftshard runs), every
+    rank with the stages synced (what the component must equal), the
+    component whole, and where it has more than --max-simulated x P/4096
+    ranks the component sampled as it would be at 4096 ranks."""
+    print("\nExactness, %s pencils, total seconds: every rank (all), every rank with synced stages (synced),"
+          " the component whole (comp) and sampled (sampled); differences against synced" % a.exactness_size)
+    print("%-9s %5s %-9s %9s %9s %9s %9s %8s %8s %8s  %s" % (
+        "platform", "ranks", "strategy", "all_s", "synced_s", "comp_s", "sampled_s", "syn/all", "comp",
+        "sampled", "simulated (comp; sampled)"))
+    base = [x for x in sim_args(a.exactness_size, a.dtype, "pencil", calibration, a)
+            if not x.startswith(("--groups=", "--max-simulated="))]
+    for ranks in (64, 512):
+        limit = max(1, a.max_simulated * ranks // 4096)
+        for kind in a.platforms.split(","):
+            platform = os.path.join(a.srcdir, "sim", "platforms", "%s-%d.xml" % (kind, ranks))
+            runs = {}
+            for name, extra in (("all", ["--groups=all"]), ("synced", ["--groups=synced"]),
+                                ("comp", ["--groups=component"]),
+                                ("sampled", ["--groups=component", "--max-simulated=%d" % limit])):
+                rows, _ = smpirun(platform, ranks, sim, base + extra, a.timeout, hostfile(ranks, a.out))
+                runs[name] = {r[0]: r for r in rows if len(r) > 11 and r[8]}
+            for s in STRATEGIES:
+                t = {g: float(runs[g][s][8]) if s in runs[g] else None for g in runs}
+                sampled = s in runs["sampled"] and "sampled" in runs["sampled"][s][10]
+                if not sampled:
+                    t["sampled"] = None
+
+                def pct(x, y):
+                    return "%+7.2f%%" % (100 * (x - y) / y) if x and y else "%8s" % "-"
+                print("%-9s %5d %-9s %9s %9s %9s %9s %8s %8s %8s  %s; %s" % (
+                    kind, ranks, s, fmt(t["all"] or ""), fmt(t["synced"] or ""), fmt(t["comp"] or ""),
+                    fmt(t["sampled"] or ""), pct(t["synced"], t["all"]), pct(t["comp"], t["synced"]),
+                    pct(t["sampled"], t["synced"]), runs["comp"][s][11] if s in runs["comp"] else "-",
+                    runs["sampled"][s][11] if sampled else "not sampled"))
 
 
 FIELDS = ["shape", "dtype", "platform", "ranks", "decomp", "grid", "strategy", "exchange_s",
-          "fft_s", "total_s", "messages", "note", "wall_s"]
+          "fft_s", "total_s", "messages", "simulated", "note", "wall_s"]
 
 
 def fmt(v):
@@ -172,13 +279,16 @@ def fmt(v):
 
 
 def print_table(rows):
-    print("%-14s %-9s %5s %-6s %-6s %-9s %10s %10s %9s  %s" %
+    """simulated: the ranks that ran each exchange ("64/256": the first
+    exchange on 64 ranks, the second on 256)."""
+    print("%-14s %-9s %5s %-6s %-6s %-9s %10s %10s %9s %-10s %s" %
           ("shape", "platform", "ranks", "decomp", "grid", "strategy", "exchange_s", "total_s",
-           "messages", "note"))
+           "messages", "simulated", "note"))
     for r in rows:
-        print("%-14s %-9s %5d %-6s %-6s %-9s %10s %10s %9s  %s" %
+        print("%-14s %-9s %5d %-6s %-6s %-9s %10s %10s %9s %-10s %s" %
               (r["shape"], r["platform"], r["ranks"], r["decomp"], r["grid"] or "-", r["strategy"],
-               fmt(r["exchange_s"]), fmt(r["total_s"]), r["messages"] or "-", r["note"]))
+               fmt(r["exchange_s"]), fmt(r["total_s"]), r["messages"] or "-", r["simulated"] or "-",
+               r["note"]))
 
 
 def random_order_finding(rows):
@@ -237,24 +347,49 @@ def plot(rows, path):
 LOCAL_XML = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
-  <!-- This machine, fitted by make simulate (sim/simulate.py): one host of 2 cores,
-       every message through one shared link standing for MPICH's shared memory. -->
+  <!-- This machine for %(ranks)d ranks, fitted by make simulate (sim/simulate.py): %(cores)d cores,
+       every message through one shared link standing for MPICH's shared memory. MPICH's ranks
+       busy-poll, so with more ranks than cores each rank has cores/ranks of a core all the
+       time (a core each, that fast) and every message waits for its receiver's turn on a core:
+       the latency grows by %(lat_turn)g s per rank past one per core. -->
   <zone id="local" routing="Full">
-    <host id="local" speed="1Gf" core="2"/>
-    <link id="shm" bandwidth="%gBps" latency="%gs" sharing_policy="SHARED"/>
+    <host id="local" speed="%(speed)gGf" core="%(ranks)d"/>
+    <link id="shm" bandwidth="%(bw)gBps" latency="%(lat)gs" sharing_policy="SHARED"/>
     <route src="local" dst="local"><link_ctn id="shm"/></route>
   </zone>
 </platform>
 """
 
 
+def local_platform(ranks, cores, bw, lat0, lat_turn):
+    over = max(0.0, ranks / cores - 1)
+    return LOCAL_XML % {"ranks": ranks, "cores": cores, "speed": min(1.0, cores / ranks), "bw": bw,
+                        "lat": lat0 + lat_turn * over, "lat_turn": lat_turn}
+
+
+QUIET_WAITED = [0.0]
+
+
+def quiet(a):
+    """Waits for the 1-minute load to fall below --max-load, so that the
+    real runs time fftshard, not its neighbours (at most --quiet-wait
+    seconds over all the runs, so that make simulate still ends); returns
+    the load the run starts at."""
+    while os.getloadavg()[0] >= a.max_load and QUIET_WAITED[0] < a.quiet_wait:
+        time.sleep(2)
+        QUIET_WAITED[0] += 2
+    return os.getloadavg()[0]
+
+
 def real_runs(a, tmp):
-    """Best of --repeats runs (by fft + exchange) of the real fftshard here."""
+    """Best of --repeats runs (by fft + exchange) of the real fftshard here,
+    each taken when the machine is quiet. Returns the runs and the highest
+    1-minute load any started at."""
     fftshard, mkdata, mpiexec = (os.environ.get(k) for k in ("FFTSHARD", "FFTSHARD_MKDATA", "MPIEXEC"))
     if not (fftshard and mkdata and mpiexec):
         print("simulate: FFTSHARD, FFTSHARD_MKDATA and MPIEXEC are needed to calibrate", file=sys.stderr)
-        return {}
-    real = {}
+        return {}, 0
+    real, worst_load = {}, 0.0
     for shape in a.calibration_sizes.split(","):
         data = os.path.join(tmp, "in.h5")
         subprocess.run([mpiexec, "-n", "2", mkdata, "-q", "-f", shape, data], check=True)
@@ -262,6 +397,7 @@ def real_runs(a, tmp):
             for s in STRATEGIES:
                 best = None
                 for _ in range(a.repeats):
+                    worst_load = max(worst_load, quiet(a))
                     report = os.path.join(tmp, "r.json")
                     subprocess.run([mpiexec, "-n", str(ranks), fftshard, "-q", "-f", "--transpose=" + s,
                                     "--report=" + report, data, os.path.join(tmp, "out.h5")], check=True)
@@ -271,17 +407,19 @@ def real_runs(a, tmp):
                     if best is None or sum(run) < sum(best):
                         best = run
                 real[(shape, ranks, s)] = best
-    return real
+    return real, worst_load
 
 
-def simulate_local(a, sim, tmp, bw, lat, calibration, shapes):
-    """{(shape, ranks, strategy): (exchange_s, fft_s)} on the local platform."""
-    platform = os.path.join(tmp, "local-%g-%g.xml" % (bw, lat))
-    with open(platform, "w") as f:
-        f.write(LOCAL_XML % (bw, lat))
+def simulate_local(a, sim, tmp, params, calibration, shapes, rank_counts=(2, 4, 8)):
+    """{(shape, ranks, strategy): (exchange_s, fft_s)} on this machine's
+    platform of params (bandwidth, latency, latency per turn)."""
     out = {}
-    for shape in shapes:
-        for ranks in (2, 4, 8):
+    cores = os.cpu_count() or 1
+    for ranks in rank_counts:
+        platform = os.path.join(tmp, "local-%d-%g-%g-%g.xml" % ((ranks,) + params))
+        with open(platform, "w") as f:
+            f.write(local_platform(ranks, cores, *params))
+        for shape in shapes:
             rows, _ = smpirun(platform, ranks, sim, ["--shape=" + shape, "--dtype=complex128",
                                                      "--calibration=" + calibration], a.timeout)
             for r in rows or []:
@@ -292,20 +430,17 @@ def simulate_local(a, sim, tmp, bw, lat, calibration, shapes):
 
 def log_error(real, simmed, part):
     """Root mean square of log(predicted / measured) over the common cases."""
-    import math
     errs = [math.log(part(simmed[k]) / part(v)) for k, v in real.items() if k in simmed]
     return math.sqrt(sum(e * e for e in errs) / len(errs)) if errs else float("inf")
 
 
 def fit(a, sim, tmp, real, calibration):
-    """The FFT rate from the 2-rank runs of the first calibration size (one
-    rank per core: their FFT phase is the FFTs alone), then the shared
-    link's bandwidth and latency from all that size's runs, by their
-    fft + exchange time: with more ranks than cores MPICH's busy-polling
-    ranks take turns on the cores, which shows as a per-message latency and
-    smears time between the phases. Returns the fitted rates file and
-    platform parameters."""
-    import math
+    """Fitted on the runs of the first calibration size only (the others
+    are held out): the FFT rate from its 2-rank runs (one rank per core:
+    their FFT phase is the FFTs alone), then the shared link's bandwidth
+    and latency from those runs and the latency per turn (see LOCAL_XML)
+    from its 4- and 8-rank runs, by their fft + exchange time. Returns the
+    fitted rates file, the platform parameters and the size fitted on."""
     subset_shape = a.calibration_sizes.split(",")[0]
     subset = {k: v for k, v in real.items() if k[0] == subset_shape}
     rates = {}
@@ -315,7 +450,7 @@ def fit(a, sim, tmp, real, calibration):
             if len(w) == 2 and not w[0].startswith("#"):
                 rates[w[0]] = float(w[1])
     # The modelled FFT time is inversely proportional to the rate.
-    simmed = simulate_local(a, sim, tmp, 3.2e9, 5e-6, calibration, [subset_shape])
+    simmed = simulate_local(a, sim, tmp, (3.2e9, 5e-6, 0), calibration, [subset_shape])
     ratios = [simmed[k][1] / v[1] for k, v in subset.items() if k in simmed and k[1] == 2 and v[1] > 0]
     if ratios:
         rates["fft_rate_double"] *= math.exp(sum(math.log(r) for r in ratios) / len(ratios))
@@ -324,32 +459,37 @@ def fit(a, sim, tmp, real, calibration):
         f.write("# fitted by make simulate to the real %s runs\n" % subset_shape)
         for k, v in rates.items():
             f.write("%s %.4g\n" % (k, v))
-    best = None
-    for bw in (0.5e9, 1e9, 2e9, 4e9):
-        for lat in (5e-6, 100e-6, 500e-6, 2e-3):
-            e = log_error(subset, simulate_local(a, sim, tmp, bw, lat, fitted, [subset_shape]),
-                          lambda p: p[0] + p[1])
-            if best is None or e < best[0]:
-                best = (e, bw, lat)
+    def error(params, rank_counts):
+        runs = {k: v for k, v in subset.items() if k[1] in rank_counts}
+        return log_error(runs, simulate_local(a, sim, tmp, params, fitted, [subset_shape], rank_counts),
+                         lambda p: p[0] + p[1])
+    best = min((error((bw, lat, 0), (2,)), (bw, lat, 0)) for bw in (0.5e9, 1e9, 2e9, 4e9, 8e9)
+               for lat in (2e-6, 10e-6, 50e-6, 200e-6))
+    bw, lat = best[1][:2]
+    best = min((error((bw, lat, turn), (4, 8)), (bw, lat, turn))
+               for turn in (0, 100e-6, 300e-6, 1e-3, 3e-3, 6e-3, 12e-3))
+    cores = os.cpu_count() or 1
     with open(os.path.join(a.out, "local-fitted.xml"), "w") as f:
-        f.write(LOCAL_XML % (best[1], best[2]))
-    return fitted, best[1], best[2], subset_shape
+        f.write(local_platform(8, cores, *best[1]))
+    return fitted, best[1], subset_shape
 
 
 def calibrate(a, sim, calibration):
-    """Real runs here; the model fitted to a subset; the error of all."""
+    """Real runs here; the model fitted to one size; the error of all."""
     with tempfile.TemporaryDirectory() as tmp:
-        real = real_runs(a, tmp)
+        real, load = real_runs(a, tmp)
         if not real:
             return []
-        fitted, bw, lat, subset_shape = fit(a, sim, tmp, real, calibration)
-        simmed = simulate_local(a, sim, tmp, bw, lat, fitted, a.calibration_sizes.split(","))
+        fitted, params, subset_shape = fit(a, sim, tmp, real, calibration)
+        simmed = simulate_local(a, sim, tmp, params, fitted, a.calibration_sizes.split(","))
     with open(fitted) as f:
         rates = ", ".join(l.strip() for l in f if not l.startswith("#"))
     print("\nCalibration: real runs here (best of %d, slowest rank) against the simulator on this machine's"
-          " platform, fitted to the %s runs: shared link %.3g GB/s, %.3g us; %s (%s, local-fitted.xml)"
-          % (a.repeats, subset_shape, bw / 1e9, lat * 1e6, rates, fitted))
-    print("load average: %s" % " ".join("%.1f" % l for l in os.getloadavg()))
+          " platform, fitted to the %s runs: shared link %.3g GB/s, %.3g us, %.3g us more per rank past one"
+          " per core; %s (%s, local-fitted.xml)"
+          % (a.repeats, subset_shape, params[0] / 1e9, params[1] * 1e6, params[2] * 1e6, rates, fitted))
+    print("load average: %s now; the real runs started at a 1-minute load of at most %.1f (limit %.1f)"
+          % (" ".join("%.1f" % l for l in os.getloadavg()), load, a.max_load))
     print("%-12s %5s %-9s %4s %10s %10s %10s %10s %8s %8s" %
           ("shape", "ranks", "strategy", "fit", "real_x_s", "sim_x_s", "real_fx_s", "sim_fx_s", "err_x",
            "err_fx"))
@@ -381,17 +521,29 @@ def main():
     p.add_argument("--platforms", default="torus,fattree,dragonfly")
     p.add_argument("--decomps", default="slab,pencil")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--timeout", type=float, default=200, help="seconds per simulation")
+    p.add_argument("--timeout", type=float, default=300, help="seconds per simulation")
     p.add_argument("--max-messages", type=int, default=30000,
                    help="do not simulate a case of more messages than this (the solver's cost)")
-    p.add_argument("--budget", type=float, default=270, help="seconds for the whole table")
+    p.add_argument("--budget", type=float, default=400, help="seconds for the whole table")
+    p.add_argument("--max-simulated", type=int, default=256,
+                   help="sample a component of more ranks than this (see above)")
+    p.add_argument("--nice", type=int, default=0, help="run the simulations at this niceness")
     p.add_argument("--out", default="sim-results")
     p.add_argument("--calibration", help="rates file (default: measure with sim/calibrate)")
     p.add_argument("--calibration-sizes", default="128x128x128,256x256x256")
     p.add_argument("--repeats", type=int, default=3, help="real runs per case (the best counts)")
     p.add_argument("--no-calibrate", action="store_true", help="skip the real runs")
+    p.add_argument("--max-load", type=float, default=2.0,
+                   help="take each real run when the 1-minute load is below this")
+    p.add_argument("--quiet-wait", type=float, default=60,
+                   help="seconds to wait for that over all the real runs (then run anyway; the load is printed)")
     p.add_argument("--no-table", action="store_true", help="only the calibration")
+    p.add_argument("--exactness", action="store_true",
+                   help="compare the component with runs of every rank at 64 and 512 ranks (minutes)")
+    p.add_argument("--exactness-size", default="256x256x256")
     a = p.parse_args()
+    global NICE
+    NICE = a.nice
     sim = os.environ.get("FFTSHARD_SIM", "sim/fftshard-sim")
     os.makedirs(a.out, exist_ok=True)
     calibration = a.calibration
@@ -414,6 +566,8 @@ def main():
         for line in random_order_finding(rows) or ["no torus case with both strategies finished"]:
             print("  " + line)
         print("\nWritten: %s/simulate.csv, %s/simulate.png" % (a.out, a.out))
+    if a.exactness:
+        exactness(a, sim, calibration)
     if not a.no_calibrate:
         calibrate(a, sim, calibration)
     return 0

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The simulator of the exchange strategies (sim/fftshard-sim, make
-# simulate): it builds with SimGrid's smpicc and a 64-rank torus case gives
-# every strategy a positive exchange and total time. Not part of make check
-# (run: make check TESTS=tests/simulate.bats); skipped without SimGrid.
+# simulate): it builds with SimGrid's smpicc, a 64-rank torus case gives
+# every strategy a positive exchange and total time, and the component of
+# the groups (--groups=component) has the size the torus's routes give and
+# the times of the full run. Skipped without SimGrid.
 
 load helpers
 
@@ -24,7 +25,7 @@ setup() {
         --cfg=network/model:CM02 --cfg=smpi/alltoallv:bruck \
         --shape=64x64x64 --decomp=slab --calibration="$srcdir/sim/calibration.txt" --header
     assert_success
-    assert_line --index 0 "strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note"
+    assert_line --index 0 "strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note,simulated"
     # strategy, slab on 64x1, and positive exchange and total seconds
     "$PYTHON_ORACLE" - "$output" <<'PY'
 import csv, sys
@@ -35,6 +36,47 @@ for r in rows:
     x, t = float(r["exchange_s"]), float(r["total_s"])
     assert 0 < x < t < 10, r
 PY
+}
+
+# smpirun with the ranks on node-0.. in order, as make simulate places them.
+sim_run() {
+    local platform=$1 np=$2
+    shift 2
+    local i
+    for ((i = 0; i < np; i++)); do echo "node-$i"; done >hosts
+    run --separate-stderr smpirun -no-privatize -platform "$srcdir/sim/platforms/$platform.xml" -np "$np" \
+        -hostfile hosts "$FFTSHARD_SIM" --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 \
+        --cfg=contexts/stack-size:1024 --log=root.thresh:critical --cfg=network/model:CM02 \
+        --cfg=smpi/alltoallv:bruck --cfg=smpi/test:1e-7 --calibration="$srcdir/sim/calibration.txt" "$@"
+}
+
+@test "simulate: the component of a 4x4 grid on a 4x4x4 torus is one row, one column" {
+    # Ranks 0-15 are the torus's z = 0 plane; a row of the grid is x = 0..3
+    # at one y, a column y = 0..3 at one x: no route leaves them.
+    sim_run torus-64 16 --shape=32x32x32 --decomp=pencil --grid=4x4 --groups=component --strategy=random
+    assert_success
+    [[ "$output" == random,pencil,4x4,16,32x32x32,complex128,*",times of the simulated ranks; stages synced,4/4" ]]
+}
+
+@test "simulate: the component of an 8x8 grid on a 4x4x4 torus: a row, two columns" {
+    # A row is x = 0..3, y = 2i..2i+1 at one z; the columns at one x hold y =
+    # {0, 2} and {1, 3} for all z, and the routes from y = 0 to y = 2 cross
+    # those from 1 to 3: 8 ranks, then 16.
+    sim_run torus-64 64 --shape=64x64x64 --decomp=pencil --groups=component --strategy=xorswap
+    assert_success
+    [[ "$output" == xorswap,pencil,8x8,64,*",8/16" ]]
+}
+
+@test "simulate: the component's times are the full synced run's" {
+    sim_run torus-64 64 --shape=64x64x64 --decomp=pencil --groups=component --strategy=random
+    assert_success
+    local component=$output
+    sim_run torus-64 64 --shape=64x64x64 --decomp=pencil --groups=synced --strategy=random
+    assert_success
+    # exchange, fft and total seconds and messages alike; the ranks simulated differ
+    [ "$(cut -d, -f1-10 <<<"$component")" = "$(cut -d, -f1-10 <<<"$output")" ]
+    [[ "$output" == *",stages synced,64/64" ]]
+    [[ "$component" == *",8/16" ]]
 }
 
 @test "simulate: --dry-run --platform prints every strategy's predicted times" {
