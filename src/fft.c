@@ -153,7 +153,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
         ap->n = b->count[k];
         ap->stride = stride[k];
         ap->outer = total / (ap->n * ap->stride);
-        if (ap->n > INT32_MAX)
+        if (ap->n > INT32_MAX - GATHER_PAD)
             return -1;
         if (ap->stride == 1) {
             /* FFTW counts lines in ints: more go in several executions. */

@@ -166,10 +166,11 @@ fs_status fs_nodemem_crowded(MPI_Comm comm, int ranks_per_node, int *crowded)
     if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
         MPI_Comm_size(node, &local_size) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split_type failed");
-    if (st == FS_OK && !cpus)
+    /* Every rank of a node in node_cpus or none. */
+    if ((st = fs_error_agree(comm, st)) == FS_OK && !cpus)
         st = node_cpus(node, &cpus);
-    if (node != MPI_COMM_NULL)
-        MPI_Comm_free(&node);
+    if (node != MPI_COMM_NULL && MPI_Comm_free(&node) != MPI_SUCCESS && st == FS_OK)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_free failed");
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         return st;
     mine = (ranks_per_node > 0 ? ranks_per_node : local_size) > cpus;

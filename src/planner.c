@@ -311,6 +311,7 @@ static fs_status trial(const fs_trial_args *a, const char *key, fs_workbuf *buf,
 static const char *const expected_order[] = {"random", "xorswap", "pairwise", "alltoall"};
 static const char *const crowded_order[] = {"alltoall", "pairwise", "xorswap", "random"};
 #define NAMED_ORDER (int)(sizeof expected_order / sizeof expected_order[0])
+_Static_assert(sizeof crowded_order == sizeof expected_order, "both orders name every strategy");
 
 /* The table's strategies in the expected order (crowded: with more ranks
  * than cores): their count. */
