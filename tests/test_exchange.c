@@ -330,7 +330,7 @@ static void run_failing_hooks(const fs_exchange_ops *ops)
         failing_ctx fc = {.fail_rank = nranks - 1 - variant % nranks, .fail_pre = variant % 2 == 0,
                           .fail_at = 1 + variant / 2};
         fs_block_hooks hooks = {failing_pre, failing_post, &fc, 0};
-        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, &hooks, 0};
+        fs_exchange_args args = {MPI_COMM_WORLD, rd, 16, MPI_C_DOUBLE_COMPLEX, &params, &hooks, 0, NULL};
         fs_exchange *x = NULL;
         fs_status st = fs_exchange_new(ops, &args, &x);
         if (st != FS_OK) {
