@@ -53,6 +53,7 @@
 #include <string.h>
 
 #include "exchange.h"
+#include "fft.h"
 #include "layout.h"
 
 static int rank, nranks;
@@ -360,6 +361,77 @@ static void run_failing_hooks(const fs_exchange_ops *ops)
     fs_redist_free(&rd);
     free(from_all);
     free(to_all);
+}
+
+/* Two plans sharing one second array (fs_exchange_args.spare), the way a
+ * compute plan runs a forward exchange and its reverse: the round trip gives
+ * back the data, neither plan holds an array of its own, the spare is made
+ * once (direct strategies) or never (in place), and the arrays trade places
+ * each time. */
+static void run_shared_spare(const fs_exchange_ops *ops)
+{
+    int64_t shape[3] = {2 * nranks + 1, 3 * nranks + 2, 3};
+    fs_box *a = xcalloc((size_t)nranks, sizeof *a), *b = xcalloc((size_t)nranks, sizeof *b);
+    for (int p = 0; p < nranks; p++) {
+        a[p] = fs_box_split(3, shape, 0, nranks, p);
+        b[p] = fs_box_split(3, shape, 1, nranks, p);
+    }
+    fs_redist *there = fs_redist_new(nranks, rank, a, b), *back = fs_redist_new(nranks, rank, b, a);
+    if (!there || !back) {
+        fprintf(stderr, "out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 99);
+    }
+    fs_exchange_params params = {.seed = 3, .packet_bytes = 64, .queues = 2};
+    fs_spare spare = {.elem_bytes = 16};
+    fs_exchange_args args = {.comm = MPI_COMM_WORLD, .rd = there, .elem_bytes = 16,
+                             .elem_type = MPI_C_DOUBLE_COMPLEX, .params = &params,
+                             .direct_min_run_bytes = 1, .spare = &spare};
+    fs_exchange *x = NULL, *y = NULL;
+    fs_status st = fs_exchange_new(ops, &args, &x);
+    args.rd = back;
+    if (st == FS_OK)
+        st = fs_exchange_new(ops, &args, &y);
+    if (st != FS_OK) {
+        failf("%s, shared spare: plan failed: %s", ops->name, fs_error_message());
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    int64_t elems = x->work_elems > y->work_elems ? x->work_elems : y->work_elems;
+    if (x->second || y->second || x->shares_spare != y->shares_spare ||
+        (x->shares_spare && (!spare.data || spare.elems < elems / 2)) ||
+        (!x->shares_spare && spare.data))
+        failf("%s, shared spare: after planning second %p/%p, sharing %d/%d, spare %p of %" PRId64,
+              ops->name, x->second, y->second, x->shares_spare, y->shares_spare, spare.data,
+              spare.elems);
+    if (x->shares_spare && fs_exchange_reserve_second(x, elems) != FS_OK)
+        failf("%s, shared spare: reserve failed", ops->name);
+    double *data = fs_buffer_alloc((size_t)elems * 16);
+    int64_t n = fs_box_elems(&a[rank]);
+    for (int64_t i = 0; data && i < 2 * n; i++)
+        data[i] = (double)(rank * 100000 + i);
+    void *first = data, *spare_was = spare.data;
+    st = fs_exchange_execute(x, (void **)&data, &elems);
+    if (st == FS_OK && x->shares_spare && (data != spare_was || spare.data != first))
+        failf("%s, shared spare: the forward exchange did not trade the arrays", ops->name);
+    if (st == FS_OK)
+        st = fs_exchange_execute(y, (void **)&data, &elems);
+    if (st != FS_OK)
+        failf("%s, shared spare: execute failed: %s", ops->name, fs_error_message());
+    if (x->shares_spare && (data != first || spare.data != spare_was))
+        failf("%s, shared spare: the round trip did not give the arrays back", ops->name);
+    for (int64_t i = 0; st == FS_OK && i < 2 * n; i++)
+        if (data[i] != (double)(rank * 100000 + i)) {
+            failf("%s, shared spare: element %" PRId64 " is %g after the round trip", ops->name,
+                  i / 2, data[i]);
+            break;
+        }
+    fs_buffer_free(data);
+    fs_exchange_free(&x);
+    fs_exchange_free(&y);
+    fs_exchange_spare_free(&spare);
+    fs_redist_free(&there);
+    fs_redist_free(&back);
+    free(a);
+    free(b);
 }
 
 /* Every element of `box` was counted exactly once, and no other: the sum of
@@ -679,6 +751,7 @@ int main(int argc, char **argv)
             failf("strategy %s lacks a summary, estimate, plan or execute", ops->name);
         if (ops->uses_hooks)
             run_failing_hooks(ops);
+        run_shared_spare(ops);
         rng_state = 20240601; /* every strategy sees the same cases */
         int tag = 0;
         for (int ndim = 1; ndim <= 4; ndim++) {
