@@ -140,18 +140,32 @@ fs_status fs_nodemem_per_rank(MPI_Comm comm, uint64_t given, int ranks_per_node,
     return FS_OK;
 }
 
+/* The CPUs this process may run on: its affinity mask, or every online CPU
+ * when it has none. */
+static void own_cpus(cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    if (sched_getaffinity(0, sizeof *set, set) == 0 && CPU_COUNT(set) > 0)
+        return;
+    CPU_ZERO(set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; c < n && c < CPU_SETSIZE; c++)
+        CPU_SET((int)c, set);
+}
+
+int fs_nodemem_usable_cpus(void)
+{
+    cpu_set_t set;
+    own_cpus(&set);
+    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
+}
+
 /* The CPUs this rank and the others of its node (node) may run on: the
  * union of their affinity masks. Collective over node. */
 static fs_status node_cpus(MPI_Comm node, int *cpus)
 {
     cpu_set_t mine, all;
-    CPU_ZERO(&mine);
-    if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
-        /* No mask: every online CPU. */
-        long n = sysconf(_SC_NPROCESSORS_ONLN);
-        for (long c = 0; c < n && c < CPU_SETSIZE; c++)
-            CPU_SET((int)c, &mine);
-    }
+    own_cpus(&mine);
     if (MPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
     *cpus = CPU_COUNT(&all);

@@ -29,6 +29,10 @@ fs_status fs_nodemem_per_rank(MPI_Comm comm, uint64_t given, int ranks_per_node,
  * same on every rank. Returns the agreed status. */
 fs_status fs_nodemem_crowded(MPI_Comm comm, int ranks_per_node, int *crowded);
 
+/* The CPUs this process may run on (its affinity mask, else the online
+ * ones), at least 1. Not collective. */
+int fs_nodemem_usable_cpus(void);
+
 /* The node's available memory in bytes and what limits it (a static
  * string), from the files; 0 when unknown. Not collective. */
 uint64_t fs_nodemem_available(const char **limited_by);

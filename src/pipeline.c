@@ -10,7 +10,6 @@
 
 #include "pipeline.h"
 
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +20,7 @@
 #include "compute.h"
 #include "decomp.h"
 #include "h5io.h"
+#include "nodemem.h"
 #include "output.h"
 #include "planner.h"
 #include "progress.h"
@@ -248,16 +248,6 @@ static fs_status agree_pieces(run *r, fs_compute_pieces **p)
     return st;
 }
 
-/* The CPUs this process may run on. */
-static int usable_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 /* Collective: whether every rank's helper thread gets a core of its own
  * (FFTSHARD_IO_THREAD overrides). From the page cache a read or write is
  * the CPU copying, so on a node whose ranks use every core the thread only
@@ -275,7 +265,7 @@ static fs_status io_thread_pays(run *r, int *yes)
     if (node != MPI_COMM_NULL && MPI_Comm_free(&node) != MPI_SUCCESS && st == FS_OK)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_free failed");
     int mine = level >= MPI_THREAD_FUNNELED && fs_testhooks_slow_read_bytes() <= 0 &&
-               (forced >= 0 ? forced : 2 * local <= usable_cpus());
+               (forced >= 0 ? forced : 2 * local <= fs_nodemem_usable_cpus());
     st = fs_error_agree(r->comm, st);
     return st == FS_OK ? every_rank(r, mine, yes) : st;
 }
