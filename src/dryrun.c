@@ -79,7 +79,7 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
 static fs_status strategy_needs(const fs_options *opts, const fs_transform_request *rq,
                                 const fs_exchange_ops *ops, fs_footprint *fps, int *n, int *worst)
 {
-    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
+    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < MAX_STRATEGIES; i++) {
@@ -176,7 +176,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
     if (st == FS_OK)
         st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
     if (st == FS_OK) {
-        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
+        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
         fs_default_args da = {rq, &params, opts->check, p->mem_per_rank, source, w, key, crowded};
@@ -201,7 +201,7 @@ static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input
     p->is_default = strcmp(opts->transpose, FS_TRANSPOSE_DEFAULT) == 0;
     p->ops = fs_exchange_find(opts->transpose);
     fs_transform_request rq;
-    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues};
+    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
     fs_status st = fs_planner_request(opts, info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)

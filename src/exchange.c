@@ -4,6 +4,7 @@
 #include "exchange.h"
 #include "fft.h"
 
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,6 +162,49 @@ void fs_exchange_free(fs_exchange **x)
     fs_buffer_free((*x)->second);
     free(*x);
     *x = NULL;
+}
+
+static int crowded(const fs_exchange *x)
+{
+    return x->args.params && x->args.params->crowded;
+}
+
+int fs_exchange_waitall(const fs_exchange *x, int n, MPI_Request *reqs)
+{
+    if (!crowded(x))
+        return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    for (;;) {
+        int done = 0, err = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        sched_yield();
+    }
+}
+
+int fs_exchange_waitany(const fs_exchange *x, int n, MPI_Request *reqs, int *index)
+{
+    if (!crowded(x))
+        return MPI_Waitany(n, reqs, index, MPI_STATUS_IGNORE);
+    for (;;) {
+        /* done is true with MPI_UNDEFINED when no request is active. */
+        int done = 0, err = MPI_Testany(n, reqs, index, &done, MPI_STATUS_IGNORE);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        sched_yield();
+    }
+}
+
+int fs_exchange_waitsome(const fs_exchange *x, int n, MPI_Request *reqs, int *outcount, int *indices)
+{
+    if (!crowded(x))
+        return MPI_Waitsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+    for (;;) {
+        /* MPI_UNDEFINED when no request is active, as MPI_Waitsome. */
+        int err = MPI_Testsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS || *outcount != 0)
+            return err;
+        sched_yield();
+    }
 }
 
 fs_status fs_exchange_agree(const fs_exchange *x, fs_status local)

@@ -26,6 +26,9 @@ typedef struct fs_exchange_params {
     uint64_t seed;         /* --seed: random destination order */
     size_t packet_bytes;   /* --packet */
     int queues;            /* --queues */
+    /* More ranks than cores on a node (fs_nodemem_crowded): a rank that
+     * waits for messages gives its core up between polls (fs_exchange_wait*). */
+    int crowded;
 } fs_exchange_params;
 
 /* Local FFT work on one block, for strategies that overlap it with their
@@ -156,6 +159,17 @@ fs_status fs_exchange_reserve_second(fs_exchange *x, int64_t elems);
 void fs_exchange_free(fs_exchange **x);
 /* Free the spare's array (the struct is the caller's). */
 void fs_exchange_spare_free(fs_spare *s);
+
+/* How every strategy waits for its messages: MPI_Waitall, MPI_Waitany and
+ * MPI_Waitsome, or, on a crowded node (params->crowded), MPI_Test* with
+ * sched_yield between the polls. MPICH's own waits spin, and a rank
+ * spinning on a core that the peer it waits for needs holds that peer off
+ * until the scheduler's next turn: with 4 or 8 ranks on 2 cores an exchange
+ * took 2 to 7 times as long. On a core of its own a rank spins (yielding
+ * made the 2-rank pairwise exchange slower). Statuses are ignored. */
+int fs_exchange_waitall(const fs_exchange *x, int n, MPI_Request *reqs);
+int fs_exchange_waitany(const fs_exchange *x, int n, MPI_Request *reqs, int *index);
+int fs_exchange_waitsome(const fs_exchange *x, int n, MPI_Request *reqs, int *outcount, int *indices);
 
 /* Defaults of fs_exchange_params. */
 #define FS_DEFAULT_SEED 1

@@ -237,9 +237,23 @@ static int split_exchange(fs_exchange *x, alltoall_plan *p, void *data, void *re
     if (err == MPI_SUCCESS && p->direct)
         fs_exchange_copy_own(x, data, x->second);
     if (err == MPI_SUCCESS)
-        err = MPI_Waitall((int)k, req, MPI_STATUSES_IGNORE);
+        err = fs_exchange_waitall(x, (int)k, req);
     free(req);
     return err;
+}
+
+/* One MPI_Alltoallv; on a crowded node started as MPI_Ialltoallv and
+ * waited for by fs_exchange_waitall, which gives the core up between polls. */
+static int alltoallv(fs_exchange *x, alltoall_plan *p, void *recv)
+{
+    MPI_Datatype t = x->args.elem_type;
+    if (!x->args.params || !x->args.params->crowded)
+        return MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, t, recv, p->recv_counts,
+                             p->recv_displs, t, x->args.comm);
+    MPI_Request req;
+    int err = MPI_Ialltoallv(p->send_buf, p->send_counts, p->send_displs, t, recv, p->recv_counts,
+                             p->recv_displs, t, x->args.comm, &req);
+    return err == MPI_SUCCESS ? fs_exchange_waitall(x, 1, &req) : err;
 }
 
 static fs_status alltoall_execute(fs_exchange *x, void *data)
@@ -257,10 +271,7 @@ static fs_status alltoall_execute(fs_exchange *x, void *data)
     double t1 = MPI_Wtime();
     void *recv = p->recv_buf ? p->recv_buf : data;
     uint64_t messages = p->split ? 0 : 1;
-    int err = p->split ? split_exchange(x, p, data, recv, &messages)
-                       : MPI_Alltoallv(p->send_buf, p->send_counts, p->send_displs, x->args.elem_type,
-                                       recv, p->recv_counts, p->recv_displs, x->args.elem_type,
-                                       x->args.comm);
+    int err = p->split ? split_exchange(x, p, data, recv, &messages) : alltoallv(x, p, recv);
     if (err != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv failed: %s", fs_mpi_strerror(err));
     double t2 = MPI_Wtime();

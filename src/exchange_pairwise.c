@@ -51,6 +51,7 @@ typedef struct transfer {
     unsigned char *const *scratch;
     unsigned char *send_done;
     MPI_Comm comm;
+    const fs_exchange *x;            /* how to wait (fs_exchange_waitsome) */
     uint64_t messages, wire;
 } transfer;
 
@@ -174,7 +175,7 @@ static fs_status transfer_progress(transfer *t, int block)
         if (t->sends_done == t->nsend && t->recvs_done == t->nrecv)
             return FS_OK;
         int idx[2 * WINDOW], n = 0;
-        int err = block ? MPI_Waitsome(2 * WINDOW, t->req, &n, idx, MPI_STATUSES_IGNORE)
+        int err = block ? fs_exchange_waitsome(t->x, 2 * WINDOW, t->req, &n, idx)
                         : MPI_Testsome(2 * WINDOW, t->req, &n, idx, MPI_STATUSES_IGNORE);
         if (err != MPI_SUCCESS)
             return fs_error_set(FS_ERR_RUNTIME, "pairwise exchange: waiting for messages failed: %s",
@@ -297,6 +298,7 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
             .scratch = p->scratch,
             .send_done = p->send_done,
             .comm = x->args.comm,
+            .x = x,
         };
         t.nsend = (t.send_bytes + pk - 1) / pk;
         t.nrecv = (t.recv_bytes + pk - 1) / pk;

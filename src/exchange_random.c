@@ -364,7 +364,7 @@ static fs_status drain(fs_exchange *x, random_plan *p, void *data, char *recv_ba
             own_copied = 1;
         }
         int done;
-        int err = MPI_Waitany(window, p->send_reqs, &done, MPI_STATUS_IGNORE);
+        int err = fs_exchange_waitany(x, window, p->send_reqs, &done);
         if (err != MPI_SUCCESS)
             return mpi_fail("MPI_Waitany", err);
         if (done != MPI_UNDEFINED) {
@@ -401,7 +401,7 @@ static fs_status random_execute(fs_exchange *x, void *data)
         st = drain(x, p, data, recv_base);
     if (st != FS_OK)
         return st;
-    int err = MPI_Waitall((int)nrecv, p->recv_reqs, MPI_STATUSES_IGNORE);
+    int err = fs_exchange_waitall(x, (int)nrecv, p->recv_reqs);
     if (err != MPI_SUCCESS)
         return mpi_fail("MPI_Waitall", err);
     double t2 = MPI_Wtime();

@@ -158,7 +158,7 @@ static fs_status xor_swap(fs_exchange *x, unsigned char *region, size_t bytes, i
                     *wire += slen;
                 }
             }
-            int err = MPI_Waitall(2 * pairs, req, MPI_STATUSES_IGNORE);
+            int err = fs_exchange_waitall(x, 2 * pairs, req);
             if (err != MPI_SUCCESS)
                 return fs_error_set(FS_ERR_RUNTIME, "xorswap exchange: waiting for rank %d failed: %s",
                                     partner, fs_mpi_strerror(err));

@@ -200,7 +200,7 @@ static fs_status work_exchange(MPI_Comm comm, const fs_grf *g, const int64_t *h,
         goto done;
     }
     static const fs_exchange_params params = {FS_DEFAULT_SEED, FS_DEFAULT_PACKET_BYTES,
-                                              FS_DEFAULT_QUEUES};
+                                              FS_DEFAULT_QUEUES, 0};
     fs_exchange_args args = {
         .comm = comm,
         .rd = w->rd,

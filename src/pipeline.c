@@ -440,7 +440,9 @@ static fs_status prepare(run *r)
         .packet_bytes = o->packet_bytes,
         .queues = o->queues,
     };
-    fs_status st = stage_probe(r);
+    fs_status st = fs_nodemem_crowded(r->comm, 0, &r->params.crowded); /* agreed */
+    if (st == FS_OK)
+        st = stage_probe(r);
     if (st == FS_OK)
         st = fs_output_begin(r->comm, o, r->infos, r->n, input_shards(r), &r->out);
     if (st == FS_OK && r->n > 1)

@@ -425,12 +425,10 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
 {
     uint64_t mem = 0;
     char source[160];
-    int crowded = 0;
     fs_status st = fs_nodemem_per_rank(a->comm, a->mem_per_rank, 0, &mem, source, sizeof source);
-    if (st == FS_OK)
-        st = fs_nodemem_crowded(a->comm, 0, &crowded);
     if (st != FS_OK)
         return st;
+    int crowded = a->params->crowded;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
     fs_default_args da = {a->rq, a->params, a->check, mem, source, a->wisdom, key, crowded};

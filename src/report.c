@@ -295,6 +295,7 @@ static void json_dataset(json *j, const fs_report_info *info)
     json_int(j, "seed", (int64_t)info->seed);
     json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
     json_int(j, "queues", info->queues);
+    json_str(j, "waits", info->crowded ? "yield" : "spin");
     json_close(j, '}');
 }
 

@@ -109,6 +109,7 @@ typedef struct fs_report_info {
     uint64_t seed;
     size_t packet_bytes;
     int queues;
+    int crowded;                    /* waits yield the core (fs_exchange_params) */
     const char *title;              /* the summary's first line */
     double flops;                   /* 5 N log2 N of the transform */
     int64_t array_bytes;            /* whole working array */

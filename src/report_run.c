@@ -105,6 +105,9 @@ void fs_report_verbose_plan(const fs_run_view *v)
         fs_note("strategy: %s (default: %s)", v->strategy, v->strategy_reason);
     else if (v->strategy_note)
         fs_note("%s: %s", v->strategy_note, v->strategy);
+    if (v->params->crowded)
+        fs_note("waits: more ranks than cores on a node, so a rank waiting for messages gives its core "
+                "up between polls");
     verbose_hyperslabs(v);
     fs_note("memory: rank 0 holds %lld complex elements (%.1f MiB) plus %.1f MiB of exchange buffers",
             (long long)v->data_elems,
@@ -191,6 +194,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .seed = v->params->seed,
         .packet_bytes = v->params->packet_bytes,
         .queues = v->params->queues,
+        .crowded = v->params->crowded,
         .title = text->title,
         .flops = t->nominal_flops,
         .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),

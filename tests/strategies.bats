@@ -246,6 +246,11 @@ print(s["name"], s["requested"])
 print(s["reason"])' "$1"
 }
 
+# How the ranks waited for messages (spin or yield).
+report_waits() {
+    python_serial -c 'import json, sys; print(json.load(open(sys.argv[1]))["strategy"]["waits"])' "$1"
+}
+
 # On 128x64x64 on 2 ranks xorswap (in place) needs less than random and
 # alltoall (a send buffer) and pairwise (its blocks' FFT plans).
 @test "the default: the fastest that fits --mem-per-rank, saying why; the dry run agrees with the run" {
@@ -305,6 +310,9 @@ print(t["xorswap"])' "${sizes[@]}")
         fail "dry run's reason: $totals"
     fs 2 a.h5 o_crowded.h5 --report=r.json
     assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
+    # A rank waiting for messages gives its core up (every strategy waits so
+    # in test_exchange's crowded cases); with a core each it spins.
+    assert_equal "$(report_waits r.json)" yield
     [[ $(report_strategy r.json | tail -1) == "the fastest by expected speed that fits, with more ranks than cores (the fewest messages first): needs "* ]] ||
         fail "run's reason: $(report_strategy r.json)"
     # alltoall too large (its send buffer): pairwise, the next with few messages.
@@ -315,6 +323,7 @@ print(int(t["pairwise"]))' $(head -1 <<<"$totals"))
     assert_equal "$(report_strategy r2.json | head -1)" "pairwise default"
     FFTSHARD_NODE_CPUS=2 fs 2 a.h5 o_room.h5 --report=r3.json
     assert_equal "$(report_strategy r3.json | head -1)" "random default"
+    assert_equal "$(report_waits r3.json)" spin
     check_all
 }
 

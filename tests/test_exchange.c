@@ -771,6 +771,8 @@ int main(int argc, char **argv)
                     .seed = (uint64_t)rng_range(0, 1000),
                     .packet_bytes = rep == 1 ? 40 : 4096,
                     .queues = (int)rng_range(1, 3),
+                    /* Half the cases wait as on a crowded node. */
+                    .crowded = rep % 2,
                 };
                 int moves[5][2] = {{0, -1}, {-1, 0}, {0, 1}, {1, 0}, {0, 2}};
                 int nmoves = ndim == 1 ? 2 : ndim == 2 ? 4 : 5;
@@ -814,6 +816,7 @@ int main(int argc, char **argv)
                     .seed = (uint64_t)(7 * pi + qi),
                     .packet_bytes = packets[pi],
                     .queues = queues[qi],
+                    .crowded = (pi + qi) % 2,
                 };
                 /* 1-byte packets on 8-byte elements and blocks of one or two
                  * of them keep the piece count low. */
@@ -833,7 +836,7 @@ int main(int argc, char **argv)
          * others go direct or not. */
         for (int d = DIRECT_DEFAULT; d <= DIRECT_MID; d++) {
             int64_t cube[3] = {64, 64, 64};
-            fs_exchange_params params = {.seed = 3, .packet_bytes = 8192, .queues = 4};
+            fs_exchange_params params = {.seed = 3, .packet_bytes = 8192, .queues = 4, .crowded = d % 2};
             case_opts opts = {.hooks = HOOKS_BOTH, .split_axis = 0, .check_scratch = 1, .direct = d};
             run_case(ops, tag++, 3, cube, 0, 1, 16, &params, &opts);
             run_case(ops, tag++, 3, cube, 1, 2, 16, &params, &opts);
