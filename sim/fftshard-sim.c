@@ -44,6 +44,7 @@
 #include "exchange.h"
 #include "layout.h"
 #include "sim_groups.h"
+#include "sim_shm.h"
 #include "transform.h"
 
 /* Flops of a 1Gf host per second of the calibration machine's core. */
@@ -52,6 +53,13 @@
 typedef struct sim_model {
     double fft_rate[2];   /* flop/s of one core, [FS_DOUBLE], [FS_SINGLE] */
     double copy_rate;     /* bytes/s of one core's memory copies */
+    /* The block FFTs an overlapping strategy runs (pairwise's, on blocks
+     * cut from the stage's box) at this fraction of fft_rate. */
+    double block_fft_factor;
+    /* bytes/s of a receiver's copies of its messages (sim_shm.h; 0: none,
+     * the messages cost the links only) */
+    double receive_copy_rate;
+    double wake_s;
 } sim_model;
 
 /* Which ranks run each exchange (--groups). */
@@ -134,7 +142,7 @@ static fs_status hook_run(const hook_ctx *h, const int *axes, const fs_box *bloc
     memset(&spec, 0, sizeof spec);
     spec.kind = h->t->hook_twiddle ? FS_OP_TWIDDLE : FS_OP_C2C;
     memcpy(spec.axes, axes, sizeof spec.axes);
-    sim_compute(op_seconds(&spec, block, h->t->prec, h->m));
+    sim_compute(op_seconds(&spec, block, h->t->prec, h->m) / h->m->block_fft_factor);
     return FS_OK;
 }
 
@@ -476,7 +484,8 @@ static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, sim_sha
     return st;
 }
 
-/* "fft_rate_double 2.1e9" lines; '#' starts a comment. */
+/* "fft_rate_double 2.1e9" lines (fft_rate_double, fft_rate_single,
+ * copy_rate, block_fft_factor, receive_copy_rate); '#' starts a comment. */
 static int read_calibration(const char *path, sim_model *m)
 {
     FILE *f = fopen(path, "r");
@@ -493,6 +502,12 @@ static int read_calibration(const char *path, sim_model *m)
             m->fft_rate[FS_SINGLE] = value;
         else if (strcmp(key, "copy_rate") == 0)
             m->copy_rate = value;
+        else if (strcmp(key, "block_fft_factor") == 0)
+            m->block_fft_factor = value;
+        else if (strcmp(key, "receive_copy_rate") == 0)
+            m->receive_copy_rate = value;
+        else if (strcmp(key, "wake_s") == 0)
+            m->wake_s = value;
     }
     fclose(f);
     return 0;
@@ -618,7 +633,7 @@ int main(int argc, char **argv)
     /* A simulated rank has a core of its own: it waits as MPI's calls do. */
     a.params = (fs_exchange_params){FS_DEFAULT_SEED, FS_DEFAULT_PACKET_BYTES, FS_DEFAULT_QUEUES, 0};
     /* Rough rates of a 2020s core, when no calibration is given. */
-    a.model = (sim_model){{2e9, 4e9}, 4e9};
+    a.model = (sim_model){{2e9, 4e9}, 4e9, 1, 0, 0};
     const char *calibration = NULL;
     int ret = parse_args(argc, argv, rank, &a, &calibration);
     /* One rank reads the calibration; all use it. */
@@ -629,6 +644,8 @@ int main(int argc, char **argv)
     if (MPI_Bcast(&ret, 1, MPI_INT, 0, MPI_COMM_WORLD) != MPI_SUCCESS ||
         MPI_Bcast(&a.model, (int)sizeof a.model, MPI_BYTE, 0, MPI_COMM_WORLD) != MPI_SUCCESS)
         ret = 1;
+    sim_shm_set_copy_rate(a.model.receive_copy_rate);
+    sim_shm_set_wake(a.model.wake_s);
     if (ret == 0 && rank == 0 && a.header)
         printf("strategy,decomp,grid,ranks,shape,dtype,exchange_s,fft_s,total_s,messages,note,"
                "simulated\n");

@@ -109,3 +109,58 @@ PY
     assert_failure 2
     [[ "$stderr" == *"--platform: only with --dry-run"* ]]
 }
+
+# Two ranks on one 2-core host whose link costs nothing (a latency of
+# $NODE_LATENCY seconds): a 64^3 slab's one exchange with the calibration
+# file plus the lines given (sim/sim_shm.h); prints "strategy seconds"
+# lines, the exchange's.
+node_exchange() {
+    cat >node.xml <<XML
+<?xml version='1.0'?>
+<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
+<platform version="4.1">
+  <zone id="local" routing="Full">
+    <host id="local" speed="1Gf" core="2"/>
+    <link id="shm" bandwidth="1e15Bps" latency="${NODE_LATENCY:-1e-12}s" sharing_policy="SHARED"/>
+    <route src="local" dst="local"><link_ctn id="shm"/></route>
+  </zone>
+</platform>
+XML
+    { cat "$srcdir/sim/calibration.txt"; printf '%s\n' "$@"; } >rates.txt
+    run --separate-stderr smpirun -no-privatize -platform node.xml -np 2 "$FFTSHARD_SIM" \
+        --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 --log=root.thresh:critical \
+        --cfg=network/model:CM02 --cfg=smpi/test:1e-7 --shape=64x64x64 --decomp=slab --calibration=rates.txt
+    assert_success
+    cut -d, -f1,7 --output-delimiter=' ' <<<"$output"
+}
+
+# The differences of the exchange times of two node_exchange outputs, checked
+# by the Python expression given (d: strategy -> seconds).
+differences() {
+    "$PYTHON_ORACLE" -c 'import sys
+a, b = (dict((w[0], float(w[1])) for w in map(str.split, x.splitlines())) for x in sys.argv[1:3])
+d = {s: b[s] - a[s] for s in a}
+assert sorted(d) == ["alltoall", "pairwise", "random", "xorswap"], d
+assert eval(sys.argv[3]), d' "$1" "$2" "$3"
+}
+
+@test "simulate: on a node each receiver copies its messages at receive_copy_rate" {
+    local plain copied
+    plain=$(node_exchange)
+    copied=$(node_exchange "receive_copy_rate 1e8")
+    # Each rank receives the other's half of its 2 MiB slab, 1 MiB: 10.5 ms at
+    # 1e8 bytes/s; xorswap's three XOR steps each wait for the other rank's
+    # copy of the step before: 3 x. (With SimGrid's binding of MPI's calls
+    # instead of the simulator's, nothing changes.)
+    differences "$plain" "$copied" 'all(abs(d[s] - (3 if s == "xorswap" else 1) * 1048576 / 1e8) < 1e-4 for s in d)'
+}
+
+@test "simulate: on a crowded node a wait that blocked costs wake_s more" {
+    local plain woken
+    # Messages 1 ms late, after the copies that go before them: every
+    # strategy waits for them at least once, each wait adding 10 ms.
+    export NODE_LATENCY=1e-3
+    plain=$(node_exchange)
+    woken=$(node_exchange "wake_s 0.01")
+    differences "$plain" "$woken" 'all(d[s] > 0.009 and abs(d[s] / 0.01 - round(d[s] / 0.01)) < 0.01 for s in d)'
+}
