@@ -347,13 +347,13 @@ def plot(rows, path):
 LOCAL_XML = """<?xml version='1.0'?>
 <!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
 <platform version="4.1">
-  <!-- This machine for %(ranks)d ranks, fitted by make simulate (sim/simulate.py): %(cores)d cores,
-       every message through one shared link standing for MPICH's shared memory. MPICH's ranks
-       busy-poll, so with more ranks than cores each rank has cores/ranks of a core all the
-       time (a core each, that fast) and every message waits for its receiver's turn on a core:
-       the latency grows by %(lat_turn)g s per rank past one per core. -->
+  <!-- This machine for %(ranks)d ranks, fitted by make simulate (sim/simulate.py): %(cores)d cores
+       that the ranks computing at a time share (with more ranks than cores a waiting rank gives
+       its core up), every message through one shared link standing for MPICH's shared memory;
+       with more ranks than cores a message waits for its receiver's turn on a core: the latency
+       grows by %(lat_turn)g s per rank past one per core. -->
   <zone id="local" routing="Full">
-    <host id="local" speed="%(speed)gGf" core="%(ranks)d"/>
+    <host id="local" speed="1Gf" core="%(cores)d"/>
     <link id="shm" bandwidth="%(bw)gBps" latency="%(lat)gs" sharing_policy="SHARED"/>
     <route src="local" dst="local"><link_ctn id="shm"/></route>
   </zone>
@@ -363,7 +363,7 @@ LOCAL_XML = """<?xml version='1.0'?>
 
 def local_platform(ranks, cores, bw, lat0, lat_turn):
     over = max(0.0, ranks / cores - 1)
-    return LOCAL_XML % {"ranks": ranks, "cores": cores, "speed": min(1.0, cores / ranks), "bw": bw,
+    return LOCAL_XML % {"ranks": ranks, "cores": cores, "bw": bw,
                         "lat": lat0 + lat_turn * over, "lat_turn": lat_turn}
 
 
@@ -410,18 +410,27 @@ def real_runs(a, tmp):
     return real, worst_load
 
 
-def simulate_local(a, sim, tmp, params, calibration, shapes, rank_counts=(2, 4, 8)):
+def simulate_local(a, sim, tmp, params, calibration, shapes, rank_counts=(2, 4, 8), strategy="all"):
     """{(shape, ranks, strategy): (exchange_s, fft_s)} on this machine's
     platform of params (bandwidth, latency, latency per turn)."""
     out = {}
     cores = os.cpu_count() or 1
+    wake = params[3] if len(params) > 3 else 0
+    params = params[:3]
     for ranks in rank_counts:
         platform = os.path.join(tmp, "local-%d-%g-%g-%g.xml" % ((ranks,) + params))
         with open(platform, "w") as f:
             f.write(local_platform(ranks, cores, *params))
+        rates = calibration
+        over = max(0.0, ranks / cores - 1)
+        if wake and over:
+            rates = os.path.join(tmp, "rates-wake-%d-%g.txt" % (ranks, wake))
+            with open(calibration) as f, open(rates, "w") as g:
+                g.write(f.read() + "wake_s %g\n" % (wake * over))
         for shape in shapes:
             rows, _ = smpirun(platform, ranks, sim, ["--shape=" + shape, "--dtype=complex128",
-                                                     "--calibration=" + calibration], a.timeout)
+                                                     "--calibration=" + rates,
+                                                     "--strategy=" + strategy], a.timeout)
             for r in rows or []:
                 if r[6]:
                     out[(shape, ranks, r[0])] = (float(r[6]), float(r[7]))
@@ -434,13 +443,30 @@ def log_error(real, simmed, part):
     return math.sqrt(sum(e * e for e in errs) / len(errs)) if errs else float("inf")
 
 
+def write_rates(path, rates, shape):
+    with open(path, "w") as f:
+        f.write("# fitted by make simulate to the real %s runs\n" % shape)
+        for k, v in rates.items():
+            f.write("%s %.4g\n" % (k, v))
+
+
 def fit(a, sim, tmp, real, calibration):
     """Fitted on the runs of the first calibration size only (the others
-    are held out): the FFT rate from its 2-rank runs (one rank per core:
-    their FFT phase is the FFTs alone), then the shared link's bandwidth
-    and latency from those runs and the latency per turn (see LOCAL_XML)
-    from its 4- and 8-rank runs, by their fft + exchange time. Returns the
-    fitted rates file, the platform parameters and the size fitted on."""
+    are held out), in steps, each by the runs it alone explains:
+    - the FFT rate from the FFT phase of the 2-rank runs (one rank per
+      core) of the strategies whose FFTs are the stages' (not pairwise);
+    - the block FFT factor from pairwise's 2-rank FFT phase, which holds
+      the FFTs it runs on blocks while its messages fly: the simulator at
+      two factors splits that phase into the part the factor scales and
+      the rest, and the factor is the one that gives the measured phase;
+    - the receivers' copies (sim/sim_shm.h: off, or a multiple of the copy
+      rate) with the shared link's bandwidth and latency, from the 2-rank
+      runs; then, from the 4- and 8-rank runs, the message latency per
+      rank past one per core (see LOCAL_XML) and the wake-up delay of a
+      wait that blocked (sim_shm.h), per rank past one per core;
+    the last three by the runs' fft + exchange time.
+    Returns the fitted rates file, the platform parameters (bandwidth,
+    latency, latency per turn, wake-up per turn) and the size."""
     subset_shape = a.calibration_sizes.split(",")[0]
     subset = {k: v for k, v in real.items() if k[0] == subset_shape}
     rates = {}
@@ -449,35 +475,77 @@ def fit(a, sim, tmp, real, calibration):
             w = line.split()
             if len(w) == 2 and not w[0].startswith("#"):
                 rates[w[0]] = float(w[1])
-    # The modelled FFT time is inversely proportional to the rate.
-    simmed = simulate_local(a, sim, tmp, (3.2e9, 5e-6, 0), calibration, [subset_shape])
-    ratios = [simmed[k][1] / v[1] for k, v in subset.items() if k in simmed and k[1] == 2 and v[1] > 0]
-    if ratios:
-        rates["fft_rate_double"] *= math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    rates["block_fft_factor"] = 1.0
     fitted = os.path.join(a.out, "calibration-fitted.txt")
-    with open(fitted, "w") as f:
-        f.write("# fitted by make simulate to the real %s runs\n" % subset_shape)
-        for k, v in rates.items():
-            f.write("%s %.4g\n" % (k, v))
-    def error(params, rank_counts):
+    write_rates(fitted, rates, subset_shape)
+    plain = (3.2e9, 5e-6, 0)
+    # The modelled FFT time is inversely proportional to the rate.
+    # The FFT phase holds copies (twiddles, transposes) besides the FFTs:
+    # a few rounds bring the rate to the one that gives the measured phase.
+    for _ in range(3):
+        simmed = simulate_local(a, sim, tmp, plain, fitted, [subset_shape], (2,))
+        ratios = [simmed[k][1] / v[1] for k, v in subset.items()
+                  if k in simmed and k[1] == 2 and k[2] != "pairwise" and v[1] > 0]
+        if ratios:
+            rates["fft_rate_double"] *= math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        write_rates(fitted, rates, subset_shape)
+    measured = subset.get((subset_shape, 2, "pairwise"))
+    if measured:
+        key = (subset_shape, 2, "pairwise")
+        whole = simulate_local(a, sim, tmp, plain, fitted, [subset_shape], (2,), "pairwise").get(key)
+        rates["block_fft_factor"] = 0.5
+        write_rates(fitted, rates, subset_shape)
+        half = simulate_local(a, sim, tmp, plain, fitted, [subset_shape], (2,), "pairwise").get(key)
+        rates["block_fft_factor"] = 1.0
+        if whole and half and half[1] > whole[1]:
+            blocks = half[1] - whole[1]          # the block FFTs at factor 1
+            rest = whole[1] - blocks
+            if measured[1] > rest:
+                rates["block_fft_factor"] = min(4.0, max(0.25, blocks / (measured[1] - rest)))
+        write_rates(fitted, rates, subset_shape)
+
+    def error(params, rank_counts, rates_file):
         runs = {k: v for k, v in subset.items() if k[1] in rank_counts}
-        return log_error(runs, simulate_local(a, sim, tmp, params, fitted, [subset_shape], rank_counts),
+        return log_error(runs, simulate_local(a, sim, tmp, params, rates_file, [subset_shape], rank_counts),
                          lambda p: p[0] + p[1])
-    best = min((error((bw, lat, 0), (2,)), (bw, lat, 0)) for bw in (0.5e9, 1e9, 2e9, 4e9, 8e9)
-               for lat in (2e-6, 10e-6, 50e-6, 200e-6))
-    bw, lat = best[1][:2]
-    best = min((error((bw, lat, turn), (4, 8)), (bw, lat, turn))
-               for turn in (0, 100e-6, 300e-6, 1e-3, 3e-3, 6e-3, 12e-3))
+    # The receivers' copies (sim/sim_shm.h) as a multiple of the copy rate,
+    # with the link's bandwidth and latency, by the 2-rank runs.
+    candidates = []
+    for factor in (0, 0.5, 1, 2):
+        trial = dict(rates, receive_copy_rate=factor * rates["copy_rate"])
+        path = os.path.join(tmp, "rates-%g.txt" % factor)
+        write_rates(path, trial, subset_shape)
+        for bw in (2e9, 4e9, 8e9, 16e9, 32e9, 64e9):
+            for lat in (2e-6, 10e-6, 50e-6, 200e-6):
+                candidates.append((error((bw, lat, 0), (2,), path), (bw, lat, 0), trial))
+    _, (bw, lat, _), rates = min(candidates, key=lambda c: c[0])
+    write_rates(fitted, rates, subset_shape)
+    best = min((error((bw, lat, turn, wake), (4, 8), fitted), (bw, lat, turn, wake))
+               for turn in (0, 30e-6, 100e-6, 300e-6, 1e-3)
+               for wake in (0, 30e-6, 100e-6, 300e-6, 1e-3))
     cores = os.cpu_count() or 1
     with open(os.path.join(a.out, "local-fitted.xml"), "w") as f:
-        f.write(local_platform(8, cores, *best[1]))
+        f.write(local_platform(8, cores, *best[1][:3]))
     return fitted, best[1], subset_shape
 
 
 def calibrate(a, sim, calibration):
     """Real runs here; the model fitted to one size; the error of all."""
     with tempfile.TemporaryDirectory() as tmp:
-        real, load = real_runs(a, tmp)
+        if a.real_runs and os.path.exists(a.real_runs):
+            with open(a.real_runs) as f:
+                saved = json.load(f)
+            real = {tuple(k.split(",")[:1] + [int(k.split(",")[1]), k.split(",")[2]]): tuple(v)
+                    for k, v in saved["runs"].items()}
+            load = saved["load"]
+            sizes = a.calibration_sizes.split(",")
+            real = {k: v for k, v in real.items() if k[0] in sizes}
+            print("\nReal runs read from %s" % a.real_runs)
+        else:
+            real, load = real_runs(a, tmp)
+            if real and a.real_runs:
+                with open(a.real_runs, "w") as f:
+                    json.dump({"load": load, "runs": {"%s,%d,%s" % k: v for k, v in real.items()}}, f)
         if not real:
             return []
         fitted, params, subset_shape = fit(a, sim, tmp, real, calibration)
@@ -486,8 +554,9 @@ def calibrate(a, sim, calibration):
         rates = ", ".join(l.strip() for l in f if not l.startswith("#"))
     print("\nCalibration: real runs here (best of %d, slowest rank) against the simulator on this machine's"
           " platform, fitted to the %s runs: shared link %.3g GB/s, %.3g us, %.3g us more per rank past one"
-          " per core; %s (%s, local-fitted.xml)"
-          % (a.repeats, subset_shape, params[0] / 1e9, params[1] * 1e6, params[2] * 1e6, rates, fitted))
+          " per core, a wait that blocked %.3g us more per rank past one per core; %s (%s, local-fitted.xml)"
+          % (a.repeats, subset_shape, params[0] / 1e9, params[1] * 1e6, params[2] * 1e6, params[3] * 1e6,
+             rates, fitted))
     print("load average: %s now; the real runs started at a 1-minute load of at most %.1f (limit %.1f)"
           % (" ".join("%.1f" % l for l in os.getloadavg()), load, a.max_load))
     print("%-12s %5s %-9s %4s %10s %10s %10s %10s %8s %8s" %
@@ -533,6 +602,8 @@ def main():
     p.add_argument("--calibration-sizes", default="128x128x128,256x256x256")
     p.add_argument("--repeats", type=int, default=3, help="real runs per case (the best counts)")
     p.add_argument("--no-calibrate", action="store_true", help="skip the real runs")
+    p.add_argument("--real-runs", help="the real runs' times: read from this JSON file when it exists, "
+                   "else measured and written there (fit again without running them)")
     p.add_argument("--max-load", type=float, default=2.0,
                    help="take each real run when the 1-minute load is below this")
     p.add_argument("--quiet-wait", type=float, default=60,
