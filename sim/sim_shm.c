@@ -131,9 +131,11 @@ int MPI_Irecv(void *buf, int n, MPI_Datatype type, int src, int tag, MPI_Comm co
  * the rank then waits wake_s more for its turn on a core. */
 #define WOKEN(call)                                  \
     do {                                             \
+        if (wake_s <= 0)                             \
+            return call;                             \
         double t0 = MPI_Wtime();                     \
         int err_ = call;                             \
-        if (wake_s > 0 && MPI_Wtime() > t0)          \
+        if (MPI_Wtime() > t0)                        \
             sg_actor_sleep_for(wake_s);              \
         return err_;                                 \
     } while (0)
@@ -203,7 +205,7 @@ int MPI_Alltoallv(const void *sendbuf, const int *sendcounts, const int *sdispls
                   void *recvbuf, const int *recvcounts, const int *rdispls, MPI_Datatype recvtype,
                   MPI_Comm comm)
 {
-    double t0 = MPI_Wtime();
+    double t0 = wake_s > 0 ? MPI_Wtime() : 0;
     int err = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                              recvtype, comm);
     if (wake_s > 0 && MPI_Wtime() > t0)
