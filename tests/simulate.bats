@@ -111,21 +111,15 @@ PY
 }
 
 # Two ranks on one 2-core host whose link costs nothing (a latency of
-# $NODE_LATENCY seconds): a 64^3 slab's one exchange with the calibration
+# $NODE_LATENCY seconds), as make simulate models this machine: a 64^3 slab's one exchange with the calibration
 # file plus the lines given (sim/sim_shm.h); prints "strategy seconds"
 # lines, the exchange's.
 node_exchange() {
-    cat >node.xml <<XML
-<?xml version='1.0'?>
-<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">
-<platform version="4.1">
-  <zone id="local" routing="Full">
-    <host id="local" speed="1Gf" core="2"/>
-    <link id="shm" bandwidth="1e15Bps" latency="${NODE_LATENCY:-1e-12}s" sharing_policy="SHARED"/>
-    <route src="local" dst="local"><link_ctn id="shm"/></route>
-  </zone>
-</platform>
-XML
+    # make simulate's own platform of this machine (sim/simulate.py).
+    PYTHONDONTWRITEBYTECODE=1 "$PYTHON_ORACLE" -c 'import sys
+sys.path.insert(0, sys.argv[1])
+import simulate
+print(simulate.local_platform(2, 2, 1e15, float(sys.argv[2]), 0))' "$srcdir/sim" "${NODE_LATENCY:-1e-12}" >node.xml
     { cat "$srcdir/sim/calibration.txt"; printf '%s\n' "$@"; } >rates.txt
     run --separate-stderr smpirun -no-privatize -platform node.xml -np 2 "$FFTSHARD_SIM" \
         --cfg=smpi/simulate-computation:no --cfg=network/crosstraffic:0 --log=root.thresh:critical \
