@@ -59,7 +59,7 @@ typedef struct sim_model {
     /* bytes/s of a receiver's copies of its messages (sim_shm.h; 0: none,
      * the messages cost the links only) */
     double receive_copy_rate;
-    double wake_s;
+    double wake_s;        /* after a wait that blocked (sim_shm.h; 0: none) */
 } sim_model;
 
 /* Which ranks run each exchange (--groups). */
@@ -485,7 +485,8 @@ static fs_status simulate(const sim_args *a, const fs_exchange_ops *ops, sim_sha
 }
 
 /* "fft_rate_double 2.1e9" lines (fft_rate_double, fft_rate_single,
- * copy_rate, block_fft_factor, receive_copy_rate); '#' starts a comment. */
+ * copy_rate, block_fft_factor, receive_copy_rate, wake_s); '#' starts a
+ * comment. */
 static int read_calibration(const char *path, sim_model *m)
 {
     FILE *f = fopen(path, "r");
@@ -630,7 +631,8 @@ int main(int argc, char **argv)
     a.dtype = FS_DTYPE_COMPLEX128;
     a.decomp = FS_DECOMP_AUTO;
     a.strategy = "all";
-    /* A simulated rank has a core of its own: it waits as MPI's calls do. */
+    /* The strategies wait with MPI's calls; a crowded node's turns are
+     * sim_shm.h's wake_s. */
     a.params = (fs_exchange_params){FS_DEFAULT_SEED, FS_DEFAULT_PACKET_BYTES, FS_DEFAULT_QUEUES, 0};
     /* Rough rates of a 2020s core, when no calibration is given. */
     a.model = (sim_model){{2e9, 4e9}, 4e9, 1, 0, 0};
