@@ -3,6 +3,7 @@
 
 #include "errors.h"
 
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,6 +63,29 @@ void fs_error_print(void)
     fflush(stderr);
 }
 
+static int agree_yields;
+
+void fs_error_agree_yields(int yields)
+{
+    agree_yields = yields;
+}
+
+/* MPI_Allreduce of one MAX; with agree_yields started as MPI_Iallreduce and
+ * polled with the core given up between polls. */
+static int max_reduce(const long long *mine, long long *worst, MPI_Comm comm)
+{
+    if (!agree_yields)
+        return MPI_Allreduce(mine, worst, 1, MPI_LONG_LONG, MPI_MAX, comm);
+    MPI_Request req;
+    int err = MPI_Iallreduce(mine, worst, 1, MPI_LONG_LONG, MPI_MAX, comm, &req);
+    for (int done = 0; err == MPI_SUCCESS && !done;) {
+        err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (err == MPI_SUCCESS && !done)
+            sched_yield();
+    }
+    return err;
+}
+
 /* The agreed status, and whether this rank is the one to print it. */
 static fs_status agree(MPI_Comm comm, fs_status local, int *reporter)
 {
@@ -72,7 +96,7 @@ static fs_status agree(MPI_Comm comm, fs_status local, int *reporter)
      * status and, among equals, the lowest rank. */
     long long mine = (long long)local * (size + 1) + (size - rank);
     long long worst;
-    if (MPI_Allreduce(&mine, &worst, 1, MPI_LONG_LONG, MPI_MAX, comm) != MPI_SUCCESS) {
+    if (max_reduce(&mine, &worst, comm) != MPI_SUCCESS) {
         /* Agreement itself is broken: nothing safe is left but ending the job. */
         fprintf(stderr, "%s: error: MPI failed while ranks compared their status\n", program_name);
         MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);

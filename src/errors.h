@@ -43,6 +43,12 @@ fs_status fs_error_agree(MPI_Comm comm, fs_status local);
  * where they were set; pass on the local status, not the agreed one, to the
  * agreement that prints, so that a rank which failed is the one to speak. */
 fs_status fs_error_agree_quiet(MPI_Comm comm, fs_status local);
+/* Nonzero on every rank or none (a node with more ranks than cores,
+ * fs_nodemem_crowded): the agreements then poll a nonblocking reduction and
+ * give the core up between polls instead of spinning in MPI_Allreduce, as
+ * the exchanges wait (fs_exchange_waitall). Every rank must call it alike,
+ * between the same two agreements. */
+void fs_error_agree_yields(int yields);
 
 /* Print "fftshard: error: <message>" on stderr now (for the rank that alone
  * knows, e.g. before MPI is usable, or after agreement). */

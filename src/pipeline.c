@@ -441,6 +441,7 @@ static fs_status prepare(run *r)
         .queues = o->queues,
     };
     fs_status st = fs_nodemem_crowded(r->comm, 0, &r->params.crowded); /* agreed */
+    fs_error_agree_yields(st == FS_OK && r->params.crowded);
     if (st == FS_OK)
         st = stage_probe(r);
     if (st == FS_OK)

@@ -3,7 +3,8 @@
  * Run under mpiexec on any number of ranks (unit.bats: 1 to 4). Strings
  * (NULL, empty, short, 100 kB) go from the first and the last rank to every
  * rank; bytes likewise; a decision runs on rank 0 alone and every rank gets
- * its status, success or failure. Exit 0 when all passed. */
+ * its status, success or failure; fs_error_agree_quiet gives every rank the
+ * highest status, spinning or yielding. Exit 0 when all passed. */
 #include "config.h"
 
 #include <mpi.h>
@@ -85,6 +86,19 @@ static void check_decision(fs_status verdict, int quietly)
     fs_error_clear();
 }
 
+/* fs_error_agree_quiet: the highest status of any rank on every rank, with
+ * the agreement spinning in MPI_Allreduce or yielding (a crowded node). */
+static void check_status_agreement(int yields)
+{
+    fs_error_agree_yields(yields);
+    check(fs_error_agree_quiet(MPI_COMM_WORLD, FS_OK) == FS_OK, "every rank OK: OK");
+    fs_status last = rank == nranks - 1 ? FS_ERR_OUTPUT : rank == 0 ? FS_ERR_INPUT : FS_OK;
+    fs_status want = nranks == 1 ? FS_ERR_OUTPUT : FS_ERR_INPUT > FS_ERR_OUTPUT ? FS_ERR_INPUT : FS_ERR_OUTPUT;
+    check(fs_error_agree_quiet(MPI_COMM_WORLD, last) == want, "the highest status of any rank");
+    fs_error_agree_yields(0);
+    fs_error_clear();
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -107,6 +121,8 @@ int main(int argc, char **argv)
     fs_error_set(rank == 0 ? FS_ERR_OUTPUT : FS_OK, "the expected refusal (not a failure of the test)");
     check_decision(FS_ERR_OUTPUT, 0);
     check_decision(FS_ERR_RUNTIME, 1);
+    check_status_agreement(0);
+    check_status_agreement(1);
     free(big);
     free(small);
     long total = 0;
