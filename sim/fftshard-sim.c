@@ -47,9 +47,6 @@
 #include "sim_shm.h"
 #include "transform.h"
 
-/* Flops of a 1Gf host per second of the calibration machine's core. */
-#define SIM_REF_SPEED 1e9
-
 typedef struct sim_model {
     double fft_rate[2];   /* flop/s of one core, [FS_DOUBLE], [FS_SINGLE] */
     double copy_rate;     /* bytes/s of one core's memory copies */

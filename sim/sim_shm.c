@@ -8,13 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Flops of a 1Gf host per second of the calibration machine's core (as
- * fftshard-sim.c's SIM_REF_SPEED). */
-#define REF_SPEED 1e9
-
 static double copy_rate;   /* bytes/s; 0: off */
 static double wake_s;      /* after a wait that blocked; 0: none */
-
 
 /* The receives in flight: request and bytes. A handful per peer on the
  * few ranks of one node, so a list does. */
@@ -66,7 +61,7 @@ static double untrack(MPI_Request req)
 static void charge(double bytes)
 {
     if (bytes > 0)
-        smpi_execute_flops(bytes / copy_rate * REF_SPEED);
+        smpi_execute_flops(bytes / copy_rate * SIM_REF_SPEED);
 }
 
 /* After a wait or test: every request of `before` that the call completed

@@ -15,6 +15,10 @@
 #ifndef FFTSHARD_SIM_SHM_H
 #define FFTSHARD_SIM_SHM_H
 
+/* Flops of a 1Gf host per second of the calibration machine's core: what
+ * the simulator executes for a second of modelled work. */
+#define SIM_REF_SPEED 1e9
+
 /* Bytes per second of one core's receive copies; 0 (the default): none. */
 void sim_shm_set_copy_rate(double bytes_per_s);
 /* With more ranks than cores a rank whose wait blocked runs again only at

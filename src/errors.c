@@ -78,12 +78,7 @@ static int max_reduce(const long long *mine, long long *worst, MPI_Comm comm)
         return MPI_Allreduce(mine, worst, 1, MPI_LONG_LONG, MPI_MAX, comm);
     MPI_Request req;
     int err = MPI_Iallreduce(mine, worst, 1, MPI_LONG_LONG, MPI_MAX, comm, &req);
-    for (int done = 0; err == MPI_SUCCESS && !done;) {
-        err = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (err == MPI_SUCCESS && !done)
-            sched_yield();
-    }
-    return err;
+    return err == MPI_SUCCESS ? fs_mpi_waitall_yielding(1, &req) : err;
 }
 
 /* The agreed status, and whether this rank is the one to print it. */
@@ -128,6 +123,16 @@ void fs_error_set_verbose(int verbose)
 int fs_error_verbose(void)
 {
     return error_verbose;
+}
+
+int fs_mpi_waitall_yielding(int n, MPI_Request *reqs)
+{
+    for (;;) {
+        int done = 0, err = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
+        if (err != MPI_SUCCESS || done)
+            return err;
+        sched_yield();
+    }
 }
 
 const char *fs_mpi_strerror(int mpi_err)

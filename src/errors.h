@@ -60,6 +60,10 @@ int fs_error_verbose(void);
 
 /* Describe an MPI error code in words (static buffer). */
 const char *fs_mpi_strerror(int mpi_err);
+/* MPI_Waitall (statuses ignored) by MPI_Testall with the core given up
+ * (sched_yield) between polls: how a rank waits on a node with more ranks
+ * than cores, where spinning holds off the peers it waits for. */
+int fs_mpi_waitall_yielding(int n, MPI_Request *reqs);
 
 /* The program name that starts every message ("fftshard" by default). */
 void fs_error_set_program(const char *name);

@@ -171,14 +171,7 @@ static int crowded(const fs_exchange *x)
 
 int fs_exchange_waitall(const fs_exchange *x, int n, MPI_Request *reqs)
 {
-    if (!crowded(x))
-        return MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
-    for (;;) {
-        int done = 0, err = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS || done)
-            return err;
-        sched_yield();
-    }
+    return crowded(x) ? fs_mpi_waitall_yielding(n, reqs) : MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
 }
 
 int fs_exchange_waitany(const fs_exchange *x, int n, MPI_Request *reqs, int *index)
