@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Generate configure and Makefile.in from a checkout (a release tarball has them).
 set -e
 cd "$(dirname "$0")"

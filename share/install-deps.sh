@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # install-deps.sh: install the Debian 12 packages fftshard needs to build,
 # test and run. This is the one list of packages; share/quickstart.sh and
 # share/run-tests.sh both call this script.

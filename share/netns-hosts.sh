@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # netns-hosts.sh: a small cluster of "hosts" on one Linux machine, as network
 # namespaces joined by an Ethernet switch, so that MPI runs across them go
 # over TCP exactly as they would between real nodes (tests/netns.bats).

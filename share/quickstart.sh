@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # quickstart.sh: from a fresh Debian 12 machine to a verified first run.
 # Installs the packages, builds fftshard, writes a sample of plane waves with
 # fftshard-mkdata, transforms it on 2 ranks and checks with numpy that the

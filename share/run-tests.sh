@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # run-tests.sh: the CI run, in parts:
 #   deps       share/install-deps.sh: what the build and the tests need
 #   build      ./autogen.sh (in a checkout), ./configure, make -j2

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # sigterm-stress.sh [N]: what a batch system's time limit does to fftshard.
 #
 # Runs a small transform N times (default 100) on 1 to 3 ranks with every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* calibrate: the rates of this machine's core that fftshard-sim models the
  * local work by, printed as sim/calibration.txt's lines.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fftshard-sim: fftshard's exchange strategies on a simulated machine.
  *
  * Built with SimGrid's smpicc and run by smpirun on a platform file, each
@@ -39,13 +40,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decomp.h"
-#include "errors.h"
-#include "exchange.h"
-#include "layout.h"
+#include "plan/decomp.h"
+#include "core/errors.h"
+#include "exchange/exchange.h"
+#include "plan/layout.h"
 #include "sim_groups.h"
 #include "sim_shm.h"
-#include "transform.h"
+#include "plan/transform.h"
 
 typedef struct sim_model {
     double fft_rate[2];   /* flop/s of one core, [FS_DOUBLE], [FS_SINGLE] */

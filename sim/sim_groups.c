@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sim_groups: see sim_groups.h. */
 #include "config.h"
 

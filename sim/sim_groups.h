@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sim_groups: which groups of ranks an exchange must simulate.
  *
  * A pencil exchange runs inside groups of ranks: the rows, then the columns
@@ -18,7 +19,7 @@
 
 #include <mpi.h>
 
-#include "errors.h"
+#include "core/errors.h"
 
 /* A component too large to simulate whole (more ranks than asked for) is
  * sampled: every k-th of its groups runs, and the bandwidth of each link

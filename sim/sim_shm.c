@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sim_shm: see sim_shm.h. */
 #include "config.h"
 

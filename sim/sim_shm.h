@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sim_shm: messages through one node's shared memory, as MPICH moves them:
  * the receiving rank copies each message's bytes itself, on its own core,
  * inside the MPI call that completes the receive. SimGrid's links move

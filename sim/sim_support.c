@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* sim_support: what the modules built into the simulator need from
  * modules it leaves out (fft.c brings FFTW, h5io.c HDF5).
  *
@@ -13,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fft.h"
-#include "h5io.h"
+#include "compute/fft.h"
+#include "io/h5io.h"
 
 void *fs_buffer_alloc(size_t bytes)
 {

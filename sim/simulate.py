@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make simulate: fftshard's exchange strategies on simulated machines.
 
 Runs sim/fftshard-sim under smpirun for every platform (sim/platforms/),

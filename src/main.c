@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fftshard: the N-D FFT of an HDF5 dataset over MPI ranks.
  * main stays thin: start MPI, parse the command line, run the pipeline, and
  * turn the agreed status into the exit status of every rank. */
@@ -9,15 +10,15 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "atomic.h"
-#include "dryrun.h"
-#include "errors.h"
-#include "h5io.h"
+#include "output/atomic.h"
+#include "plan/dryrun.h"
+#include "core/errors.h"
+#include "io/h5io.h"
 #include "options.h"
 #include "pipeline.h"
-#include "probe_guard.h"
-#include "signals.h"
-#include "testhooks.h"
+#include "io/probe_guard.h"
+#include "core/signals.h"
+#include "core/testhooks.h"
 
 /* The smallest file-size limit (ulimit -f) MPI_Init is known to start
  * under: UCX's shared-memory transport creates files of 4 MiB, and fails

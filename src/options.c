@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* options: see options.h.
  *
  * Every option is one line of the table `specs`: its names, whether it takes
@@ -16,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exchange.h"
+#include "exchange/exchange.h"
 #include <fftw3.h>
 #include <hdf5.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* options: the command line of fftshard, parsed into one struct.
  *
  * Parsing is pure (no MPI, no I/O): every rank parses the same argv and gets
@@ -8,9 +9,9 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "dtype.h"
-#include "errors.h"
-#include "layout.h"
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "plan/layout.h"
 
 #define FS_MAX_DIMS 8
 #define FS_MAX_EDGES 1025

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pipeline: see pipeline.h. Each phase below is one section of the man
  * page's account of a run; the policy of each lives in its own module:
  * planner (what is computed, which strategy), decomp (who holds what),
@@ -15,23 +16,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "check.h"
-#include "compute.h"
-#include "decomp.h"
-#include "h5io.h"
-#include "nodemem.h"
-#include "output.h"
-#include "planner.h"
-#include "progress.h"
-#include "rawio.h"
-#include "report.h"
-#include "report_run.h"
-#include "shards.h"
-#include "signals.h"
-#include "spectrum.h"
-#include "testhooks.h"
-#include "wisdom.h"
+#include "output/atomic.h"
+#include "compute/check.h"
+#include "compute/compute.h"
+#include "plan/decomp.h"
+#include "io/h5io.h"
+#include "core/nodemem.h"
+#include "output/output.h"
+#include "plan/planner.h"
+#include "report/progress.h"
+#include "io/rawio.h"
+#include "report/report.h"
+#include "report/report_run.h"
+#include "io/shards.h"
+#include "core/signals.h"
+#include "analysis/spectrum.h"
+#include "core/testhooks.h"
+#include "plan/wisdom.h"
 
 /* One INPUT and what is computed from it. */
 typedef struct dataset {

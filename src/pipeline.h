@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* pipeline: one fftshard run, from the input file to the committed output.
  *
  * Probe the input on rank 0, check the output, plan the decomposition and the
@@ -8,7 +9,7 @@
 #define FS_PIPELINE_H
 
 #include <mpi.h>
-#include "errors.h"
+#include "core/errors.h"
 #include "options.h"
 
 /* Collective over comm (which must have MPI_ERRORS_RETURN). The returned

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Output refusals (exit 4) and atomic output: a failed or refused run leaves
 # no temporary and an existing OUTPUT byte for byte unchanged; the result gets
 # the permissions the umask gives.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Decompositions over any axes: batch axes (not transformed) first, in the
 # middle and last, one or two of them, on slabs and pencils, for real,
 # integer and vector-field inputs on 1 to 8 ranks, against numpy

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The command line: every exit status with its message, --help and
 # --version, and one message however many ranks. Results are in
 # results.bats, output refusals and atomicity in atomic.bats, the inputs and
@@ -22,16 +23,16 @@ setup() {
 # ---------------------------------------------------------------- statuses
 
 # bats test_tags=quick
-@test "exit statuses in helpers.bash mirror enum fs_status in src/errors.h" {
+@test "exit statuses in helpers.bash mirror enum fs_status in src/core/errors.h" {
     local name value var count=0
     while read -r name value; do
         var=EXIT_${name#ERR_}
-        [ -n "${!var+set}" ] || fail "src/errors.h has FS_$name = $value; helpers.bash lacks $var"
+        [ -n "${!var+set}" ] || fail "src/core/errors.h has FS_$name = $value; helpers.bash lacks $var"
         assert_equal "$var=${!var}" "$var=$value"
         count=$((count + 1))
     done < <(sed -n 's/^[[:space:]]*FS_\([A-Z_]*\)[[:space:]]*=[[:space:]]*\([0-9][0-9]*\).*/\1 \2/p' \
-        "$srcdir/src/errors.h")
-    [ "$count" -ge 6 ] || fail "found only $count statuses in src/errors.h"
+        "$srcdir/src/core/errors.h")
+    [ "$count" -ge 6 ] || fail "found only $count statuses in src/core/errors.h"
     local mirrored
     mirrored=$(compgen -v EXIT_ | wc -l)
     assert_equal "$mirrored statuses in helpers.bash" "$count statuses in helpers.bash"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The bad-input corpus: inputs, option values and side files (--wisdom,
 # --report) that fftshard must refuse. Every case is run on 1 and on 3 ranks
 # and must end with its documented exit status and one message naming the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # --dry-run's memory per rank against the peak a real run reports (--report's
 # peak_bytes_max, the largest VmHWM of any rank) on the same input: within
 # 10% for every strategy, on slabs and on pencils. 192^3 complex128 keeps the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Faults: SIGTERM and SIGINT in every phase (to every rank, to rank 0, to
 # another rank), a rank killed outright and what it leaves for the next run,
 # a full disk and a file size limit, an unwritable directory, and the

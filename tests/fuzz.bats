@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # What fuzzing found, replayed without clang (make fuzz does the fuzzing;
 # see tests/fuzz/run-fuzz.sh). The fuzz targets, built here as plain
 # programs (tests/fuzz/replay_*), run the seeds and every regression

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The --help texts equal their stored copies (a change to them is a
 # deliberate act: update tests/help.txt and the man page with it), and every
 # long option they show is documented in the man page.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # helpers.bash: what every bats file of fftshard shares.
 #
 # Paths come from the environment Makefile.am sets for `make check`
@@ -11,7 +12,7 @@ bats_require_minimum_version 1.5.0  # run --separate-stderr
 bats_load_library bats-support 2>/dev/null || load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-support/load"
 bats_load_library bats-assert 2>/dev/null || load "${BATS_LIB_PATH:-/usr/lib/bats}/bats-assert/load"
 
-# Exit statuses: the mirror of enum fs_status in src/errors.h (cli.bats checks
+# Exit statuses: the mirror of enum fs_status in src/core/errors.h (cli.bats checks
 # that the two agree). Change both together.
 EXIT_OK=0
 EXIT_RUNTIME=1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # A spectrum that remembers how it was made: a plain --inverse (--inverse
 # --real after --real) of a forward result takes the axes in their order,
 # the norm, the halved axis and last_size from its attributes and gives the

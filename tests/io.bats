@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Reading and writing the data: real, integer and single-precision input
 # without --real (read at the file's speed through a staging buffer and
 # spread into complex memory), real output, reads in small pieces, progress

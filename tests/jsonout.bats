@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # JSON on standard output and the dry run's JSON: --report=- prints the run's
 # report and nothing else on stdout, equal to the one a file gets; a failed
 # write there says the result was written; --dry-run --report writes the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # fftshard-mkdata --power-law: the Gaussian random field has the power
 # spectrum it was asked for, measured by numpy from the definition in
 # fftshard-mkdata(1) (VALUES), is the same file on any rank count, and bad

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Several inputs in one run (fftshard INPUT... OUTPUT) and --add: every
 # result equals numpy under its own path in the one OUTPUT, the compute plan
 # is made once for datasets of one shape, the summary and the report have a

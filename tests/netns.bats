@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Runs across hosts: 4 ranks on 2 "hosts" (network namespaces joined by a
 # switch, share/netns-hosts.sh), started by hydra through a launcher that
 # enters a host as ssh would, talking over TCP (UCX_TLS=tcp,self on each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """oracle: the independent checker of the fftshard tests (numpy and h5py only).
 
 Nothing here shares code with fftshard: inputs are written by h5py, results are
@@ -75,7 +76,7 @@ import zlib
 import h5py
 import numpy as np
 
-# The strategies --transpose=auto chooses from (src/exchange.c's table).
+# The strategies --transpose=auto chooses from (src/exchange/exchange.c's table).
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 
 TOL_DOUBLE = 1e-12

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Pencil decompositions (--decomp, --grid), planning a job (--dry-run), and
 # the 64-bit path of the alltoall exchange, against numpy.
 

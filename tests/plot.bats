@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # share/fftshard-plot: a valid PNG from a /power_spectrum group (made here
 # with h5py) and from real --report files of one and of several inputs, and
 # one-line errors. Run with the oracle's Python, the one configure found

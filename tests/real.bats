@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Transform kinds: --real (rfftn), --inverse --real (irfftn), --precision,
 # 1-D transforms split over ranks (four-step), --check, --plan and the
 # FFTW wisdom, against numpy (tests/oracle.py: 1e-12 double, 1e-5 single,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # --report (the JSON report), the summary, --progress, and the parallel
 # prefix broadcast behind the offsets: the report parses, its offsets are the
 # hyperslab starts and the running sums of the element counts, phase times

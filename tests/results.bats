@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Results against numpy: fftshard's output must equal numpy.fft.fftn/ifftn of
 # the input (tests/oracle.py states the tolerances) for shapes of 1 to 8 axes,
 # every input type, 1 to 8 ranks, --axes subsets, every --norm both ways, and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Destinations: OUTPUT, --report and --wisdom are refused (exit 4, before
 # any work) when one is the same file as an input, an input shard, a
 # virtual dataset's source or another destination, or names no file in a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # What fftshard may delete or replace in a shared directory: an old shard
 # set only when it carries fftshard's marker and is not reached through a
 # link; a leftover temporary never through a name swapped for a link, and

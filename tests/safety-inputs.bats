@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Inputs and I/O that must neither hang nor crash nor be misread: special
 # files anywhere among the inputs (refused without being waited on),
 # datasets whose metadata contradicts itself (refused by the input check,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Sharded files: virtual-dataset input, --shards by pattern and by list (with
 # and without offset attributes), --shard-output with its virtual-dataset
 # master, compressed input and --chunks/--deflate output, against numpy; bad

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Signals and the status a job script sees: SIGTERM or SIGINT to mpiexec, to
 # its process group (what a batch system sends), to one rank or to several;
 # during start-up (MPI_Init); one message per job; a file-size limit too

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The simulator of the exchange strategies (sim/fftshard-sim, make
 # simulate): it builds with SimGrid's smpicc, a 64-rank torus case gives
 # every strategy a positive exchange and total time, and the component of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Spectra (--power-spectrum, --spectrum-only, --cross, --box-size, --bins,
 # --los): every spectrum equals tests/spectrum_oracle.py's computation of
 # the definition from numpy's full complex fftn (modes exact, k and power

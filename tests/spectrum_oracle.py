@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """spectrum_oracle: the independent check of fftshard's spectra (numpy, h5py).
 
 Computes the documented definition from the full complex numpy.fft.fftn of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The exchange strategies (--transpose) through the whole command: every
 # strategy and auto against numpy on 1 to 8 ranks with uneven sizes and idle
 # ranks, their parameters (--packet, --queues, --seed) at their extremes, the

@@ -1,4 +1,5 @@
-/* test_agree: "rank 0 decides, every rank agrees" (src/agree.h).
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* test_agree: "rank 0 decides, every rank agrees" (src/core/agree.h).
  *
  * Run under mpiexec on any number of ranks (unit.bats: 1 to 4). Strings
  * (NULL, empty, short, 100 kB) go from the first and the last rank to every
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agree.h"
+#include "core/agree.h"
 
 static int rank, nranks, checks;
 static long failures;

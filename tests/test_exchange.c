@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_exchange: every exchange strategy moves every element where it belongs.
  *
  * Run under mpiexec on any number of ranks (unit.bats uses 1 to 8). For each
@@ -52,9 +53,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exchange.h"
-#include "fft.h"
-#include "layout.h"
+#include "exchange/exchange.h"
+#include "compute/fft.h"
+#include "plan/layout.h"
 
 static int rank, nranks;
 static long failures, shown;

@@ -1,4 +1,5 @@
-/* test_layout: unit tests of the decomposition arithmetic (src/layout.h).
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* test_layout: unit tests of the decomposition arithmetic (src/plan/layout.h).
  *
  * Serial, no MPI calls. Every property is checked against a brute-force
  * computation over the elements, on many random (deterministic) boxes.
@@ -13,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "layout.h"
+#include "plan/layout.h"
 
 static long checks, failures;
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_prefix: the parallel prefix broadcast against MPI_Scan and MPI_Exscan.
  *
  * Run under mpiexec on any number of ranks (unit.bats: 1 to 8). For sum, max
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prefix.h"
+#include "core/prefix.h"
 
 static int rank, nranks;
 static long failures;

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_testhooks: the environment's test hooks as fs_testhooks_read reads
- * them (src/testhooks.h): defaults when unset, the values that are taken and
+ * them (src/core/testhooks.h): defaults when unset, the values that are taken and
  * those that fall back to the default, and a read that happens once.
  * Serial, no MPI. Exit 0 when all passed. */
 #include "config.h"
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "testhooks.h"
+#include "core/testhooks.h"
 
 static int checks, failed;
 

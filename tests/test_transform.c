@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* test_transform: the decomposition arithmetic of transform.c, serial, for
  * rank counts no test machine has: every stage's boxes must tile the array
  * exactly (sizes add up, no box outside it), the exchanges must move one
@@ -9,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "transform.h"
+#include "plan/transform.h"
 
 static long checks, failures;
 

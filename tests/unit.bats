@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # The C unit tests: layout arithmetic (serial) and every exchange strategy
 # under mpiexec on 1 to 8 ranks. Their own output says what failed.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
 # valgrind's memcheck on fftshard: a small transform with every exchange
 # strategy and with pencils, on 2 ranks, must run without a single memcheck
 # error (invalid reads or writes, uninitialised values reaching a decision,

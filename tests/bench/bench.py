@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """fftshard benchmark: every exchange strategy and decomposition, file to file,
 for a list of sizes and rank counts, next to what users would run instead, then
 the exchange strategies alone next to MPI_Alltoall.

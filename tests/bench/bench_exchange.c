@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* bench_exchange: the exchange strategies alone, on the slab redistribution
  * fftshard does for a given shape (axis 0 split -> axis 1 split), next to
  * MPI_Alltoall on already packed equal blocks, out of place and with
@@ -19,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "exchange.h"
-#include "fft.h"
-#include "layout.h"
+#include "exchange/exchange.h"
+#include "compute/fft.h"
+#include "plan/layout.h"
 #include "options.h"
 
 static double slowest(MPI_Comm comm, double t)

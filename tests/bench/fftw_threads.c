@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fftw_threads: the in-memory ceiling of `make bench`. FFTW's own threaded
  * transform of an N0 x N1 x N2 complex128 array in one process, in place,
  * planned with FFTW_MEASURE on T threads; prints the best of R executions:

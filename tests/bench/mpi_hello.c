@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The start-up floor of an MPI program: what MPI_Init, one barrier and
  * MPI_Finalize cost under mpiexec, for `make bench` to set fftshard's
  * 1x1x1 run against. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make-corpus: write the bad inputs of tests/corpus.bats into a directory.
 
     make-corpus.py DIR

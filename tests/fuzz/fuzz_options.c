@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_options: fuzz target for the command line parser (fs_options_parse).
  *
  * The input is the command line as the kernel keeps it (/proc/PID/cmdline):
@@ -18,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "core/errors.h"
 #include "options.h"
 
 #define FUZZ_TARGET "fuzz_options"

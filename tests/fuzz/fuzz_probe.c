@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fuzz_probe: fuzz target for the input check (fs_h5_probe), which rank 0
  * runs alone on INPUT before any parallel work.
  *
@@ -20,8 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "errors.h"
-#include "h5probe.h"
+#include "core/errors.h"
+#include "io/h5probe.h"
 
 #define FUZZ_TARGET "fuzz_probe"
 #include "promise.h"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """make-seeds: write the seed corpora of the fuzz targets (run once; the
 files are kept in the source tree).
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* promise: what both fuzz targets require of a status and its message.
  *
  * FUZZ_TARGET names the target in the report of a broken promise, which
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "errors.h"
+#include "core/errors.h"
 
 #ifndef FUZZ_TARGET
 #error "define FUZZ_TARGET before including promise.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* replay: run a fuzz target (fuzz_options.c, fuzz_probe.c) once on each
  * file named on the command line, without libFuzzer, so that `make check`
  * replays the seeds and the regressions with the ordinary compiler (and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
 # run-fuzz.sh TARGET SECONDS SRCDIR BUILDDIR: one target of `make fuzz`.
 #
 # SRCDIR is tests/fuzz of the source tree, BUILDDIR tests/fuzz of the build

@@ -1,0 +1,691 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* spectrum: see spectrum.h. Every rank walks its own last-stage box once
+ * per input: the squared wave numbers of each axis are tabulated for the
+ * box's range, a row's sum is carried along the outer axes, and each
+ * element adds its weight, |k| and |X|^2 to its bin. The sums are doubles
+ * (mode counts stay exact below 2^53) reduced once over all ranks. */
+#include "config.h"
+
+#include "analysis/spectrum.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+
+/* What each bin sums. */
+enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
+
+typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
+
+#define DEFAULT_MU_BINS 5
+#define MAX_SHELLS (1 << 22)
+
+struct fs_spectrum {
+    int power, cross;               /* which groups */
+    int ndim;                       /* the input's */
+    int64_t n[FS_LAYOUT_MAX_DIMS];  /* its shape */
+    int transformed[FS_LAYOUT_MAX_DIMS];
+    double L[FS_LAYOUT_MAX_DIMS];   /* box length of each transformed axis */
+    int box_given;
+    double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
+    bin_rule rule;
+    int nbins;
+    double width;                   /* BINS_LINEAR */
+    double *edges;                  /* nbins + 1 */
+    int los, nmu;                   /* los -1: none */
+    double *acc, *acc_mu;           /* [nbins][NQ], [nbins][nmu][NQ] */
+    void *keep;                     /* --cross: input 0's result on this rank */
+    size_t keep_bytes;
+    double seconds;
+};
+
+/* The frequencies of numpy.fft.fftfreq(n, 1/n). */
+static int64_t freq(int64_t j, int64_t n)
+{
+    return j < (n + 1) / 2 ? j : j - n;
+}
+
+/* One component of k; the same arithmetic as the documented definition,
+ * so bins agree with a numpy computation of it to the last bit. */
+static double kcomp(int64_t f, double L)
+{
+    return 2.0 * M_PI * (double)f / L;
+}
+
+static fs_status take_box(fs_spectrum *s, const fs_options *o, int naxes)
+{
+    if (o->nbox > 1 && o->nbox != naxes)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths given for %d transformed axes "
+                            "(give one, or one per transformed axis)", o->nbox, naxes);
+    s->box_given = o->nbox > 0;
+    double V = 1, N = 1, Lmax = 0;
+    for (int a = 0, i = 0; a < s->ndim; a++) {
+        if (!s->transformed[a])
+            continue;
+        s->L[a] = o->nbox == 0 ? (double)s->n[a] : o->box[o->nbox == 1 ? 0 : i];
+        i++;
+        V *= s->L[a];
+        N *= (double)s->n[a];
+        Lmax = s->L[a] > Lmax ? s->L[a] : Lmax;
+    }
+    s->kf = 2.0 * M_PI / Lmax;
+    s->factor = s->box_given ? V / (N * N) : 1.0;
+    double q = 0;
+    for (int a = 0; a < s->ndim; a++)
+        if (s->transformed[a]) {
+            double k = kcomp(s->n[a] / 2, s->L[a]);
+            q += k * k;
+        }
+    s->kmax = sqrt(q);
+    return FS_OK;
+}
+
+static fs_status take_bins(fs_spectrum *s, const fs_options *o)
+{
+    if (o->nedges) {
+        s->rule = BINS_EDGES;
+        s->nbins = o->nedges - 1;
+    } else if (o->bins) {
+        s->rule = BINS_LINEAR;
+        s->nbins = o->bins;
+        s->width = s->kmax / o->bins;
+    } else {
+        s->rule = BINS_SHELLS;
+        /* Box lengths far apart make a shell of the longest's k_f a sliver. */
+        if (s->kmax / s->kf > MAX_SHELLS)
+            return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
+                                "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
+                                MAX_SHELLS);
+        s->nbins = (int)floor(s->kmax / s->kf + 0.5) + 1;
+    }
+    s->edges = malloc(sizeof *s->edges * (size_t)(s->nbins + 1));
+    if (!s->edges)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i <= s->nbins; i++)
+        s->edges[i] = s->rule == BINS_EDGES    ? o->edges[i]
+                      : s->rule == BINS_LINEAR ? i * s->width
+                                               : (i == 0 ? 0.0 : (i - 0.5) * s->kf);
+    if (s->rule == BINS_LINEAR)
+        s->edges[s->nbins] = s->kmax;
+    return FS_OK;
+}
+
+/* The transforms' arrays must be alike: one grid of modes for all. */
+static fs_status check_alike(const fs_transform *a, const fs_transform *b, int cross)
+{
+    int same = a->in_ndim == b->in_ndim &&
+               memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
+               memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0 &&
+               a->kind == b->kind;
+    if (!same)
+        return fs_error_set(FS_ERR_USAGE, "%s: the INPUTs must have one shape and the same "
+                            "transformed axes", cross ? "--cross" : "--power-spectrum");
+    /* --cross holds input 0's result beside input 1's: the same boxes. */
+    if (cross && (a->prec != b->prec || a->ndim != b->ndim || a->padded != b->padded ||
+                  memcmp(a->shape, b->shape, sizeof a->shape) != 0 ||
+                  memcmp(a->split, b->split, sizeof a->split) != 0 || a->grid[0] != b->grid[0]))
+        return fs_error_set(FS_ERR_USAGE, "--cross: the two INPUTs must be transformed alike "
+                            "(give --precision= when one is single precision)");
+    return FS_OK;
+}
+
+fs_status fs_spectrum_new(const fs_options *o, const fs_transform *const *ts, int n,
+                          fs_spectrum **out)
+{
+    *out = NULL;
+    if (!o->power_spectrum && !o->cross)
+        return FS_OK;
+    const fs_transform *t = ts[0];
+    for (int i = 1; i < n; i++)
+        if (check_alike(t, ts[i], o->cross) != FS_OK)
+            return fs_error_status();
+    fs_spectrum *s = calloc(1, sizeof *s);
+    if (!s)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *out = s;
+    s->power = o->power_spectrum;
+    s->cross = o->cross;
+    s->ndim = t->in_ndim;
+    int naxes = 0;
+    for (int a = 0; a < s->ndim; a++) {
+        s->n[a] = t->in_shape[a];
+        s->transformed[a] = t->transform_axis[a];
+        naxes += s->transformed[a];
+    }
+    s->los = -1;
+    if (o->los_given) {
+        int a = o->los < 0 ? o->los + s->ndim : o->los;
+        if (a < 0 || a >= s->ndim || !s->transformed[a])
+            return fs_error_set(FS_ERR_USAGE, "--los=%d: not a transformed axis of the %d-D input",
+                                o->los, s->ndim);
+        s->los = a;
+        s->nmu = o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS;
+    }
+    fs_status st = take_box(s, o, naxes);
+    if (st == FS_OK)
+        st = take_bins(s, o);
+    if (st != FS_OK)
+        return st;
+    s->acc = calloc((size_t)s->nbins * NQ, sizeof *s->acc);
+    if (s->los >= 0)
+        s->acc_mu = calloc((size_t)s->nbins * (size_t)s->nmu * NQ, sizeof *s->acc_mu);
+    if (!s->acc || (s->los >= 0 && !s->acc_mu))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return FS_OK;
+}
+
+void fs_spectrum_free(fs_spectrum **s)
+{
+    if (!*s)
+        return;
+    free((*s)->edges);
+    free((*s)->acc);
+    free((*s)->acc_mu);
+    free((*s)->keep);
+    free(*s);
+    *s = NULL;
+}
+
+/* The bin of |k| (-1: outside every bin). */
+static int bin_of(const fs_spectrum *s, double k)
+{
+    if (s->rule == BINS_SHELLS)
+        return (int)floor(k / s->kf + 0.5);
+    if (s->rule == BINS_LINEAR) {
+        int b = s->width > 0 ? (int)floor(k / s->width) : 0;
+        return b < s->nbins ? b : s->nbins - 1;
+    }
+    const double *e = s->edges;
+    if (k < e[0] || k > e[s->nbins])
+        return -1;
+    if (k == e[s->nbins])
+        return s->nbins - 1;
+    int lo = 0, hi = s->nbins; /* e[lo] <= k < e[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (e[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* One input's part in the sums. */
+typedef struct contribution {
+    int role;            /* 0: a power spectrum input; 1, 2: --cross's first, second */
+    int count_modes;     /* the first input counts the modes and their |k| */
+} contribution;
+
+/* A row of elements contiguous in memory: k^2 = q + ql[j], the line of
+ * sight's component klos or kl[j] (kl NULL), the weight w * wl[j]. */
+typedef struct row {
+    int64_t n, offset;   /* elements, the first one's index in data */
+    double q, klos, w;
+    const double *ql, *kl, *wl;
+} row;
+
+/* Per-row work arrays, so that each step is a loop the compiler can
+ * vectorise: |k|, weight, |X|^2, Re(X conj Y), |mu|, bin. */
+typedef struct scratch {
+    double *k, *w, *p, *x, *mu;
+    int *b;
+} scratch;
+
+static fs_status scratch_new(scratch *sc, int64_t n)
+{
+    size_t m = (size_t)(n > 0 ? n : 1);
+    sc->k = malloc(sizeof(double) * m * 5);
+    sc->b = malloc(sizeof(int) * m);
+    if (!sc->k || !sc->b) {
+        free(sc->k);
+        free(sc->b);
+        sc->k = NULL;
+        sc->b = NULL;
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    sc->w = sc->k + m;
+    sc->p = sc->k + 2 * m;
+    sc->x = sc->k + 3 * m;
+    sc->mu = sc->k + 4 * m;
+    return FS_OK;
+}
+
+static void scratch_free(scratch *sc)
+{
+    free(sc->k);
+    free(sc->b);
+}
+
+/* |X|^2 and, with other, Re(X conj Y) of n elements from i0. */
+static void powers(const void *data, const void *other, fs_precision p, int64_t i0, int64_t n,
+                   double *pw, double *x)
+{
+    if (p == FS_SINGLE) {
+        const float *d = (const float *)data + 2 * i0;
+        const float *o = other ? (const float *)other + 2 * i0 : NULL;
+        for (int64_t j = 0; j < n; j++)
+            pw[j] = (double)d[2 * j] * d[2 * j] + (double)d[2 * j + 1] * d[2 * j + 1];
+        for (int64_t j = 0; other && j < n; j++)
+            x[j] = (double)d[2 * j] * o[2 * j] + (double)d[2 * j + 1] * o[2 * j + 1];
+    } else {
+        const double *d = (const double *)data + 2 * i0;
+        const double *o = other ? (const double *)other + 2 * i0 : NULL;
+        for (int64_t j = 0; j < n; j++)
+            pw[j] = d[2 * j] * d[2 * j] + d[2 * j + 1] * d[2 * j + 1];
+        for (int64_t j = 0; other && j < n; j++)
+            x[j] = d[2 * j] * o[2 * j] + d[2 * j + 1] * o[2 * j + 1];
+    }
+}
+
+/* The bins of n values of |k| (-1: outside every bin). */
+static void bins_of(const fs_spectrum *s, const double *k, int64_t n, int *b)
+{
+    if (s->rule == BINS_SHELLS) {
+        /* k / k_f, not k * (1 / k_f): the documented arithmetic, to the bit */
+        for (int64_t j = 0; j < n; j++)
+            b[j] = (int)floor(k[j] / s->kf + 0.5);
+        return;
+    }
+    for (int64_t j = 0; j < n; j++)
+        b[j] = bin_of(s, k[j]);
+}
+
+static void add_to(double *cell, double w, double k, double mu, double p, double x,
+                   const contribution *c)
+{
+    if (c->count_modes) {
+        cell[Q_MODES] += w;
+        cell[Q_K] += w * k;
+        cell[Q_MU] += w * mu;
+    }
+    cell[Q_POWER] += w * p;
+    if (c->role == 1)
+        cell[Q_POWER_A] += w * p;
+    if (c->role == 2) {
+        cell[Q_POWER_B] += w * p;
+        cell[Q_CROSS] += w * x;
+    }
+}
+
+static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const void *data,
+                    const void *other, fs_precision p, scratch *sc)
+{
+    int64_t n = r->n;
+    for (int64_t j = 0; j < n; j++)
+        sc->k[j] = sqrt(r->q + r->ql[j]);
+    for (int64_t j = 0; j < n; j++)
+        sc->w[j] = r->w * r->wl[j];
+    bins_of(s, sc->k, n, sc->b);
+    powers(data, other, p, r->offset, n, sc->p, sc->x);
+    if (s->acc_mu)
+        for (int64_t j = 0; j < n; j++) {
+            double kl = r->kl ? r->kl[j] : r->klos;
+            sc->mu[j] = sc->k[j] > 0 ? fabs(kl) / sc->k[j] : 0.0;
+        }
+    for (int64_t j = 0; j < n; j++) {
+        int b = sc->b[j];
+        if (b < 0)
+            continue;
+        double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
+        add_to(s->acc + (size_t)b * NQ, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
+        if (s->acc_mu) {
+            int m = (int)floor(mu * s->nmu);
+            m = m < s->nmu ? m : s->nmu - 1;
+            add_to(s->acc_mu + ((size_t)b * (size_t)s->nmu + (size_t)m) * NQ, sc->w[j], sc->k[j],
+                   mu, sc->p[j], x, c);
+        }
+    }
+}
+
+/* The tables of one axis over [start, start + count): k_a^2 (0 for a batch
+ * axis), k_a, and the weight of the half spectrum's modes. */
+typedef struct axis_table {
+    double *q, *k, *w;
+} axis_table;
+
+static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const fs_box *b,
+                            axis_table *tab)
+{
+    for (int a = 0; a < b->ndim; a++) {
+        int64_t m = b->count[a] > 0 ? b->count[a] : 1;
+        tab[a].q = malloc(sizeof(double) * (size_t)m * 3);
+        if (!tab[a].q)
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        tab[a].k = tab[a].q + m;
+        tab[a].w = tab[a].q + 2 * m;
+        int halved = t->kind == FS_R2C && t->padded && a == t->real_axis;
+        for (int64_t i = 0; i < b->count[a]; i++) {
+            int64_t j = b->start[a] + i;
+            double k = s->transformed[a] ? kcomp(freq(j, s->n[a]), s->L[a]) : 0.0;
+            tab[a].k[i] = k;
+            tab[a].q[i] = k * k;
+            tab[a].w[i] = halved && j != 0 && 2 * j != s->n[a] ? 2.0 : 1.0;
+        }
+    }
+    return FS_OK;
+}
+
+static void tables_free(axis_table *tab, int ndim)
+{
+    for (int a = 0; a < ndim; a++)
+        free(tab[a].q);
+}
+
+/* The box row by row: the outer axes' sums carried in an odometer. The
+ * sum runs over the axes in order, as the definition's does. */
+static void bin_box(fs_spectrum *s, const contribution *c, const fs_box *b, const axis_table *tab,
+                    const void *data, const void *other, fs_precision p, scratch *sc)
+{
+    int nd = b->ndim, last = nd - 1;
+    if (fs_box_elems(b) == 0)
+        return;
+    int64_t idx[FS_LAYOUT_MAX_DIMS] = {0};
+    int64_t rows = fs_box_elems(b) / b->count[last];
+    for (int64_t r = 0; r < rows; r++) {
+        row rw = {b->count[last], r * b->count[last], 0, 0, 1, tab[last].q,
+                  last == s->los ? tab[last].k : NULL, tab[last].w};
+        for (int a = 0; a < last; a++) {
+            rw.q += tab[a].q[idx[a]];
+            rw.w *= tab[a].w[idx[a]];
+            if (a == s->los)
+                rw.klos = tab[a].k[idx[a]];
+        }
+        bin_row(s, c, &rw, data, other, p, sc);
+        for (int a = last - 1; a >= 0 && ++idx[a] == b->count[a]; a--)
+            idx[a] = 0;
+    }
+}
+
+/* The 1-D four-step result: a rank holds k1 = 0 .. n1-1 by its k2 range,
+ * output index k1 * n2 + k2 (transform.h); a row is one k1. */
+static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transform *t,
+                          const fs_box *b, const void *data, const void *other, scratch *sc)
+{
+    int64_t cnt = fs_box_elems(b) ? b->count[0] : 0;
+    double *tab = malloc(sizeof(double) * (size_t)(cnt > 0 ? cnt : 1) * 3);
+    if (!tab)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt;
+    for (int64_t k1 = 0; k1 < (cnt ? t->n1 : 0); k1++) {
+        for (int64_t i2 = 0; i2 < cnt; i2++) {
+            k[i2] = kcomp(freq(k1 * t->n2 + b->start[0] + i2, s->n[0]), s->L[0]);
+            q[i2] = k[i2] * k[i2];
+            w[i2] = 1.0;
+        }
+        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w};
+        bin_row(s, c, &rw, data, other, t->prec, sc);
+    }
+    free(tab);
+    return FS_OK;
+}
+
+fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs_box *last,
+                          const void *data)
+{
+    double t0 = MPI_Wtime();
+    contribution c = {s->cross ? i + 1 : 0, i == 0};
+    size_t bytes = (size_t)fs_box_elems(last) * fs_complex_bytes(t->prec);
+    if (s->cross && i == 0 && bytes) {
+        if (!(s->keep = malloc(bytes)))
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory for --cross (%zu bytes)", bytes);
+        memcpy(s->keep, data, bytes);
+        s->keep_bytes = bytes;
+    }
+    const void *other = c.role == 2 ? s->keep : NULL;
+    scratch sc;
+    int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
+    fs_status st = scratch_new(&sc, rowlen);
+    if (st == FS_OK && t->fold) {
+        st = bin_fold(s, &c, t, last, data, other, &sc);
+    } else if (st == FS_OK) {
+        axis_table tab[FS_LAYOUT_MAX_DIMS];
+        memset(tab, 0, sizeof tab);
+        st = tables_new(s, t, last, tab);
+        if (st == FS_OK)
+            bin_box(s, &c, last, tab, data, other, t->prec, &sc);
+        tables_free(tab, last->ndim);
+    }
+    scratch_free(&sc);
+    if (c.role == 2) {
+        free(s->keep);
+        s->keep = NULL;
+    }
+    s->seconds += MPI_Wtime() - t0;
+    return st;
+}
+
+fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
+{
+    double t0 = MPI_Wtime();
+    int n = s->nbins * NQ;
+    int rc = MPI_Allreduce(MPI_IN_PLACE, s->acc, n, MPI_DOUBLE, MPI_SUM, comm);
+    if (rc == MPI_SUCCESS && s->acc_mu)
+        rc = MPI_Allreduce(MPI_IN_PLACE, s->acc_mu, n * s->nmu, MPI_DOUBLE, MPI_SUM, comm);
+    s->seconds += MPI_Wtime() - t0;
+    return rc == MPI_SUCCESS ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+}
+
+const char *fs_spectrum_group(const fs_options *o, int i)
+{
+    const char *groups[2];
+    int n = 0;
+    if (o->power_spectrum)
+        groups[n++] = "/power_spectrum";
+    if (o->cross)
+        groups[n++] = "/cross_spectrum";
+    return i >= 0 && i < n ? groups[i] : NULL;
+}
+
+double fs_spectrum_seconds(const fs_spectrum *s)
+{
+    return s->seconds;
+}
+
+/* --------------------------------------------------------------- results */
+
+/* The mean of quantity q over each of the cells' modes (NaN: no mode),
+ * times factor. */
+static void means(const double *acc, int cells, int q, double factor, double *out)
+{
+    for (int i = 0; i < cells; i++) {
+        double w = acc[(size_t)i * NQ + Q_MODES];
+        out[i] = w > 0 ? acc[(size_t)i * NQ + q] / w * factor : NAN;
+    }
+}
+
+static void modes(const double *acc, int cells, int64_t *out)
+{
+    for (int i = 0; i < cells; i++)
+        out[i] = (int64_t)llround(acc[(size_t)i * NQ + Q_MODES]);
+}
+
+static const char *rule_name(const fs_spectrum *s)
+{
+    return s->rule == BINS_SHELLS ? "shells of k_f" : s->rule == BINS_LINEAR ? "linear" : "edges";
+}
+
+/* The group's attributes: its convention. */
+static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
+                             const char *const *inputs)
+{
+    char text[512], fields[2048] = "";
+    snprintf(text, sizeof text,
+             "%s per bin of |k|: k_a = 2 pi f_a / L_a, f_a = fftfreq(n_a, 1/n_a); mean |k| and "
+             "mean %s of the modes%s; bins: %s",
+             cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
+             cross ? "Re(X_a conj X_b)" : "|X|^2", s->box_given ? ", times V / N^2" : "",
+             rule_name(s));
+    for (int i = 0; inputs[i]; i++)
+        snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", i ? ", " : "",
+                 inputs[i]);
+    double box[FS_LAYOUT_MAX_DIMS];
+    int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
+    for (int a = 0; a < s->ndim; a++)
+        if (s->transformed[a]) {
+            axes[naxes] = a;
+            box[naxes++] = s->L[a];
+        }
+    fs_status st = fs_h5_output_attr_string(o, "convention", text);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "inputs", fields);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(o, "axes", (int)naxes, axes);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "k_fundamental", 0, NULL, FS_DTYPE_FLOAT64, &s->kf);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "power_factor", 0, NULL, FS_DTYPE_FLOAT64, &s->factor);
+    int64_t los = s->los;
+    if (st == FS_OK && s->los >= 0)
+        st = fs_h5_output_attr_int64s(o, "los", -1, &los);
+    return st;
+}
+
+/* One table of the group: path/name, dims (1 or 2 of them). */
+static fs_status table(fs_h5_output *o, const char *group, const char *name, int rank,
+                       const int64_t *dims, fs_dtype type, const void *values)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", group, name);
+    return fs_h5_output_table(o, path, rank, dims, type, values);
+}
+
+/* The tables of one accumulator: k, the power quantities and modes, over
+ * `cells` cells of shape dims. */
+static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char *group,
+                              const double *acc, int rank, const int64_t *dims, const char *suffix,
+                              int cross)
+{
+    int cells = (int)(dims[0] * (rank > 1 ? dims[1] : 1));
+    double *v = malloc(sizeof *v * (size_t)cells);
+    int64_t *m = malloc(sizeof *m * (size_t)cells);
+    if (!v || !m) {
+        free(v);
+        free(m);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    const struct {
+        const char *name;
+        int q, scaled;
+    } cols[] = {
+        {"k", Q_K, 0},
+        {"power", cross ? Q_CROSS : Q_POWER, 1},
+        {"power_a", Q_POWER_A, 1},
+        {"power_b", Q_POWER_B, 1},
+        {"mu", Q_MU, 0},
+    };
+    int ncols = cross ? 4 : 2;
+    fs_status st = FS_OK;
+    char name[32];
+    for (int i = 0; i < ncols + (rank > 1) && st == FS_OK; i++) {
+        int c = i < ncols ? i : 4;
+        means(acc, cells, cols[c].q, cols[c].scaled ? s->factor : 1.0, v);
+        snprintf(name, sizeof name, "%s%s", cols[c].name, c == 4 ? "" : suffix);
+        st = table(o, group, name, rank, dims, FS_DTYPE_FLOAT64, v);
+    }
+    modes(acc, cells, m);
+    snprintf(name, sizeof name, "modes%s", suffix);
+    if (st == FS_OK)
+        st = table(o, group, name, rank, dims, FS_DTYPE_INTEGER, m);
+    free(v);
+    free(m);
+    return st;
+}
+
+static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *group, int cross,
+                             const char *const *inputs, int replace)
+{
+    fs_status st = fs_h5_output_group(o, group, replace);
+    if (st == FS_OK)
+        st = write_attrs(s, o, cross, inputs);
+    int64_t dims[2] = {s->nbins, s->nmu};
+    if (st == FS_OK)
+        st = write_tables(s, o, group, s->acc, 1, dims, "", cross);
+    int64_t nedges = s->nbins + 1;
+    if (st == FS_OK)
+        st = table(o, group, "edges", 1, &nedges, FS_DTYPE_FLOAT64, s->edges);
+    if (st == FS_OK && s->acc_mu)
+        st = write_tables(s, o, group, s->acc_mu, 2, dims, "_mu", cross);
+    if (st == FS_OK && s->acc_mu) {
+        double e[1001];
+        int64_t n = s->nmu + 1;
+        for (int i = 0; i <= s->nmu; i++)
+            e[i] = (double)i / s->nmu;
+        st = table(o, group, "mu_edges", 1, &n, FS_DTYPE_FLOAT64, e);
+    }
+    return st;
+}
+
+fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *const *inputs,
+                            int replace)
+{
+    fs_status st = FS_OK;
+    if (s->power)
+        st = write_group(s, o, "/power_spectrum", 0, inputs, replace);
+    if (st == FS_OK && s->cross)
+        st = write_group(s, o, "/cross_spectrum", 1, inputs, replace);
+    return st;
+}
+
+/* ---------------------------------------------------------------- report */
+
+static void json_column(fs_json *j, const char *key, const double *acc, int cells, int q,
+                        double factor)
+{
+    fs_json_open(j, key, '[');
+    for (int i = 0; i < cells; i++) {
+        double w = acc[(size_t)i * NQ + Q_MODES];
+        if (w > 0)
+            fs_json_num(j, NULL, acc[(size_t)i * NQ + q] / w * factor);
+        else
+            fs_json_null(j, NULL);
+    }
+    fs_json_close(j, ']');
+}
+
+static void json_group(fs_json *j, const fs_spectrum *s, const char *name, int cross)
+{
+    fs_json_open(j, name, '{');
+    fs_json_str(j, "bins", rule_name(s));
+    fs_json_num(j, "k_fundamental", s->kf);
+    fs_json_num(j, "power_factor", s->factor);
+    int64_t *m = malloc(sizeof *m * (size_t)s->nbins);
+    if (m) {
+        modes(s->acc, s->nbins, m);
+        fs_json_ints(j, "modes", s->nbins, m);
+        free(m);
+    }
+    json_column(j, "k", s->acc, s->nbins, Q_K, 1.0);
+    json_column(j, "power", s->acc, s->nbins, cross ? Q_CROSS : Q_POWER, s->factor);
+    if (cross) {
+        json_column(j, "power_a", s->acc, s->nbins, Q_POWER_A, s->factor);
+        json_column(j, "power_b", s->acc, s->nbins, Q_POWER_B, s->factor);
+    }
+    fs_json_close(j, '}');
+}
+
+void fs_spectrum_json(fs_json *j, const void *arg)
+{
+    const fs_spectrum *s = arg;
+    fs_json_open(j, "spectra", '{');
+    fs_json_num(j, "seconds", s->seconds);
+    if (s->power)
+        json_group(j, s, "power_spectrum", 0);
+    if (s->cross)
+        json_group(j, s, "cross_spectrum", 1);
+    fs_json_close(j, '}');
+}
+
+void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, size_t size)
+{
+    snprintf(buf, size, "  spectrum: %d bins (%s, k_f %.6g) in %s:%s%s, %.4f s\n", s->nbins,
+             rule_name(s), s->kf, output, s->power ? "/power_spectrum" : "/cross_spectrum",
+             s->power && s->cross ? " and /cross_spectrum" : "", s->seconds);
+}

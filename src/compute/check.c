@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* check: see check.h. */
+#include "config.h"
+
+#include "compute/check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Element e of a map's memory side as a complex number (real maps: imag 0). */
+static void map_element(fs_precision prec, const fs_io_map *m, const void *base, int64_t offset,
+                        double *re, double *im)
+{
+    int single = prec == FS_SINGLE;
+    int complex_mem = m->mem_type == FS_DTYPE_COMPLEX64 || m->mem_type == FS_DTYPE_COMPLEX128;
+    if (complex_mem) {
+        *re = single ? ((const float *)base)[2 * offset] : ((const double *)base)[2 * offset];
+        *im = single ? ((const float *)base)[2 * offset + 1] : ((const double *)base)[2 * offset + 1];
+    } else {
+        *re = single ? ((const float *)base)[offset] : ((const double *)base)[offset];
+        *im = 0;
+    }
+}
+
+/* Visit every element a map selects, rows [first_row, first_row + rows) of
+ * its file box: fn(memory offset, global coordinates). The memory array is
+ * walked as a box in file coordinates, in steps of mem_stride_last along
+ * the last axis (layout.h explains the mapping). */
+typedef void (*visit_fn)(void *ctx, int64_t mem_offset, const int64_t *at);
+static void map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, visit_fn fn, void *ctx)
+{
+    if (fs_box_elems(&m->file_box) == 0 || rows <= 0)
+        return;
+    fs_box inner = m->file_box, outer = m->file_box;
+    int nd = inner.ndim, last = nd - 1;
+    int64_t step = m->mem_stride_last;
+    inner.start[0] += first_row;
+    inner.count[0] = rows;
+    for (int k = 0; k < nd; k++) {
+        int64_t sk = k == last ? step : 1;
+        outer.start[k] = m->file_box.start[k] - m->mem_start[k] / sk;
+        outer.count[k] = m->mem_dims[k] / sk;
+    }
+    fs_box_runs w;
+    fs_box_runs_begin(&w, &inner, &outer, NULL, FS_BOX_RUNS_ROWS);
+    int64_t at[FS_LAYOUT_MAX_DIMS];
+    while (fs_box_runs_next(&w)) {
+        memcpy(at, w.at, sizeof at);
+        for (int64_t j = 0; j < w.run_elems; j++) {
+            at[last] = w.at[last] + j;
+            if (m->fold_inner > 0 && m->fold_limit > 0 &&
+                at[0] * m->fold_inner + at[1] >= m->fold_limit)
+                continue;
+            fn(ctx, step * (w.offset + j), at);
+        }
+    }
+}
+
+/* The weight of an element in Parseval's sum: a half spectrum counts its
+ * interior bins twice. */
+static double half_weight(const fs_transform *t, const int64_t *at, int folded)
+{
+    int64_t k, n = t->real_len;
+    if (folded)
+        k = at[0] * t->n2 + at[1];
+    else
+        k = at[t->real_axis];
+    return k > 0 && 2 * k < n ? 2.0 : 1.0;
+}
+
+typedef struct sum_ctx {
+    const fs_transform *t;
+    const fs_io_map *m;
+    const void *base;
+    int weighted, folded;
+    double sum;
+} sum_ctx;
+
+static void add_square(void *ctx, int64_t off, const int64_t *at)
+{
+    sum_ctx *s = ctx;
+    double re, im;
+    map_element(s->t->prec, s->m, s->base, off, &re, &im);
+    s->sum += (re * re + im * im) * (s->weighted ? half_weight(s->t, at, s->folded) : 1.0);
+}
+
+typedef struct cmp_ctx {
+    const fs_transform *t;
+    const fs_io_map *m;
+    const void *expect, *got;  /* expect: the piece buffer, rows from 0 */
+    int64_t row_shift;         /* memory rows of the piece start here in `got` */
+    int64_t row_elems;         /* memory elements per row */
+    int weighted, folded;
+    double factor;             /* the round trip multiplies by the point count */
+    double max_err, max_ref, sum;
+} cmp_ctx;
+
+static void compare(void *ctx, int64_t off, const int64_t *at)
+{
+    cmp_ctx *c = ctx;
+    double a, ai, b, bi;
+    map_element(c->t->prec, c->m, c->expect, off - c->row_shift * c->row_elems, &a, &ai);
+    map_element(c->t->prec, c->m, c->got, off, &b, &bi);
+    b *= c->factor;
+    bi *= c->factor;
+    double err = hypot(a - b, ai - bi), ref = hypot(a, ai);
+    c->max_err = err > c->max_err ? err : c->max_err;
+    c->max_ref = ref > c->max_ref ? ref : c->max_ref;
+    c->sum += ref * ref * (c->weighted ? half_weight(c->t, at, c->folded) : 1.0);
+}
+
+/* The points of the transform: the round trip multiplies by them. */
+static double points(const fs_transform *t)
+{
+    double npts = 1;
+    for (int k = 0; k < t->in_ndim; k++)
+        if (t->transform_axis[k])
+            npts *= (double)(k == t->real_axis ? t->real_len : t->in_shape[k]);
+    return npts;
+}
+
+/* The input again, a piece of rows at a time, against the round trip in
+ * a->data: cmp gathers the errors and the input's energy. */
+static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
+{
+    const fs_transform *t = a->t;
+    fs_io_map rm = fs_transform_read_map(t, a->first);
+    int64_t rows = rm.file_box.count[0], row_elems = 1;
+    for (int k = 1; k < rm.file_box.ndim; k++)
+        row_elems *= rm.mem_dims[k];
+    size_t eb = fs_dtype_bytes(rm.mem_type);
+    int64_t per_piece = row_elems > 0 ? FS_CHECK_PIECE_BYTES / (row_elems * (int64_t)eb) : 1;
+    per_piece = per_piece > rows ? rows : per_piece;
+    per_piece = per_piece < 1 ? 1 : per_piece;
+    int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces = 0;
+    fs_status st = FS_OK;
+    if (MPI_Allreduce(&local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX, a->comm) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+    void *buf = malloc((size_t)(per_piece * row_elems > 0 ? per_piece * row_elems : 1) * eb);
+    *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, row_elems, t->kind == FS_C2R, 0, 1.0 / points(t), 0, 0, 0};
+    if (!buf && st == FS_OK)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for --check");
+    if ((st = fs_error_agree(a->comm, st)) != FS_OK) {
+        free(buf);
+        return st;
+    }
+    for (int64_t p = 0; p < pieces && st == FS_OK; p++) {
+        int64_t first = p * per_piece;
+        int64_t n = first < rows ? (rows - first < per_piece ? rows - first : per_piece) : 0;
+        fs_io_map piece = rm;
+        piece.file_box.start[0] += first;
+        piece.file_box.count[0] = n;
+        if (n == 0)
+            for (int k = 0; k < piece.file_box.ndim; k++)
+                piece.file_box.count[k] = 0;
+        piece.mem_dims[0] = n > 0 ? n : 1;
+        piece.mem_start[0] = 0;
+        st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL, NULL);
+        if (st == FS_OK && n > 0) {
+            cmp->row_shift = rm.mem_start[0] + first;
+            /* visit the piece's elements as they sit in the whole buffer */
+            map_visit(&rm, first, n, compare, cmp);
+        }
+        st = fs_error_agree(a->comm, st);
+    }
+    free(buf);
+    cmp->m = NULL;
+    return st;
+}
+
+fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
+{
+    const fs_transform *t = a->t;
+    res->done = 1;
+    res->tolerance = a->tolerance > 0 ? a->tolerance : t->prec == FS_SINGLE ? 1e-3 : 1e-9;
+    /* Parseval on the result, while it is still there. */
+    fs_io_map wm = fs_transform_write_map(t, a->last);
+    sum_ctx out = {t, &wm, a->data, t->kind == FS_R2C, t->fold, 0};
+    map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
+
+    fs_status st = fs_error_agree(a->comm, fs_compute_undo(a->c, a->data));
+    /* The undo may leave the data in the exchange's second array. */
+    fs_check_args undone = *a;
+    undone.data = fs_compute_data(a->c);
+    cmp_ctx cmp;
+    if (st == FS_OK)
+        st = compare_with_input(&undone, &cmp);
+    if (st != FS_OK)
+        return st;
+    double local[2] = {out.sum, cmp.sum}, sums[2], maxes[2], lm[2] = {cmp.max_err, cmp.max_ref};
+    if (MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, a->comm) != MPI_SUCCESS ||
+        MPI_Allreduce(lm, maxes, 2, MPI_DOUBLE, MPI_MAX, a->comm) != MPI_SUCCESS)
+        return fs_error_agree(a->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
+    /* |result|^2 = scale^2 * points * |input|^2 */
+    double expect = t->scale * t->scale * points(t) * sums[1];
+    res->parseval_error = expect > 0 ? fabs(sums[0] - expect) / expect : fabs(sums[0]);
+    res->roundtrip_error = maxes[1] > 0 ? maxes[0] / maxes[1] : maxes[0];
+    res->passed = res->parseval_error <= res->tolerance && res->roundtrip_error <= res->tolerance;
+    int rank = 0;
+    MPI_Comm_rank(a->comm, &rank);
+    if (!res->passed)
+        return fs_error_agree(a->comm, rank == 0 ? fs_error_set(FS_ERR_CHECK,
+            "--check: round trip error %.3g, Parseval error %.3g, above the tolerance %.3g; the "
+            "result was not kept", res->roundtrip_error, res->parseval_error, res->tolerance)
+            : FS_OK);
+    return FS_OK;
+}

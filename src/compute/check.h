@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* check: --check, the numerical check of a result before it is kept.
+ *
+ * Parseval's identity between the input and the result (a half spectrum
+ * counts its interior bins twice), and the result transformed back (the
+ * compute plan's work undone) compared with the input read again, a piece
+ * of rows at a time so the check needs little memory beyond the array. */
+#ifndef FS_CHECK_H
+#define FS_CHECK_H
+
+#include <mpi.h>
+
+#include "compute/compute.h"
+#include "core/errors.h"
+#include "io/h5io.h"
+#include "report/report.h"
+#include "plan/transform.h"
+
+/* The input is read again in pieces of about this many bytes (at least a
+ * row), no more than the rank's rows: what the check needs beyond the
+ * array and the inverse plans (the dry run counts it). */
+#define FS_CHECK_PIECE_BYTES ((int64_t)16 << 20)
+
+typedef struct fs_check_args {
+    MPI_Comm comm;
+    const fs_transform *t;
+    fs_compute *c;                  /* planned with_inverse */
+    const fs_box *first, *last;     /* this rank's boxes after the read, before the write */
+    void *data;                     /* the result, in the last layout; destroyed */
+    const char *input_file;
+    const fs_input_info *info;
+    const fs_shard_set *shards;     /* NULL: one file */
+    double tolerance;               /* 0: by precision */
+} fs_check_args;
+
+/* Collective. FS_ERR_CHECK (agreed and printed) when an error is above the
+ * tolerance; *res holds the figures either way. */
+fs_status fs_check_run(const fs_check_args *a, fs_check_result *res);
+
+#endif

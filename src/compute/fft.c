@@ -1,0 +1,744 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* fft: see fft.h. */
+#include "config.h"
+
+#include "compute/fft.h"
+
+#include <complex.h>
+#include <fftw3.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* One axis of a transform done as 1-D FFTs. Contiguous axes go to one
+ * FFTW plan over all their lines. Strided axes are done a few lines at a
+ * time: `gather` neighbouring lines copied into a small contiguous buffer
+ * (it stays in cache), transformed, copied back. FFTW_ESTIMATE picks good
+ * plans for contiguous lines but slow ones for long strides; this keeps
+ * planning instant and runs at about FFTW_MEASURE's speed. Each trip to a
+ * row of the array takes GATHER_ROW_BYTES of it (whole cache lines, fewer
+ * trips), and the buffer's lines are GATHER_PAD elements longer than a
+ * line: with power-of-two lengths they would otherwise fall on the same
+ * cache sets. 256^3 complex128, the strided axis of a slab's last stage:
+ * 0.078 s with 8 lines and no padding, 0.045 s like this. */
+#define GATHER_ROW_BYTES 512
+#define GATHER_BUF_BYTES ((int64_t)512 * 1024)
+#define GATHER_PAD 8
+
+typedef struct axis_pass {
+    int64_t n, stride, outer;  /* lines: outer x stride of them, n long, stride apart */
+    int64_t lines, per_plan;   /* contiguous: lines, and lines per execution of the plan */
+    void *plan;                /* contiguous: all lines; strided: `gather` lines of buf */
+    void *buf;                 /* strided: gather lines of n + GATHER_PAD complex */
+    int64_t gather, dist;      /* strided: lines per trip, and their distance in buf */
+} axis_pass;
+
+struct fs_op {
+    fs_op_spec spec;
+    fs_box box;
+    fs_precision prec;
+    void *plan;          /* fftw_plan or fftwf_plan; NULL: nothing to plan */
+    void *data;
+    double flops;
+    int empty;
+    axis_pass pass[FS_LAYOUT_MAX_DIMS]; /* C2C under FFTW_ESTIMATE: axis by axis */
+    int npass;
+    int64_t slices, slice_elems;  /* the passes run slice by slice (each in cache) */
+};
+
+/* A slice small enough to stay in cache while all its axes are done. */
+#define SLICE_BYTES ((int64_t)4 * 1024 * 1024)
+
+typedef struct guru {
+    int rank, howmany;
+    fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
+} guru;
+
+/* Transform dims (axes set in `axes`) and loop dims of a box. For the
+ * padded real layout (real_axis >= 0: the last storage axis), `real_side`
+ * selects the real array's strides (2x the complex ones, 1 along the axis)
+ * for is (real_side == 1) or os (real_side == 2). Length-1 axes are left out
+ * (a transform of length 1 is the identity) except the real axis. */
+static void make_guru(const fs_box *box, const int *axes, int real_axis, int64_t real_len,
+                      int real_side, guru *g)
+{
+    int64_t cs[FS_LAYOUT_MAX_DIMS];
+    fs_box_strides(box, cs);
+    g->rank = g->howmany = 0;
+    for (int k = 0; k < box->ndim; k++) {
+        int is_real_axis = k == real_axis;
+        if (box->count[k] <= 1 && !is_real_axis)
+            continue;
+        int64_t rs = is_real_axis ? 1 : 2 * cs[k];
+        int64_t in = real_side == 1 ? rs : cs[k], out = real_side == 2 ? rs : cs[k];
+        if (real_axis < 0)
+            in = out = cs[k];
+        fftw_iodim64 *d = axes[k] || is_real_axis ? &g->dims[g->rank++] : &g->loops[g->howmany++];
+        d->n = is_real_axis ? real_len : box->count[k];
+        d->is = in;
+        d->os = out;
+    }
+}
+
+static double nlogn(const guru *g)
+{
+    double n = 1, m = 1;
+    for (int i = 0; i < g->rank; i++)
+        n *= (double)g->dims[i].n;
+    for (int i = 0; i < g->howmany; i++)
+        m *= (double)g->loops[i].n;
+    return n > 1 ? 5.0 * n * m * log2(n) : 0;
+}
+
+static void destroy_plan(fs_precision p, void *plan)
+{
+    if (!plan)
+        return;
+    if (p == FS_SINGLE)
+        fftwf_destroy_plan(plan);
+    else
+        fftw_destroy_plan(plan);
+}
+
+/* howmany lines of n, dist apart. */
+static void *plan_lines(fs_precision p, int n, int howmany, int dist, void *data, int sign,
+                        unsigned flags)
+{
+    if (p == FS_SINGLE)
+        return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign,
+                                   flags);
+    return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign, flags);
+}
+
+static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
+{
+    return plan_lines(p, n, howmany, n, data, sign, flags);
+}
+
+/* Lines per trip of a strided pass: a row's GATHER_ROW_BYTES, fewer when
+ * the buffer would outgrow GATHER_BUF_BYTES, at least 2. */
+static int64_t gather_lines(int64_t n, size_t cb)
+{
+    int64_t g = GATHER_ROW_BYTES / (int64_t)cb;
+    while (g > 2 && g * (n + GATHER_PAD) * (int64_t)cb > GATHER_BUF_BYTES)
+        g /= 2;
+    return g;
+}
+
+/* Plan the C2C of `axes` axis by axis (see axis_pass). Returns 0 on success. */
+static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags)
+{
+    const fs_box *b = &op->box;
+    int64_t stride[FS_LAYOUT_MAX_DIMS];
+    fs_box_strides(b, stride);
+    size_t cb = fs_complex_bytes(op->prec);
+    int64_t total = fs_box_elems(b);
+    /* When the transformed axes are trailing ones whose slice fits in cache,
+     * all of them run on one slice before the next: one trip through memory. */
+    int first = -1;
+    for (int k = 0; k < b->ndim && first < 0; k++)
+        if (axes[k] && b->count[k] > 1)
+            first = k;
+    op->slices = 1;
+    op->slice_elems = total;
+    if (first > 0 && stride[first] * b->count[first] * (int64_t)cb <= SLICE_BYTES) {
+        op->slice_elems = stride[first] * b->count[first];
+        op->slices = total / op->slice_elems;
+        total = op->slice_elems;
+    }
+    for (int k = b->ndim - 1; k >= 0; k--) {
+        if (!axes[k] || b->count[k] <= 1)
+            continue;
+        axis_pass *ap = &op->pass[op->npass++];
+        ap->n = b->count[k];
+        ap->stride = stride[k];
+        ap->outer = total / (ap->n * ap->stride);
+        if (ap->n > INT32_MAX - GATHER_PAD)
+            return -1;
+        if (ap->stride == 1) {
+            /* FFTW counts lines in ints: more go in several executions. */
+            ap->lines = total / ap->n;
+            ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
+            ap->plan = plan_many(op->prec, (int)ap->n, (int)ap->per_plan, op->data, sign, flags);
+        } else {
+            ap->gather = gather_lines(ap->n, cb);
+            ap->dist = ap->n + GATHER_PAD;
+            ap->buf = fftw_malloc((size_t)(ap->gather * ap->dist) * cb);
+            if (!ap->buf)
+                return -1;
+            ap->plan = plan_lines(op->prec, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf, sign,
+                                  flags);
+        }
+        if (!ap->plan)
+            return -1;
+        op->flops += 5.0 * (double)total * (double)op->slices * log2((double)ap->n);
+    }
+    return 0;
+}
+
+/* T is one complex element (a struct of two reals: whole-element copies).
+ * Rows are taken two at a time: each buffer line then gets two neighbouring
+ * elements per visit. */
+#define DEFINE_GATHER_PASS(NAME, T, EXEC, PLAN_T)                                               \
+    static void NAME(axis_pass *ap, T *data)                                                    \
+    {                                                                                           \
+        int64_t n = ap->n, s = ap->stride, g = ap->gather, d = ap->dist;                        \
+        T *buf = ap->buf;                                                                       \
+        for (int64_t o = 0; o < ap->outer; o++) {                                               \
+            T *base = data + o * n * s;                                                         \
+            for (int64_t b = 0; b < s; b += g) {                                                \
+                int64_t v = s - b < g ? s - b : g, i = 0;                                       \
+                for (; i + 1 < n; i += 2) {                                                     \
+                    const T *r0 = base + i * s + b, *r1 = r0 + s;                               \
+                    for (int64_t j = 0; j < v; j++) {                                           \
+                        buf[j * d + i] = r0[j];                                                 \
+                        buf[j * d + i + 1] = r1[j];                                             \
+                    }                                                                           \
+                }                                                                               \
+                for (; i < n; i++)                                                              \
+                    for (int64_t j = 0; j < v; j++)                                             \
+                        buf[j * d + i] = base[i * s + b + j];                                   \
+                EXEC((PLAN_T)ap->plan);                                                         \
+                for (i = 0; i + 1 < n; i += 2) {                                                \
+                    T *r0 = base + i * s + b, *r1 = r0 + s;                                     \
+                    for (int64_t j = 0; j < v; j++) {                                           \
+                        r0[j] = buf[j * d + i];                                                 \
+                        r1[j] = buf[j * d + i + 1];                                             \
+                    }                                                                           \
+                }                                                                               \
+                for (; i < n; i++)                                                              \
+                    for (int64_t j = 0; j < v; j++)                                             \
+                        base[i * s + b + j] = buf[j * d + i];                                   \
+            }                                                                                   \
+        }                                                                                       \
+    }
+typedef struct { double re, im; } cplx_double;
+typedef struct { float re, im; } cplx_single;
+DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_plan)
+DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_plan)
+
+static fs_status run_axis_passes(fs_op *op)
+{
+    size_t cb = fs_complex_bytes(op->prec);
+    for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
+        void *slice = (char *)op->data + (size_t)(sl * op->slice_elems) * cb;
+        for (int i = 0; i < op->npass; i++) {
+            axis_pass *ap = &op->pass[i];
+            if (ap->stride == 1) {
+                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan) {
+                    void *at = (char *)slice + (size_t)(l * ap->n) * cb;
+                    if (op->prec == FS_SINGLE)
+                        fftwf_execute_dft(ap->plan, at, at);
+                    else
+                        fftw_execute_dft(ap->plan, at, at);
+                }
+                /* the lines left over, with a plan of their own on first use */
+                int64_t rest = ap->lines % ap->per_plan;
+                if (rest) {
+                    void *at = (char *)slice + (size_t)((ap->lines - rest) * ap->n) * cb;
+                    void *pl = plan_many(op->prec, (int)ap->n, (int)rest, at, op->spec.sign,
+                                         FFTW_ESTIMATE);
+                    if (!pl)
+                        return fs_error_set(FS_ERR_RUNTIME,
+                                            "FFTW could not plan %lld transforms of length %lld",
+                                            (long long)rest, (long long)ap->n);
+                    if (op->prec == FS_SINGLE)
+                        fftwf_execute(pl);
+                    else
+                        fftw_execute(pl);
+                    destroy_plan(op->prec, pl);
+                }
+            } else if (op->prec == FS_SINGLE) {
+                gather_pass_single(ap, slice);
+            } else {
+                gather_pass_double(ap, slice);
+            }
+        }
+    }
+    return FS_OK;
+}
+
+static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsigned flags)
+{
+    if (p == FS_SINGLE)
+        return fftwf_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
+    return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
+}
+
+/* FFTW plans made by this process, and how many of them came from wisdom
+ * (fs_fft_plan_counts). */
+static int64_t plans_made, plans_from_wisdom;
+
+/* Plan op into a new object; 0 on success, -1 when FFTW gave no plan or
+ * memory ran out (nothing said: fs_op_new decides). */
+static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                   unsigned flags, fs_op **out)
+{
+    *out = NULL;
+    fs_op *op = calloc(1, sizeof *op);
+    if (!op)
+        return -1;
+    op->spec = *spec;
+    op->box = *box;
+    op->prec = prec;
+    op->data = data;
+    op->empty = fs_box_elems(box) == 0;
+    if (op->empty) {
+        *out = op;
+        return 0;
+    }
+    guru g;
+    int axes1[FS_LAYOUT_MAX_DIMS] = {0};
+    switch (spec->kind) {
+    case FS_OP_C2C:
+        if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
+            if (plan_axis_passes(op, spec->axes, spec->sign, flags) != 0)
+                goto fail;
+            break;
+        }
+        make_guru(box, spec->axes, -1, 0, 0, &g);
+        if (g.rank > 0)
+            op->plan = plan_c2c(prec, &g, data, spec->sign, flags);
+        op->flops = nlogn(&g);
+        if (g.rank > 0 && !op->plan)
+            goto fail;
+        break;
+    case FS_OP_R2C:
+    case FS_OP_C2R: {
+        int r2c = spec->kind == FS_OP_R2C;
+        /* Under FFTW_ESTIMATE only the real axis goes to FFTW's real plan
+         * (contiguous rows, which it plans well), the others to the axis
+         * passes on the half spectrum, after it (r2c) or before (c2r):
+         * FFTW's estimated 3-D r2c of 256^3 ran 4 times slower. */
+        int split = !(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE)), rest = 0;
+        int others[FS_LAYOUT_MAX_DIMS] = {0};
+        for (int k = 0; split && k < box->ndim; k++)
+            if (spec->axes[k] && k != spec->real_axis && box->count[k] > 1)
+                others[k] = rest = 1;
+        make_guru(box, rest ? axes1 : spec->axes, spec->real_axis, spec->real_len, r2c ? 1 : 2, &g);
+        /* Reals in the padded rows, complex in place. */
+        if (prec == FS_SINGLE)
+            op->plan = r2c ? (void *)fftwf_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
+                                                                data, data, flags)
+                           : (void *)fftwf_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
+                                                                data, data, flags);
+        else
+            op->plan = r2c ? (void *)fftw_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
+                                                               data, data, flags)
+                           : (void *)fftw_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
+                                                               data, data, flags);
+        op->flops = nlogn(&g) / 2;
+        if (!op->plan ||
+            (rest && plan_axis_passes(op, others, r2c ? FFTW_FORWARD : FFTW_BACKWARD, flags) != 0))
+            goto fail;
+        break;
+    }
+    case FS_OP_C2R_VIA_C2C:
+    case FS_OP_R2C_VIA_C2C:
+        axes1[spec->real_axis] = 1;
+        make_guru(box, axes1, -1, 0, 0, &g);
+        if (g.rank > 0)
+            op->plan = plan_c2c(prec, &g, data,
+                                spec->kind == FS_OP_C2R_VIA_C2C ? FFTW_BACKWARD : FFTW_FORWARD, flags);
+        op->flops = nlogn(&g);
+        if (g.rank > 0 && !op->plan)
+            goto fail;
+        break;
+    case FS_OP_TRANSPOSE: {
+        /* A rank-0 transform with transposed strides is FFTW's in-place transpose. */
+        fftw_iodim64 h[2] = {{box->count[0], box->count[1], 1}, {box->count[1], 1, box->count[0]}};
+        if (box->count[0] > 1 && box->count[1] > 1) {
+            op->plan = prec == FS_SINGLE
+                           ? (void *)fftwf_plan_guru64_dft(0, NULL, 2, h, data, data, FFTW_FORWARD, flags)
+                           : (void *)fftw_plan_guru64_dft(0, NULL, 2, h, data, data, FFTW_FORWARD, flags);
+            if (!op->plan)
+                goto fail;
+        }
+        break;
+    }
+    case FS_OP_TWIDDLE:
+    case FS_OP_SCALE:
+        break;
+    }
+    *out = op;
+    return 0;
+fail:
+    fs_op_free(&op);
+    return -1;
+}
+
+/* Operations that FFTW plans (the others are loops of our own). */
+static int uses_fftw(const fs_op_spec *spec, const fs_box *box)
+{
+    return fs_box_elems(box) > 0 && spec->kind != FS_OP_TWIDDLE && spec->kind != FS_OP_SCALE;
+}
+
+fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                    unsigned flags, fs_op **out)
+{
+    *out = NULL;
+    int fftw = uses_fftw(spec, box);
+    /* A measuring planner first asks the wisdom alone: it never touches
+     * the data, and the count says whether --wisdom saved the measuring. */
+    if (fftw && !(flags & FFTW_ESTIMATE) &&
+        op_make(spec, box, prec, data, flags | FFTW_WISDOM_ONLY, out) == 0) {
+        plans_made++;
+        plans_from_wisdom++;
+        return FS_OK;
+    }
+    if (op_make(spec, box, prec, data, flags, out) != 0)
+        return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a transform of a %d-D box",
+                            box->ndim);
+    plans_made += fftw;
+    return FS_OK;
+}
+
+void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom)
+{
+    *made = plans_made;
+    *from_wisdom = plans_from_wisdom;
+}
+
+/* Along the real axis of every line: X[m] = conj(X[n - m]) for m past n/2. */
+static void hermitian_extend(fs_op *op)
+{
+    const fs_box *b = &op->box;
+    int a = op->spec.real_axis;
+    int64_t n = op->spec.real_len, h = n / 2 + 1;
+    int64_t stride[FS_LAYOUT_MAX_DIMS];
+    fs_box_strides(b, stride);
+    int64_t lines = fs_box_elems(b) / b->count[a], inner = stride[a];
+    for (int64_t l = 0; l < lines; l++) {
+        int64_t base = (l / inner) * inner * b->count[a] + l % inner;
+        for (int64_t m = h; m < n; m++) {
+            int64_t dst = base + m * inner, src = base + (n - m) * inner;
+            if (op->prec == FS_SINGLE) {
+                float *d = op->data;
+                d[2 * dst] = d[2 * src];
+                d[2 * dst + 1] = -d[2 * src + 1];
+            } else {
+                double *d = op->data;
+                d[2 * dst] = d[2 * src];
+                d[2 * dst + 1] = -d[2 * src + 1];
+            }
+        }
+    }
+}
+
+static void zero_imag(fs_op *op)
+{
+    int64_t n = fs_box_elems(&op->box);
+    if (op->prec == FS_SINGLE)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)op->data)[2 * i + 1] = 0;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)op->data)[2 * i + 1] = 0;
+}
+
+static void twiddle(fs_op *op)
+{
+    const fs_box *b = &op->box;
+    int64_t N = op->spec.twiddle_n;
+    double s = op->spec.sign < 0 ? -1.0 : 1.0;
+    for (int64_t i = 0; i < b->count[0]; i++) {
+        int64_t k2 = b->start[0] + i;
+        for (int64_t j = 0; j < b->count[1]; j++) {
+            int64_t j1 = b->start[1] + j;
+            /* The exponent reduced exactly, so large N keeps full accuracy. */
+            int64_t e = (int64_t)(((__int128)j1 * k2) % N);
+            double ang = s * 2.0 * M_PI * (double)e / (double)N;
+            double c = cos(ang), sn = sin(ang);
+            int64_t idx = i * b->count[1] + j;
+            if (op->prec == FS_SINGLE) {
+                float *d = (float *)op->data + 2 * idx;
+                float re = d[0], im = d[1];
+                d[0] = (float)(re * c - im * sn);
+                d[1] = (float)(re * sn + im * c);
+            } else {
+                double *d = (double *)op->data + 2 * idx;
+                double re = d[0], im = d[1];
+                d[0] = re * c - im * sn;
+                d[1] = re * sn + im * c;
+            }
+        }
+    }
+}
+
+static void scale(fs_op *op)
+{
+    int64_t n = 2 * fs_box_elems(&op->box);
+    double f = op->spec.factor;
+    if (op->prec == FS_SINGLE)
+        for (int64_t i = 0; i < n; i++)
+            ((float *)op->data)[i] *= (float)f;
+    else
+        for (int64_t i = 0; i < n; i++)
+            ((double *)op->data)[i] *= f;
+}
+
+/* FFTW's new-array execution on op->data: an op may run on either buffer of
+ * an exchange that swaps its result into a second array (fs_op_execute_on).
+ * fs_buffer_alloc gives both the same alignment, and both are in place, as
+ * FFTW asks of a plan run on other arrays. */
+static void run_plan(fs_op *op)
+{
+    if (!op->plan)
+        return;
+    void *d = op->data;
+    int single = op->prec == FS_SINGLE;
+    switch (op->spec.kind) {
+    case FS_OP_R2C:
+        if (single)
+            fftwf_execute_dft_r2c(op->plan, d, d);
+        else
+            fftw_execute_dft_r2c(op->plan, d, d);
+        break;
+    case FS_OP_C2R:
+        if (single)
+            fftwf_execute_dft_c2r(op->plan, d, d);
+        else
+            fftw_execute_dft_c2r(op->plan, d, d);
+        break;
+    default:
+        if (single)
+            fftwf_execute_dft(op->plan, d, d);
+        else
+            fftw_execute_dft(op->plan, d, d);
+        break;
+    }
+}
+
+fs_status fs_op_execute(fs_op *op)
+{
+    if (op->empty)
+        return FS_OK;
+    switch (op->spec.kind) {
+    case FS_OP_C2R_VIA_C2C:
+        hermitian_extend(op);
+        run_plan(op);
+        break;
+    case FS_OP_R2C_VIA_C2C:
+        zero_imag(op);
+        run_plan(op);
+        break;
+    case FS_OP_TWIDDLE:
+        twiddle(op);
+        break;
+    case FS_OP_SCALE:
+        if (op->spec.factor != 1.0)
+            scale(op);
+        break;
+    case FS_OP_C2R: {
+        /* the other axes' passes first, on the half spectrum */
+        fs_status st = run_axis_passes(op);
+        if (st == FS_OK)
+            run_plan(op);
+        return st;
+    }
+    default:
+        run_plan(op);
+        return run_axis_passes(op);
+    }
+    return FS_OK;
+}
+
+fs_status fs_op_execute_on(fs_op *op, void *data)
+{
+    op->data = data;
+    return fs_op_execute(op);
+}
+
+fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out)
+{
+    fs_op_spec inv = op->spec;
+    fs_box box = op->box;
+    switch (op->spec.kind) {
+    case FS_OP_C2C: inv.sign = -op->spec.sign; break;
+    case FS_OP_R2C: inv.kind = FS_OP_C2R; break;
+    case FS_OP_C2R: inv.kind = FS_OP_R2C; break;
+    case FS_OP_C2R_VIA_C2C: inv.kind = FS_OP_R2C_VIA_C2C; break;
+    case FS_OP_R2C_VIA_C2C: inv.kind = FS_OP_C2R_VIA_C2C; break;
+    case FS_OP_TWIDDLE: inv.sign = -op->spec.sign; break;
+    case FS_OP_TRANSPOSE:
+        box.count[0] = op->box.count[1];
+        box.count[1] = op->box.count[0];
+        box.start[0] = op->box.start[1];
+        box.start[1] = op->box.start[0];
+        break;
+    case FS_OP_SCALE: inv.factor = op->spec.factor != 0 ? 1.0 / op->spec.factor : 0; break;
+    }
+    return fs_op_new(&inv, &box, op->prec, data, flags, out);
+}
+
+double fs_op_flops(const fs_op *op)
+{
+    return op ? op->flops : 0;
+}
+
+void fs_op_free(fs_op **pop)
+{
+    fs_op *op = *pop;
+    if (!op)
+        return;
+    destroy_plan(op->prec, op->plan);
+    for (int i = 0; i < op->npass; i++) {
+        destroy_plan(op->prec, op->pass[i].plan);
+        fftw_free(op->pass[i].buf);
+    }
+    free(op);
+    *pop = NULL;
+}
+
+/* ------------------------------------------------------------------ blockwise */
+
+#define BLOCKWISE_MAX_PLANS 16
+
+struct fs_fft_blockwise {
+    int transform_axis[FS_LAYOUT_MAX_DIMS];
+    int sign;
+    fs_precision prec;
+    int nplans;
+    int64_t shape[BLOCKWISE_MAX_PLANS][FS_LAYOUT_MAX_DIMS];
+    void *plan[BLOCKWISE_MAX_PLANS];
+};
+
+fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision prec,
+                               fs_fft_blockwise **out)
+{
+    *out = NULL;
+    fs_fft_blockwise *bw = calloc(1, sizeof *bw);
+    if (!bw)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory planning an FFT");
+    memcpy(bw->transform_axis, transform_axis, sizeof bw->transform_axis);
+    bw->sign = sign;
+    bw->prec = prec;
+    *out = bw;
+    return FS_OK;
+}
+
+fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data)
+{
+    guru g;
+    if (fs_box_elems(box) == 0)
+        return FS_OK;
+    make_guru(box, bw->transform_axis, -1, 0, 0, &g);
+    if (g.rank == 0)
+        return FS_OK;
+    int i = 0;
+    while (i < bw->nplans &&
+           memcmp(bw->shape[i], box->count, sizeof box->count[0] * (size_t)box->ndim) != 0)
+        i++;
+    if (i == bw->nplans) {
+        if (i == BLOCKWISE_MAX_PLANS) {
+            /* Block shapes beyond the cache: recycle the last entry. */
+            i = BLOCKWISE_MAX_PLANS - 1;
+            destroy_plan(bw->prec, bw->plan[i]);
+            bw->nplans--;
+        }
+        /* ESTIMATE never touches the array, so planning on live data is safe. */
+        bw->plan[i] = plan_c2c(bw->prec, &g, data, bw->sign, FFTW_ESTIMATE | FFTW_UNALIGNED);
+        if (!bw->plan[i])
+            return fs_error_set(FS_ERR_RUNTIME, "FFTW could not plan a block transform of a %d-D box",
+                                box->ndim);
+        memset(bw->shape[i], 0, sizeof bw->shape[i]);
+        memcpy(bw->shape[i], box->count, sizeof box->count[0] * (size_t)box->ndim);
+        bw->nplans++;
+    }
+    if (bw->prec == FS_SINGLE)
+        fftwf_execute_dft(bw->plan[i], data, data);
+    else
+        fftw_execute_dft(bw->plan[i], data, data);
+    return FS_OK;
+}
+
+void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
+{
+    fs_fft_blockwise *bw = *pbw;
+    if (!bw)
+        return;
+    for (int i = 0; i < bw->nplans; i++)
+        destroy_plan(bw->prec, bw->plan[i]);
+    free(bw);
+    *pbw = NULL;
+}
+
+/* ------------------------------------------------------------------ wisdom */
+
+#define FLOAT_MARK "\n%fftwf\n"
+
+char *fs_fft_export_wisdom(void)
+{
+    char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
+    char *all = NULL;
+    /* FFTW returns NULL only when out of memory: half the wisdom is none. */
+    size_t n = d && f ? strlen(d) + strlen(f) + sizeof FLOAT_MARK + 1 : 0;
+    if (n && (all = malloc(n)))
+        snprintf(all, n, "%s%s%s", d, FLOAT_MARK, f);
+    free(d);
+    free(f);
+    return all;
+}
+
+int fs_fft_import_wisdom(const char *text)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return 0;
+    char *mark = strstr(copy, FLOAT_MARK);
+    const char *f = NULL;
+    if (mark) {
+        *mark = '\0';
+        f = mark + strlen(FLOAT_MARK);
+    }
+    int ok = 1;
+    if (strspn(copy, " \t\n") != strlen(copy))
+        ok = fftw_import_wisdom_from_string(copy);
+    if (ok && f && strspn(f, " \t\n") != strlen(f))
+        ok = fftwf_import_wisdom_from_string(f);
+    free(copy);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ buffers */
+
+#define HUGE_PAGE ((size_t)2 * 1024 * 1024)
+
+/* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
+static double available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    double kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib * 1024.0;
+}
+
+void *fs_buffer_alloc(size_t bytes)
+{
+    void *p = NULL;
+    if (bytes < HUGE_PAGE)
+        return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
+    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    /* Huge pages save TLB misses in the strided passes, but a buffer that
+     * takes much of the memory left makes the kernel compact memory on
+     * every fault (reads of a large input then crawl): advise them only
+     * for buffers well under what is available. */
+    if ((double)rounded < available_memory() / 4)
+        madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
+#endif
+    return p;
+}
+
+void fs_buffer_free(void *p)
+{
+    free(p);
+}

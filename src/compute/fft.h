@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* fft: the local operations of a transform on a rank's box, as FFTW plans.
+ *
+ * An operation works in place on the row-major storage of a box of complex
+ * elements (complex64 or complex128 by precision). Kinds:
+ *   C2C           complex transform of a set of axes (the others are batches);
+ *   R2C, C2R      real-to-complex along the last storage axis, in FFTW's
+ *                 padded in-place layout (a row of n reals in the space of
+ *                 n/2+1 complex), with complex transforms of other axes (R2C);
+ *   C2R_VIA_C2C   c2r along any axis of a full-length complex box: the
+ *                 Hermitian extension of the first n/2+1 values, a complex
+ *                 inverse transform, the result in the real parts;
+ *   R2C_VIA_C2C   its inverse: imaginary parts zeroed, a complex transform;
+ *   TWIDDLE       the four-step factor exp(sign 2 pi i j1 k2 / N) of a 1-D
+ *                 transform viewed as 2-D (axis 0 holds k2, axis 1 j1);
+ *   TRANSPOSE     the 2-D storage transposed in place (FFTW's rank-0 plan);
+ *   SCALE         every element multiplied by a factor.
+ * Plans are made before the data is read, so planning (even FFTW_MEASURE)
+ * never destroys input. An empty box gives a valid no-op. */
+#ifndef FS_FFT_H
+#define FS_FFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "plan/layout.h"
+
+typedef enum fs_op_kind {
+    FS_OP_C2C,
+    FS_OP_R2C,
+    FS_OP_C2R,
+    FS_OP_C2R_VIA_C2C,
+    FS_OP_R2C_VIA_C2C,
+    FS_OP_TWIDDLE,
+    FS_OP_TRANSPOSE,
+    FS_OP_SCALE,
+} fs_op_kind;
+
+typedef struct fs_op_spec {
+    fs_op_kind kind;
+    int axes[FS_LAYOUT_MAX_DIMS]; /* C2C, R2C: the axes transformed */
+    int sign;                     /* -1 forward, +1 backward (C2C, TWIDDLE) */
+    int real_axis;                /* R2C, C2R, *_VIA_C2C: the halved axis */
+    int64_t real_len;             /* its length n as reals */
+    int64_t twiddle_n;            /* TWIDDLE: N of the 1-D transform */
+    double factor;                /* SCALE */
+} fs_op_spec;
+
+typedef struct fs_op fs_op;
+
+/* Plan `spec` on `box` (complex coordinates: the halved axis counts n/2+1
+ * for R2C/C2R) over `data`. flags: FFTW planner flags (FFTW_ESTIMATE, ...).
+ * *out is allocated; free with fs_op_free. */
+fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
+                    unsigned flags, fs_op **out);
+/* FFTW plans this process made so far, and how many of them FFTW's wisdom
+ * gave without measuring (always 0 with FFTW_ESTIMATE). */
+void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom);
+/* Run op on its data. FS_ERR_RUNTIME (message set) when FFTW cannot plan
+ * the lines left over from the planned batches. */
+fs_status fs_op_execute(fs_op *op);
+/* Run op on `data` instead of the buffer it was planned on (kept for the
+ * next run): a buffer that holds op's box, from fs_buffer_alloc as the
+ * planned one (so of the same alignment, as FFTW's new-array execution
+ * asks). */
+fs_status fs_op_execute_on(fs_op *op, void *data);
+/* The same operation's inverse (for --check's round trip). */
+fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out);
+/* 5 N log2 N of the transforms in it, for progress rates (0 for others). */
+double fs_op_flops(const fs_op *op);
+void fs_op_free(fs_op **op);
+
+/* The same C2C transform on many blocks of varying shape and address: the
+ * work an overlapping exchange hands back block by block. One plan per block
+ * shape, made on first use (FFTW_ESTIMATE | FFTW_UNALIGNED, so any element
+ * address works) and kept. */
+typedef struct fs_fft_blockwise fs_fft_blockwise;
+fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision prec,
+                               fs_fft_blockwise **out);
+/* Transform the block `box` stored at `data`. FS_ERR_RUNTIME (message set)
+ * when FFTW cannot plan its shape. */
+fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data);
+void fs_fft_blockwise_free(fs_fft_blockwise **bw);
+
+/* Large working buffers: 2 MiB aligned and, where the kernel allows,
+ * backed by transparent huge pages (the strided FFT passes and the exchange
+ * touch many pages; huge pages also make first touch 512 times cheaper).
+ * Free with fs_buffer_free. NULL when out of memory. */
+void *fs_buffer_alloc(size_t bytes);
+void fs_buffer_free(void *p);
+
+/* FFTW wisdom and planner state for both precisions. */
+char *fs_fft_export_wisdom(void);          /* malloc'ed text of both; NULL: out of memory */
+int fs_fft_import_wisdom(const char *text); /* nonzero on success */
+
+#endif

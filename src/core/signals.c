@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* signals: see signals.h. */
+#include "config.h"
+
+#include "core/signals.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/testhooks.h"
+
+/* How long rank r > 0 waits, after its cleanup, before it speaks for the
+ * job and ends it: LONE_RANK_WAIT_NS + (r - 1) steps, at most
+ * LONE_RANK_STEPS. When a lower rank got the signal too, that rank ends
+ * the job first and this one is killed silently; only the lowest rank that
+ * got the signal speaks. Generous, because a rank's handler runs only once
+ * a write(2) to a slow file system has returned; the cost is paid only
+ * when rank 0 did not get the signal. */
+#define LONE_RANK_WAIT_NS 1500000000L
+#define LONE_RANK_STEP_NS 250000000L
+#define LONE_RANK_STEPS 16
+
+/* How long a rank waits for the launcher to end it after asking. */
+#define LAUNCHER_WAIT_S 10
+
+/* How long a rank other than 0 whose MPI_Finalize stalled waits before it
+ * asks for the job's end: rank 0, stalled too when the stall is MPICH's
+ * (its closing barrier is global), says why first. */
+#define FINALIZE_SPEAKER_WAIT_NS 500000000L
+
+/* What the run is doing, for the message of an interrupted run. */
+static const char *volatile current_phase = "start-up";
+static volatile int signal_rank = -1;
+/* Several inputs: the dataset being worked on, from 1 (0: one input). */
+static volatile int current_dataset;
+
+/* The commit of a collective output (fs_signals_hold): while `holding`, a
+ * signal only leaves its number in `held_signal`; `in_place` once the output
+ * is where it belongs. Lock-free atomics: the handler may run on any thread
+ * of the process that does not hold the signals. */
+static atomic_int holding, held_signal, in_place;
+
+/* What the handler removes (fs_signals_install). */
+static void (*volatile cleanup)(void);
+
+/* The process manager's connection (PMI_FD, a socket) once MPI_Init has
+ * returned, else -1: where an interrupted rank asks for the job's end. */
+static int launcher_fd_noted = -1;
+static volatile int launcher_fd = -1;
+
+/* The watchdog of MPI_Finalize (fs_signals_finish): the status the job ends
+ * with, and this process's own descriptor of the launcher's connection. */
+static volatile sig_atomic_t final_status;
+static volatile int finalize_fd = -1;
+
+/* FFTSHARD_PAUSE=POINT[:SECONDS]: hold this process for a minute (or
+ * SECONDS) when POINT, a phase or a step of the commit, is first reached,
+ * so that a test's signal finds it there. `what` is how rank 0 names it. */
+static void pause_point(const char *point, const char *what)
+{
+    static int paused;
+    const char *pause_at = fs_testhooks_pause_point();
+    /* POINT@N: the point reached while dataset N is worked on. */
+    char point_of_dataset[64] = "";
+    if (current_dataset > 0)
+        snprintf(point_of_dataset, sizeof point_of_dataset, "%s@%d", point, current_dataset);
+    if (pause_at[0] && !paused &&
+        (strcmp(pause_at, point) == 0 || strcmp(pause_at, point_of_dataset) == 0)) {
+        paused = 1;
+        if (signal_rank == 0) {
+            fprintf(stderr, "fftshard: pausing at %s (FFTSHARD_PAUSE)\n", what);
+            fflush(stderr);
+        }
+        /* other signals (the launcher's, MPI's) must not cut it short */
+        struct timespec pause = {fs_testhooks_pause_seconds(), 0};
+        while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+            ;
+    }
+}
+
+void fs_signals_set_phase(const char *phase)
+{
+    current_phase = phase;
+    char what[64];
+    if (current_dataset > 0)
+        snprintf(what, sizeof what, "the start of the %s phase of dataset %d", phase,
+                 current_dataset);
+    else
+        snprintf(what, sizeof what, "the start of the %s phase", phase);
+    pause_point(phase, what);
+}
+
+void fs_signals_set_dataset(int dataset)
+{
+    current_dataset = dataset;
+}
+
+void fs_signals_pause_point(const char *point)
+{
+    pause_point(point, point);
+}
+
+void fs_signals_set_rank(int rank)
+{
+    signal_rank = rank;
+}
+
+/* A line built in a handler: async-signal-safe appends, cut at the end. */
+typedef struct line {
+    char text[256];
+    size_t len;
+} line;
+
+static void add_text(line *l, const char *s)
+{
+    while (*s && l->len < sizeof l->text - 1)
+        l->text[l->len++] = *s++;
+}
+
+static void add_number(line *l, int n)
+{
+    char digits[16];
+    int k = 0;
+    do
+        digits[k++] = (char)('0' + n % 10);
+    while ((n /= 10) > 0 && k < 15);
+    while (k > 0 && l->len < sizeof l->text - 1)
+        l->text[l->len++] = digits[--k];
+}
+
+/* "fftshard: error: interrupted by SIGTERM during the exchange phase (rank
+ * 3): the temporary output was removed", built whole and written with one
+ * write(2), so that it never mixes with another process's line. */
+static void report_signal(int sig)
+{
+    line l = {.len = 0};
+    add_text(&l, "fftshard: error: interrupted by ");
+    add_text(&l, sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal");
+    add_text(&l, " during the ");
+    add_text(&l, current_phase);
+    add_text(&l, " phase");
+    if (current_dataset > 0) {
+        add_text(&l, " of dataset ");
+        add_number(&l, current_dataset);
+    }
+    add_text(&l, " (rank ");
+    if (signal_rank >= 0)
+        add_number(&l, signal_rank);
+    else
+        add_text(&l, "?");
+    add_text(&l, atomic_load(&in_place) || strcmp(current_phase, "report") == 0
+                     ? "): the output had been written\n"
+                     : "): the temporary output was removed\n");
+    ssize_t ignored = write(2, l.text, l.len);
+    (void)ignored;
+}
+
+static void sleep_ns(long ns)
+{
+    struct timespec t = {ns / 1000000000L, ns % 1000000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+/* Under a launcher stderr is a pipe to it: wait (up to a second) until it
+ * has read the message, which it then passes on before the request to end
+ * the job that follows, instead of dropping it when the job ends. */
+static void wait_for_message_read(void)
+{
+    struct stat st;
+    if (fstat(2, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return;
+    for (int tries = 0; tries < 200; tries++) {
+        int unread = 0;
+        if (ioctl(2, FIONREAD, &unread) != 0 || unread == 0)
+            return;
+        sleep_ns(5000000L);
+    }
+}
+
+/* Ask the launcher on fd to end the job with `status`, as MPI_Abort does,
+ * and wait for it; returns if it cannot be asked or does not act. */
+static void ask_launcher_to_end(int fd, int status)
+{
+    if (fd < 0)
+        return;
+    wait_for_message_read();
+    line l = {.len = 0};
+    add_text(&l, "cmd=abort exitcode=");
+    add_number(&l, status);
+    add_text(&l, "\n");
+    if (write(fd, l.text, l.len) == (ssize_t)l.len)
+        sleep_ns(LAUNCHER_WAIT_S * 1000000000L);
+}
+
+/* SIGALRM in MPI_Finalize: every rank is done and the status agreed (see
+ * signals.h). Async-signal-safe calls only. */
+static void on_finalize_timeout(int sig)
+{
+    (void)sig;
+    if (signal_rank <= 0) {
+        static const char msg[] = "fftshard: warning: MPI_Finalize did not return; the job ends "
+                                  "without it (the run had finished)\n";
+        ssize_t ignored = write(2, msg, sizeof msg - 1);
+        (void)ignored;
+    } else {
+        sleep_ns(FINALIZE_SPEAKER_WAIT_NS);
+    }
+    ask_launcher_to_end(finalize_fd, final_status);
+    _exit(final_status);
+}
+
+/* End the job with status 128 + sig (see signals.h): ask the launcher, the
+ * way MPI_Abort does; failing that, die of the signal. */
+static void end_job(int sig)
+{
+    ask_launcher_to_end(launcher_fd, 128 + sig);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(sig, &dfl, NULL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    sigprocmask(SIG_UNBLOCK, &only, NULL);
+    kill(getpid(), sig);
+    _exit(128 + sig);
+}
+
+static void on_signal(int sig)
+{
+    /* Only async-signal-safe calls here (and in cleanup): write, fstat,
+     * nanosleep, sigaction, sigprocmask, kill, _exit, and ioctl (a bare
+     * system call on Linux). During a commit the
+     * signal waits for its end (checked again after the note: the commit
+     * may have ended meanwhile, and then either it sees the note or this
+     * handler goes on). The other of SIGINT and SIGTERM waits (sa_mask):
+     * a second signal does not start a second cleanup or message. */
+    if (atomic_load(&holding)) {
+        atomic_store(&held_signal, sig);
+        if (atomic_load(&holding))
+            return;
+    }
+    if (cleanup)
+        cleanup();
+    /* One line for the job: rank 0 speaks; another rank only when no lower
+     * rank got the signal, i.e. none has ended the job meanwhile. */
+    int r = signal_rank;
+    if (r > 0) {
+        long steps = r - 1 < LONE_RANK_STEPS ? r - 1 : LONE_RANK_STEPS;
+        sleep_ns(LONE_RANK_WAIT_NS + LONE_RANK_STEP_NS * steps);
+    }
+    report_signal(sig);
+    end_job(sig);
+}
+
+static void handled_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+}
+
+static void set_handlers(void (*handler)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    handled_signals(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void set_held(int how)
+{
+    sigset_t set;
+    handled_signals(&set);
+    sigprocmask(how, &set, NULL);
+}
+
+/* PMI_FD when it names a socket: MPICH's process-manager connection. */
+static int note_launcher(void)
+{
+    const char *env = getenv("PMI_FD");
+    char *end;
+    struct stat st;
+    if (!env || !*env)
+        return -1;
+    long fd = strtol(env, &end, 10);
+    if (*end || fd < 0 || fd > 65535 || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
+        return -1;
+    return (int)fd;
+}
+
+void fs_signals_start(void)
+{
+    /* Held first: MPI_Init's threads inherit the mask, so that a signal
+     * during start-up reaches this thread, after MPI_Init. */
+    set_held(SIG_BLOCK);
+    set_handlers(on_signal);
+    signal(SIGXFSZ, SIG_IGN);
+    launcher_fd_noted = note_launcher();
+}
+
+void fs_signals_stop(void)
+{
+    set_handlers(SIG_DFL);
+    set_held(SIG_UNBLOCK);
+}
+
+void fs_signals_install(void (*remove_temporaries)(void))
+{
+    cleanup = remove_temporaries;
+    /* Without fs_signals_start (fftshard-mkdata) it is noted now. */
+    if (launcher_fd_noted < 0)
+        launcher_fd_noted = note_launcher();
+    launcher_fd = launcher_fd_noted;
+    set_handlers(on_signal);
+    set_held(SIG_UNBLOCK);
+}
+
+void fs_signals_finish(int status, unsigned finalize_seconds)
+{
+    set_held(SIG_BLOCK);
+    /* MPI_Finalize closes the connection; its number may be reused. A copy
+     * keeps the connection open for the watchdog (without one, the rank
+     * can only exit). */
+    launcher_fd = -1;
+    if (launcher_fd_noted >= 0)
+        finalize_fd = fcntl(launcher_fd_noted, F_DUPFD_CLOEXEC, 0);
+    final_status = (sig_atomic_t)status;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_finalize_timeout;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGALRM, &sa, NULL) == 0)
+        alarm(finalize_seconds);
+}
+
+void fs_signals_finalized(void)
+{
+    alarm(0);
+    int fd = finalize_fd;
+    finalize_fd = -1;
+    if (fd >= 0)
+        close(fd);
+}
+
+void fs_signals_hold(void)
+{
+    atomic_store(&holding, 1);
+}
+
+void fs_signals_release(int output_in_place)
+{
+    if (output_in_place)
+        atomic_store(&in_place, 1);
+    atomic_store(&holding, 0);
+    int sig = atomic_exchange(&held_signal, 0);
+    if (sig)
+        raise(sig);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* h5attrs: the input dataset's own attributes, carried to the output.
+ *
+ * A snapshot's dataset holds its metadata (time, box size, units) as
+ * attributes; the result keeps them under their own names. Rank 0 reads
+ * them serially (fs_h5_attrs_read) into one block of bytes, which one
+ * broadcast carries to every rank (fs_h5_attrs_bcast): parallel HDF5 wants
+ * every rank to create an attribute with the same type and values, so
+ * every rank writes them all (h5io's fs_h5_output_copy_attrs, through
+ * fs_h5_attrs_write). Each attribute is kept in the file's own type and
+ * byte order, written back unconverted: numbers, fixed-length strings,
+ * compounds, enums and arrays of them, and variable-length strings (carried
+ * as their text). Skipped, with a reason: fftshard's own names (the result
+ * has its own values for those), references (they point into the input
+ * file), other variable-length types, and attributes of more than
+ * FS_ATTR_MAX_BYTES (the output's object header holds no larger one).
+ * Owns the block (fs_input_attrs); every hid_t it opens is closed before
+ * it returns. */
+#ifndef FS_H5ATTRS_H
+#define FS_H5ATTRS_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "core/errors.h"
+
+/* The largest attribute copied (its values, or 16 bytes per string of a
+ * variable-length one): HDF5 keeps attributes in the dataset's object
+ * header, 64 KiB at most each. */
+#define FS_ATTR_MAX_BYTES 60000
+
+/* The attributes to copy, one record after another (h5attrs.c). */
+typedef struct fs_input_attrs {
+    int64_t bytes;          /* of block */
+    unsigned char *block;   /* malloc'ed; NULL when there is nothing to copy */
+    int count;              /* attributes in the block */
+} fs_input_attrs;
+
+/* Rank 0 only (serial): the attributes of `dataset` in `file` into *a
+ * (out; free with fs_input_attrs_free), those named in skip (a NULL-ended
+ * list of fftshard's own names) left out. A left-out attribute is named on
+ * stderr: with verbose one of ours, and unless quiet one whose type or size
+ * cannot be copied. FS_ERR_INPUT with a message when the file, the dataset
+ * or an attribute cannot be read. */
+fs_status fs_h5_attrs_read(const char *file, const char *dataset, const char *const *skip,
+                           int verbose, int quiet, fs_input_attrs *a);
+
+/* Collective: root's *a to every rank (in on root; out elsewhere, where *a
+ * starts zeroed). The status is agreed and printed. */
+fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a);
+
+/* Free the block and zero *a. */
+void fs_input_attrs_free(fs_input_attrs *a);
+
+#endif

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* h5common: what h5probe, h5attrs and h5io share; for those modules only.
+ *
+ * HDF5 failures in our words (fs_h5_fail: our message, HDF5's innermost
+ * reason in brackets, its whole error stack under --verbose), closing
+ * handles with every result checked, emptying the error stack after a
+ * call that was allowed to fail, and the HDF5 types of fftshard's
+ * elements. Owns nothing: every hid_t it returns is the caller's to close. */
+#ifndef FS_H5COMMON_H
+#define FS_H5COMMON_H
+
+#include <hdf5.h>
+
+#include "core/errors.h"
+#include "io/h5attrs.h"
+#include "io/h5probe.h"
+
+/* An HDF5 call failed: record our message (fs_error_set) with HDF5's
+ * innermost reason; with --verbose print HDF5's stack first. Returns status. */
+fs_status fs_h5_fail(fs_status status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fs_h5_fail for a write to the file at disk_path: when its file system is
+ * (all but) full the message says "No space left on device", whatever
+ * reason HDF5 gives. MPI-IO does not always pass ENOSPC on: a rank whose
+ * share of a collective write another rank made sees "Other I/O error". */
+fs_status fs_h5_fail_writing(const char *disk_path, fs_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Close the open ones among n handles (files, datasets, dataspaces,
+ * datatypes, attributes, property lists; negative ones are skipped), all of
+ * them even when one fails. Returns ret when it is not FS_OK: the first
+ * error stands. Otherwise FS_OK, or FS_ERR_RUNTIME with a message naming
+ * `where` (a file or dataset, for the message) when a close failed. */
+fs_status fs_h5_close_ids(fs_status ret, const char *where, int n, ...);
+
+/* Empty HDF5's error stack after a call that was allowed to fail, so that a
+ * later message does not quote its reason. Returns ret, or FS_ERR_RUNTIME
+ * when ret is FS_OK and the stack cannot be emptied. */
+fs_status fs_h5_clear_errors(fs_status ret);
+
+/* The name under which MPI-IO (ROMIO) opens path, in *name (malloc'ed; the
+ * caller frees it). ROMIO takes everything before a name's first colon for
+ * a file-system prefix ("ufs:", "nfs:", "lustre:", ...) and strips it, so
+ * "snap_12:00.h5" is refused and "ufs:x.h5" opens x.h5. A name with a colon
+ * gets the prefix of the file system it is on (statfs, as ROMIO would
+ * choose without one; "ufs:" when ROMIO lacks that driver), which makes the
+ * rest literal; other names are given as they are. Messages and attributes
+ * keep the user's name. FS_ERR_RUNTIME when out of memory. */
+fs_status fs_h5_mpio_name(const char *path, char **name);
+
+/* The HDF5 type of an element: native in memory (native nonzero), little-
+ * endian IEEE in files; complex types are h5py's compound {r, i}, integers
+ * float64. *type (out) is a new type the caller closes, negative after a
+ * failure. */
+fs_status fs_h5_element_type(fs_dtype t, int native, hid_t *type);
+
+/* Collective when did is in an MPI-IO file: create on the dataset did every
+ * attribute of a (h5attrs.h), with the type, shape and values read from
+ * the input. `where` names the output in messages. */
+fs_status fs_h5_attrs_write(hid_t did, const fs_input_attrs *a, const char *where);
+
+#endif

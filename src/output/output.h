@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* output: the policy of what a run writes and when it becomes visible.
+ *
+ * It owns OUTPUT's temporary (atomic.h), the report's and the wisdom's,
+ * the sharded output set (shardout.h), the storage choice (--chunks,
+ * --deflate), the check of every destination (destinations.h) and the
+ * free-space and file-size checks made before anything is written, the
+ * attributes of the result (fftshard's own, then the input dataset's under
+ * their own names), the write of the last stage's boxes and the
+ * commit that puts the result, the report and the wisdom in place together.
+ * Every failure leaves no temporary; a write that fails part way through a
+ * collective call ends the job (see fs_output_abandon). */
+#ifndef FS_OUTPUT_H
+#define FS_OUTPUT_H
+
+#include <mpi.h>
+
+#include "core/errors.h"
+#include "io/h5io.h"
+#include "options.h"
+#include "report/progress.h"
+#include "output/shardout.h"
+#include "plan/transform.h"
+
+/* What the result's attributes say besides the transform. */
+typedef struct fs_output_attrs {
+    const char *input_file;
+    const char *input_dataset;
+    const char *strategy;          /* "none" without exchange */
+    int nranks;
+    const fs_input_attrs *copied;  /* the input dataset's own attributes (NULL: none) */
+} fs_output_attrs;
+
+typedef struct fs_output {
+    MPI_Comm comm;
+    int rank;
+    const fs_options *opts;
+    const char *dataset;           /* the output dataset's path */
+    char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
+    char *report_tmp;              /* the report's temporary, made before any work
+                                      (NULL: none, or --report=-) */
+    char *wisdom_tmp;              /* the wisdom's, written before the commit (fs_wisdom_save) */
+    fs_shard_output so;            /* --shard-output */
+    fs_h5_storage storage;         /* --chunks, --deflate */
+    fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
+    fs_output_attrs attrs;
+    int began_as_copy;             /* --add: the temporary began as a copy of OUTPUT, which
+                                      the commit replaces */
+    fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
+    int n_input_attrs;
+} fs_output;
+
+/* The output dataset of an input: OUTPUT's path when given, else the
+ * input's own. */
+const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info);
+
+/* Collective: refuse destinations that clash with each other or with the
+ * inputs (fs_destinations_check) and results that would share a dataset
+ * path (FS_ERR_USAGE); with --add, results whose path in the existing
+ * OUTPUT holds a dataset (without --force) or anything else (FS_ERR_OUTPUT).
+ * Create the temporaries of OUTPUT, the report and the shard set. infos
+ * are the n probed inputs (each one's dataset is its result's path unless
+ * OUTPUT names one); shards the --shards files on rank 0 (NULL: files).
+ * Take each input dataset's own attributes (rank 0 reads them, from the
+ * first shard with --shards) for its result. */
+fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
+                          const fs_shard_set *shards, fs_output *out);
+
+/* Collective: the storage, the shard files, and (rank 0) the free space of
+ * every destination's file system (the n results ts in one file, with
+ * HDF5's metadata and with --add what OUTPUT holds; the report, the
+ * wisdom; the destinations of one file system counted together) and the
+ * file-size limit. The returned status is agreed and printed. */
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
+
+/* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
+ * copy of OUTPUT (rank 0 copies it, with its permissions); nothing with
+ * --shard-output. The status is this rank's: the caller agrees it. */
+fs_status fs_output_open(fs_output *out);
+
+/* Collective: create the output dataset out->dataset for t in the open
+ * file (replacing one of that path with --add --force), or with
+ * --shard-output the shard file and its dataset. */
+fs_status fs_output_create(fs_output *out, const fs_transform *t);
+
+/* Collective: write this rank's last-stage box `last` from data, then the
+ * attributes. */
+fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
+                          const void *data, fs_progress *progress);
+
+/* Collective: the attributes alone, after the caller wrote the data
+ * itself (fs_h5_output_raw). */
+fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t);
+
+/* Collective: close the file(s) written. */
+fs_status fs_output_close(fs_output *out);
+
+/* Collective, once the report and the wisdom are written into their
+ * temporaries: put the result in place, then the report and the wisdom
+ * (rank 0 renames while every rank holds the signals); then, with
+ * --report=-, rank 0 writes the report to standard output (a failure there
+ * is FS_ERR_RUNTIME with the result already in place). */
+fs_status fs_output_commit(fs_output *out, const fs_transform *t);
+
+/* A collective write or close failed on some rank: remove the temporaries
+ * and end the job at once with status st. Does not return. */
+void fs_output_abandon(fs_output *out, fs_status st) __attribute__((noreturn));
+
+/* Close what is open; after a failure (st != FS_OK) remove every temporary.
+ * Frees what out holds. */
+void fs_output_finish(fs_output *out, fs_status st);
+
+#endif

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* footprint: see footprint.h. */
+#include "config.h"
+
+#include "plan/footprint.h"
+
+#include "compute/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The parts of a run's peak resident memory (VmHWM, the report's peak
+ * memory) besides the data buffer and the exchange plans, measured with
+ * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks:
+ * - what MPI, HDF5 and FFTW hold in a run of a 1x1x1 array; */
+#define LIBRARY_BYTES ((int64_t)27 * 1024 * 1024)
+/* - and on top of that in a run of a real size: FFTW's plans of the stages
+ *   and the buffers of their strided passes, and HDF5's for a dataset of
+ *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
+ *   pencils alike); */
+#define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
+/* - reading a box that is not contiguous in the file (pencils): ROMIO's
+ *   data sieving buffer, of which about this much is touched. */
+#define SIEVE_BYTES ((int64_t)3 * 1024 * 1024 / 2)
+/* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
+ * which are resident as a whole once touched. */
+#define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
+static int64_t resident(int64_t bytes)
+{
+    return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+}
+
+/* The coordinates along grid dimension g whose boxes can differ in size:
+ * the ends, and both sides of every place where a stage's share of the
+ * axis split over g changes (block splits have at most one). Returns how
+ * many, at most 2 + 2 * FS_MAX_STAGES. */
+static int candidate_coords(const fs_transform *t, int g, int *out)
+{
+    int n = 0, last = t->grid[g] - 1;
+    int cand[2 + 2 * FS_MAX_STAGES] = {0, last};
+    int ncand = 2;
+    for (int s = 0; s < t->nstages; s++) {
+        int a = t->split[s][g];
+        if (a < 0)
+            continue;
+        /* fs_split_block: the first n % parts parts hold one more. */
+        int extra = (int)(t->shape[a] % t->grid[g]);
+        if (extra > 0) {
+            cand[ncand++] = extra - 1;
+            cand[ncand++] = extra < last ? extra : last;
+        }
+    }
+    for (int i = 0; i < ncand; i++) {
+        int seen = 0;
+        for (int j = 0; j < n; j++)
+            seen = seen || out[j] == cand[i];
+        if (!seen)
+            out[n++] = cand[i];
+    }
+    return n;
+}
+
+/* What the rank at grid coordinates c needs with strategy ops: every plan
+ * is made before the run and keeps its buffers, so the exchanges' scratch
+ * adds up (with --check, the inverse exchanges' too), but for the second
+ * array, which they share (as large as the data buffer). */
+typedef struct rank_need {
+    const fs_exchange_ops *ops;
+    int64_t array_elems;               /* the data buffer */
+    int64_t scratch_bytes;             /* the exchange plans */
+    uint64_t messages[FS_MAX_STAGES];  /* per exchange */
+} rank_need;
+
+static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
+                         const fs_exchange_params *params, int check, const int c[2],
+                         rank_need *need)
+{
+    memset(need, 0, sizeof *need);
+    size_t cb = fs_complex_bytes(t->prec);
+    int second = 0;
+    for (int s = 0; s < t->nstages; s++) {
+        fs_box b = fs_transform_box(t, s, c[0], c[1]);
+        if (fs_box_elems(&b) > need->array_elems)
+            need->array_elems = fs_box_elems(&b);
+    }
+    for (int e = 0; ops && e + 1 < t->nstages; e++) {
+        int g = fs_transform_exchange_dim(t, e), n = t->grid[g];
+        fs_box *from = calloc((size_t)n, sizeof *from), *to = calloc((size_t)n, sizeof *to);
+        fs_redist *rd[2] = {NULL, NULL};
+        if (from && to) {
+            for (int m = 0; m < n; m++) {
+                int cm[2] = {c[0], c[1]};
+                cm[g] = m;
+                from[m] = fs_transform_box(t, e, cm[0], cm[1]);
+                to[m] = fs_transform_box(t, e + 1, cm[0], cm[1]);
+            }
+            rd[0] = fs_redist_new(n, c[g], from, to);
+            if (check)
+                rd[1] = fs_redist_new(n, c[g], to, from);
+        }
+        free(from);
+        free(to);
+        if (!rd[0] || (check && !rd[1])) {
+            fs_redist_free(&rd[0]);
+            fs_redist_free(&rd[1]);
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run");
+        }
+        for (int k = 0; k < 2 && rd[k]; k++) {
+            fs_exchange_args args = {
+                .comm = MPI_COMM_NULL,
+                .rd = rd[k],
+                .elem_bytes = cb,
+                .elem_type = MPI_DATATYPE_NULL,
+                .params = params,
+                .hooks = NULL,
+            };
+            fs_exchange_estimate est;
+            ops->estimate(&args, &est);
+            if (est.work_elems > need->array_elems)
+                need->array_elems = est.work_elems;
+            need->scratch_bytes += (int64_t)(est.scratch_bytes - (size_t)est.second_elems * cb);
+            second = second || est.second_elems > 0;
+            if (k == 0)
+                need->messages[e] = est.messages;
+        }
+        fs_redist_free(&rd[0]);
+        fs_redist_free(&rd[1]);
+    }
+    if (second)
+        need->scratch_bytes += need->array_elems * (int64_t)cb;
+    return FS_OK;
+}
+
+/* The largest need over the ranks whose boxes differ in size (the memory
+ * of one rank: its array and scratch together), and the most messages any
+ * of them sends in each exchange. */
+static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
+                              const fs_exchange_params *params, int check, rank_need *worst)
+{
+    int coords[2][2 + 2 * FS_MAX_STAGES], n[2];
+    for (int g = 0; g < 2; g++)
+        n[g] = candidate_coords(t, g, coords[g]);
+    size_t cb = fs_complex_bytes(t->prec);
+    int64_t worst_bytes = -1;
+    uint64_t messages[FS_MAX_STAGES] = {0};
+    for (int i = 0; i < n[0]; i++)
+        for (int j = 0; j < n[1]; j++) {
+            int c[2] = {coords[0][i], coords[1][j]};
+            rank_need need;
+            fs_status st = need_of(t, ops, params, check, c, &need);
+            if (st != FS_OK)
+                return st;
+            int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes;
+            if (bytes > worst_bytes) {
+                worst_bytes = bytes;
+                *worst = need;
+            }
+            for (int e = 0; e < FS_MAX_STAGES; e++)
+                messages[e] = need.messages[e] > messages[e] ? need.messages[e] : messages[e];
+        }
+    memcpy(worst->messages, messages, sizeof messages);
+    return FS_OK;
+}
+
+/* Whether the ranks read boxes that are not contiguous in the file (ROMIO
+ * then sieves): pencils, and slabs of an axis after a longer batch axis. */
+static int sieved_read(const fs_transform *t)
+{
+    fs_box full = fs_box_full(t->ndim, t->shape);
+    for (int c1 = 0; c1 < t->grid[0] && c1 < 2; c1++)
+        for (int c2 = 0; c2 < t->grid[1] && c2 < 2; c2++) {
+            fs_box b = fs_transform_box(t, 0, c1, c2);
+            if (fs_box_elems(&b) && !fs_box_is_contiguous_in(&b, &full))
+                return 1;
+        }
+    return 0;
+}
+
+/* The memory of a run besides the data buffer and the exchanges. */
+static int64_t other_bytes(const fs_transform *t)
+{
+    return LIBRARY_BYTES + PLANS_BYTES + (sieved_read(t) ? SIEVE_BYTES : 0);
+}
+
+
+fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
+                          const fs_exchange_params *params, int check, fs_footprint *out)
+{
+    memset(out, 0, sizeof *out);
+    fs_transform t;
+    fs_transform_request with = *rq;
+    with.hooks = ops && ops->uses_hooks;
+    fs_status st = fs_transform_plan(&with, &t);
+    if (st != FS_OK)
+        return st;
+    if (!t.exchanges)
+        ops = NULL;
+    rank_need need;
+    if ((st = largest_need(&t, ops, params, check, &need)) != FS_OK)
+        return st;
+    out->ops = ops;
+    out->array_elems = need.array_elems;
+    memcpy(out->messages, need.messages, sizeof out->messages);
+    out->array_bytes = resident(need.array_elems * (int64_t)fs_complex_bytes(t.prec));
+    out->exchange_bytes = need.scratch_bytes;
+    out->library_bytes = LIBRARY_BYTES;
+    out->plans_io_bytes = other_bytes(&t) - LIBRARY_BYTES;
+    /* --check reads the input again in pieces (at most the array). */
+    if (check)
+        out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
+                                                                        : FS_CHECK_PIECE_BYTES;
+    out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes + out->library_bytes;
+    return FS_OK;
+}
+
+void fs_footprint_add_copy(fs_footprint *f, int64_t bytes)
+{
+    f->cross_bytes += resident(bytes);
+    f->total_bytes += resident(bytes);
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* footprint: the memory per rank of a run, from arithmetic alone.
+ *
+ * For a transform request and an exchange strategy: the data buffer, the
+ * exchange plans' own buffers (every plan is made before the run and keeps
+ * its buffers, so the exchanges' scratch adds up; with --check the inverse
+ * exchanges' too, from each strategy's estimate()), FFTW's plans and the
+ * I/O, and the libraries, for the rank that needs most. The dry run prints
+ * it; the default strategy keeps the strategies whose footprint fits the
+ * memory per rank. No MPI, nothing allocated at full size. */
+#ifndef FS_FOOTPRINT_H
+#define FS_FOOTPRINT_H
+
+#include <stdint.h>
+#include "core/errors.h"
+#include "exchange/exchange.h"
+#include "plan/transform.h"
+
+typedef struct fs_footprint {
+    const fs_exchange_ops *ops;        /* NULL: no exchange */
+    int64_t array_elems;               /* the data buffer */
+    uint64_t messages[FS_MAX_STAGES];  /* per exchange, the most any rank sends */
+    /* Bytes per rank, resident (huge pages whole), of the rank that needs
+     * most: total_bytes is the sum of the four. */
+    int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
+    int64_t cross_bytes;               /* --cross's copy of a result (fs_footprint_add_copy) */
+} fs_footprint;
+
+/* Count a copy of `bytes` (--cross keeps the first input's result) into f. */
+void fs_footprint_add_copy(fs_footprint *f, int64_t bytes);
+
+/* The footprint of a run of rq (planned as ops needs it: with block hooks
+ * for a strategy that runs them) with strategy ops; ops NULL, or a request
+ * without exchange: none (out->ops NULL). check: --check's inverse plans. */
+fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
+                          const fs_exchange_params *params, int check, fs_footprint *out);
+
+#endif

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* planner: see planner.h. */
+#include "config.h"
+
+#include "plan/planner.h"
+
+#include <fftw3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "plan/footprint.h"
+#include "core/nodemem.h"
+#include "report/report.h"
+
+static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
+{
+    if (!notes || notes->n == FS_PLANNER_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes->text[notes->n], sizeof notes->text[0], fmt, ap);
+    va_end(ap);
+    notes->warning[notes->n++] = warning;
+}
+
+/* "1,2" */
+static const char *axes_text(int n, const int *axes, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, i ? ",%d" : "%d", axes[i]);
+    return buf;
+}
+
+/* The recorded axes when they fit an ndim-D input (each in range, none
+ * twice): their count, copied in order to axes; 0 otherwise. */
+static int recorded_axes(const fs_recorded *rec, int ndim, int *axes)
+{
+    int seen[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int i = 0; i < rec->naxes; i++) {
+        int64_t a = rec->axes[i];
+        if (a < 0 || a >= ndim || seen[a])
+            return 0;
+        seen[a] = 1;
+        axes[i] = (int)a;
+    }
+    return rec->naxes;
+}
+
+/* The axis the forward run halved, or -1 (a complex forward run, or no
+ * usable record): its real_axis, or, in files written before real_axis,
+ * the last of the axes as numpy's rfftn takes it. */
+static int recorded_halved(const fs_recorded *rec, int n, const int *axes)
+{
+    if (strcmp(rec->transform, "r2c") != 0 || n == 0)
+        return -1;
+    if (rec->real_axis < 0)
+        return axes[n - 1];
+    for (int i = 0; i < n; i++)
+        if (axes[i] == rec->real_axis)
+            return axes[i];
+    return -1;
+}
+
+/* The axes of an inverse: the recorded ones unless --axes was given. */
+static void take_axes(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+                      fs_planner_notes *notes)
+{
+    int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, in->ndim, axes);
+    int halved = recorded_halved(&in->recorded, n, axes);
+    char mine[64], theirs[64];
+    if (n == 0)
+        return;
+    if (!o->naxes) {
+        /* The halved axis last, as c2r takes it (files of this version
+         * record it so already). */
+        rq->naxes = 0;
+        for (int i = 0; i < n; i++)
+            if (axes[i] != halved)
+                rq->axes[rq->naxes++] = axes[i];
+        if (halved >= 0)
+            rq->axes[rq->naxes++] = halved;
+        memset(rq->transform_axis, 0, sizeof rq->transform_axis);
+        for (int i = 0; i < n; i++)
+            rq->transform_axis[rq->axes[i]] = 1;
+        rq->real_axis = rq->axes[n - 1];
+        add_note(notes, 0, "--inverse: axes %s, as the forward run recorded on the input",
+                 axes_text(n, rq->axes, mine, sizeof mine));
+        return;
+    }
+    int same = n == rq->naxes;
+    for (int i = 0; i < n && same; i++)
+        same = rq->transform_axis[axes[i]] != 0;
+    axes_text(rq->naxes, rq->axes, mine, sizeof mine);
+    if (!same)
+        add_note(notes, 1, "--axes: transforming axes %s as asked, but the forward run transformed "
+                 "axes %s: the round trip will not give its input back", mine,
+                 axes_text(n, axes, theirs, sizeof theirs));
+    else if (o->real && halved >= 0 && halved != rq->real_axis)
+        add_note(notes, 1, "--axes: restoring axis %d (the last of --axes) as asked, but the "
+                 "forward run halved axis %d: the round trip will not give its input back",
+                 rq->real_axis, halved);
+}
+
+/* The norm of an inverse: the recorded one unless --norm was given. */
+static void take_norm(const fs_options *o, const fs_recorded *rec, fs_transform_request *rq,
+                      fs_planner_notes *notes)
+{
+    const fs_norm all[] = {FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(rec->norm, fs_norm_name(all[i])) != 0)
+            continue;
+        if (!o->norm_given) {
+            rq->norm = all[i];
+            add_note(notes, 0, "--inverse: --norm=%s, as the forward run recorded on the input",
+                     rec->norm);
+        } else if (o->norm != all[i]) {
+            add_note(notes, 1, "--norm=%s: scaling as asked, but the forward run used --norm=%s: "
+                     "the round trip will not give its input back", fs_norm_name(o->norm),
+                     rec->norm);
+        }
+    }
+}
+
+/* An inverse of a forward result of fftshard: its defaults and where the
+ * options contradict them. */
+static void take_recorded(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+                          fs_planner_notes *notes)
+{
+    const fs_recorded *rec = &in->recorded;
+    int was_real = strcmp(rec->transform, "r2c") == 0;
+    take_axes(o, in, rq, notes);
+    take_norm(o, rec, rq, notes);
+    if (was_real && !o->real)
+        add_note(notes, 1, "--inverse: the input is the half spectrum of a --real forward run; "
+                 "without --real the inverse is a complex transform of it, not that run's input");
+    else if (!was_real && rec->transform[0] && o->real)
+        add_note(notes, 1, "--inverse --real: the forward run was not --real (transform %s): "
+                 "the input is taken as a half spectrum", rec->transform);
+    if (o->real && o->last_size && in->last_size_attr && o->last_size != in->last_size_attr)
+        add_note(notes, 1, "--last-size=%lld: as asked, but the forward run recorded last_size "
+                 "%lld: the round trip will not give its input back", (long long)o->last_size,
+                 (long long)in->last_size_attr);
+}
+
+fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes)
+{
+    memset(rq, 0, sizeof *rq);
+    if (notes)
+        memset(notes, 0, sizeof *notes);
+    rq->ndim = in->ndim;
+    memcpy(rq->shape, in->shape, sizeof rq->shape);
+    rq->in_dtype = in->dtype;
+    rq->in_name = in->dataset;
+    rq->in_type_name = in->type_name;
+    fs_status st = fs_options_resolve_axes(o, in->ndim, rq->transform_axis);
+    if (st != FS_OK)
+        return st;
+    rq->naxes = o->naxes ? o->naxes : in->ndim;
+    for (int i = 0; i < rq->naxes; i++)
+        rq->axes[i] = !o->naxes ? i : o->axes[i] < 0 ? o->axes[i] + in->ndim : o->axes[i];
+    /* numpy: the last axis of `axes` is the real one. */
+    rq->real_axis = rq->axes[rq->naxes - 1];
+    rq->real = o->real;
+    rq->inverse = o->inverse;
+    rq->prec = o->precision == FS_PRECISION_SINGLE   ? FS_SINGLE
+               : o->precision == FS_PRECISION_DOUBLE ? FS_DOUBLE
+               : fs_dtype_is_single(in->dtype)       ? FS_SINGLE
+                                                     : FS_DOUBLE;
+    rq->norm = o->norm;
+    rq->last_size = o->last_size ? o->last_size : in->last_size_attr;
+    rq->last_size_given = o->last_size != 0;
+    rq->decomp = o->decomp;
+    rq->grid[0] = o->grid[0];
+    rq->grid[1] = o->grid[1];
+    rq->nranks = nranks;
+    if (o->inverse && in->recorded.forward)
+        take_recorded(o, in, rq, notes);
+    return FS_OK;
+}
+
+fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+                             fs_transform_request *rq)
+{
+    return fs_planner_request_noted(o, in, nranks, rq, NULL);
+}
+
+void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose)
+{
+    for (int i = 0; i < notes->n; i++)
+        if (notes->warning[i] ? !quiet : verbose)
+            fs_note("%s%s", notes->warning[i] ? "warning: " : "", notes->text[i]);
+}
+
+unsigned fs_planner_fftw_flags(const fs_options *o)
+{
+    return o->plan == FS_PLAN_PATIENT   ? FFTW_PATIENT
+           : o->plan == FS_PLAN_MEASURE ? FFTW_MEASURE
+                                        : FFTW_ESTIMATE;
+}
+
+fs_status fs_planner_transforms(const fs_transform_request *rq, fs_planned *p)
+{
+    fs_transform_request with_hooks = *rq;
+    with_hooks.hooks = 1;
+    fs_status st = fs_transform_plan(rq, &p->plain);
+    if (st == FS_OK)
+        st = fs_transform_plan(&with_hooks, &p->hooked);
+    return st;
+}
+
+const fs_transform *fs_planned_for(const fs_planned *p, const fs_exchange_ops *ops)
+{
+    return ops && ops->uses_hooks ? &p->hooked : &p->plain;
+}
+
+void fs_planner_auto_key(const fs_transform *t, const fs_exchange_params *params, int inverse,
+                         char *key, size_t size)
+{
+    char shape[256], axes[64] = "";
+    fs_format_shape(t->in_ndim, t->in_shape, shape, sizeof shape);
+    size_t used = 0;
+    for (int k = 0; k < t->in_ndim; k++)
+        if (t->transform_axis[k])
+            used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+    snprintf(key, size, "%s/%s/%s/axes=%s/ranks=%d/%s/%s%dx%d/packet=%zu/queues=%d",
+             fs_kind_name(t->kind), fs_precision_name(t->prec), shape, axes,
+             t->grid[0] * t->grid[1], inverse ? "inverse" : "forward",
+             t->pencil ? "pencil" : "slab", t->grid[0], t->grid[1], params->packet_bytes,
+             params->queues);
+}
+
+/* The key of one strategy's own time among auto's (beside its choice). */
+static void timed_key(const char *key, const fs_exchange_ops *ops, char *out, size_t size)
+{
+    snprintf(out, size, "%s/timed=%s", key, ops->name);
+}
+
+/* One candidate of the trial: planned, run on zeros, freed; *slowest is the
+ * time of the slowest rank. */
+static fs_status time_strategy(const fs_trial_args *a, const fs_exchange_ops *ops, fs_workbuf *buf,
+                               double *slowest)
+{
+    fs_compute_args ca = {a->comm, fs_planned_for(a->planned, ops), a->d, ops, a->params,
+                          a->fftw_flags, 0};
+    fs_compute *c = NULL;
+    fs_status st = fs_error_agree(a->comm, fs_compute_new(&ca, buf, &c));
+    if (st != FS_OK)
+        return st;
+    memset(buf->data, 0, (size_t)buf->elems * fs_complex_bytes(buf->prec));
+    fs_timers ignored;
+    memset(&ignored, 0, sizeof ignored);
+    double t0 = 0, t = 0;
+    if (MPI_Barrier(a->comm) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    t0 = MPI_Wtime();
+    if (st == FS_OK)
+        st = fs_compute_run(c, buf->data, &ignored, NULL);
+    t = MPI_Wtime() - t0;
+    fs_compute_free(&c);
+    if ((st = fs_error_agree(a->comm, st)) != FS_OK)
+        return st;
+    if (MPI_Allreduce(&t, slowest, 1, MPI_DOUBLE, MPI_MAX, a->comm) != MPI_SUCCESS)
+        return fs_error_agree(a->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
+    return FS_OK;
+}
+
+/* --transpose=auto without a remembered choice: time every strategy; the
+ * wisdom keeps every time under key, for the default to choose by. */
+static fs_status trial(const fs_trial_args *a, const char *key, fs_workbuf *buf,
+                       const fs_exchange_ops **chosen, double *best)
+{
+    int rank = 0;
+    MPI_Comm_rank(a->comm, &rank);
+    *chosen = NULL;
+    for (int i = 0; fs_exchange_strategies[i]; i++) {
+        double slowest = 0;
+        fs_status st = time_strategy(a, fs_exchange_strategies[i], buf, &slowest);
+        if (st != FS_OK)
+            return st;
+        if (a->verbose && rank == 0)
+            fs_note("auto: %s takes %.4f s", fs_exchange_strategies[i]->name, slowest);
+        char timed[600];
+        timed_key(key, fs_exchange_strategies[i], timed, sizeof timed);
+        st = fs_error_agree(a->comm, fs_wisdom_set(a->wisdom, timed,
+                                                   fs_exchange_strategies[i]->name, slowest));
+        if (st != FS_OK)
+            return st;
+        if (!*chosen || slowest < *best) {
+            *best = slowest;
+            *chosen = fs_exchange_strategies[i];
+        }
+    }
+    return FS_OK;
+}
+
+/* The strategies by expected speed, fastest first: the order measured
+ * for fft + exchange on 256^3 complex128 on 2 ranks of 2 cores (random
+ * 0.084 s, xorswap 0.110, pairwise 0.113, alltoall 0.123; best of 3).
+ * With more ranks than cores MPICH's busy-polling ranks take turns on the
+ * cores and every message waits for its peer's turn: the fewest messages
+ * win. The same array on 3, 4 and 8 ranks of 2 cores, exchange alone:
+ * alltoall 0.04-0.12 s, pairwise 0.19-0.35, xorswap 0.23-0.40, random
+ * 0.23-0.62. A strategy not named here comes after these, in the table's
+ * order. */
+static const char *const expected_order[] = {"random", "xorswap", "pairwise", "alltoall"};
+static const char *const crowded_order[] = {"alltoall", "pairwise", "xorswap", "random"};
+#define NAMED_ORDER (int)(sizeof expected_order / sizeof expected_order[0])
+_Static_assert(sizeof crowded_order == sizeof expected_order, "both orders name every strategy");
+
+/* The table's strategies in the expected order (crowded: with more ranks
+ * than cores): their count. */
+static int by_expected_speed(int crowded, const fs_exchange_ops **out)
+{
+    const char *const *named = crowded ? crowded_order : expected_order;
+    int n = 0;
+    for (int i = 0; i < NAMED_ORDER; i++)
+        if (fs_exchange_find(named[i]))
+            out[n++] = fs_exchange_find(named[i]);
+    for (int i = 0; fs_exchange_strategies[i]; i++) {
+        int listed = 0;
+        for (int k = 0; k < NAMED_ORDER; k++)
+            listed = listed || strcmp(fs_exchange_strategies[i]->name, named[k]) == 0;
+        if (!listed)
+            out[n++] = fs_exchange_strategies[i];
+    }
+    return n;
+}
+
+static double mib(int64_t bytes)
+{
+    return (double)bytes / 1048576.0;
+}
+
+/* The strategies that do not fit, for the reason: "; too large: alltoall
+ * 300.0 MiB, random ...", or "" when all fit. */
+static void excluded_text(const fs_footprint *fp, const int *fits, int n, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++)
+        if (!fits[i])
+            used += (size_t)snprintf(buf + used, size - used, "%s%s %.1f MiB",
+                                     used ? ", " : "; too large: ", fp[i].ops->name,
+                                     mib(fp[i].total_bytes));
+}
+
+fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "none";
+    const fs_exchange_ops *order[64];
+    int n = by_expected_speed(a->crowded, order);
+    fs_footprint fp[64];
+    int fits[64], nfit = 0, least = 0;
+    for (int i = 0; i < n; i++) {
+        fs_status st = fs_footprint_of(a->rq, order[i], a->params, a->check, &fp[i]);
+        if (st != FS_OK)
+            return st;
+        if (!fp[i].ops) {
+            snprintf(out->reason, sizeof out->reason, "no exchange");
+            return FS_OK;
+        }
+        fits[i] = !a->mem_per_rank || (uint64_t)fp[i].total_bytes <= a->mem_per_rank;
+        nfit += fits[i];
+        if (fp[i].total_bytes < fp[least].total_bytes)
+            least = i;
+    }
+    char excluded[256];
+    excluded_text(fp, fits, n, excluded, sizeof excluded);
+    int pick = -1;
+    const char *how = NULL;
+    double best = 0;
+    char timed_how[128];
+    for (int i = 0; i < n; i++) {
+        char timed[600];
+        double seconds;
+        timed_key(a->wisdom_key, order[i], timed, sizeof timed);
+        if (fits[i] && fs_wisdom_lookup_seconds(a->wisdom, timed, &seconds) &&
+            (pick < 0 || seconds < best)) {
+            pick = i;
+            best = seconds;
+            snprintf(timed_how, sizeof timed_how, "the fastest that fits by auto's times in the "
+                     "wisdom file (%.4f s)", best);
+            how = timed_how;
+        }
+    }
+    const char *known = pick < 0 ? fs_wisdom_lookup(a->wisdom, a->wisdom_key) : NULL;
+    for (int i = 0; known && i < n; i++)
+        if (fits[i] && strcmp(order[i]->name, known) == 0) {
+            pick = i;
+            how = "auto's choice in the wisdom file, which fits";
+        }
+    for (int i = 0; pick < 0 && i < n; i++)
+        if (fits[i]) {
+            pick = i;
+            how = a->crowded ? "the fastest by expected speed that fits, with more ranks than "
+                               "cores (the fewest messages first)"
+                             : "the fastest by expected speed that fits";
+        }
+    if (pick < 0) {
+        pick = least;
+        how = "none fits: the one that needs least";
+    }
+    if (a->mem_per_rank)
+        snprintf(out->reason, sizeof out->reason, "%s: needs %.1f of %.1f MiB per rank (%s)%s",
+                 how, mib(fp[pick].total_bytes), mib((int64_t)a->mem_per_rank), a->mem_source,
+                 excluded);
+    else
+        snprintf(out->reason, sizeof out->reason, "%s: needs %.1f MiB per rank (%s: no figure)",
+                 how, mib(fp[pick].total_bytes), a->mem_source);
+    out->ops = order[pick];
+    out->name = out->ops->name;
+    out->note = "default";
+    return FS_OK;
+}
+
+/* --transpose=default: the memory per rank, then fs_planner_default. */
+static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
+{
+    uint64_t mem = 0;
+    char source[160];
+    fs_status st = fs_nodemem_per_rank(a->comm, a->mem_per_rank, 0, &mem, source, sizeof source);
+    if (st != FS_OK)
+        return st;
+    int crowded = a->params->crowded;
+    char key[512];
+    fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
+    fs_default_args da = {a->rq, a->params, a->check, mem, source, a->wisdom, key, crowded};
+    return fs_error_agree(a->comm, fs_planner_default(&da, out));
+}
+
+fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
+                            fs_strategy_choice *out)
+{
+    memset(out, 0, sizeof *out);
+    out->name = "none";
+    snprintf(out->reason, sizeof out->reason, "no exchange");
+    if (!a->planned->plain.exchanges)
+        return FS_OK;
+    if (strcmp(requested, FS_TRANSPOSE_DEFAULT) == 0)
+        return choose_default(a, out);
+    if (strcmp(requested, "auto") != 0) {
+        out->ops = fs_exchange_find(requested);
+        out->name = out->ops->name;
+        snprintf(out->reason, sizeof out->reason, "named by --transpose");
+        return FS_OK;
+    }
+    char key[512];
+    fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
+    const char *known = fs_wisdom_lookup(a->wisdom, key);
+    if (known && fs_exchange_find(known)) {
+        out->ops = fs_exchange_find(known);
+        out->name = out->ops->name;
+        out->note = "auto: taken from the wisdom file";
+        snprintf(out->reason, sizeof out->reason, "%s", out->note);
+        return FS_OK;
+    }
+    double best = 0;
+    fs_status st = trial(a, key, buf, &out->ops, &best);
+    if (st != FS_OK)
+        return st;
+    out->name = out->ops->name;
+    out->note = "auto: timed every strategy on these sizes";
+    snprintf(out->reason, sizeof out->reason, "%s (%.4f s)", out->note, best);
+    return fs_error_agree(a->comm, fs_wisdom_set(a->wisdom, key, out->ops->name, best));
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* planner: what a run will compute and with which strategy, decided before
+ * any data moves.
+ *
+ * It turns the command line and the probed input (with what a forward run
+ * recorded on it, for an inverse) into the transform request
+ * (transform.h) once, plans the transform once per capability (without
+ * block work, and with it for strategies that overlap block FFTs with their
+ * messages), and chooses the exchange strategy: the one named; for
+ * `auto` the one the wisdom file remembers or the fastest in a trial on the
+ * real sizes; without --transpose (`default`) the fastest whose footprint
+ * (footprint.h) fits the memory per rank (nodemem.h), by the timings the
+ * wisdom file holds for these sizes, else by the expected order. */
+#ifndef FS_PLANNER_H
+#define FS_PLANNER_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute/compute.h"
+#include "plan/decomp.h"
+#include "core/errors.h"
+#include "exchange/exchange.h"
+#include "io/h5io.h"
+#include "options.h"
+#include "plan/transform.h"
+#include "plan/wisdom.h"
+
+/* The request of a run on nranks ranks (usage errors recorded). An
+ * --inverse run whose input is a forward result of fftshard (in->recorded)
+ * takes from it what the options leave open: the axes in their order, the
+ * norm, and for --real the halved axis (last_size comes from the input in
+ * any case). An option that contradicts the record is honoured. */
+fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+                             fs_transform_request *rq);
+
+/* What the request took from the record (notes for --verbose) and where
+ * the options contradict it (warnings: the round trip will not give the
+ * input back), one line each. */
+#define FS_PLANNER_MAX_NOTES 8
+typedef struct fs_planner_notes {
+    int n;
+    int warning[FS_PLANNER_MAX_NOTES];
+    char text[FS_PLANNER_MAX_NOTES][320];
+} fs_planner_notes;
+
+/* fs_planner_request, with its notes in *notes (out). */
+fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes);
+
+/* Rank 0: print the warnings unless quiet, and with verbose the notes. */
+void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose);
+
+/* FFTW planner flags of --plan. */
+unsigned fs_planner_fftw_flags(const fs_options *o);
+
+/* The transform of each capability. Both have the same decomposition. */
+typedef struct fs_planned {
+    fs_transform plain;    /* no exchange, or a strategy without block hooks */
+    fs_transform hooked;   /* a strategy that runs fs_block_hooks itself */
+} fs_planned;
+
+fs_status fs_planner_transforms(const fs_transform_request *rq, fs_planned *p);
+const fs_transform *fs_planned_for(const fs_planned *p, const fs_exchange_ops *ops);
+
+/* The strategy of a run. */
+typedef struct fs_strategy_choice {
+    const fs_exchange_ops *ops;   /* NULL: no exchange */
+    const char *name;             /* "none" without exchange */
+    const char *note;             /* how auto decided; NULL when named */
+    char reason[512];             /* why this one, for --verbose and the report */
+} fs_strategy_choice;
+
+/* The key under which `auto` remembers its choice for the transform
+ * `plain` (fs_planned.plain) in the wisdom file. */
+void fs_planner_auto_key(const fs_transform *plain, const fs_exchange_params *params, int inverse,
+                         char *key, size_t size);
+
+/* What the default strategy is chosen from. */
+typedef struct fs_default_args {
+    const fs_transform_request *rq;   /* its hooks are ignored */
+    const fs_exchange_params *params;
+    int check;                        /* --check: the inverse plans count too */
+    uint64_t mem_per_rank;            /* bytes a rank may use (0: unknown, all fit) */
+    const char *mem_source;           /* where that figure comes from */
+    const fs_wisdom *wisdom;          /* may be NULL */
+    const char *wisdom_key;           /* fs_planner_auto_key of these sizes */
+    int crowded;                      /* more ranks than cores on a node (fs_nodemem_crowded) */
+} fs_default_args;
+
+/* Not collective, no MPI (the dry run and the run decide alike): the
+ * strategies whose footprint fits a->mem_per_rank, the fastest of them by
+ * the seconds auto stored in the wisdom file for these sizes when it holds
+ * some, else auto's remembered choice, else the first in the order of
+ * expected speed (another order when a->crowded); when none fits, the one
+ * that needs least. */
+fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out);
+
+/* What the auto trial needs. */
+typedef struct fs_trial_args {
+    MPI_Comm comm;
+    const fs_planned *planned;
+    const fs_decomposition *d;
+    const fs_exchange_params *params;
+    unsigned fftw_flags;
+    int inverse;                  /* for the wisdom key */
+    int verbose;                  /* print each strategy's time */
+    fs_wisdom *wisdom;            /* remembers auto's choice (may be NULL) */
+    const fs_transform_request *rq; /* for the default: the footprints */
+    int check;                    /* --check */
+    uint64_t mem_per_rank;        /* --mem-per-rank (0: the node's memory) */
+} fs_trial_args;
+
+/* Collective: the strategy named `requested` ("auto": from the wisdom, or
+ * the transform run once with each strategy on a zeroed buffer, before the
+ * input is read, keeping the one whose slowest rank was fastest; the wisdom
+ * remembers it and every strategy's time; "default": fs_planner_default
+ * with the memory per rank of fs_nodemem_per_rank). buf is grown and its
+ * contents lost. Returns the agreed
+ * status, its message already printed (once, by the rank that failed). */
+fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
+                            fs_strategy_choice *out);
+
+#endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* transform: what a run computes, decided before any data moves.
+ *
+ * From the input's shape and type, the options and the rank count it
+ * derives the transform kind (c2c, r2c, c2r), the precision, the working
+ * shape (the complex array the ranks hold: the halved axis counts n/2+1
+ * where FFTW's padded real layout is used), the decomposition, the
+ * operations of each stage, the output's shape and type, and how each rank's
+ * boxes map onto the input and output files.
+ *
+ * The ranks form a P1 x P2 grid (rank = c1 * P2 + c2). A stage splits up to
+ * two axes, one over each grid dimension; between stages one exchange moves
+ * the split of one grid dimension to another axis, inside the ranks that
+ * share the other coordinate. A transformed axis must be whole in some
+ * stage; a batch axis (not transformed) never needs to be, so it may stay
+ * split in every stage. A slab is a grid P x 1: a batch axis split (no
+ * exchange), or a transformed axis then another (one exchange over all
+ * ranks; axis 0 then a later one where that fills every rank). A pencil is
+ * a P1 x P2 grid: two batch axes (no exchange), a batch axis over the rows
+ * in every stage while the columns move a transformed axis to another (one
+ * exchange), or three stages {x, y}, {x, z}, {y, z} with x, y transformed
+ * (two exchanges, in rows then columns; axes 0, 1, 2 where that fills every
+ * rank). Each transformed axis is transformed in the first stage where it
+ * is whole (c2r's halved axis last).
+ * A 1-D transform on several ranks is the four-step factorisation
+ * N = n1 x n2 of Gupta et al.: a 2-D transform with twiddle factors between
+ * the passes, read and written through strided selections, transposed in
+ * place at the end so the output is in natural order. Pure arithmetic: no
+ * MPI, no HDF5 calls, no command line: the planner takes a small request
+ * (planner.h builds it once per run from the options and the input). */
+#ifndef FS_TRANSFORM_H
+#define FS_TRANSFORM_H
+
+#include <stdint.h>
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "compute/fft.h"
+#include "io/h5io.h"
+#include "plan/layout.h"
+
+#define FS_MAX_OPS 6
+#define FS_MAX_STAGES 3
+#define FS_GATHER (-2)   /* a stage's "axis": everything on rank 0 */
+
+/* What to compute, independent of how it was asked for. */
+typedef struct fs_transform_request {
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the input's */
+    fs_dtype in_dtype;
+    const char *in_name;                 /* the input dataset, for messages */
+    const char *in_type_name;            /* its type as stored, for messages */
+    int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
+    int naxes;                           /* the transformed axes in the order asked (numpy's */
+    int axes[FS_LAYOUT_MAX_DIMS];        /* axes argument); naxes 0: increasing */
+    int real_axis;                       /* --real: the halved axis (numpy: the last one given) */
+    int real, inverse;
+    fs_precision prec;
+    fs_norm norm;
+    int64_t last_size;                   /* c2r: the real length (0: 2 (m - 1)) */
+    int last_size_given;                 /* last_size came from --last-size, not the input */
+    fs_decomp decomp;
+    int grid[2];                         /* --grid (0 0: choose) */
+    int nranks;
+    int hooks;                           /* the strategy overlaps block work (fs_block_hooks) */
+} fs_transform_request;
+
+typedef struct fs_transform {
+    fs_kind kind;
+    fs_precision prec;
+    int sign;                        /* FFTW_FORWARD (-1) or FFTW_BACKWARD (+1) */
+    fs_dtype in_dtype;               /* the input's element type */
+    int in_ndim;
+    int64_t in_shape[FS_LAYOUT_MAX_DIMS];
+    int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
+    int naxes;                       /* the transformed axes in the order asked */
+    int axes[FS_LAYOUT_MAX_DIMS];
+    fs_norm norm;
+    int real_axis;                   /* r2c / c2r: the halved axis; -1 for c2c */
+    int64_t real_len, half_len;      /* n and n/2+1 along it */
+    int padded;                      /* FFTW's padded real layout (else via complex) */
+    /* the working complex array */
+    int ndim;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int fold;                        /* 1-D four-step: shape is (n2, n1) */
+    int64_t n1, n2;
+    /* the decomposition */
+    int pencil;                      /* 0: slab (or no exchange) */
+    int grid[2];                     /* P1 x P2 */
+    int nstages;                     /* 1, 2 or 3: exchanges = nstages - 1 */
+    int split[FS_MAX_STAGES][2];     /* axis split over each grid dimension, -1 none */
+    int exchanges;                   /* nstages > 1 */
+    int from_axis, to_axis;          /* slab: split axes; to_axis -1: gathered on rank 0 */
+    /* the operations of every stage (specs; boxes come later) */
+    fs_op_spec ops[FS_MAX_STAGES][FS_MAX_OPS];
+    int nops[FS_MAX_STAGES];
+    int hook_axes_pre[FS_LAYOUT_MAX_DIMS], hook_axes_post[FS_LAYOUT_MAX_DIMS];
+    int hooks;                       /* overlapping strategies get block work */
+    int hook_twiddle;                /* the four-step's twiddle as the block work */
+    /* the output */
+    int out_ndim;
+    int64_t out_shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype out_type;
+    double scale;
+    double nominal_flops;            /* 5 N log2 N (2.5 for real transforms) */
+} fs_transform;
+
+/* Decide everything for rq->nranks ranks. FS_ERR_USAGE / FS_ERR_INPUT with
+ * a message when the request does not fit the input. */
+fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t);
+
+/* The grid dimension an exchange (from stage s to s+1) moves: the ranks
+ * taking part share the other grid coordinate. */
+int fs_transform_exchange_dim(const fs_transform *t, int s);
+
+/* The box of the rank at grid coordinates (c1, c2) in stage s, from the
+ * arithmetic block split (fs_split_block). pipeline computes the same
+ * starts with the parallel prefix broadcast (decomp.h); the dry run and the
+ * tests use this. */
+fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
+
+/* The file maps of a rank's boxes (from: the read; to: the write). */
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
+fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
+
+#endif

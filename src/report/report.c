@@ -1,0 +1,772 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* report: see report.h. */
+#include "config.h"
+
+#include "report/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/prefix.h"
+#include "core/signals.h"
+
+int fs_report_to_stdout(const char *path)
+{
+    return path && strcmp(path, FS_REPORT_STDOUT) == 0;
+}
+
+static const char *const phase_names[FS_NPHASES] = {
+    "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
+};
+
+const char *fs_phase_name(fs_phase phase)
+{
+    return phase_names[phase];
+}
+
+void fs_timer_start(fs_timers *t, fs_phase phase)
+{
+    if (phase != FS_PHASE_TOTAL)
+        fs_signals_set_phase(phase_names[phase]);
+    t->started_at[phase] = MPI_Wtime();
+}
+
+void fs_timer_stop(fs_timers *t, fs_phase phase)
+{
+    if (t->started_at[phase] > 0)
+        t->t_s[phase] += MPI_Wtime() - t->started_at[phase];
+    t->started_at[phase] = 0;
+}
+
+int64_t fs_peak_memory_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int64_t kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = strtoll(line + 6, NULL, 10);
+    fclose(f);
+    return kib * 1024;
+}
+
+/* ------------------------------------------------------------------ figures */
+
+/* What rank 0 derives from all the records. */
+typedef struct totals {
+    double min[FS_NPHASES], mean[FS_NPHASES], max[FS_NPHASES];
+    int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max;
+    int64_t fftw_plans, fftw_plans_from_wisdom;
+    double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
+    fs_io_overlap io;   /* the most seconds of I/O, the fewest hidden, of any rank */
+    double gflops, gflops_total, bandwidth_gbs;
+} totals;
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* The I/O overlap of the rank that hid least of it. */
+static void io_totals(const fs_rank_record *all, int P, fs_io_overlap *io)
+{
+    *io = all[0].io;
+    for (int p = 1; p < P; p++) {
+        const fs_io_overlap *r = &all[p].io;
+        io->read_s = max2(io->read_s, r->read_s);
+        io->write_s = max2(io->write_s, r->write_s);
+        io->read_hidden_s = r->read_hidden_s < io->read_hidden_s ? r->read_hidden_s : io->read_hidden_s;
+        io->write_hidden_s =
+            r->write_hidden_s < io->write_hidden_s ? r->write_hidden_s : io->write_hidden_s;
+    }
+}
+
+static void compute_totals(const fs_report_info *info, const fs_rank_record *all, int P, totals *t)
+{
+    memset(t, 0, sizeof *t);
+    for (int ph = 0; ph < FS_NPHASES; ph++) {
+        t->min[ph] = t->max[ph] = all[0].t_s[ph];
+        double sum = 0;
+        for (int p = 0; p < P; p++) {
+            double v = all[p].t_s[ph];
+            sum += v;
+            t->min[ph] = v < t->min[ph] ? v : t->min[ph];
+            t->max[ph] = v > t->max[ph] ? v : t->max[ph];
+        }
+        t->mean[ph] = sum / P;
+    }
+    for (int p = 0; p < P; p++) {
+        const fs_rank_record *r = &all[p];
+        t->bytes_sent += r->bytes_sent;
+        t->bytes_received += r->bytes_received;
+        t->messages += r->messages_sent;
+        t->wire_bytes += r->wire_bytes_sent;
+        t->fftw_plans += r->fftw_plans;
+        t->fftw_plans_from_wisdom += r->fftw_plans_from_wisdom;
+        t->peak_max = r->peak_memory_bytes > t->peak_max ? r->peak_memory_bytes : t->peak_max;
+        t->pack_max = r->t_pack_s > t->pack_max ? r->t_pack_s : t->pack_max;
+        t->comm_max = r->t_comm_s > t->comm_max ? r->t_comm_s : t->comm_max;
+        t->unpack_max = r->t_unpack_s > t->unpack_max ? r->t_unpack_s : t->unpack_max;
+        t->hooks += r->t_hooks_s;
+        t->hooks_overlapped += r->t_hooks_overlapped_s;
+    }
+    io_totals(all, P, &t->io);
+    double t_transform = t->max[FS_PHASE_FFT] + t->max[FS_PHASE_EXCHANGE];
+    t->gflops = t_transform > 0 ? info->flops / t_transform / 1e9 : 0;
+    t->gflops_total = t->max[FS_PHASE_TOTAL] > 0 ? info->flops / t->max[FS_PHASE_TOTAL] / 1e9 : 0;
+    t->bandwidth_gbs = t->max[FS_PHASE_EXCHANGE] > 0
+                           ? (double)t->bytes_sent / t->max[FS_PHASE_EXCHANGE] / 1e9
+                           : 0;
+}
+
+/* ------------------------------------------------------------------ summary */
+
+static void print_summary(FILE *out, const fs_report_info *info, const totals *t, int P)
+{
+    for (int i = 0; i < info->ndatasets; i++)
+        if (info->dataset_lines[i])
+            fputs(info->dataset_lines[i], out);
+    fprintf(out, "fftshard: %s\n", info->title);
+    fprintf(out, "  %-9s %10s %10s %10s %7s\n", "phase", "min s", "mean s", "max s", "max/mean");
+    for (int p = 0; p < FS_NPHASES; p++)
+        fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", phase_names[p], t->min[p], t->mean[p],
+                t->max[p], t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+    fprintf(out, "  transform %.2f GFlop/s (5 N log2 N / max fft + exchange time)\n", t->gflops);
+    if (t->max[FS_PHASE_EXCHANGE] > 0 && t->bytes_sent > 0)
+        fprintf(out, "  exchange %.3f GB/s (bytes sent by all ranks / max exchange time)\n",
+                t->bandwidth_gbs);
+    if (t->hooks > 0)
+        fprintf(out,
+                "  overlap: %.4f s of %.4f s block FFT work ran with messages in flight (%.0f%%, "
+                "all ranks)\n",
+                t->hooks_overlapped, t->hooks, 100.0 * t->hooks_overlapped / t->hooks);
+    if (t->io.read_s > 0 || t->io.write_s > 0)
+        fprintf(out,
+                "  background I/O: read %.4f s, %.4f s of it hidden by FFTs; write %.4f s, %.4f s "
+                "hidden (max, least hidden of the ranks)\n",
+                t->io.read_s, t->io.read_hidden_s, t->io.write_s, t->io.write_hidden_s);
+    if (info->check)
+        fprintf(out, "  check: round trip error %.3g, Parseval error %.3g, tolerance %.3g: %s\n",
+                info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
+                info->check->passed ? "passed" : "FAILED");
+    if (info->extra_line)
+        fputs(info->extra_line, out);
+    fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
+            (double)t->peak_max / 1048576.0,
+            info->array_bytes > 0 ? (double)t->peak_max * P / (double)info->array_bytes : 0.0);
+    fflush(out);
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+typedef struct json {
+    FILE *f;
+    int depth;
+    int first;      /* no comma needed before the next member */
+} json;
+
+/* The public face of one (report.h). */
+struct fs_json {
+    json j;
+};
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\r': fputs("\\r", f); break;
+        default:
+            if (*p < 0x20)
+                fprintf(f, "\\u%04x", *p);
+            else
+                fputc(*p, f);
+        }
+    }
+    fputc('"', f);
+}
+
+static void json_key(json *j, const char *key)
+{
+    fprintf(j->f, "%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
+    j->first = 0;
+    if (key) {
+        json_string(j->f, key);
+        fputs(": ", j->f);
+    }
+}
+
+static void json_open(json *j, const char *key, char bracket)
+{
+    json_key(j, key);
+    fputc(bracket, j->f);
+    j->depth++;
+    j->first = 1;
+}
+
+static void json_close(json *j, char bracket)
+{
+    j->depth--;
+    fprintf(j->f, "\n%*s%c", 2 * j->depth, "", bracket);
+    j->first = 0;
+}
+
+static void json_str(json *j, const char *key, const char *v)
+{
+    json_key(j, key);
+    json_string(j->f, v);
+}
+
+static void json_int(json *j, const char *key, int64_t v)
+{
+    json_key(j, key);
+    fprintf(j->f, "%" PRId64, v);
+}
+
+static void json_num(json *j, const char *key, double v)
+{
+    json_key(j, key);
+    fprintf(j->f, "%.9g", v);
+}
+
+static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t stride)
+{
+    json_key(j, key);
+    fputc('[', j->f);
+    for (int i = 0; i < n; i++)
+        fprintf(j->f, "%s%" PRId64, i ? ", " : "", v[(size_t)i * stride]);
+    fputc(']', j->f);
+}
+
+/* What ran: the format, the program, the command and the ranks. */
+static void json_header(json *j, const fs_report_info *info, int P)
+{
+    json_str(j, "schema", FS_REPORT_SCHEMA);
+    json_str(j, "version", PACKAGE_VERSION);
+    json_str(j, "command_line", info->command_line);
+    json_int(j, "ranks", P);
+}
+
+/* What was computed: the array, the split and the strategy. */
+static void json_dataset(json *j, const fs_report_info *info)
+{
+    json_str(j, "input", info->input);
+    json_str(j, "output", info->output);
+    json_ints(j, "shape", info->ndim, info->shape, 1);
+    json_str(j, "dtype", info->dtype);
+    json_str(j, "precision", info->precision);
+    json_str(j, "transform", info->transform);
+    json_str(j, "direction", info->direction);
+    json_str(j, "norm", info->norm);
+    int64_t axes[FS_LAYOUT_MAX_DIMS];
+    int naxes = 0;
+    for (int k = 0; k < info->ndim; k++)
+        if (info->transform_axis[k])
+            axes[naxes++] = k;
+    json_ints(j, "axes", naxes, axes, 1);
+
+    json_open(j, "decomposition", '{');
+    json_str(j, "type", info->decomposition);
+    json_int(j, "split_axis_before", info->split_from);
+    json_int(j, "split_axis_after", info->split_to);
+    int64_t grid[2] = {info->grid[0], info->grid[1]};
+    json_ints(j, "grid", 2, grid, 1);
+    json_open(j, "stages", '[');
+    for (int s = 0; s < info->nstages; s++) {
+        int64_t sp[2] = {info->split[s][0], info->split[s][1]};
+        json_ints(j, NULL, 2, sp, 1);
+    }
+    json_close(j, ']');
+    json_close(j, '}');
+
+    json_open(j, "strategy", '{');
+    json_str(j, "name", info->strategy);
+    json_str(j, "requested", info->strategy_requested);
+    json_str(j, "reason", info->strategy_reason);
+    json_int(j, "seed", (int64_t)info->seed);
+    json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
+    json_int(j, "queues", info->queues);
+    json_str(j, "waits", info->crowded ? "yield" : "spin");
+    json_close(j, '}');
+}
+
+/* Where the time went, the exchange's figures, the check and the memory. */
+/* The I/O a helper thread did during the FFTs (fs_io_overlap). */
+static void json_io_overlap(json *j, const fs_io_overlap *io)
+{
+    json_open(j, "io_overlap", '{');
+    json_num(j, "read_seconds", io->read_s);
+    json_num(j, "read_hidden_seconds", io->read_hidden_s);
+    json_num(j, "write_seconds", io->write_s);
+    json_num(j, "write_hidden_seconds", io->write_hidden_s);
+    json_close(j, '}');
+}
+
+static void json_figures(json *j, const fs_report_info *info, const totals *t, int P)
+{
+    json_open(j, "phases", '{');
+    for (int p = 0; p < FS_NPHASES; p++) {
+        json_open(j, phase_names[p], '{');
+        json_num(j, "min", t->min[p]);
+        json_num(j, "mean", t->mean[p]);
+        json_num(j, "max", t->max[p]);
+        json_num(j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+        json_close(j, '}');
+    }
+    json_close(j, '}');
+
+    json_num(j, "flops", info->flops);
+    json_num(j, "gflops", t->gflops);
+    json_num(j, "gflops_file_to_file", t->gflops_total);
+
+    json_open(j, "fftw_plans", '{');
+    json_int(j, "made", t->fftw_plans);
+    json_int(j, "from_wisdom", t->fftw_plans_from_wisdom);
+    json_close(j, '}');
+
+    json_open(j, "exchange", '{');
+    json_int(j, "bytes_sent", t->bytes_sent);
+    json_int(j, "bytes_received", t->bytes_received);
+    json_int(j, "messages", t->messages);
+    json_int(j, "wire_bytes", t->wire_bytes);
+    json_num(j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
+    json_num(j, "bandwidth_gbs", t->bandwidth_gbs);
+    json_num(j, "pack_seconds_max", t->pack_max);
+    json_num(j, "communication_seconds_max", t->comm_max);
+    json_num(j, "unpack_seconds_max", t->unpack_max);
+    json_num(j, "block_fft_seconds", t->hooks);
+    json_num(j, "block_fft_overlapped_seconds", t->hooks_overlapped);
+    json_close(j, '}');
+
+    json_io_overlap(j, &t->io);
+
+    if (info->check) {
+        json_open(j, "check", '{');
+        json_num(j, "roundtrip_error", info->check->roundtrip_error);
+        json_num(j, "parseval_error", info->check->parseval_error);
+        json_num(j, "tolerance", info->check->tolerance);
+        json_key(j, "passed");
+        fputs(info->check->passed ? "true" : "false", j->f);
+        json_close(j, '}');
+    }
+
+    json_open(j, "memory", '{');
+    json_int(j, "peak_bytes_max", t->peak_max);
+    json_int(j, "array_bytes", info->array_bytes);
+    json_num(j, "peak_over_rank_share", info->array_bytes > 0
+                                             ? (double)t->peak_max * P / (double)info->array_bytes
+                                             : 0.0);
+    json_close(j, '}');
+}
+
+/* Each rank's share, and the prefix broadcast's running sums over them. */
+static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record *all,
+                       const int64_t *prefix, int P)
+{
+    json_open(j, "per_rank", '[');
+    int a = info->split_from >= 0 ? info->split_from : 0;
+    for (int p = 0; p < P; p++) {
+        const fs_rank_record *r = &all[p];
+        json_open(j, NULL, '{');
+        json_int(j, "rank", p);
+        json_int(j, "elements", r->in_elems);
+        /* The totals of several datasets have no hyperslabs. */
+        int boxes = !info->ndatasets;
+        if (boxes)
+            json_int(j, "offset", r->in.start[a]);
+        json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
+        json_int(j, "prefix", prefix[(size_t)p * 4]);
+        if (boxes) {
+            json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
+            json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
+        }
+        json_int(j, "output_elements", r->out_elems);
+        if (boxes) {
+            json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
+            json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
+        }
+        json_int(j, "bytes_sent", r->bytes_sent);
+        json_int(j, "bytes_received", r->bytes_received);
+        json_int(j, "messages_sent", r->messages_sent);
+        json_open(j, "seconds", '{');
+        for (int ph = 0; ph < FS_NPHASES; ph++)
+            json_num(j, phase_names[ph], r->t_s[ph]);
+        json_close(j, '}');
+        json_io_overlap(j, &r->io);
+        json_int(j, "peak_memory_bytes", r->peak_memory_bytes);
+        json_close(j, '}');
+    }
+    json_close(j, ']');
+
+    json_open(j, "prefix", '{');
+    json_str(j, "method",
+             "parallel prefix broadcast: a results buffer with one position per rank; for "
+             "position p each rank contributes its values if p >= its rank and the identity "
+             "(0) otherwise; one MPI_Allreduce(MPI_SUM) over the ranks x 4 buffer fills every "
+             "position on every rank");
+    json_str(j, "operation", "sum");
+    json_ints(j, "elements", P, prefix, 4);
+    json_ints(j, "output_elements", P, prefix + 1, 4);
+    json_ints(j, "bytes_sent", P, prefix + 2, 4);
+    json_ints(j, "bytes_received", P, prefix + 3, 4);
+    json_close(j, '}');
+}
+
+/* Several inputs: what was read, and where it all went. */
+static void json_inputs(json *j, const fs_report_info *info)
+{
+    json_open(j, "inputs", '[');
+    for (int i = 0; i < info->ndatasets; i++)
+        json_str(j, NULL, info->dataset_inputs[i]);
+    json_close(j, ']');
+    json_str(j, "output", info->output);
+}
+
+/* Several inputs: the sections made by fs_report_section, as they are. */
+static void json_datasets(json *j, const fs_report_info *info)
+{
+    json_open(j, "datasets", '[');
+    for (int i = 0; i < info->ndatasets; i++) {
+        fprintf(j->f, "%s%s", j->first ? "" : ",", info->dataset_json[i]);
+        j->first = 0;
+    }
+    json_close(j, ']');
+}
+
+static void write_json(FILE *f, const fs_report_info *info, const totals *t,
+                       const fs_rank_record *all, const int64_t *prefix, int P)
+{
+    json j = {f, 1, 1};
+    fputc('{', f);
+    json_header(&j, info, P);
+    if (info->ndatasets)
+        json_inputs(&j, info);
+    else
+        json_dataset(&j, info);
+    json_figures(&j, info, t, P);
+    json_ranks(&j, info, all, prefix, P);
+    if (info->ndatasets)
+        json_datasets(&j, info);
+    if (info->extra_json) {
+        fs_json w = {j};
+        info->extra_json(&w, info->extra_arg);
+    }
+    fputs("\n}\n", f);
+}
+
+/* The report into its temporary; the commit renames it with the result. */
+static fs_status write_json_file(const char *path, const char *tmp, const fs_report_info *info,
+                                 const totals *t, const fs_rank_record *all, const int64_t *prefix,
+                                 int P)
+{
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
+    write_json(f, info, t, all, prefix, P);
+    int e = ferror(f) ? errno : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno;
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
+    return FS_OK;
+}
+
+/* ------------------------------------------------------------------ stdout */
+
+/* Rank 0: the report bound for standard output, from its write (before the
+ * commit) until the result is in place. */
+static char *stdout_report;
+static size_t stdout_report_bytes;
+
+/* text to standard output; 0 or the errno of the failure. A closed pipe is
+ * an error to report like any other, not a signal that ends this rank
+ * alone: SIGPIPE is ignored while writing. */
+static int write_stdout(const char *text, size_t bytes)
+{
+    struct sigaction ignore = {.sa_handler = SIG_IGN}, old;
+    int ignored = sigaction(SIGPIPE, &ignore, &old) == 0;
+    errno = 0;
+    int e = 0;
+    if (fwrite(text, 1, bytes, stdout) != bytes || fflush(stdout) != 0)
+        e = errno ? errno : EIO;
+    if (ignored)
+        sigaction(SIGPIPE, &old, NULL);
+    return e;
+}
+
+static fs_status keep_for_stdout(const fs_report_info *info, const totals *t,
+                                 const fs_rank_record *all, const int64_t *prefix, int P)
+{
+    fs_report_discard_stdout();
+    FILE *f = open_memstream(&stdout_report, &stdout_report_bytes);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    write_json(f, info, t, all, prefix, P);
+    if (fclose(f) != 0) {
+        fs_report_discard_stdout();
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    }
+    return FS_OK;
+}
+
+fs_status fs_report_flush_stdout(void)
+{
+    if (!stdout_report)
+        return FS_OK;
+    int e = write_stdout(stdout_report, stdout_report_bytes);
+    fs_report_discard_stdout();
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "standard output: writing the report failed: %s",
+                            strerror(e));
+    return FS_OK;
+}
+
+void fs_report_discard_stdout(void)
+{
+    free(stdout_report);
+    stdout_report = NULL;
+    stdout_report_bytes = 0;
+}
+
+/* The summary as text, printed once the result is in place. */
+static fs_status summary_text(const fs_report_info *info, const totals *t, int P, char **text)
+{
+    size_t size = 0;
+    FILE *f = open_memstream(text, &size);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the summary");
+    print_summary(f, info, t, P);
+    if (fclose(f) != 0) {
+        free(*text);
+        *text = NULL;
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the summary");
+    }
+    return FS_OK;
+}
+
+/* Collective: every rank's record on rank 0 (*all, malloc'ed there, NULL
+ * elsewhere) and the running sums of its four counts on every rank
+ * (*prefix, P x 4, malloc'ed). Returns the agreed status; on failure
+ * nothing is left allocated. */
+static fs_status gather_records(MPI_Comm comm, const fs_rank_record *mine, int *rank, int *P,
+                                fs_rank_record **all, int64_t **prefix)
+{
+    *all = NULL;
+    *prefix = NULL;
+    int err = MPI_Comm_rank(comm, rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, P);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "report: cannot learn the ranks: %s",
+                                                 fs_mpi_strerror(err)));
+    fs_status st = FS_OK;
+    *all = *rank == 0 ? malloc((size_t)*P * sizeof **all) : NULL;
+    *prefix = malloc((size_t)*P * 4 * sizeof **prefix);
+    if ((*rank == 0 && !*all) || !*prefix)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    if ((st = fs_error_agree(comm, st)) == FS_OK) {
+        err = MPI_Gather(mine, (int)sizeof *mine, MPI_BYTE, *all, (int)sizeof *mine, MPI_BYTE, 0,
+                         comm);
+        if (err != MPI_SUCCESS)
+            st = fs_error_set(FS_ERR_RUNTIME, "MPI_Gather of the report failed: %s",
+                              fs_mpi_strerror(err));
+        /* The running sums of the report: one prefix broadcast for four columns. */
+        int64_t cols[4] = {mine->in_elems, mine->out_elems, mine->bytes_sent,
+                           mine->bytes_received};
+        if (st == FS_OK)
+            st = fs_prefix_broadcast_int64(comm, cols, 4, FS_PREFIX_SUM, *prefix);
+        st = fs_error_agree(comm, st);
+    }
+    if (st != FS_OK) {
+        free(*all);
+        free(*prefix);
+        *all = NULL;
+        *prefix = NULL;
+    }
+    return st;
+}
+
+fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                           char **summary, const char *json_path, const char *json_tmp)
+{
+    if (summary)
+        *summary = NULL;
+    int rank = 0, P = 1;
+    fs_rank_record *all = NULL;
+    int64_t *prefix = NULL;
+    fs_status st = gather_records(comm, mine, &rank, &P, &all, &prefix);
+    if (st != FS_OK)
+        goto done;
+    if (rank == 0) {
+        totals t;
+        compute_totals(info, all, P, &t);
+        if (summary)
+            st = summary_text(info, &t, P, summary);
+        if (st == FS_OK && fs_report_to_stdout(json_path))
+            st = keep_for_stdout(info, &t, all, prefix, P);
+        else if (st == FS_OK && json_path && json_tmp)
+            st = write_json_file(json_path, json_tmp, info, &t, all, prefix, P);
+    }
+    st = fs_error_agree(comm, st);
+done:
+    free(all);
+    free(prefix);
+    return st;
+}
+
+/* ------------------------------------------------------------------ fs_json */
+
+void fs_json_open(fs_json *j, const char *key, char bracket)
+{
+    json_open(&j->j, key, bracket);
+}
+
+void fs_json_close(fs_json *j, char bracket)
+{
+    json_close(&j->j, bracket);
+}
+
+void fs_json_str(fs_json *j, const char *key, const char *v)
+{
+    if (v)
+        json_str(&j->j, key, v);
+    else
+        fs_json_null(j, key);
+}
+
+void fs_json_int(fs_json *j, const char *key, int64_t v)
+{
+    json_int(&j->j, key, v);
+}
+
+void fs_json_num(fs_json *j, const char *key, double v)
+{
+    json_num(&j->j, key, v);
+}
+
+void fs_json_bool(fs_json *j, const char *key, int v)
+{
+    json_key(&j->j, key);
+    fputs(v ? "true" : "false", j->j.f);
+}
+
+void fs_json_null(fs_json *j, const char *key)
+{
+    json_key(&j->j, key);
+    fputs("null", j->j.f);
+}
+
+void fs_json_ints(fs_json *j, const char *key, int n, const int64_t *v)
+{
+    json_ints(&j->j, key, n, v, 1);
+}
+
+/* The document into f; 0 or the errno of a failed write. */
+static int json_document(FILE *f, void (*body)(fs_json *j, void *arg), void *arg)
+{
+    fs_json w = {{f, 1, 1}};
+    fputc('{', f);
+    body(&w, arg);
+    fputs("\n}\n", f);
+    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && !e)
+        e = errno ? errno : EIO;
+    return e;
+}
+
+fs_status fs_json_write(const char *path, const char *tmp_path,
+                        void (*body)(fs_json *j, void *arg), void *arg)
+{
+    if (fs_report_to_stdout(path)) {
+        /* Whole or not at all on standard output too: a failure while the
+         * text is made prints nothing. */
+        char *text = NULL;
+        size_t bytes = 0;
+        FILE *f = open_memstream(&text, &bytes);
+        int e = f ? json_document(f, body, arg) : ENOMEM;
+        if (e) {
+            free(text);
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+        }
+        e = write_stdout(text, bytes);
+        free(text);
+        if (e)
+            return fs_error_set(FS_ERR_RUNTIME, "standard output: writing the report failed: %s",
+                                strerror(e));
+        return FS_OK;
+    }
+    FILE *f = fopen(tmp_path, "w");
+    if (!f)
+        return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
+    int e = json_document(f, body, arg);
+    if (e)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
+    return FS_OK;
+}
+
+/* Rank 0: one dataset's summary line: what, how long, how fast. */
+static void section_line(FILE *f, const fs_report_info *info, const totals *t)
+{
+    fprintf(f, "fftshard: %s: %s: %.4f s (read %.4f, fft %.4f, exchange %.4f, write %.4f), "
+            "%.2f GFlop/s\n", info->input, info->title, t->max[FS_PHASE_TOTAL],
+            t->max[FS_PHASE_READ], t->max[FS_PHASE_FFT], t->max[FS_PHASE_EXCHANGE],
+            t->max[FS_PHASE_WRITE], t->gflops);
+}
+
+/* Rank 0: the section's JSON object and summary line as text. */
+static fs_status section_text(const fs_report_info *info, const fs_rank_record *all,
+                              const int64_t *prefix, int P, char **json_text, char **line)
+{
+    totals t;
+    compute_totals(info, all, P, &t);
+    size_t size = 0;
+    FILE *f = open_memstream(json_text, &size);
+    if (!f)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
+    /* At the depth of an element of the report's "datasets" array. */
+    json j = {f, 2, 1};
+    json_open(&j, NULL, '{');
+    json_dataset(&j, info);
+    json_figures(&j, info, &t, P);
+    json_ranks(&j, info, all, prefix, P);
+    json_close(&j, '}');
+    int failed = fclose(f) != 0;
+    if (!failed && line) {
+        f = open_memstream(line, &size);
+        failed = !f;
+        if (f) {
+            section_line(f, info, &t);
+            failed = fclose(f) != 0;
+        }
+    }
+    return failed ? fs_error_set(FS_ERR_RUNTIME, "out of memory for the report") : FS_OK;
+}
+
+fs_status fs_report_section(MPI_Comm comm, const fs_report_info *info, const fs_rank_record *mine,
+                            char **json_text, char **line)
+{
+    *json_text = NULL;
+    if (line)
+        *line = NULL;
+    int rank = 0, P = 1;
+    fs_rank_record *all = NULL;
+    int64_t *prefix = NULL;
+    fs_status st = gather_records(comm, mine, &rank, &P, &all, &prefix); /* agreed */
+    if (st != FS_OK)
+        return st;
+    if (rank == 0)
+        st = section_text(info, all, prefix, P, json_text, line);
+    free(all);
+    free(prefix);
+    return fs_error_agree(comm, st);
+}

@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* fftshard-mkdata: write a synthetic input array in parallel.
+ * Each rank generates and writes its slab along axis 0; the values depend on
+ * the seed only (see synth.h; a --power-law field is computed by the ranks
+ * together, see grf.h), so the file is the same on any rank count. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output/atomic.h"
+#include "core/errors.h"
+#include "tools/grf.h"
+#include "io/h5io.h"
+#include "plan/layout.h"
+#include "options.h"
+#include "core/signals.h"
+#include "tools/synth.h"
+
+typedef struct mkdata_options {
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int ndim;
+    fs_dtype type;
+    uint64_t seed;
+    int waves;
+    int power_law;                      /* --power-law given: a Gaussian random field */
+    double index, amplitude;            /* n and A of P(k) = A k^n */
+    int amplitude_given;
+    int nbox;                           /* --box-size: 0 (n_a), 1 (every axis) or ndim values */
+    double box_size[FS_LAYOUT_MAX_DIMS];
+    int force, quiet, help, version;
+    char *file, *dataset;
+} mkdata_options;
+
+/* The definition the attributes of a --power-law field refer to (grf.h). */
+#define GRF_CONVENTION                                                                        \
+    "P(k) = amplitude * |k|^power_law_index = <|X(k)|^2> V / N^2, X the unnormalised "      \
+    "forward FFT, k_a = 2 pi f_a / box_size_a, f_a = numpy.fft.fftfreq(n_a, 1/n_a), "       \
+    "V = prod box_size_a, N points; P(0) = 0"
+
+enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE };
+
+/* A whole finite number; 0 on success. */
+static int parse_finite(const char *arg, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(arg, &end);
+    return errno || end == arg || *end != '\0' || !isfinite(*v);
+}
+
+/* --box-size=L or L0,L1,...: positive lengths. */
+static fs_status parse_box_size(const char *arg, mkdata_options *o)
+{
+    const char *p = arg;
+    o->nbox = 0;
+    for (;;) {
+        char *end;
+        errno = 0;
+        double v = strtod(p, &end);
+        if (errno || end == p || (*end != ',' && *end != '\0') || !isfinite(v) || !(v > 0) ||
+            v > 1e300 || o->nbox == FS_LAYOUT_MAX_DIMS)
+            return fs_error_set(FS_ERR_USAGE,
+                                "--box-size=%s: expected a positive length or one per axis, "
+                                "like 100 or 100,100,50",
+                                arg);
+        o->box_size[o->nbox++] = v;
+        if (*end == '\0')
+            return FS_OK;
+        p = end + 1;
+    }
+}
+
+/* After the shape is known: what --power-law needs and refuses. */
+static fs_status check_power_law(mkdata_options *o)
+{
+    if (!o->power_law) {
+        if (o->amplitude_given || o->nbox)
+            return fs_error_set(FS_ERR_USAGE, "--%s needs --power-law",
+                                o->amplitude_given ? "amplitude" : "box-size");
+        return FS_OK;
+    }
+    if (o->waves)
+        return fs_error_set(FS_ERR_USAGE, "--power-law and --waves: choose one");
+    if (o->nbox > 1 && o->nbox != o->ndim)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths for %d axes", o->nbox, o->ndim);
+    for (int a = 0; a < o->ndim; a++)
+        o->box_size[a] = o->nbox == 0   ? (double)o->shape[a]
+                         : o->nbox == 1 ? o->box_size[0]
+                                        : o->box_size[a];
+    return FS_OK;
+}
+
+static void print_help(FILE *out)
+{
+    fprintf(out,
+            "Usage: mpiexec -n P fftshard-mkdata [OPTIONS] SHAPE OUTPUT\n"
+            "Write a synthetic array of the given SHAPE (e.g. 256x256x256) to OUTPUT\n"
+            "(FILE.h5 or FILE.h5:/path; default dataset /data), in parallel.\n"
+            "\n"
+            "  -t, --type=TYPE   complex128 (default), complex64, float64 or float32\n"
+            "  -s, --seed=N      seed of the values (default 1); same file on any rank count\n"
+            "  -w, --waves=K     a sum of K plane waves (at most %d) instead of uniform\n"
+            "                    noise in [-1, 1); wave vectors and amplitudes are stored\n"
+            "                    as attributes, so the spectrum is known exactly\n"
+            "      --power-law=N a Gaussian random field of power spectrum A k^N instead\n"
+            "                    (real; complex types get zero imaginary parts)\n"
+            "      --amplitude=A A of --power-law (default 1)\n"
+            "      --box-size=L  --power-law's box length of every axis, or L0,L1,...\n"
+            "                    one per axis (default the axis lengths)\n"
+            "  -f, --force       replace OUTPUT if it exists\n"
+            "  -q, --quiet       print nothing on success\n"
+            "  -h, --help        show this help and exit\n"
+            "  -V, --version     show the version and exit\n",
+            FS_SYNTH_MAX_WAVES);
+}
+
+static fs_status parse(int argc, char **argv, mkdata_options *o)
+{
+    static const struct option longs[] = {
+        {"type", required_argument, NULL, 't'}, {"seed", required_argument, NULL, 's'},
+        {"waves", required_argument, NULL, 'w'}, {"force", no_argument, NULL, 'f'},
+        {"quiet", no_argument, NULL, 'q'},      {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {"power-law", required_argument, NULL, OPT_POWER_LAW},
+        {"amplitude", required_argument, NULL, OPT_AMPLITUDE},
+        {"box-size", required_argument, NULL, OPT_BOX_SIZE},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->type = FS_DTYPE_COMPLEX128;
+    o->seed = 1;
+    o->amplitude = 1;
+    opterr = 0;
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, ":t:s:w:fqhV", longs, NULL)) != -1) {
+        switch (c) {
+        case 't':
+            if (strcmp(optarg, "complex128") == 0)
+                o->type = FS_DTYPE_COMPLEX128;
+            else if (strcmp(optarg, "complex64") == 0)
+                o->type = FS_DTYPE_COMPLEX64;
+            else if (strcmp(optarg, "float64") == 0)
+                o->type = FS_DTYPE_FLOAT64;
+            else if (strcmp(optarg, "float32") == 0)
+                o->type = FS_DTYPE_FLOAT32;
+            else
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--type=%s: expected complex128, complex64, float64 or float32",
+                                    optarg);
+            break;
+        case 's':
+            o->seed = strtoull(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || *optarg == '-')
+                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer", optarg);
+            break;
+        case 'w': {
+            long w = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || w < 1 || w > FS_SYNTH_MAX_WAVES)
+                return fs_error_set(FS_ERR_USAGE, "--waves=%s: expected 1 to %d", optarg,
+                                    FS_SYNTH_MAX_WAVES);
+            o->waves = (int)w;
+            break;
+        }
+        case OPT_POWER_LAW:
+            if (parse_finite(optarg, &o->index) || fabs(o->index) > 10)
+                return fs_error_set(FS_ERR_USAGE,
+                                    "--power-law=%s: expected a spectral index from -10 to 10",
+                                    optarg);
+            o->power_law = 1;
+            break;
+        case OPT_AMPLITUDE:
+            if (parse_finite(optarg, &o->amplitude) || !(o->amplitude > 0))
+                return fs_error_set(FS_ERR_USAGE, "--amplitude=%s: expected a positive number",
+                                    optarg);
+            o->amplitude_given = 1;
+            break;
+        case OPT_BOX_SIZE:
+            if (parse_box_size(optarg, o) != FS_OK)
+                return fs_error_status();
+            break;
+        case 'f': o->force = 1; break;
+        case 'q': o->quiet = 1; break;
+        case 'h': o->help = 1; return FS_OK;
+        case 'V': o->version = 1; return FS_OK;
+        case ':': return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
+        default: return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return fs_error_set(FS_ERR_USAGE, "expected SHAPE and OUTPUT");
+    o->ndim = fs_parse_shape(argv[optind], o->shape);
+    if (o->ndim < 0)
+        return fs_error_set(FS_ERR_USAGE,
+                            "'%s': expected a shape like 64x48x30 (1 to %d positive lengths, at "
+                            "most %s elements)",
+                            argv[optind], FS_LAYOUT_MAX_DIMS, FS_MAX_ELEMS_TEXT);
+    if (check_power_law(o) != FS_OK)
+        return fs_error_status();
+    if (fs_split_location(argv[optind + 1], &o->file, &o->dataset) != FS_OK)
+        return fs_error_status();
+    return FS_OK;
+}
+
+/* Rank 0 (fs_atomic_commit_collective): the file into place. */
+typedef struct {
+    const char *tmp, *file;
+    int force;
+} commit_args;
+
+static fs_status commit_file(void *arg)
+{
+    const commit_args *a = arg;
+    return fs_atomic_place(a->tmp, a->file, a->force);
+}
+
+/* Collective: what made the values, on the dataset. */
+static fs_status write_attrs(fs_h5_output *out, const mkdata_options *o, const fs_synth *synth)
+{
+    int64_t seed = (int64_t)o->seed;
+    fs_status st = fs_h5_output_attr_int64s(out, "seed", -1, &seed);
+    const char *generator = o->power_law ? "gaussian random field"
+                            : o->waves   ? "plane waves"
+                                         : "uniform noise";
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(out, "generator", generator);
+    if (st == FS_OK && o->power_law) {
+        int64_t dims = o->ndim;
+        st = fs_h5_output_attr_numbers(out, "power_law_index", 0, NULL, FS_DTYPE_FLOAT64, &o->index);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_numbers(out, "amplitude", 0, NULL, FS_DTYPE_FLOAT64,
+                                           &o->amplitude);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_numbers(out, "box_size", 1, &dims, FS_DTYPE_FLOAT64,
+                                           o->box_size);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_string(out, "convention", GRF_CONVENTION);
+    }
+    if (st == FS_OK && o->waves) {
+        int64_t dims[2] = {synth->nwaves, o->ndim};
+        int64_t k[FS_SYNTH_MAX_WAVES * FS_LAYOUT_MAX_DIMS];
+        double amp[FS_SYNTH_MAX_WAVES * 2];
+        for (int w = 0; w < synth->nwaves; w++) {
+            memcpy(&k[w * o->ndim], synth->k[w], (size_t)o->ndim * sizeof(int64_t));
+            amp[2 * w] = synth->amp_re[w];
+            amp[2 * w + 1] = synth->amp_im[w];
+        }
+        int64_t amp_dims[2] = {synth->nwaves, 2};
+        st = fs_h5_output_attr_numbers(out, "wave_vectors", 2, dims, FS_DTYPE_INTEGER, k);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_numbers(out, "wave_amplitudes", 2, amp_dims, FS_DTYPE_FLOAT64, amp);
+    }
+    return st;
+}
+
+/* Collective: generate and write the file. */
+static fs_status generate(MPI_Comm comm, const mkdata_options *o)
+{
+    int rank, nranks;
+    int err = MPI_Comm_rank(comm, &rank);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_size(comm, &nranks);
+    if (err != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "cannot learn the ranks: %s",
+                                                 fs_mpi_strerror(err)));
+    const char *dataset = o->dataset ? o->dataset : "/data";
+    char *tmp = NULL;
+    fs_h5_output *out = NULL;
+    void *buf = NULL;
+    double t0 = MPI_Wtime();
+
+    fs_status st = fs_atomic_begin(comm, o->file, NULL, o->force, &tmp);
+    if (st != FS_OK)
+        return st;
+    fs_box box = fs_box_split(o->ndim, o->shape, 0, nranks, rank);
+    int64_t n = fs_box_elems(&box);
+    fs_synth synth;
+    fs_synth_init(&synth, o->ndim, o->shape, o->seed, o->waves);
+    buf = malloc((size_t)(n > 0 ? n : 1) * fs_dtype_bytes(o->type));
+    st = buf ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory for %" PRId64 " elements", n);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    if (o->power_law) {
+        fs_grf g = {.ndim = o->ndim, .index = o->index, .amplitude = o->amplitude, .seed = o->seed};
+        memcpy(g.shape, o->shape, sizeof g.shape);
+        memcpy(g.box_size, o->box_size, sizeof g.box_size);
+        st = fs_grf_fill(comm, &g, &box, o->type, buf);
+    } else {
+        fs_synth_fill(&synth, &box, o->type, buf);
+    }
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, NULL, &out);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        goto done;
+    fs_io_map map = fs_io_map_plain(&box, o->type);
+    st = fs_h5_output_write(out, &map, buf, NULL, NULL);
+    if (st == FS_OK)
+        st = write_attrs(out, o, &synth);
+    fs_status closed = fs_h5_output_close(&out);
+    if ((st = fs_error_agree(comm, st != FS_OK ? st : closed)) != FS_OK)
+        goto done;
+    commit_args args = {tmp, o->file, o->force};
+    st = fs_atomic_commit_collective(comm, commit_file, &args);
+    if (st == FS_OK && rank == 0 && !o->quiet) {
+        char shape[256];
+        fs_format_shape(o->ndim, o->shape, shape, sizeof shape);
+        double bytes = 1;
+        for (int k = 0; k < o->ndim; k++)
+            bytes *= (double)o->shape[k];
+        bytes *= (double)fs_dtype_bytes(o->type);
+        fprintf(stderr, "fftshard-mkdata: wrote %s:%s %s %s (%.1f MiB) on %d rank%s in %.2f s\n",
+                o->file, dataset, shape, fs_dtype_name(o->type), bytes / 1048576.0, nranks,
+                nranks == 1 ? "" : "s", MPI_Wtime() - t0);
+    }
+done:
+    /* Open here only after a failure, whose message stands. */
+    if (out) {
+        fs_status cleanup = fs_h5_output_close(&out);
+        st = st != FS_OK ? st : cleanup;
+    }
+    if (st != FS_OK)
+        fs_atomic_abort(tmp);
+    free(tmp);
+    free(buf);
+    return st;
+}
+
+/* Everything after MPI is up: the status every rank exits with. */
+static fs_status run_command(MPI_Comm comm, int rank, int argc, char **argv)
+{
+    fs_status st = fs_error_agree(comm, fs_h5_init());
+    if (st != FS_OK)
+        return st;
+    fs_signals_install(fs_atomic_remove_registered);
+    mkdata_options o;
+    st = parse(argc, argv, &o);
+    if (st != FS_OK) {
+        if (rank == 0) {
+            fs_error_print();
+            fprintf(stderr, "Try 'fftshard-mkdata --help' for more information.\n");
+        }
+    } else if (o.help) {
+        if (rank == 0)
+            print_help(stdout);
+    } else if (o.version) {
+        if (rank == 0)
+            printf("fftshard-mkdata %s\n", PACKAGE_VERSION);
+    } else {
+        st = generate(comm, &o);
+    }
+    free(o.file);
+    free(o.dataset);
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    fs_error_set_program("fftshard-mkdata");
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Init failed\n");
+        return FS_ERR_RUNTIME;
+    }
+    MPI_Comm comm = MPI_COMM_NULL;
+    int rank = 0;
+    int err = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    if (err == MPI_SUCCESS)
+        err = MPI_Comm_rank(comm, &rank);
+    if (err != MPI_SUCCESS) {
+        /* No agreement is possible without a communicator: end every rank. */
+        fprintf(stderr, "fftshard-mkdata: error: cannot set up MPI: %s\n", fs_mpi_strerror(err));
+        MPI_Abort(MPI_COMM_WORLD, FS_ERR_RUNTIME);
+    }
+    fs_status st = run_command(comm, rank, argc, argv);
+    fflush(stdout);
+    if ((err = MPI_Comm_free(&comm)) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Comm_free failed: %s\n", fs_mpi_strerror(err));
+        st = st != FS_OK ? st : FS_ERR_RUNTIME;
+    }
+    /* After MPI_Finalize only the code can be shown, not its text. */
+    if ((err = MPI_Finalize()) != MPI_SUCCESS) {
+        fprintf(stderr, "fftshard-mkdata: error: MPI_Finalize failed (MPI error %d)\n", err);
+        st = st != FS_OK ? st : FS_ERR_RUNTIME;
+    }
+    return (int)st;
+}
