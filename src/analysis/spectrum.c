@@ -480,11 +480,6 @@ const char *fs_spectrum_group(const fs_options *o, int i)
     return i >= 0 && i < n ? groups[i] : NULL;
 }
 
-double fs_spectrum_seconds(const fs_spectrum *s)
-{
-    return s->seconds;
-}
-
 /* --------------------------------------------------------------- results */
 
 /* The mean of quantity q over each of the cells' modes (NaN: no mode),

@@ -62,7 +62,4 @@ const char *fs_spectrum_group(const fs_options *o, int i);
 void fs_spectrum_json(fs_json *j, const void *s);
 void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, size_t size);
 
-/* Seconds spent binning and reducing on this rank. */
-double fs_spectrum_seconds(const fs_spectrum *s);
-
 #endif

@@ -26,7 +26,8 @@ struct fs_compute {
     fs_op *inv_hooks;                    /* the inverse of the block work the hooks did */
 };
 
-fs_status fs_workbuf_reserve(fs_workbuf *b, int64_t n)
+/* Make sure b holds at least n elements (old contents may be lost). */
+static fs_status workbuf_reserve(fs_workbuf *b, int64_t n)
 {
     if (n <= b->elems && b->data)
         return FS_OK;
@@ -196,7 +197,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
         fs_workbuf_release(buf);
     buf->prec = t->prec;
     if (st == FS_OK)
-        st = fs_workbuf_reserve(buf, need);
+        st = workbuf_reserve(buf, need);
     c->buf = buf;
     /* The second array trades places with the data buffer: as large as it. */
     for (int e = 0; e < FS_MAX_EXCH && st == FS_OK; e++) {
@@ -547,14 +548,6 @@ int64_t fs_compute_pieces_count(const fs_compute_pieces *p)
 fs_box fs_compute_pieces_box(const fs_compute_pieces *p)
 {
     return p->box;
-}
-
-size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p)
-{
-    size_t n = 0;
-    for (int k = 0; p && k < FS_PIECE_BUFFERS; k++)
-        n += p->buf[k] ? p->buf_bytes : 0;
-    return n;
 }
 
 void fs_compute_pieces_rebase(fs_compute_pieces *p, void *data)

@@ -30,8 +30,6 @@ typedef struct fs_workbuf {
     fs_precision prec;
 } fs_workbuf;
 
-/* Make sure b holds at least n elements (old contents may be lost). */
-fs_status fs_workbuf_reserve(fs_workbuf *b, int64_t n);
 void fs_workbuf_release(fs_workbuf *b);
 
 typedef struct fs_compute_args {
@@ -117,8 +115,6 @@ int64_t fs_compute_pieces_count(const fs_compute_pieces *p);
 /* The stage's box, and piece i of it (global coordinates). */
 fs_box fs_compute_pieces_box(const fs_compute_pieces *p);
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i);
-/* Bytes of the staging buffers (0 in place). */
-size_t fs_compute_pieces_scratch_bytes(const fs_compute_pieces *p);
 /* The whole-box work before the first piece (LAST), and after the last
  * (FIRST); the stage's one "fft" progress line (progress may be NULL). */
 fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress);

@@ -67,7 +67,9 @@ static int find_field(const char *text, size_t *at, size_t *len)
     return found == 1 ? 0 : -1;
 }
 
-int fs_shards_is_pattern(const char *spec)
+/* Nonzero when spec is a pattern (one printf integer field in the file
+ * name) rather than a list file. */
+static int is_pattern(const char *spec)
 {
     size_t at, len;
     return find_field(spec, &at, &len) == 0;
@@ -321,12 +323,16 @@ static fs_status place(const names *files, const fs_input_info *infos, fs_input_
     return FS_OK;
 }
 
-fs_status fs_shards_probe(const char *spec, const char *dataset, fs_input_info *info,
+/* Rank 0 only. spec: pattern or list file; dataset may be NULL (each
+ * shard's only dataset, the first's path for all). Fills *info for the whole
+ * array (info->nshards set) and *set (absolute paths). FS_ERR_INPUT naming
+ * the shard for every inconsistency, FS_ERR_USAGE for a bad pattern. */
+static fs_status probe_shards(const char *spec, const char *dataset, fs_input_info *info,
                           fs_shard_set *set)
 {
     names files = {0};
     memset(set, 0, sizeof *set);
-    fs_status ret = fs_shards_is_pattern(spec) ? expand_pattern(spec, &files) : read_list(spec, &files);
+    fs_status ret = is_pattern(spec) ? expand_pattern(spec, &files) : read_list(spec, &files);
     fs_input_info *infos = NULL;
     if (ret == FS_OK && !(infos = calloc((size_t)files.n, sizeof *infos)))
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -416,6 +422,6 @@ fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs
                          fs_shard_set *set)
 {
     memset(set, 0, sizeof *set);
-    return sharded ? fs_shards_probe(input, dataset, info, set)
+    return sharded ? probe_shards(input, dataset, info, set)
                    : fs_h5_probe_guarded(input, dataset, info);
 }

@@ -18,17 +18,6 @@
 #include "core/errors.h"
 #include "io/h5probe.h"
 
-/* Rank 0 only. spec: pattern or list file; dataset may be NULL (each
- * shard's only dataset, the first's path for all). Fills *info for the whole
- * array (info->nshards set) and *set (absolute paths). FS_ERR_INPUT naming
- * the shard for every inconsistency, FS_ERR_USAGE for a bad pattern. */
-fs_status fs_shards_probe(const char *spec, const char *dataset, fs_input_info *info,
-                          fs_shard_set *set);
-
-/* Nonzero when spec is a pattern (one printf integer field in the file
- * name) rather than a list file. */
-int fs_shards_is_pattern(const char *spec);
-
 /* Rank 0 only: the input of a run, shards (sharded nonzero) or one file
  * (checked in a child process: see probe_guard.h). */
 fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs_input_info *info,

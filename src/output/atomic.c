@@ -200,7 +200,8 @@ char *fs_atomic_short_name(const char *name, size_t reserve)
     return s;
 }
 
-char *fs_atomic_template(const char *dir, const char *base)
+/* The mkstemp/mkdtemp template of a temporary for dir/base (malloc'ed). */
+static char *temp_template(const char *dir, const char *base)
 {
     char host[HOST_BYTES + 1];
     this_host(host);
@@ -332,7 +333,12 @@ static void clean_one(int dfd, const char *dir, const char *name, const char *ow
         close(fd);
 }
 
-void fs_atomic_clean_leftovers(const char *dir, const char *base)
+/* Remove the temporaries for dir/base that runs killed outright (SIGKILL,
+ * a node lost) left behind: those of this host that no live process holds
+ * locked (see atomic.h) and whose process is gone or which are over a minute
+ * old, each with a note on stderr; those of other hosts, unless locked,
+ * are reported and not touched, as are those whose lock cannot be tested. */
+static void clean_leftovers(const char *dir, const char *base)
 {
     char host[HOST_BYTES + 1], *prefix = NULL;
     this_host(host);
@@ -377,8 +383,8 @@ fs_status fs_atomic_create(const char *final_path, char **tmp_path)
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }
-    fs_atomic_clean_leftovers(dir, base);
-    if (!(tmp = fs_atomic_template(dir, base))) {
+    clean_leftovers(dir, base);
+    if (!(tmp = temp_template(dir, base))) {
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }
@@ -419,7 +425,7 @@ fs_status fs_atomic_create_dir(const char *final_path, char **tmp_dir)
     *tmp_dir = NULL;
     char *dir = NULL, *base = NULL, *tmp = NULL;
     fs_status ret = FS_OK;
-    if (split_path(final_path, &dir, &base) != 0 || !(tmp = fs_atomic_template(dir, base))) {
+    if (split_path(final_path, &dir, &base) != 0 || !(tmp = temp_template(dir, base))) {
         ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
         goto done;
     }

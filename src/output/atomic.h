@@ -47,20 +47,10 @@
  * Malloc'ed; NULL when out of memory. reserve < NAME_MAX - 16. */
 char *fs_atomic_short_name(const char *name, size_t reserve);
 
-/* The mkstemp/mkdtemp template of a temporary for dir/base (malloc'ed). */
-char *fs_atomic_template(const char *dir, const char *base);
-
 /* Remove a directory's entries (never following a link; subdirectories
  * stay), then the directory, if path's last component is a directory and
  * not a symbolic link (not in a signal handler). */
 void fs_atomic_remove_tree(const char *path);
-
-/* Remove the temporaries for dir/base that runs killed outright (SIGKILL,
- * a node lost) left behind: those of this host that no live process holds
- * locked (see above) and whose process is gone or which are over a minute
- * old, each with a note on stderr; those of other hosts, unless locked,
- * are reported and not touched, as are those whose lock cannot be tested. */
-void fs_atomic_clean_leftovers(const char *dir, const char *base);
 
 /* Create the temporary for final_path. *tmp_path (out) is malloc'ed; the file
  * exists, empty, registered, open and locked by this process, when this

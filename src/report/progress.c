@@ -41,7 +41,8 @@ static void print_line(fs_progress *p, double now, int final)
     p->last_print = now;
 }
 
-void fs_progress_update(fs_progress *p, double done)
+/* Set the amount done so far (absolute). */
+static void set_done(fs_progress *p, double done)
 {
     if (!p->enabled || !p->phase)
         return;
@@ -62,5 +63,5 @@ void fs_progress_end(fs_progress *p)
 
 void fs_progress_callback(void *ctx, double done)
 {
-    fs_progress_update(ctx, done);
+    set_done(ctx, done);
 }

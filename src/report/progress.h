@@ -25,8 +25,6 @@ typedef struct fs_progress {
 /* enabled: this process prints (rank 0 with --progress, without --quiet). */
 void fs_progress_init(fs_progress *p, int enabled);
 void fs_progress_begin(fs_progress *p, const char *phase, double total, const char *unit);
-/* Set the amount done so far (absolute). */
-void fs_progress_update(fs_progress *p, double done);
 void fs_progress_end(fs_progress *p);
 
 /* Callback form for the I/O layer: ctx is an fs_progress. */

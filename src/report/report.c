@@ -23,11 +23,6 @@ static const char *const phase_names[FS_NPHASES] = {
     "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
 };
 
-const char *fs_phase_name(fs_phase phase)
-{
-    return phase_names[phase];
-}
-
 void fs_timer_start(fs_timers *t, fs_phase phase)
 {
     if (phase != FS_PHASE_TOTAL)

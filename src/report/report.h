@@ -55,7 +55,6 @@ typedef struct fs_timers {
     fs_io_overlap io;
 } fs_timers;
 
-const char *fs_phase_name(fs_phase phase);
 void fs_timer_start(fs_timers *t, fs_phase phase);
 void fs_timer_stop(fs_timers *t, fs_phase phase);
 

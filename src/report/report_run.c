@@ -10,7 +10,8 @@
 
 #include "compute/fft.h"
 
-void fs_report_describe(const fs_run_view *v, char *buf, size_t size)
+/* The summary's first line: shape, type, kind, axes, ranks, decomposition. */
+static void describe_run(const fs_run_view *v, char *buf, size_t size)
 {
     const fs_transform *t = v->t;
     char shape[256], axes[64] = "";
@@ -85,7 +86,7 @@ void fs_report_verbose_plan(const fs_run_view *v)
     const fs_transform *t = v->t;
     const fs_options *o = v->opts;
     char title[512];
-    fs_report_describe(v, title, sizeof title);
+    describe_run(v, title, sizeof title);
     fs_note("plan: %s", title);
     if (v->info->dtype == FS_DTYPE_INTEGER)
         fs_note("input: %s integers converted to %s", v->info->type_name,
@@ -162,7 +163,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
 {
     const fs_options *o = v->opts;
     const fs_transform *t = v->t;
-    fs_report_describe(v, text->title, sizeof text->title);
+    describe_run(v, text->title, sizeof text->title);
     snprintf(text->input, sizeof text->input, "%s:%s", v->input_file ? v->input_file : o->input_file,
              v->info->dataset);
     snprintf(text->output, sizeof text->output, "%s:%s", o->output_file,

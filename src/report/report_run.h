@@ -45,9 +45,6 @@ typedef struct fs_run_view {
     const fs_spectrum *spectrum;       /* NULL: none */
 } fs_run_view;
 
-/* The summary's first line: shape, type, kind, axes, ranks, decomposition. */
-void fs_report_describe(const fs_run_view *v, char *buf, size_t size);
-
 /* --verbose, rank 0: the plan before any data moves. */
 void fs_report_verbose_plan(const fs_run_view *v);
 
