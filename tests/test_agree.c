@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* test_agree: "rank 0 decides, every rank agrees" (src/core/agree.h).
+/* test_agree: "rank 0 decides, every rank agrees" (src/core/collective.h).
  *
  * Run under mpiexec on any number of ranks (unit.bats: 1 to 4). Strings
  * (NULL, empty, short, 100 kB) go from the first and the last rank to every
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 
 static int rank, nranks, checks;
 static long failures;

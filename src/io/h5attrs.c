@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "io/h5common.h"
 
 void fs_input_attrs_free(fs_input_attrs *a)

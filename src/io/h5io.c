@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "output/atomic.h"
 #include "io/h5common.h"
 #include "core/testhooks.h"

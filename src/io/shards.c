@@ -4,7 +4,7 @@
 
 #include "io/shards.h"
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "io/probe_guard.h"
 
 #include <dirent.h>

@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "core/signals.h"
 
 #ifndef RENAME_NOREPLACE

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "report/report.h"
 #include "output/shardout.h"
 

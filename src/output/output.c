@@ -14,7 +14,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "output/atomic.h"
 #include "output/destinations.h"
 #include "report/report.h"

@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "output/atomic.h"
 #include "core/signals.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "output/atomic.h"
 #include "output/destinations.h"
 #include "exchange/exchange.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "core/agree.h"
+#include "core/collective.h"
 #include "output/atomic.h"
 #include "compute/fft.h"
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* agree: see agree.h. */
+/* collective: see collective.h. */
 #include "config.h"
 
-#include "core/agree.h"
+#include "core/collective.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* agree: "rank 0 decides, every rank agrees", and what rank 0 decided.
+/* collective: "rank 0 decides, every rank agrees", and what rank 0 decided.
  *
  * Decisions that need I/O (does the output exist, what does a file hold)
  * are taken on one rank, so N ranks never print N messages or race on one
@@ -9,8 +9,8 @@
  * MPI_ERRORS_RETURN), checks every MPI call and allocation, and returns a
  * status agreed by every rank (fs_error_agree: printed once), unless its
  * name says quietly. */
-#ifndef FS_AGREE_H
-#define FS_AGREE_H
+#ifndef FS_COLLECTIVE_H
+#define FS_COLLECTIVE_H
 
 #include <mpi.h>
 #include <stdint.h>
