@@ -10,29 +10,25 @@
 #include "config.h"
 
 #include "pipeline.h"
+#include "core/collective.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "output/atomic.h"
+#include "analysis/spectrum.h"
 #include "compute/check.h"
 #include "compute/compute.h"
-#include "plan/decomp.h"
-#include "io/h5io.h"
-#include "core/nodemem.h"
+#include "compute/overlap.h"
+#include "core/signals.h"
+#include "io/shards.h"
 #include "output/output.h"
+#include "plan/decomp.h"
 #include "plan/planner.h"
+#include "plan/wisdom.h"
 #include "report/progress.h"
-#include "io/rawio.h"
 #include "report/report.h"
 #include "report/report_run.h"
-#include "io/shards.h"
-#include "core/signals.h"
-#include "analysis/spectrum.h"
-#include "core/testhooks.h"
-#include "plan/wisdom.h"
 
 /* One INPUT and what is computed from it. */
 typedef struct dataset {
@@ -69,60 +65,23 @@ typedef struct run {
     fs_progress progress;
     fs_report_sections *sections; /* several inputs */
     fs_spectrum *spectrum;        /* NULL: none asked for */
-    /* The current dataset's I/O overlapped with its first and last FFT
-     * passes (NULL: read or written as a whole). */
-    fs_compute_pieces *first, *last;
-    fs_h5_raw raw_in, raw_out;
-    const char *raw_out_path;
+    fs_node node;                 /* the facts of the node, found once */
+    fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
 } run;
-
-/* Pieces of the input read, and of the output written, while the FFTs of
- * the pieces before run: a few MiB, so that the first piece arrives soon
- * and the staging of the output (FS_PIECE_BUFFERS of them) stays small. */
-#define OVERLAP_PIECE_BYTES ((int64_t)4 * 1024 * 1024)
-
-/* The run's phases with every dataset's added: the figures of the whole. */
-static fs_timers all_timers(const run *r)
-{
-    fs_timers all = r->timers;
-    for (int i = 0; i < r->n; i++) {
-        const fs_timers *t = &r->ds[i].timers;
-        for (int p = 0; p < FS_NPHASES; p++)
-            if (p != FS_PHASE_TOTAL)
-                all.t_s[p] += t->t_s[p];
-        all.io.read_s += t->io.read_s;
-        all.io.read_hidden_s += t->io.read_hidden_s;
-        all.io.write_s += t->io.write_s;
-        all.io.write_hidden_s += t->io.write_hidden_s;
-    }
-    return all;
-}
 
 /* The current dataset as the report sees it; timers NULL: its own. */
 static fs_run_view view(const run *r, const fs_timers *timers)
 {
     const dataset *ds = r->cur;
     return (fs_run_view){
-        .opts = r->opts,
-        .info = ds->info,
-        .t = ds->t,
-        .nranks = r->nranks,
-        .strategy = ds->strategy.name,
-        .strategy_note = ds->strategy.note,
-        .strategy_reason = ds->strategy.reason,
-        .params = &r->params,
-        .c = r->c,
-        .tmp_path = r->out.tmp_path,
-        .data_elems = r->buf.elems,
-        .first = fs_decomposition_first(r->d),
-        .last = fs_decomposition_last(r->d),
-        .timers = timers ? timers : &ds->timers,
-        .check = &ds->check,
-        .input_file = ds->file,
-        .output_dataset = r->out.dataset,
-        .exchange_before = &ds->exchange_before,
-        .plans_before = ds->plans_before,
-        .spectrum = r->spectrum,
+        .opts = r->opts, .info = ds->info, .t = ds->t, .nranks = r->nranks,
+        .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
+        .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
+        .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
+        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
+        .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
+        .output_dataset = r->out.dataset, .exchange_before = &ds->exchange_before,
+        .plans_before = ds->plans_before, .spectrum = r->spectrum,
     };
 }
 
@@ -143,9 +102,8 @@ static fs_status stage_probe(run *r)
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;
-    if (MPI_Bcast(r->infos, (int)(sizeof *r->infos * (size_t)r->n), MPI_BYTE, 0, r->comm) !=
-        MPI_SUCCESS)
-        return fs_error_agree(r->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed"));
+    if ((st = fs_bcast_bytes(r->comm, 0, r->infos, (int64_t)sizeof *r->infos * r->n)) != FS_OK)
+        return st;
     if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
         return st;
     fs_planner_notes *notes = calloc((size_t)r->n, sizeof *notes);
@@ -173,22 +131,13 @@ static fs_status stage_probe(run *r)
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
-/* Whether two datasets ask for the same compute plan (the names aside). */
-static int same_plan(const fs_transform_request *a, const fs_transform_request *b)
-{
-    fs_transform_request x = *a, y = *b;
-    x.in_name = y.in_name = NULL;
-    x.in_type_name = y.in_type_name = NULL;
-    return memcmp(&x, &y, sizeof x) == 0;
-}
-
 /* Who holds what, the strategy and the compute plan of the current
  * dataset: those of the previous one when it asked for the same. */
 static fs_status stage_plan(run *r)
 {
     const fs_options *o = r->opts;
     dataset *ds = r->cur;
-    if (r->planned_for && same_plan(&r->planned_for->rq, &ds->rq)) {
+    if (r->planned_for && fs_planner_same_request(&r->planned_for->rq, &ds->rq)) {
         ds->strategy = r->planned_for->strategy;
         ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
         return FS_OK;
@@ -202,7 +151,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom, &ds->rq, o->check, o->mem_per_rank};
+                           r->wisdom, &ds->rq, o->check, &r->node};
     st = fs_planner_choose(o->transpose, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
@@ -214,171 +163,27 @@ static fs_status stage_plan(run *r)
     return st;
 }
 
-/* Whether a map moves the elements of a box stored alone as they are in
- * the file (no conversion, no strides, no folded view). */
-static int map_is_plain(const fs_io_map *m, const fs_box *box)
-{
-    if (m->mem_stride_last != 1 || m->fold_inner > 0 || m->file_box.ndim != box->ndim)
-        return 0;
-    for (int k = 0; k < box->ndim; k++)
-        if (m->file_box.start[k] != box->start[k] || m->file_box.count[k] != box->count[k] ||
-            m->mem_dims[k] != box->count[k] || m->mem_start[k] != 0)
-            return 0;
-    return 1;
-}
-
-/* Collective: whether `mine` holds on every rank (*all, out). A rank
- * without data has maps and pieces unlike the others', and every rank must
- * take the same way through the collective calls that follow. */
-static fs_status every_rank(run *r, int mine, int *all)
-{
-    *all = 0;
-    int err = MPI_Allreduce(&mine, all, 1, MPI_INT, MPI_MIN, r->comm);
-    return fs_error_agree(r->comm, err == MPI_SUCCESS ? FS_OK
-                                                      : fs_error_set(FS_ERR_RUNTIME,
-                                                                     "MPI_Allreduce failed"));
-}
-
-/* Collective: *p kept when every rank has pieces, else freed on all. */
-static fs_status agree_pieces(run *r, fs_compute_pieces **p)
-{
-    int all;
-    fs_status st = every_rank(r, *p != NULL, &all);
-    if (st != FS_OK || !all)
-        fs_compute_pieces_free(p);
-    return st;
-}
-
-/* Collective: whether every rank's helper thread gets a core of its own
- * (FFTSHARD_IO_THREAD overrides). From the page cache a read or write is
- * the CPU copying, so on a node whose ranks use every core the thread only
- * takes turns with the FFTs: 256^3 complex128 on 2 ranks of 2 cores ran
- * 10% slower overlapped, where 1 rank ran 15% faster. */
-static fs_status io_thread_pays(run *r, int *yes)
-{
-    int forced = fs_testhooks_io_thread(), level = MPI_THREAD_SINGLE, local = 1;
-    MPI_Comm node = MPI_COMM_NULL;
-    fs_status st = FS_OK;
-    if (MPI_Query_thread(&level) != MPI_SUCCESS ||
-        MPI_Comm_split_type(r->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-        MPI_Comm_size(node, &local) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "cannot count the ranks of this node");
-    if (node != MPI_COMM_NULL && MPI_Comm_free(&node) != MPI_SUCCESS && st == FS_OK)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_free failed");
-    int mine = level >= MPI_THREAD_FUNNELED && fs_testhooks_slow_read_bytes() <= 0 &&
-               (forced >= 0 ? forced : 2 * local <= fs_nodemem_usable_cpus());
-    st = fs_error_agree(r->comm, st);
-    return st == FS_OK ? every_rank(r, mine, yes) : st;
-}
-
 /* Which I/O of the current dataset overlaps its FFTs, and the plans of
- * their pieces, made before the read as every plan is: the input read by a
- * helper thread when HDF5 says its bytes can be read as they are, the
- * output written so when its dataset is contiguous in OUTPUT's temporary.
- * Anything else (conversions, chunks, filters, virtual datasets, shards,
- * the four-step's operations, no core free for the thread, no thread
- * support from MPI, the slow reads of the tests) goes through HDF5 as a
- * whole. */
+ * their pieces, made before the read as every plan is. */
 static fs_status plan_overlap(run *r)
 {
-    const dataset *ds = r->cur;
-    const fs_box *first = fs_decomposition_first(r->d), *last = fs_decomposition_last(r->d);
-    fs_compute_pieces_free(&r->first);
-    fs_compute_pieces_free(&r->last);
-    r->raw_in = r->raw_out = (fs_h5_raw){0, -1};
-    int pays = 0, readable, writable;
-    fs_status st = io_thread_pays(r, &pays);
-    if (st != FS_OK || !pays)
-        return st;
-    fs_io_map rm = fs_transform_read_map(ds->t, first), wm = fs_transform_write_map(ds->t, last);
-    st = every_rank(r, map_is_plain(&rm, first), &readable);
-    if (st == FS_OK)
-        st = every_rank(r, map_is_plain(&wm, last), &writable);
-    if (st == FS_OK && readable)
-        st = fs_h5_raw_input(r->comm, ds->file, ds->info, input_shards(r), rm.mem_type, &r->raw_in);
-    if (st == FS_OK && r->raw_in.usable)
-        st = fs_error_agree(r->comm, fs_compute_pieces_new(r->c, FS_PIECES_FIRST, r->buf.data,
-                                                           OVERLAP_PIECE_BYTES, 0, &r->first));
-    if (st == FS_OK && r->raw_in.usable)
-        st = agree_pieces(r, &r->first);
-    /* One stage whose operations ran on the pieces read leaves none to
-     * overlap the write with; a spectrum bins the whole result in memory
-     * before the write. */
-    writable = writable && !r->opts->shard_output && r->out.h5 &&
-               !(r->first && ds->t->nstages == 1) && !r->spectrum;
-    if (st == FS_OK && writable)
-        st = fs_error_agree(r->comm, fs_h5_output_raw(r->out.h5, wm.mem_type, &r->raw_out,
-                                                      &r->raw_out_path));
-    if (st == FS_OK && writable && r->raw_out.usable)
-        st = fs_error_agree(r->comm, fs_compute_pieces_new(r->c, FS_PIECES_LAST, r->buf.data,
-                                                           OVERLAP_PIECE_BYTES, r->opts->check,
-                                                           &r->last));
-    if (st == FS_OK && writable && r->raw_out.usable)
-        st = agree_pieces(r, &r->last);
-    return st;
-}
-
-/* The FFT time of fn(r), counted as FFT time and not in phase p as well. */
-static fs_status with_ffts(run *r, fs_phase p, fs_status (*fn)(run *))
-{
-    fs_timers *t = &r->cur->timers;
-    double fft_before = t->t_s[FS_PHASE_FFT];
-    fs_status st = fn(r);
-    t->t_s[p] -= t->t_s[FS_PHASE_FFT] - fft_before;
-    return st;
-}
-
-/* The input in pieces by the helper thread, straight into place, each
- * piece's FFTs run as soon as it is there. */
-static fs_status read_overlapped(run *r)
-{
-    const dataset *ds = r->cur;
-    fs_compute_pieces *p = r->first;
-    fs_box box = fs_compute_pieces_box(p);
-    size_t eb = fs_complex_bytes(ds->t->prec);
-    int64_t n = fs_compute_pieces_count(p), box_elems = fs_box_elems(&box);
-    char name[2 * FS_PATH_MAX + 2];
-    snprintf(name, sizeof name, "%s:%s", ds->file, ds->info->dataset);
-    /* The read fills the box; what lies past it starts as zeros, as ever. */
-    memset((char *)r->buf.data + (size_t)box_elems * eb, 0, (size_t)(r->buf.elems - box_elems) * eb);
-    fs_rawio_args a = {ds->file, name, 0, r->raw_in.offset,
-                       fs_box_full(ds->info->ndim, ds->info->shape), eb, n};
-    fs_rawio *io = NULL;
-    fs_status st = fs_rawio_new(&a, &io);
-    for (int64_t i = 0; i < n && st == FS_OK; i++) {
-        fs_box piece = fs_compute_pieces_piece(p, i);
-        st = fs_rawio_submit(io, &piece, &box, r->buf.data);
-    }
-    fs_progress_begin(&r->progress, "read", (double)box_elems * (double)eb, "B");
-    for (int64_t i = 0; i < n && st == FS_OK; i++) {
-        fs_box piece = fs_compute_pieces_piece(p, i);
-        st = fs_rawio_wait(io, i + 1);
-        fs_timer_start(&r->cur->timers, FS_PHASE_FFT);
-        if (st == FS_OK)
-            st = fs_compute_pieces_run(p, i, NULL, NULL);
-        fs_timer_stop(&r->cur->timers, FS_PHASE_FFT);
-        fs_progress_callback(&r->progress,
-                             (double)(fs_box_offset_in(&piece, &box) + fs_box_elems(&piece)) * (double)eb);
-    }
-    fs_progress_end(&r->progress);
-    if (io && st == FS_OK)
-        st = fs_rawio_close(io);
-    fs_rawio_times times = {0, 0};
-    fs_rawio_free(&io, &times);
-    fs_timer_start(&r->cur->timers, FS_PHASE_FFT);
-    if (st == FS_OK)
-        st = fs_compute_pieces_end(p, &r->progress);
-    fs_timer_stop(&r->cur->timers, FS_PHASE_FFT);
-    r->cur->timers.io.read_s += times.busy_s;
-    r->cur->timers.io.read_hidden_s += times.busy_s > times.waited_s ? times.busy_s - times.waited_s : 0;
-    return st;
+    const fs_options *o = r->opts;
+    fs_overlap_free(&r->overlap);
+    fs_overlap_args a = {
+        .comm = r->comm, .t = r->cur->t, .d = r->d, .c = r->c, .buf = &r->buf,
+        .input_file = r->cur->file, .info = r->cur->info, .shards = input_shards(r),
+        .h5 = fs_output_h5(&r->out), .keep = o->check, .io_thread = r->node.io_thread,
+        /* a spectrum bins the whole result in memory before the write */
+        .whole_result = o->shard_output || r->spectrum,
+    };
+    return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
 
 static fs_status stage_read(run *r)
 {
     const dataset *ds = r->cur;
-    if (r->first)
-        return with_ffts(r, FS_PHASE_READ, read_overlapped);
+    if (fs_overlap_reads(r->overlap))
+        return fs_overlap_read(r->overlap, &r->cur->timers, &r->progress);
     fs_io_map m = fs_transform_read_map(ds->t, fs_decomposition_first(r->d));
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */
@@ -396,15 +201,9 @@ static fs_status stage_check(run *r)
 {
     dataset *ds = r->cur;
     fs_check_args a = {
-        .comm = r->comm,
-        .t = ds->t,
-        .c = r->c,
-        .first = fs_decomposition_first(r->d),
-        .last = fs_decomposition_last(r->d),
-        .data = r->buf.data,
-        .input_file = ds->file,
-        .info = ds->info,
-        .shards = input_shards(r),
+        .comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
+        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
+        .input_file = ds->file, .info = ds->info, .shards = input_shards(r),
         .tolerance = r->opts->check_tolerance,
     };
     return fs_check_run(&a, &ds->check);
@@ -436,13 +235,10 @@ static fs_status prepare(run *r)
 {
     const fs_options *o = r->opts;
     r->cur = &r->ds[0];
-    r->params = (fs_exchange_params){
-        .seed = o->seed,
-        .packet_bytes = o->packet_bytes,
-        .queues = o->queues,
-    };
-    fs_status st = fs_nodemem_crowded(r->comm, 0, &r->params.crowded); /* agreed */
-    fs_error_agree_yields(st == FS_OK && r->params.crowded);
+    fs_status st = fs_node_facts(r->comm, o->mem_per_rank, 0, &r->node); /* agreed */
+    r->params = (fs_exchange_params){.seed = o->seed, .packet_bytes = o->packet_bytes,
+                                     .queues = o->queues, .crowded = r->node.crowded};
+    fs_collective_yield(st == FS_OK && r->node.crowded);
     if (st == FS_OK)
         st = stage_probe(r);
     if (st == FS_OK)
@@ -468,79 +264,12 @@ static fs_status create_output(run *r)
     return fs_output_create(&r->out, r->cur->t);
 }
 
-static fs_status compute(run *r)
-{
-    return fs_compute_run_part(r->c, r->buf.data, r->first != NULL, r->last != NULL,
-                               &r->cur->timers, &r->progress);
-}
-
-/* This rank's part of the output: the last FFT pass piece by piece into
- * staging buffers, each written by the helper thread while the next is
- * computed. The status is this rank's. */
-static fs_status write_pieces(run *r, fs_rawio_times *times)
-{
-    const fs_transform *t = r->cur->t;
-    fs_timers *timers = &r->cur->timers;
-    fs_compute_pieces *p = r->last;
-    int64_t n = fs_compute_pieces_count(p);
-    size_t eb = fs_complex_bytes(t->prec);
-    fs_rawio_args a = {r->raw_out_path, fs_h5_output_name(r->out.h5), 1, r->raw_out.offset,
-                       fs_box_full(t->out_ndim, t->out_shape), eb, n};
-    fs_rawio *io = NULL;
-    fs_status st = n > 0 ? fs_rawio_new(&a, &io) : FS_OK;
-    fs_compute_pieces_rebase(p, r->buf.data);
-    fs_timer_start(timers, FS_PHASE_FFT);
-    if (st == FS_OK)
-        st = fs_compute_pieces_begin(p, &r->progress);
-    fs_timer_stop(timers, FS_PHASE_FFT);
-    fs_box box = fs_compute_pieces_box(p);
-    fs_progress_begin(&r->progress, "write", (double)fs_box_elems(&box) * (double)eb, "B");
-    double done = 0;
-    for (int64_t i = 0; i < n && st == FS_OK; i++) {
-        /* The staging buffer of piece i held piece i - FS_PIECE_BUFFERS. */
-        if (i >= FS_PIECE_BUFFERS)
-            st = fs_rawio_wait(io, i - FS_PIECE_BUFFERS + 1);
-        void *at = NULL;
-        fs_box piece;
-        fs_timer_start(timers, FS_PHASE_FFT);
-        if (st == FS_OK)
-            st = fs_compute_pieces_run(p, i, &at, &piece);
-        fs_timer_stop(timers, FS_PHASE_FFT);
-        if (st == FS_OK)
-            st = fs_rawio_submit(io, &piece, &piece, at);
-        done += (double)fs_box_elems(&piece) * (double)eb;
-        fs_progress_callback(&r->progress, done);
-    }
-    if (io && st == FS_OK)
-        st = fs_rawio_close(io);
-    fs_progress_end(&r->progress);
-    fs_rawio_free(&io, times);
-    return st;
-}
-
-static fs_status write_overlapped(run *r)
-{
-    fs_rawio_times times = {0, 0};
-    fs_status st = fs_h5_output_raw_done(r->out.h5, write_pieces(r, &times)); /* agreed */
-    fs_timers *timers = &r->cur->timers;
-    timers->io.write_s += times.busy_s;
-    timers->io.write_hidden_s += times.busy_s > times.waited_s ? times.busy_s - times.waited_s : 0;
-    if (st == FS_OK)
-        st = fs_output_write_attributes(&r->out, r->cur->t);
-    return st;
-}
-
-/* The current dataset's result into the spectra. */
-static fs_status bin_spectrum(run *r)
-{
-    return fs_spectrum_add(r->spectrum, (int)(r->cur - r->ds), r->cur->t,
-                           fs_decomposition_last(r->d), r->buf.data);
-}
-
 static fs_status write_output(run *r)
 {
-    if (r->last)
-        return with_ffts(r, FS_PHASE_WRITE, write_overlapped);
+    if (fs_overlap_writes(r->overlap)) {
+        fs_status st = fs_overlap_write(r->overlap, &r->cur->timers, &r->progress); /* agreed */
+        return st == FS_OK ? fs_output_write_attributes(&r->out, r->cur->t) : st;
+    }
     return fs_output_write(&r->out, r->cur->t, fs_decomposition_last(r->d), r->buf.data,
                            &r->progress);
 }
@@ -555,9 +284,7 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
-    r->out.dataset = fs_output_dataset_for(&r->out, ds->info);
-    r->out.attrs = (fs_output_attrs){ds->file, ds->info->dataset, ds->strategy.name, r->nranks,
-                                     i < r->out.n_input_attrs ? &r->out.input_attrs[i] : NULL};
+    fs_output_select(&r->out, i, ds->info, ds->file, ds->strategy.name, r->nranks);
     if (st == FS_OK && o->verbose && r->rank == 0) {
         fs_run_view v = view(r, NULL);
         fs_report_verbose_plan(&v);
@@ -568,19 +295,20 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
         st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
-    if (st == FS_OK)
-        st = fs_error_agree(r->comm, compute(r));
-    if (st == FS_OK && r->spectrum)
-        st = fs_error_agree(r->comm, bin_spectrum(r));
+    if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
+        st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data,
+                                                         fs_overlap_reads(r->overlap),
+                                                         fs_overlap_writes(r->overlap),
+                                                         &ds->timers, &r->progress));
+    if (st == FS_OK && r->spectrum) /* the result into the spectra */
+        st = fs_error_agree(r->comm, fs_spectrum_add(r->spectrum, i, ds->t,
+                                                     fs_decomposition_last(r->d), r->buf.data));
     if (st == FS_OK && !o->spectrum_only) {
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
     }
-    if (st == FS_OK && o->check) {
-        fs_timer_start(&ds->timers, FS_PHASE_CHECK);
-        st = stage_check(r); /* agreed */
-        fs_timer_stop(&ds->timers, FS_PHASE_CHECK);
-    }
+    if (st == FS_OK && o->check)
+        st = phase(r, FS_PHASE_CHECK, stage_check);
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
     if (st == FS_OK && r->sections) {
         fs_run_view v = view(r, NULL);
@@ -601,7 +329,9 @@ static fs_status commit(run *r, char **summary)
     fs_status st = fs_wisdom_save(r->comm, r->wisdom, &r->out.wisdom_tmp); /* agreed */
     fs_timer_stop(&r->timers, FS_PHASE_COMMIT);
     fs_timer_stop(&r->timers, FS_PHASE_TOTAL);
-    fs_timers all = all_timers(r);
+    fs_timers all = r->timers; /* the run's phases with every dataset's */
+    for (int i = 0; i < r->n; i++)
+        fs_timers_add(&all, &r->ds[i].timers);
     if (st == FS_OK && r->sections) {
         st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, r->spectrum, &all,
                                 r->out.report_tmp, summary);
@@ -638,7 +368,7 @@ static fs_status write_spectrum(run *r)
     fs_status st = fs_error_agree(r->comm, fs_spectrum_reduce(r->spectrum, r->comm));
     fs_timer_start(&r->timers, FS_PHASE_WRITE);
     if (st == FS_OK)
-        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, r->out.h5, inputs,
+        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out), inputs,
                                                        r->opts->add && r->opts->force));
     fs_timer_stop(&r->timers, FS_PHASE_WRITE);
     return st;
@@ -689,7 +419,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     r.comm = comm;
     r.opts = opts;
     r.n = opts->ninputs;
-    r.out.so.comm = MPI_COMM_NULL;
+    fs_output_init(&r.out);
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     r.infos = calloc((size_t)r.n, sizeof *r.infos);
@@ -706,8 +436,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. The compute plan borrows the decomposition. */
     fs_output_finish(&r.out, st);
-    fs_compute_pieces_free(&r.first);
-    fs_compute_pieces_free(&r.last);
+    fs_overlap_free(&r.overlap);
     fs_shard_set_free(&r.shards);
     fs_compute_free(&r.c);
     fs_decomposition_free(&r.d);

@@ -5,7 +5,8 @@
  * (NULL, empty, short, 100 kB) go from the first and the last rank to every
  * rank; bytes likewise; a decision runs on rank 0 alone and every rank gets
  * its status, success or failure; fs_error_agree_quiet gives every rank the
- * highest status, spinning or yielding. Exit 0 when all passed. */
+ * highest status, spinning or yielding; fs_error_agree_shared its message
+ * too. Exit 0 when all passed. */
 #include "config.h"
 
 #include <mpi.h>
@@ -91,12 +92,35 @@ static void check_decision(fs_status verdict, int quietly)
  * the agreement spinning in MPI_Allreduce or yielding (a crowded node). */
 static void check_status_agreement(int yields)
 {
-    fs_error_agree_yields(yields);
+    fs_collective_yield(yields);
     check(fs_error_agree_quiet(MPI_COMM_WORLD, FS_OK) == FS_OK, "every rank OK: OK");
     fs_status last = rank == nranks - 1 ? FS_ERR_OUTPUT : rank == 0 ? FS_ERR_INPUT : FS_OK;
     fs_status want = nranks == 1 ? FS_ERR_OUTPUT : FS_ERR_INPUT > FS_ERR_OUTPUT ? FS_ERR_INPUT : FS_ERR_OUTPUT;
     check(fs_error_agree_quiet(MPI_COMM_WORLD, last) == want, "the highest status of any rank");
-    fs_error_agree_yields(0);
+    fs_collective_yield(0);
+    fs_error_clear();
+}
+
+/* fs_error_agree_shared: every rank takes the status and message of the
+ * rank that speaks (the highest status, the lowest rank holding it), its
+ * own failure of a lower status included. */
+static void check_shared(int yields)
+{
+    fs_collective_yield(yields);
+    fs_error_clear();
+    check(fs_error_agree_shared(MPI_COMM_WORLD, FS_OK) == FS_OK, "shared: every rank OK: OK");
+    check(fs_error_status() == FS_OK, "shared: no message when every rank is OK");
+    fs_status mine = FS_OK;
+    if (rank == nranks - 1)
+        mine = fs_error_set(FS_ERR_OUTPUT, "the last rank's output (rank %d)", rank);
+    else if (rank == 0)
+        mine = fs_error_set(FS_ERR_RUNTIME, "rank 0's runtime failure");
+    char want[64];
+    snprintf(want, sizeof want, "the last rank's output (rank %d)", nranks - 1);
+    check(fs_error_agree_shared(MPI_COMM_WORLD, mine) == FS_ERR_OUTPUT, "shared: the highest status");
+    check(fs_error_status() == FS_ERR_OUTPUT, "shared: every rank holds the status");
+    check(strcmp(fs_error_message(), want) == 0, "shared: every rank holds the message");
+    fs_collective_yield(0);
     fs_error_clear();
 }
 
@@ -124,6 +148,8 @@ int main(int argc, char **argv)
     check_decision(FS_ERR_RUNTIME, 1);
     check_status_agreement(0);
     check_status_agreement(1);
+    check_shared(0);
+    check_shared(1);
     free(big);
     free(small);
     long total = 0;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "analysis/spectrum.h"
+#include "core/collective.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -462,11 +463,11 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
     int n = s->nbins * NQ;
-    int rc = MPI_Allreduce(MPI_IN_PLACE, s->acc, n, MPI_DOUBLE, MPI_SUM, comm);
-    if (rc == MPI_SUCCESS && s->acc_mu)
-        rc = MPI_Allreduce(MPI_IN_PLACE, s->acc_mu, n * s->nmu, MPI_DOUBLE, MPI_SUM, comm);
+    fs_status st = fs_allreduce(comm, MPI_IN_PLACE, s->acc, n, MPI_DOUBLE, MPI_SUM);
+    if (st == FS_OK && s->acc_mu)
+        st = fs_allreduce(comm, MPI_IN_PLACE, s->acc_mu, n * s->nmu, MPI_DOUBLE, MPI_SUM);
     s->seconds += MPI_Wtime() - t0;
-    return rc == MPI_SUCCESS ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+    return st;
 }
 
 const char *fs_spectrum_group(const fs_options *o, int i)

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/check.h"
+#include "core/collective.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -134,9 +135,7 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     per_piece = per_piece > rows ? rows : per_piece;
     per_piece = per_piece < 1 ? 1 : per_piece;
     int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces = 0;
-    fs_status st = FS_OK;
-    if (MPI_Allreduce(&local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX, a->comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
+    fs_status st = fs_allreduce(a->comm, &local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX);
     void *buf = malloc((size_t)(per_piece * row_elems > 0 ? per_piece * row_elems : 1) * eb);
     *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, row_elems, t->kind == FS_C2R, 0, 1.0 / points(t), 0, 0, 0};
     if (!buf && st == FS_OK)
@@ -189,9 +188,11 @@ fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
     if (st != FS_OK)
         return st;
     double local[2] = {out.sum, cmp.sum}, sums[2], maxes[2], lm[2] = {cmp.max_err, cmp.max_ref};
-    if (MPI_Allreduce(local, sums, 2, MPI_DOUBLE, MPI_SUM, a->comm) != MPI_SUCCESS ||
-        MPI_Allreduce(lm, maxes, 2, MPI_DOUBLE, MPI_MAX, a->comm) != MPI_SUCCESS)
-        return fs_error_agree(a->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
+    st = fs_allreduce(a->comm, local, sums, 2, MPI_DOUBLE, MPI_SUM);
+    if (st == FS_OK)
+        st = fs_allreduce(a->comm, lm, maxes, 2, MPI_DOUBLE, MPI_MAX);
+    if (st != FS_OK)
+        return fs_error_agree(a->comm, st);
     /* |result|^2 = scale^2 * points * |input|^2 */
     double expect = t->scale * t->scale * points(t) * sums[1];
     res->parseval_error = expect > 0 ? fabs(sums[0] - expect) / expect : fabs(sums[0]);

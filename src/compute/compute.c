@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/compute.h"
+#include "core/collective.h"
 
 #include <fftw3.h>
 #include <stdlib.h>
@@ -437,6 +438,25 @@ static int64_t slice_elems(const fs_compute_pieces *p)
     return n > 0 ? n / p->box.count[p->axis] : 0;
 }
 
+/* How a stage of t on box is cut: the axis, the indices of it per piece
+ * and the pieces; FS_OK with p->axis -1 when it cannot be. */
+static void cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind kind,
+                int64_t piece_bytes, fs_compute_pieces *p)
+{
+    p->kind = kind;
+    p->prec = t->prec;
+    p->box = *box;
+    p->axis = piece_axis(t->ops[s], t->nops[s], box, kind);
+    if (p->axis < 0)
+        return;
+    int64_t slice_bytes = slice_elems(p) * (int64_t)fs_complex_bytes(t->prec);
+    p->per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
+    if (p->per > box->count[p->axis])
+        p->per = box->count[p->axis];
+    p->n = fs_box_elems(box) > 0 ? (box->count[p->axis] + p->per - 1) / p->per : 0;
+    p->buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems(p) * p->per) * fs_complex_bytes(t->prec) : 0;
+}
+
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i)
 {
     fs_box b = p->box;
@@ -475,8 +495,6 @@ static fs_status plan_in_place(fs_compute_pieces *p)
  * the shorter last piece on its buffer. */
 static fs_status plan_staged(fs_compute_pieces *p)
 {
-    size_t cb = fs_complex_bytes(p->prec);
-    p->buf_bytes = (size_t)(slice_elems(p) * p->per) * cb;
     fs_status st = FS_OK;
     for (int k = 0; k < FS_PIECE_BUFFERS && k < p->n && st == FS_OK; k++) {
         p->buf[k] = fs_buffer_alloc(p->buf_bytes);
@@ -497,20 +515,17 @@ fs_status fs_compute_pieces_new(const fs_compute *c, fs_pieces_kind kind, void *
 {
     *out = NULL;
     int s = kind == FS_PIECES_FIRST ? 0 : c->t->nstages - 1;
-    const fs_box *box = &c->d->box[s];
-    int axis = piece_axis(c->t->ops[s], c->t->nops[s], box, kind);
-    if (axis < 0)
-        return FS_OK;
     fs_compute_pieces *p = calloc(1, sizeof *p);
     if (!p)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    *p = (fs_compute_pieces){.kind = kind, .prec = c->prec, .flags = c->fftw_flags, .data = data,
-                             .box = *box, .axis = axis, .keep = keep};
-    int64_t slice_bytes = slice_elems(p) * (int64_t)fs_complex_bytes(c->prec);
-    p->per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
-    if (p->per > box->count[axis])
-        p->per = box->count[axis];
-    p->n = fs_box_elems(box) > 0 ? (box->count[axis] + p->per - 1) / p->per : 0;
+    cut(c->t, s, &c->d->box[s], kind, piece_bytes, p);
+    if (p->axis < 0) {
+        free(p);
+        return FS_OK;
+    }
+    p->flags = c->fftw_flags;
+    p->data = data;
+    p->keep = keep;
     fs_status st = split_specs(p, c->t->ops[s], c->t->nops[s]);
     if (st == FS_OK)
         st = kind == FS_PIECES_FIRST ? plan_in_place(p) : plan_staged(p);

@@ -2,9 +2,10 @@
 /* errors: the exit statuses of fftshard and the one way errors travel.
  *
  * Every failing function records a message with fs_error_set() and returns a
- * status. Ranks reach agreement at stage boundaries with fs_error_agree(): the
- * lowest failing rank prints its message once, every rank learns the status,
- * and all of them leave through the same cleanup path. The exit statuses are
+ * status. Ranks reach agreement at stage boundaries with fs_error_agree()
+ * (core/collective.h): the lowest failing rank prints its message once, every
+ * rank learns the status, and all of them leave through the same cleanup
+ * path. The exit statuses are
  * mirrored in tests/helpers.bash; change both together. */
 #ifndef FS_ERRORS_H
 #define FS_ERRORS_H
@@ -33,24 +34,6 @@ fs_status fs_error_status(void);
 const char *fs_error_message(void);
 void fs_error_clear(void);
 
-/* Collective over comm: combine the local status of every rank. Returns the
- * agreed status (the highest); the lowest rank holding that status prints its
- * message on stderr exactly once. Every rank must call it at the same point. */
-fs_status fs_error_agree(MPI_Comm comm, fs_status local);
-
-/* The same agreement without printing: whether any rank failed, for a step
- * inside a stage whose caller agrees again (and prints) at the stage's end,
- * and for failures the caller reports in its own words. The messages stay
- * where they were set; pass on the local status, not the agreed one, to the
- * agreement that prints, so that a rank which failed is the one to speak. */
-fs_status fs_error_agree_quiet(MPI_Comm comm, fs_status local);
-/* Nonzero on every rank or none (a node with more ranks than cores,
- * fs_nodemem_crowded): the agreements then poll a nonblocking reduction and
- * give the core up between polls instead of spinning in MPI_Allreduce, as
- * the exchanges wait (fs_exchange_waitall). Every rank must call it alike,
- * between the same two agreements. */
-void fs_error_agree_yields(int yields);
-
 /* Print "fftshard: error: <message>" on stderr now (for the rank that alone
  * knows, e.g. before MPI is usable, or after agreement). */
 void fs_error_print(void);
@@ -61,11 +44,6 @@ int fs_error_verbose(void);
 
 /* Describe an MPI error code in words (static buffer). */
 const char *fs_mpi_strerror(int mpi_err);
-/* MPI_Waitall (statuses ignored) by MPI_Testall with the core given up
- * (sched_yield) between polls: how a rank waits on a node with more ranks
- * than cores, where spinning holds off the peers it waits for. */
-int fs_mpi_waitall_yielding(int n, MPI_Request *reqs);
-
 /* The program name that starts every message ("fftshard" by default). */
 void fs_error_set_program(const char *name);
 const char *fs_error_program(void);

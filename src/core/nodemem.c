@@ -4,14 +4,12 @@
 
 #include "core/nodemem.h"
 
-#include <inttypes.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/testhooks.h"
 
 /* A cgroup limit at or above this is no limit (v1 writes 2^63 rounded
  * down to pages). */
@@ -104,46 +102,9 @@ uint64_t fs_nodemem_available(const char **limited_by)
     return avail;
 }
 
-fs_status fs_nodemem_per_rank(MPI_Comm comm, uint64_t given, int ranks_per_node, uint64_t *bytes,
-                              char *source, size_t size)
-{
-    *bytes = given;
-    if (given) {
-        snprintf(source, size, "--mem-per-rank");
-        return FS_OK;
-    }
-    MPI_Comm node = MPI_COMM_NULL;
-    int local_rank = 0, local_size = 1;
-    fs_status st = FS_OK;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-        MPI_Comm_rank(node, &local_rank) != MPI_SUCCESS ||
-        MPI_Comm_size(node, &local_size) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split_type failed");
-    if (node != MPI_COMM_NULL)
-        MPI_Comm_free(&node);
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    int sharing = ranks_per_node > 0 ? ranks_per_node : local_size;
-    const char *limited_by = "MemAvailable";
-    /* One reader per node; the smallest share of any node counts. (Signed:
-     * MPICH 4.0's MPI_MIN compares MPI_UINT64_T as signed.) */
-    int64_t mine = INT64_MAX, least = 0;
-    if (local_rank == 0) {
-        uint64_t avail = fs_nodemem_available(&limited_by) / (uint64_t)sharing;
-        mine = avail > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)avail;
-    }
-    if (MPI_Allreduce(&mine, &least, 1, MPI_INT64_T, MPI_MIN, comm) != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
-    *bytes = (uint64_t)least;
-    /* Rank 0's words: the ranks agree on the figure, which is what counts. */
-    snprintf(source, size, "%s of the node over %d rank%s", limited_by, sharing,
-             sharing == 1 ? "" : "s");
-    return FS_OK;
-}
-
 /* The CPUs this process may run on: its affinity mask, or every online CPU
  * when it has none. */
-static void own_cpus(cpu_set_t *set)
+void fs_nodemem_own_cpus(cpu_set_t *set)
 {
     CPU_ZERO(set);
     if (sched_getaffinity(0, sizeof *set, set) == 0 && CPU_COUNT(set) > 0)
@@ -152,44 +113,4 @@ static void own_cpus(cpu_set_t *set)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     for (long c = 0; c < n && c < CPU_SETSIZE; c++)
         CPU_SET((int)c, set);
-}
-
-int fs_nodemem_usable_cpus(void)
-{
-    cpu_set_t set;
-    own_cpus(&set);
-    return CPU_COUNT(&set) > 0 ? CPU_COUNT(&set) : 1;
-}
-
-/* The CPUs this rank and the others of its node (node) may run on: the
- * union of their affinity masks. Collective over node. */
-static fs_status node_cpus(MPI_Comm node, int *cpus)
-{
-    cpu_set_t mine, all;
-    own_cpus(&mine);
-    if (MPI_Allreduce(&mine, &all, (int)sizeof mine, MPI_BYTE, MPI_BOR, node) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed");
-    *cpus = CPU_COUNT(&all);
-    return FS_OK;
-}
-
-fs_status fs_nodemem_crowded(MPI_Comm comm, int ranks_per_node, int *crowded)
-{
-    MPI_Comm node = MPI_COMM_NULL;
-    int local_size = 1, cpus = fs_testhooks_node_cpus(), mine = 0;
-    fs_status st = FS_OK;
-    if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS ||
-        MPI_Comm_size(node, &local_size) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_split_type failed");
-    /* Every rank of a node in node_cpus or none. */
-    if ((st = fs_error_agree(comm, st)) == FS_OK && !cpus)
-        st = node_cpus(node, &cpus);
-    if (node != MPI_COMM_NULL && MPI_Comm_free(&node) != MPI_SUCCESS && st == FS_OK)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_free failed");
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    mine = (ranks_per_node > 0 ? ranks_per_node : local_size) > cpus;
-    if (MPI_Allreduce(&mine, crowded, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
-    return FS_OK;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "core/prefix.h"
+#include "core/collective.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -38,12 +39,9 @@ fs_status fs_prefix_broadcast_int64(MPI_Comm comm, const int64_t *contrib, int n
     for (int p = 0; p < size; p++)
         for (int i = 0; i < n; i++)
             buf[(size_t)p * (size_t)n + (size_t)i] = p >= rank ? contrib[i] : identity;
-    int err = MPI_Allreduce(buf, out, size * n, MPI_INT64_T, mpi_op(op), comm);
+    fs_status st = fs_allreduce(comm, buf, out, size * n, MPI_INT64_T, mpi_op(op));
     free(buf);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "prefix broadcast: MPI_Allreduce failed: %s",
-                            fs_mpi_strerror(err));
-    return FS_OK;
+    return st;
 }
 
 fs_status fs_prefix_broadcast_double(MPI_Comm comm, const double *contrib, int n, fs_prefix_op op,
@@ -59,12 +57,9 @@ fs_status fs_prefix_broadcast_double(MPI_Comm comm, const double *contrib, int n
     for (int p = 0; p < size; p++)
         for (int i = 0; i < n; i++)
             buf[(size_t)p * (size_t)n + (size_t)i] = p >= rank ? contrib[i] : identity;
-    int err = MPI_Allreduce(buf, out, size * n, MPI_DOUBLE, mpi_op(op), comm);
+    fs_status st = fs_allreduce(comm, buf, out, size * n, MPI_DOUBLE, mpi_op(op));
     free(buf);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "prefix broadcast: MPI_Allreduce failed: %s",
-                            fs_mpi_strerror(err));
-    return FS_OK;
+    return st;
 }
 
 int64_t fs_prefix_exclusive(const int64_t *inclusive, int n, int p, int i)

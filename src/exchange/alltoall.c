@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include "exchange/exchange.h"
+#include "core/collective.h"
 #include "compute/fft.h"
 #include "core/testhooks.h"
 
@@ -162,10 +163,9 @@ static fs_status alltoall_plan_new(fs_exchange *x)
         recv_off += rd->recv_elems[q];
     }
     int any_split = 0;
-    int err = MPI_Allreduce(&p->split, &any_split, 1, MPI_INT, MPI_MAX, x->args.comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "alltoall exchange: MPI_Allreduce failed: %s",
-                            fs_mpi_strerror(err));
+    fs_status st = fs_allreduce(x->args.comm, &p->split, &any_split, 1, MPI_INT, MPI_MAX);
+    if (st != FS_OK)
+        return st;
     p->split = any_split;
     size_t eb = x->args.elem_bytes;
     /* The sizes of the estimate (x->scratch_bytes); malloc(0) may return

@@ -4,8 +4,8 @@
 
 #include "exchange/exchange.h"
 #include "compute/fft.h"
+#include "core/collective.h"
 
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,64 +172,17 @@ static int crowded(const fs_exchange *x)
 
 int fs_exchange_waitall(const fs_exchange *x, int n, MPI_Request *reqs)
 {
-    return crowded(x) ? fs_mpi_waitall_yielding(n, reqs) : MPI_Waitall(n, reqs, MPI_STATUSES_IGNORE);
+    return fs_wait_all(crowded(x), n, reqs);
 }
 
 int fs_exchange_waitany(const fs_exchange *x, int n, MPI_Request *reqs, int *index)
 {
-    if (!crowded(x))
-        return MPI_Waitany(n, reqs, index, MPI_STATUS_IGNORE);
-    for (;;) {
-        /* done is true with MPI_UNDEFINED when no request is active. */
-        int done = 0, err = MPI_Testany(n, reqs, index, &done, MPI_STATUS_IGNORE);
-        if (err != MPI_SUCCESS || done)
-            return err;
-        sched_yield();
-    }
+    return fs_wait_any(crowded(x), n, reqs, index);
 }
 
 int fs_exchange_waitsome(const fs_exchange *x, int n, MPI_Request *reqs, int *outcount, int *indices)
 {
-    if (!crowded(x))
-        return MPI_Waitsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
-    for (;;) {
-        /* MPI_UNDEFINED when no request is active, as MPI_Waitsome. */
-        int err = MPI_Testsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
-        if (err != MPI_SUCCESS || *outcount != 0)
-            return err;
-        sched_yield();
-    }
-}
-
-fs_status fs_exchange_agree(const fs_exchange *x, fs_status local)
-{
-    MPI_Comm comm = x->args.comm;
-    int size, rank, err = MPI_Comm_size(comm, &size);
-    if (err == MPI_SUCCESS)
-        err = MPI_Comm_rank(comm, &rank);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: MPI_Comm_size failed: %s", x->ops->name,
-                            fs_mpi_strerror(err));
-    /* As fs_error_agree: the highest status, among equals the lowest rank. */
-    long long mine = (long long)local * (size + 1) + (size - rank), worst = 0;
-    err = MPI_Allreduce(&mine, &worst, 1, MPI_LONG_LONG, MPI_MAX, comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: agreeing on the status failed: %s",
-                            x->ops->name, fs_mpi_strerror(err));
-    fs_status agreed = (fs_status)(worst / (size + 1));
-    int reporter = size - (int)(worst % (size + 1));
-    if (agreed == FS_OK)
-        return FS_OK;
-    char message[1024] = "";
-    if (rank == reporter)
-        snprintf(message, sizeof message, "%s", fs_error_message());
-    err = MPI_Bcast(message, (int)sizeof message, MPI_CHAR, reporter, comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "%s exchange: MPI_Bcast failed: %s", x->ops->name,
-                            fs_mpi_strerror(err));
-    if (local == FS_OK)
-        fs_error_set(agreed, "%s", message);
-    return agreed;
+    return fs_wait_some(crowded(x), n, reqs, outcount, indices);
 }
 
 int64_t fs_exchange_layout_elems(const fs_redist *rd)

@@ -27,7 +27,7 @@ typedef struct fs_exchange_params {
     uint64_t seed;         /* --seed: random destination order */
     size_t packet_bytes;   /* --packet */
     int queues;            /* --queues */
-    /* More ranks than cores on a node (fs_nodemem_crowded): a rank that
+    /* More ranks than cores on a node (fs_node.crowded): a rank that
      * waits for messages gives its core up between polls (fs_exchange_wait*). */
     int crowded;
 } fs_exchange_params;
@@ -41,7 +41,7 @@ typedef struct fs_exchange_params {
 typedef struct fs_block_hooks {
     /* A failure (with fs_error_set) stops the block work: the strategy
      * still finishes its messages, so no peer waits for ever, agrees the
-     * status among the ranks of the exchange (fs_exchange_agree) and
+     * status among the ranks of the exchange (fs_error_agree_shared) and
      * returns it. */
     fs_status (*pre)(void *ctx, const fs_box *block, void *data);
     fs_status (*post)(void *ctx, const fs_box *block, void *data);
@@ -163,7 +163,7 @@ void fs_exchange_spare_free(fs_spare *s);
 
 /* How every strategy waits for its messages: MPI_Waitall, MPI_Waitany and
  * MPI_Waitsome, or, on a crowded node (params->crowded), MPI_Test* with
- * sched_yield between the polls. MPICH's own waits spin, and a rank
+ * sched_yield between the polls (fs_wait_*, core/collective.h). MPICH's own waits spin, and a rank
  * spinning on a core that the peer it waits for needs holds that peer off
  * until the scheduler's next turn: with 3, 4 or 8 ranks on 2 cores a 256^3
  * exchange took 1.4 to 12 times as long. On a core of its own a rank spins
@@ -178,10 +178,6 @@ int fs_exchange_waitsome(const fs_exchange *x, int n, MPI_Request *reqs, int *ou
 #define FS_DEFAULT_QUEUES 4
 
 /* Shared by the strategies (exchange.c). */
-/* Collective over x's communicator: every rank learns the highest status
- * of any rank, and a rank without a failure of its own takes the message
- * of the lowest failing rank, so whichever rank reports it tells the cause. */
-fs_status fs_exchange_agree(const fs_exchange *x, fs_status local);
 /* The elements a plan's data buffer must hold when the strategy works in
  * the `from` and `to` layouts themselves: the larger of the two. */
 int64_t fs_exchange_layout_elems(const fs_redist *rd);

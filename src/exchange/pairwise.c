@@ -20,6 +20,7 @@
 #include "config.h"
 
 #include "exchange/exchange.h"
+#include "core/collective.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -330,7 +331,7 @@ static fs_status pairwise_execute(fs_exchange *x, void *data)
         return st;
     /* Every rank finished its steps: a block-work failure on any of them
      * fails the exchange on all (hooks are set alike on every rank). */
-    if (h && (st = fs_exchange_agree(x, work)) != FS_OK)
+    if (h && (st = fs_error_agree_shared(x->args.comm, work)) != FS_OK)
         return st;
     double t2 = MPI_Wtime();
     fs_blocked_unpack(p->blocked, data);

@@ -307,9 +307,9 @@ static fs_status begin_transfer(const io_transfer *x, const fs_io_map *map, io_p
         *stage = malloc((size_t)pc->max_elems * fs_dtype_bytes(map->mem_type));
         mine[1] = *stage == NULL;
     }
-    int err = MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, x->comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
+    fs_status st = fs_allreduce(x->comm, mine, all, 2, MPI_INT64_T, MPI_MAX);
+    if (st != FS_OK)
+        return st;
     if (all[1])
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the staging buffer of %s", x->name);
     pc->ncalls = all[0];
@@ -684,36 +684,6 @@ static fs_status collective_failed(const fs_h5_output *o, fs_status st)
     return st;
 }
 
-/* After independent writes, which involve no other rank: whether any rank
- * of the output failed. The lowest failing rank's status and message
- * become every rank's, so that no rank goes on alone into the collective
- * calls that follow (attributes, close), and the one message printed is
- * the failing rank's. */
-static fs_status agree_writes(MPI_Comm comm, fs_status local)
-{
-    int rank, size, first;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS || MPI_Comm_size(comm, &size) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
-    int mine = local != FS_OK ? rank : size;
-    int err = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-    if (err != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
-    if (first == size)
-        return FS_OK;
-    struct {
-        int status;
-        char message[1024];
-    } failure;
-    memset(&failure, 0, sizeof failure);
-    failure.status = (int)local;
-    snprintf(failure.message, sizeof failure.message, "%s", fs_error_message());
-    fs_status st = fs_bcast_bytes(comm, first, &failure, sizeof failure);
-    if (st != FS_OK || rank == first)
-        return st != FS_OK ? st : local;
-    fs_error_clear();
-    return fs_error_set((fs_status)failure.status, "%s", failure.message);
-}
-
 /* Chunks and filters of the output dataset. */
 static herr_t set_storage(hid_t dcpl, int ndim, const int64_t *shape, const fs_h5_storage *storage)
 {
@@ -913,7 +883,7 @@ fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const 
         ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the dataset %s", path);
     if (ret == FS_OK && H5Dwrite(did, mtype, mspace, fspace, H5P_DEFAULT, values) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write dataset %s", output_name(o), path);
-    ret = o->mpio ? agree_writes(o->comm, ret) : ret;
+    ret = o->mpio ? fs_error_agree_shared(o->comm, ret) : ret;
     return fs_h5_close_ids(ret, o->path, 4, did, mspace, fspace, space);
 }
 
@@ -981,7 +951,7 @@ fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, const void *
     if (ret == FS_OK)
         ret = run_transfer(&x, map, &pc, stage, (void *)data, progress, ctx);
     free(stage);
-    return o->mpio ? agree_writes(o->comm, ret) : ret;
+    return o->mpio ? fs_error_agree_shared(o->comm, ret) : ret;
 }
 
 fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, const char **path)
@@ -992,9 +962,9 @@ fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, c
     fs_status ret = o->mpio && !o->collective && o->did >= 0 ? raw_layout(o->did, mem_type, raw) : FS_OK;
     /* The same metadata on every rank: the same verdict, unless one failed. */
     int mine[2] = {ret != FS_OK, !raw->usable}, all[2];
-    int err = MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, o->comm);
-    if (err != MPI_SUCCESS && ret == FS_OK)
-        ret = fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed: %s", fs_mpi_strerror(err));
+    fs_status st = fs_allreduce(o->comm, mine, all, 2, MPI_INT, MPI_MAX);
+    if (st != FS_OK && ret == FS_OK)
+        ret = st;
     if (all[0] || all[1])
         raw->usable = 0;
     return ret;
@@ -1002,7 +972,7 @@ fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, c
 
 fs_status fs_h5_output_raw_done(fs_h5_output *o, fs_status local)
 {
-    return agree_writes(o->comm, local);
+    return fs_error_agree_shared(o->comm, local);
 }
 
 const char *fs_h5_output_name(const fs_h5_output *o)

@@ -20,7 +20,9 @@
 #include "report/report.h"
 #include "analysis/spectrum.h"
 
-const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info)
+/* The output dataset of an input: OUTPUT's path when given, else the
+ * input's own. */
+static const char *dataset_for(const fs_output *out, const fs_input_info *info)
 {
     return out->opts->output_dataset ? out->opts->output_dataset : info->dataset;
 }
@@ -46,7 +48,7 @@ static int result_paths(paths_args *a, const char **paths)
 {
     int n = 0;
     for (int i = 0; i < a->n && !a->out->opts->spectrum_only; i++)
-        paths[n++] = fs_output_dataset_for(a->out, &a->infos[i]);
+        paths[n++] = dataset_for(a->out, &a->infos[i]);
     a->results = n;
     for (const char *g; (g = fs_spectrum_group(a->out->opts, n - a->results)) != NULL;)
         paths[n++] = g;
@@ -141,16 +143,35 @@ static fs_status take_input_attrs(fs_output *out, const fs_input_info *infos, in
     return st;
 }
 
+void fs_output_init(fs_output *out)
+{
+    memset(out, 0, sizeof *out);
+    out->so.comm = MPI_COMM_NULL;
+    out->so.file = -1;
+}
+
+fs_h5_output *fs_output_h5(const fs_output *out)
+{
+    return out->h5;
+}
+
+void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
+                      const char *strategy, int nranks)
+{
+    out->dataset = dataset_for(out, info);
+    out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
+                                   i < out->n_input_attrs ? &out->input_attrs[i] : NULL};
+}
+
 fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out)
 {
-    memset(out, 0, sizeof *out);
+    fs_output_init(out);
     out->comm = comm;
     out->opts = o;
-    out->so.file = -1;
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    out->dataset = fs_output_dataset_for(out, &infos[0]);
+    out->dataset = dataset_for(out, &infos[0]);
     const char *inputs[n > 0 ? n : 1];
     for (int i = 0; i < n; i++)
         inputs[i] = o->inputs[i].file;
@@ -444,8 +465,9 @@ fs_status fs_output_open(fs_output *out)
         fs_status st_copy = fs_root_decides_quietly(out->comm, copy_output, out);
         if (st_copy != FS_OK)
             return st_copy;
-        if (MPI_Bcast(&existing, 1, MPI_INT, 0, out->comm) != MPI_SUCCESS)
-            return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+        fs_status st_bcast = fs_bcast_bytes(out->comm, 0, &existing, sizeof existing);
+        if (st_bcast != FS_OK)
+            return st_bcast;
         out->began_as_copy = existing;
     }
     fs_status st = fs_h5_output_open(out->comm, out->tmp_path, existing, &out->h5);

@@ -50,9 +50,16 @@ typedef struct fs_output {
     int n_input_attrs;
 } fs_output;
 
-/* The output dataset of an input: OUTPUT's path when given, else the
- * input's own. */
-const char *fs_output_dataset_for(const fs_output *out, const fs_input_info *info);
+/* Nothing begun: what fs_output_finish may be given before fs_output_begin. */
+void fs_output_init(fs_output *out);
+
+/* OUTPUT's temporary as HDF5 writes it (NULL: none on this rank). */
+fs_h5_output *fs_output_h5(const fs_output *out);
+
+/* The result of input i (info, in input_file) is written next: its
+ * dataset's path and its attributes (strategy: the one that ran). */
+void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
+                      const char *strategy, int nranks);
 
 /* Collective: refuse destinations that clash with each other or with the
  * inputs (fs_destinations_check) and results that would share a dataset

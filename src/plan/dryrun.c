@@ -17,7 +17,6 @@
 #include "exchange/exchange.h"
 #include "plan/footprint.h"
 #include "io/h5io.h"
-#include "core/nodemem.h"
 #include "plan/planner.h"
 #include "plan/predict.h"
 #include "report/report.h"
@@ -132,7 +131,8 @@ typedef struct dry_plan {
     const fs_exchange_ops *ops;        /* the strategy named; NULL for auto and the default */
     int is_default;                    /* no --transpose: the default's choice */
     fs_strategy_choice choice;         /* the default's */
-    uint64_t mem_per_rank;             /* what the default fitted (--mem-per-rank, or the node's) */
+    fs_node node;                      /* the ranks' node: the memory the default
+                                        * fitted, crowded, the I/O thread */
     fs_transform t;
     fs_footprint fps[MAX_STRATEGIES];  /* per strategy compared, table order */
     int nfps, worst;                   /* worst: the largest, -1 without exchange */
@@ -154,11 +154,10 @@ static int fits(const dry_plan *p)
     return (uint64_t)chosen_need(p)->total_bytes <= p->opts->mem_per_rank;
 }
 
-/* The default's choice, as a run of this job would make it (the ranks on
- * a node: this job's, or with --ranks as many as the node has processors,
- * at most --ranks). Collective. */
-static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_transform_request *rq,
-                                dry_plan *p)
+/* The node as a run of this job would find it (the ranks on a node: this
+ * job's, or with --ranks as many as the node has processors, at most
+ * --ranks). Collective. */
+static fs_status dry_node(MPI_Comm comm, const fs_options *opts, fs_node *node)
 {
     int nranks = 0;
     if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
@@ -167,20 +166,22 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
     int per_node = !opts->ranks || opts->ranks == nranks ? 0
                    : cpus > 0 && cpus < opts->ranks  ? (int)cpus
                                                      : (int)opts->ranks;
-    char source[160];
-    int crowded = 0;
-    fs_status st = fs_nodemem_per_rank(comm, opts->mem_per_rank, per_node, &p->mem_per_rank, source,
-                                       sizeof source);
-    if (st == FS_OK)
-        st = fs_nodemem_crowded(comm, per_node, &crowded);
+    return fs_node_facts(comm, opts->mem_per_rank, per_node, node);
+}
+
+/* The default's choice, as a run of this job would make it. Collective. */
+static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_transform_request *rq,
+                                dry_plan *p)
+{
+    const fs_node *node = &p->node;
     fs_wisdom *w = NULL;
-    if (st == FS_OK)
-        st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
+    fs_status st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
     if (st == FS_OK) {
-        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, crowded};
+        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, opts->check, p->mem_per_rank, source, w, key, crowded};
+        fs_default_args da = {rq,  &params, opts->check,   node->mem_per_rank, node->mem_source,
+                              w,   key,     node->crowded};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
     fs_wisdom_free(&w);
@@ -203,7 +204,10 @@ static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input
     p->ops = fs_exchange_find(opts->transpose);
     fs_transform_request rq;
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
-    fs_status st = fs_planner_request(opts, info, P, &rq);
+    fs_status st = dry_node(comm, opts, &p->node); /* agreed */
+    if (st != FS_OK)
+        return st;
+    st = fs_planner_request(opts, info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);

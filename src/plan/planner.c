@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "plan/planner.h"
+#include "core/collective.h"
 
 #include <fftw3.h>
 #include <stdarg.h>
@@ -10,7 +11,6 @@
 #include <string.h>
 
 #include "plan/footprint.h"
-#include "core/nodemem.h"
 #include "report/report.h"
 
 static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
@@ -266,9 +266,7 @@ static fs_status time_strategy(const fs_trial_args *a, const fs_exchange_ops *op
     fs_compute_free(&c);
     if ((st = fs_error_agree(a->comm, st)) != FS_OK)
         return st;
-    if (MPI_Allreduce(&t, slowest, 1, MPI_DOUBLE, MPI_MAX, a->comm) != MPI_SUCCESS)
-        return fs_error_agree(a->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Allreduce failed"));
-    return FS_OK;
+    return fs_error_agree(a->comm, fs_allreduce(a->comm, &t, slowest, 1, MPI_DOUBLE, MPI_MAX));
 }
 
 /* --transpose=auto without a remembered choice: time every strategy; the
@@ -424,15 +422,11 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
 /* --transpose=default: the memory per rank, then fs_planner_default. */
 static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
 {
-    uint64_t mem = 0;
-    char source[160];
-    fs_status st = fs_nodemem_per_rank(a->comm, a->mem_per_rank, 0, &mem, source, sizeof source);
-    if (st != FS_OK)
-        return st;
-    int crowded = a->params->crowded;
+    const fs_node *node = a->node;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
-    fs_default_args da = {a->rq, a->params, a->check, mem, source, a->wisdom, key, crowded};
+    fs_default_args da = {a->rq,         a->params,        a->check, node->mem_per_rank,
+                          node->mem_source, a->wisdom,     key,      node->crowded};
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }
 
@@ -470,4 +464,12 @@ fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_wo
     out->note = "auto: timed every strategy on these sizes";
     snprintf(out->reason, sizeof out->reason, "%s (%.4f s)", out->note, best);
     return fs_error_agree(a->comm, fs_wisdom_set(a->wisdom, key, out->ops->name, best));
+}
+
+int fs_planner_same_request(const fs_transform_request *a, const fs_transform_request *b)
+{
+    fs_transform_request x = *a, y = *b;
+    x.in_name = y.in_name = NULL;
+    x.in_type_name = y.in_type_name = NULL;
+    return memcmp(&x, &y, sizeof x) == 0;
 }

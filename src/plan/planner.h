@@ -9,7 +9,7 @@
  * messages), and chooses the exchange strategy: the one named; for
  * `auto` the one the wisdom file remembers or the fastest in a trial on the
  * real sizes; without --transpose (`default`) the fastest whose footprint
- * (footprint.h) fits the memory per rank (nodemem.h), by the timings the
+ * (footprint.h) fits the memory per rank (fs_node), by the timings the
  * wisdom file holds for these sizes, else by the expected order. */
 #ifndef FS_PLANNER_H
 #define FS_PLANNER_H
@@ -20,6 +20,7 @@
 
 #include "compute/compute.h"
 #include "plan/decomp.h"
+#include "core/collective.h"
 #include "core/errors.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
@@ -62,6 +63,9 @@ typedef struct fs_planned {
 } fs_planned;
 
 fs_status fs_planner_transforms(const fs_transform_request *rq, fs_planned *p);
+/* Whether two requests ask for the same compute plan (the input's names
+ * aside): a run keeps its plan for the next dataset when they do. */
+int fs_planner_same_request(const fs_transform_request *a, const fs_transform_request *b);
 const fs_transform *fs_planned_for(const fs_planned *p, const fs_exchange_ops *ops);
 
 /* The strategy of a run. */
@@ -86,7 +90,7 @@ typedef struct fs_default_args {
     const char *mem_source;           /* where that figure comes from */
     const fs_wisdom *wisdom;          /* may be NULL */
     const char *wisdom_key;           /* fs_planner_auto_key of these sizes */
-    int crowded;                      /* more ranks than cores on a node (fs_nodemem_crowded) */
+    int crowded;                      /* more ranks than cores on a node (fs_node.crowded) */
 } fs_default_args;
 
 /* Not collective, no MPI (the dry run and the run decide alike): the
@@ -109,14 +113,14 @@ typedef struct fs_trial_args {
     fs_wisdom *wisdom;            /* remembers auto's choice (may be NULL) */
     const fs_transform_request *rq; /* for the default: the footprints */
     int check;                    /* --check */
-    uint64_t mem_per_rank;        /* --mem-per-rank (0: the node's memory) */
+    const fs_node *node;          /* the memory per rank, for the default */
 } fs_trial_args;
 
 /* Collective: the strategy named `requested` ("auto": from the wisdom, or
  * the transform run once with each strategy on a zeroed buffer, before the
  * input is read, keeping the one whose slowest rank was fastest; the wisdom
  * remembers it and every strategy's time; "default": fs_planner_default
- * with the memory per rank of fs_nodemem_per_rank). buf is grown and its
+ * with the node's memory per rank). buf is grown and its
  * contents lost. Returns the agreed
  * status, its message already printed (once, by the rank that failed). */
 fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "report/report.h"
+#include "core/collective.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +36,17 @@ void fs_timer_stop(fs_timers *t, fs_phase phase)
     if (t->started_at[phase] > 0)
         t->t_s[phase] += MPI_Wtime() - t->started_at[phase];
     t->started_at[phase] = 0;
+}
+
+void fs_timers_add(fs_timers *total, const fs_timers *t)
+{
+    for (int p = 0; p < FS_NPHASES; p++)
+        if (p != FS_PHASE_TOTAL)
+            total->t_s[p] += t->t_s[p];
+    total->io.read_s += t->io.read_s;
+    total->io.read_hidden_s += t->io.read_hidden_s;
+    total->io.write_s += t->io.write_s;
+    total->io.write_hidden_s += t->io.write_hidden_s;
 }
 
 int64_t fs_peak_memory_bytes(void)

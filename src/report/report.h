@@ -57,6 +57,9 @@ typedef struct fs_timers {
 
 void fs_timer_start(fs_timers *t, fs_phase phase);
 void fs_timer_stop(fs_timers *t, fs_phase phase);
+/* t's seconds and I/O added to total's, its total phase aside (the run
+ * times its own total). */
+void fs_timers_add(fs_timers *total, const fs_timers *t);
 
 /* Peak resident memory of this process in bytes (VmHWM), 0 if unknown. */
 int64_t fs_peak_memory_bytes(void);

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "report/report_run.h"
+#include "core/collective.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "tools/grf.h"
+#include "core/collective.h"
 
 #include <complex.h>
 #include <fftw3.h>

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "output/atomic.h"
+#include "core/collective.h"
 #include "core/errors.h"
 #include "tools/grf.h"
 #include "io/h5io.h"

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* overlap: a dataset's I/O overlapped with its first and last FFT passes.
+ *
+ * The input is read in pieces by a helper thread (rawio), straight into
+ * place, each piece's FFTs run as soon as it is there; the output's last
+ * FFT pass runs piece by piece into staging buffers, each written by the
+ * thread while the next is computed. fs_overlap_plan decides which of the
+ * two a dataset gets and plans their pieces (fs_compute_pieces) before
+ * the read, as every plan is; anything it leaves out goes through HDF5 as
+ * a whole. Owns the pieces and the raw positions of the current dataset;
+ * the data buffer, the compute plan and the output are the caller's. */
+#ifndef FS_OVERLAP_H
+#define FS_OVERLAP_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "compute/compute.h"
+#include "core/errors.h"
+#include "io/h5io.h"
+#include "io/shards.h"
+#include "plan/decomp.h"
+#include "plan/transform.h"
+#include "report/progress.h"
+#include "report/report.h"
+
+typedef struct fs_overlap fs_overlap;
+
+/* What a dataset's overlap is planned from. */
+typedef struct fs_overlap_args {
+    MPI_Comm comm;
+    const fs_transform *t;          /* the transform the strategy runs */
+    const fs_decomposition *d;      /* this rank's boxes */
+    const fs_compute *c;            /* the compute plan */
+    const fs_workbuf *buf;          /* the data buffer the pieces are planned on */
+    const char *input_file;
+    const fs_input_info *info;
+    const fs_shard_set *shards;     /* --shards (NULL: one file) */
+    fs_h5_output *h5;               /* the output, NULL: not written through HDF5 */
+    int whole_result;               /* the result is needed whole before the write
+                                     * (shard output, spectra): no write in pieces */
+    int keep;                       /* --check: the result stays in data too */
+    int io_thread;                  /* every rank's thread has a core (fs_node.io_thread) */
+} fs_overlap_args;
+
+/* Collective: which I/O of the dataset overlaps its FFTs, the same on
+ * every rank: the input when HDF5 says its bytes can be read as they are,
+ * the output when its dataset is contiguous in OUTPUT's temporary. Not at
+ * all without a core for the thread, without thread support from MPI, or
+ * with the slow reads of the tests. *out (out): NULL when neither. Agreed. */
+fs_status fs_overlap_plan(const fs_overlap_args *a, fs_overlap **out);
+void fs_overlap_free(fs_overlap **o);
+
+/* Whether the read, or the write, goes in pieces (o may be NULL). */
+int fs_overlap_reads(const fs_overlap *o);
+int fs_overlap_writes(const fs_overlap *o);
+
+/* The input into the data buffer with stage 0's FFTs. The FFT time is
+ * counted in timers' FFT phase and taken out of its read phase; the
+ * thread's time in timers->io. This rank's status. */
+fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress);
+
+/* The last stage's FFTs from the data buffer as it is now, written in
+ * pieces; the FFT time as for the read, out of the write phase. Agreed
+ * (the output's raw write ends collectively). */
+fs_status fs_overlap_write(fs_overlap *o, fs_timers *timers, fs_progress *progress);
+
+#endif
