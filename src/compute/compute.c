@@ -457,6 +457,16 @@ static void cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind 
     p->buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems(p) * p->per) * fs_complex_bytes(t->prec) : 0;
 }
 
+size_t fs_compute_staging_bytes(const fs_transform *t, const fs_box *box, int64_t piece_bytes,
+                                int *count)
+{
+    fs_compute_pieces p;
+    memset(&p, 0, sizeof p);
+    cut(t, t->nstages - 1, box, FS_PIECES_LAST, piece_bytes, &p);
+    *count = p.axis < 0 ? 0 : p.n < FS_PIECE_BUFFERS ? (int)p.n : FS_PIECE_BUFFERS;
+    return *count ? p.buf_bytes : 0;
+}
+
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i)
 {
     fs_box b = p->box;

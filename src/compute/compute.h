@@ -115,6 +115,11 @@ int64_t fs_compute_pieces_count(const fs_compute_pieces *p);
 /* The stage's box, and piece i of it (global coordinates). */
 fs_box fs_compute_pieces_box(const fs_compute_pieces *p);
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i);
+/* The staging buffers fs_compute_pieces_new makes for FS_PIECES_LAST on
+ * box (the last stage's, of a rank), from arithmetic alone: *count (out)
+ * buffers of the bytes returned each, 0 when the stage is not cut. */
+size_t fs_compute_staging_bytes(const fs_transform *t, const fs_box *box, int64_t piece_bytes,
+                                int *count);
 /* The whole-box work before the first piece (LAST), and after the last
  * (FIRST); the stage's one "fft" progress line (progress may be NULL). */
 fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress);

@@ -266,3 +266,13 @@ fs_status fs_overlap_write(fs_overlap *o, fs_timers *timers, fs_progress *progre
     timers->t_s[FS_PHASE_WRITE] -= timers->t_s[FS_PHASE_FFT] - fft_before;
     return st; /* agreed */
 }
+
+int64_t fs_overlap_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
+                                 int *count)
+{
+    fs_io_map rm = fs_transform_read_map(t, first);
+    *count = 0;
+    if (t->nstages == 1 && map_is_plain(&rm, first))
+        return 0;
+    return (int64_t)fs_compute_staging_bytes(t, last, PIECE_BYTES, count);
+}

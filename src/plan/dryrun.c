@@ -77,7 +77,8 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
  * `auto` and the default may pick any). *n of them in table order (none
  * without exchange), and *worst the index of the largest. */
 static fs_status strategy_needs(const fs_options *opts, const fs_transform_request *rq,
-                                const fs_exchange_ops *ops, fs_footprint *fps, int *n, int *worst)
+                                const fs_exchange_ops *ops, int io_thread, fs_footprint *fps,
+                                int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
     *n = 0;
@@ -86,7 +87,7 @@ static fs_status strategy_needs(const fs_options *opts, const fs_transform_reque
         const fs_exchange_ops *o = fs_exchange_strategies[i];
         if (ops && o != ops)
             continue;
-        fs_status st = fs_footprint_of(rq, o, &params, opts->check, &fps[*n]);
+        fs_status st = fs_footprint_of(rq, o, &params, opts->check, io_thread, &fps[*n]);
         if (st != FS_OK || !fps[*n].ops)
             return st;
         if (*worst < 0 || fps[*n].total_bytes > fps[*worst].total_bytes)
@@ -181,7 +182,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
         fs_default_args da = {rq,  &params, opts->check,   node->mem_per_rank, node->mem_source,
-                              w,   key,     node->crowded};
+                              w,   key,     node->crowded, node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
     fs_wisdom_free(&w);
@@ -207,14 +208,15 @@ static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input
     fs_status st = dry_node(comm, opts, &p->node); /* agreed */
     if (st != FS_OK)
         return st;
+    int io = p->node.io_thread;
     st = fs_planner_request(opts, info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     if (st == FS_OK)
-        st = fs_footprint_of(&rq, NULL, &params, opts->check, &p->none);
+        st = fs_footprint_of(&rq, NULL, &params, opts->check, io, &p->none);
     if (st == FS_OK)
-        st = strategy_needs(opts, &rq, p->ops, p->fps, &p->nfps, &p->worst);
+        st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (st == FS_OK && opts->cross) {

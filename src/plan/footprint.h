@@ -5,7 +5,7 @@
  * exchange plans' own buffers (every plan is made before the run and keeps
  * its buffers, so the exchanges' scratch adds up; with --check the inverse
  * exchanges' too, from each strategy's estimate()), FFTW's plans and the
- * I/O, and the libraries, for the rank that needs most. The dry run prints
+ * I/O (the overlapped write's staging buffers included), and the libraries, for the rank that needs most. The dry run prints
  * it; the default strategy keeps the strategies whose footprint fits the
  * memory per rank. No MPI, nothing allocated at full size. */
 #ifndef FS_FOOTPRINT_H
@@ -31,8 +31,14 @@ void fs_footprint_add_copy(fs_footprint *f, int64_t bytes);
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
  * for a strategy that runs them) with strategy ops; ops NULL, or a request
- * without exchange: none (out->ops NULL). check: --check's inverse plans. */
+ * without exchange: none (out->ops NULL). check: --check's inverse plans.
+ * io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
+ * buffers of the write in pieces count (fs_overlap_staging_bytes: also
+ * where the run then writes as a whole, with shard output or spectra; not
+ * for one stage whose input map is plain, which the run reads in pieces
+ * unless HDF5 stores the input otherwise, chunked or filtered). */
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
-                          const fs_exchange_params *params, int check, fs_footprint *out);
+                          const fs_exchange_params *params, int check, int io_thread,
+                          fs_footprint *out);
 
 #endif

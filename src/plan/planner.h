@@ -91,6 +91,7 @@ typedef struct fs_default_args {
     const fs_wisdom *wisdom;          /* may be NULL */
     const char *wisdom_key;           /* fs_planner_auto_key of these sizes */
     int crowded;                      /* more ranks than cores on a node (fs_node.crowded) */
+    int io_thread;                    /* the I/O overlaps the FFTs (fs_node.io_thread) */
 } fs_default_args;
 
 /* Not collective, no MPI (the dry run and the run decide alike): the
