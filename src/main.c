@@ -95,7 +95,10 @@ int main(int argc, char **argv)
             fs_options_print_version(stdout);
     } else {
         fs_error_set_verbose(opts.verbose);
-        status = opts.dry_run ? fs_dry_run(comm, &opts) : fs_pipeline_run(comm, &opts);
+        /* The one translation: below here the run sees its configuration. */
+        fs_run_config config;
+        fs_options_config(&opts, &config);
+        status = opts.dry_run ? fs_dry_run(comm, &config) : fs_pipeline_run(comm, &config);
         /* Some option values (--axes) can only be judged against the input. */
         if (status == FS_ERR_USAGE && rank == 0)
             fprintf(stderr, "Try 'fftshard --help' for more information.\n");

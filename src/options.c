@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
+#include "io/h5io.h"
 #include <fftw3.h>
 #include <hdf5.h>
 
@@ -58,15 +59,6 @@ static const opt_name *find_name(const opt_name *names, const char *name)
         if (strcmp(names->name, name) == 0)
             return names;
     return NULL;
-}
-
-/* The name of `value` in `names`, "?" for none. */
-static const char *name_of(const opt_name *names, int value)
-{
-    for (; names->name; names++)
-        if (names->value == value)
-            return names->name;
-    return "?";
 }
 
 /* "a, b or c": the names, for a message. */
@@ -235,36 +227,6 @@ void fs_options_print_version(FILE *out)
 }
 
 
-const char *fs_norm_name(fs_norm norm)
-{
-    return name_of(norm_names, (int)norm);
-}
-
-fs_status fs_split_location(const char *arg, char **file, char **dataset)
-{
-    *file = NULL;
-    *dataset = NULL;
-    const char *sep = strstr(arg, ":/");
-    size_t file_len = sep ? (size_t)(sep - arg) : strlen(arg);
-    if (file_len == 0)
-        return fs_error_set(FS_ERR_USAGE, "'%s': no file name", arg);
-    *file = strndup(arg, file_len);
-    if (sep) {
-        *dataset = strdup(sep + 1);
-        size_t n = strlen(*dataset);
-        while (n > 1 && (*dataset)[n - 1] == '/')
-            (*dataset)[--n] = '\0';
-        if (strcmp(*dataset, "/") == 0) {
-            free(*file);
-            free(*dataset);
-            *file = *dataset = NULL;
-            return fs_error_set(FS_ERR_USAGE, "'%s': dataset path is the root group", arg);
-        }
-    }
-    if (!*file || (sep && !*dataset))
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    return FS_OK;
-}
 
 /* Parse one integer; the whole text must be a number in [lo, hi]. */
 static int parse_long(const char *text, long lo, long hi, long *value)
@@ -951,23 +913,52 @@ int fs_parse_bytes(const char *text, uint64_t *bytes)
     return 0;
 }
 
-fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS])
+/* --transpose's name as a request: the names were checked by set_transpose. */
+static fs_strategy_request strategy_of(const char *name)
 {
-    for (int k = 0; k < FS_MAX_DIMS; k++)
-        axes_out[k] = opts->naxes == 0 && k < ndim;
-    if (opts->naxes == 0)
-        return FS_OK;
-    for (int i = 0; i < opts->naxes; i++) {
-        int axis = opts->axes[i];
-        int resolved = axis < 0 ? axis + ndim : axis;
-        if (resolved < 0 || resolved >= ndim)
-            return fs_error_set(FS_ERR_USAGE, "--axes: axis %d is out of range for a %d-D dataset",
-                                axis, ndim);
-        if (axes_out[resolved])
-            return fs_error_set(FS_ERR_USAGE,
-                                "--axes: axes %d and %d are the same axis of a %d-D dataset",
-                                opts->axes[i], resolved, ndim);
-        axes_out[resolved] = 1;
-    }
-    return FS_OK;
+    fs_strategy_request r = {FS_STRATEGY_NAMED, fs_exchange_find(name)};
+    if (strcmp(name, FS_TRANSPOSE_DEFAULT) == 0)
+        r.kind = FS_STRATEGY_DEFAULT;
+    else if (strcmp(name, "auto") == 0)
+        r.kind = FS_STRATEGY_AUTO;
+    return r;
+}
+
+/* --dtype's name, checked by set_name (complex128 when not given). */
+static fs_dtype dtype_of(const char *name)
+{
+    return !name                             ? FS_DTYPE_COMPLEX128
+           : strcmp(name, "float32") == 0    ? FS_DTYPE_FLOAT32
+           : strcmp(name, "float64") == 0    ? FS_DTYPE_FLOAT64
+           : strcmp(name, "complex64") == 0  ? FS_DTYPE_COMPLEX64
+                                             : FS_DTYPE_COMPLEX128;
+}
+
+void fs_options_config(const fs_options *o, fs_run_config *c)
+{
+    *c = (fs_run_config){
+        .input_file = o->input_file, .input_dataset = o->input_dataset,
+        .ninputs = o->ninputs, .inputs = o->inputs, .shards = o->shards,
+        .shape_ndim = o->shape_ndim, .dtype = dtype_of(o->dtype), .ranks = o->ranks,
+        .mem_per_rank = o->mem_per_rank, .platform_file = o->platform_file,
+        .inverse = o->inverse, .real = o->real, .last_size = o->last_size,
+        .precision = o->precision, .plan = o->plan, .norm = o->norm, .norm_given = o->norm_given,
+        .naxes = o->naxes, .check = o->check, .check_tolerance = o->check_tolerance,
+        .strategy = strategy_of(o->transpose), .seed = o->seed, .packet_bytes = o->packet_bytes,
+        .queues = o->queues, .decomp = o->decomp, .grid = {o->grid[0], o->grid[1]},
+        .output_file = o->output_file, .output_dataset = o->output_dataset,
+        .wisdom_file = o->wisdom_file, .report_file = o->report_file,
+        .shard_output = o->shard_output, .chunks_ndim = o->chunks_ndim, .deflate = o->deflate,
+        .add = o->add, .force = o->force,
+        .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
+        .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
+        .los_given = o->los_given, .mu_bins = o->mu_bins,
+        .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
+        .command_line = o->argv_joined,
+    };
+    memcpy(c->shape, o->shape, sizeof c->shape);
+    memcpy(c->axes, o->axes, sizeof c->axes);
+    memcpy(c->chunks, o->chunks, sizeof c->chunks);
+    memcpy(c->box, o->box, sizeof c->box);
+    memcpy(c->edges, o->edges, sizeof c->edges);
 }

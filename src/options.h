@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* options: the command line of fftshard, parsed into one struct.
+/* options: the command line of fftshard, parsed into one struct, and the
+ * run configuration (plan/runconfig.h) built from it.
  *
  * Parsing is pure (no MPI, no I/O): every rank parses the same argv and gets
  * the same result, so no broadcast is needed. The caller owns the struct and
- * releases it with fs_options_free(). */
+ * releases it with fs_options_free(). Only main.c and this module see the
+ * options: everything that runs takes the configuration. */
 #ifndef FS_OPTIONS_H
 #define FS_OPTIONS_H
 
@@ -12,27 +14,16 @@
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "plan/layout.h"
-
-#define FS_MAX_DIMS 8
-#define FS_MAX_EDGES 1025
+#include "plan/runconfig.h"
 /* --transpose's value when none is given: the fastest strategy that fits
  * the memory per rank (planner.h). */
 #define FS_TRANSPOSE_DEFAULT "default"
-
-typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
-typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
 
 typedef enum fs_action {
     FS_ACTION_RUN,      /* transform INPUT into OUTPUT */
     FS_ACTION_HELP,     /* --help: print usage on stdout, exit 0 */
     FS_ACTION_VERSION,  /* --version */
 } fs_action;
-
-/* One INPUT operand: FILE.h5[:/path]. */
-typedef struct fs_location {
-    char *file;
-    char *dataset;         /* NULL: the only dataset in the file */
-} fs_location;
 
 typedef struct fs_options {
     fs_action action;
@@ -67,9 +58,9 @@ typedef struct fs_options {
     char *dtype;           /* --dtype (dry run without a file) */
     int ranks;             /* --ranks (dry run; 0: this job's) */
     uint64_t mem_per_rank; /* --mem-per-rank (0: not given) */
-    char *platform_file;   /* --platform: SimGrid platform for the dry run's prediction */
     int shards;            /* --shards: INPUT names shard files */
     int shard_output;      /* --shard-output: 0 not given, -1 one per rank, else files */
+    char *platform_file;   /* --platform: SimGrid platform for the dry run's prediction */
     int64_t chunks[FS_MAX_DIMS]; /* --chunks */
     int chunks_ndim;       /* 0: not given */
     int deflate;           /* --deflate level, 0: none */
@@ -96,20 +87,13 @@ typedef struct fs_options {
 fs_status fs_options_parse(int argc, char **argv, fs_options *opts);
 void fs_options_free(fs_options *opts);
 
+/* The run configuration of opts (an FS_ACTION_RUN parse), which borrows
+ * its strings: opts must outlive it. */
+void fs_options_config(const fs_options *opts, fs_run_config *cfg);
+
 /* The --help text. */
 void fs_options_print_help(FILE *out);
 void fs_options_print_version(FILE *out);
-
-/* Split "FILE.h5:/path" into file and dataset. Only a colon followed by '/'
- * separates, so Windows-free paths with colons elsewhere still work.
- * *file and *dataset are malloc'ed (dataset NULL when absent). */
-fs_status fs_split_location(const char *arg, char **file, char **dataset);
-
-/* Resolve opts->axes against a rank-d array: axes_out[k] is nonzero when axis
- * k is transformed. FS_ERR_USAGE for an axis out of range or given twice. */
-fs_status fs_options_resolve_axes(const fs_options *opts, int ndim, int axes_out[FS_MAX_DIMS]);
-
-const char *fs_norm_name(fs_norm norm);
 
 /* Parse a byte count with an optional K, M or G suffix (powers of 1024).
  * Returns 0 and sets *bytes, or -1. */

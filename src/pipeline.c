@@ -47,7 +47,7 @@ typedef struct dataset {
 typedef struct run {
     MPI_Comm comm;
     int rank, nranks;
-    const fs_options *opts;
+    const fs_run_config *opts;
     int n;                        /* datasets */
     fs_input_info *infos;         /* each INPUT as probed */
     dataset *ds;
@@ -94,7 +94,7 @@ static const fs_shard_set *input_shards(const run *r)
  * found, and rank 0 speaks for all when the options do not fit one. */
 static fs_status stage_probe(run *r)
 {
-    const fs_options *o = r->opts;
+    const fs_run_config *o = r->opts;
     fs_status st = FS_OK;
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
         st = fs_input_probe(o->shards, o->inputs[i].file, o->inputs[i].dataset, &r->infos[i],
@@ -135,7 +135,7 @@ static fs_status stage_probe(run *r)
  * dataset: those of the previous one when it asked for the same. */
 static fs_status stage_plan(run *r)
 {
-    const fs_options *o = r->opts;
+    const fs_run_config *o = r->opts;
     dataset *ds = r->cur;
     if (r->planned_for && fs_planner_same_request(&r->planned_for->rq, &ds->rq)) {
         ds->strategy = r->planned_for->strategy;
@@ -152,7 +152,7 @@ static fs_status stage_plan(run *r)
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
                            r->wisdom, &ds->rq, o->check, &r->node};
-    st = fs_planner_choose(o->transpose, &trial, &r->buf, &ds->strategy); /* agreed */
+    st = fs_planner_choose(&o->strategy, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
         return st;
@@ -167,7 +167,7 @@ static fs_status stage_plan(run *r)
  * their pieces, made before the read as every plan is. */
 static fs_status plan_overlap(run *r)
 {
-    const fs_options *o = r->opts;
+    const fs_run_config *o = r->opts;
     fs_overlap_free(&r->overlap);
     fs_overlap_args a = {
         .comm = r->comm, .t = r->cur->t, .d = r->d, .c = r->c, .buf = &r->buf,
@@ -233,7 +233,7 @@ static fs_status plan_dataset(run *r)
  * first dataset's plan, the output's storage and space for them all. */
 static fs_status prepare(run *r)
 {
-    const fs_options *o = r->opts;
+    const fs_run_config *o = r->opts;
     r->cur = &r->ds[0];
     fs_status st = fs_node_facts(r->comm, o->mem_per_rank, 0, &r->node); /* agreed */
     r->params = (fs_exchange_params){.seed = o->seed, .packet_bytes = o->packet_bytes,
@@ -279,7 +279,7 @@ static fs_status write_output(run *r)
  * write, check. *write_failed (out) when a collective write failed. */
 static fs_status run_dataset(run *r, int i, int *write_failed)
 {
-    const fs_options *o = r->opts;
+    const fs_run_config *o = r->opts;
     dataset *ds = r->cur = &r->ds[i];
     fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
@@ -412,7 +412,7 @@ static fs_status run_phases(run *r)
     return st;
 }
 
-fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts)
+fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *opts)
 {
     run r;
     memset(&r, 0, sizeof r);

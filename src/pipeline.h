@@ -10,10 +10,10 @@
 
 #include <mpi.h>
 #include "core/errors.h"
-#include "options.h"
+#include "plan/runconfig.h"
 
 /* Collective over comm (which must have MPI_ERRORS_RETURN). The returned
  * status is the same on every rank and has been printed once. */
-fs_status fs_pipeline_run(MPI_Comm comm, const fs_options *opts);
+fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *opts);
 
 #endif

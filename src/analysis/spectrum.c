@@ -56,7 +56,7 @@ static double kcomp(int64_t f, double L)
     return 2.0 * M_PI * (double)f / L;
 }
 
-static fs_status take_box(fs_spectrum *s, const fs_options *o, int naxes)
+static fs_status take_box(fs_spectrum *s, const fs_run_config *o, int naxes)
 {
     if (o->nbox > 1 && o->nbox != naxes)
         return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths given for %d transformed axes "
@@ -84,7 +84,7 @@ static fs_status take_box(fs_spectrum *s, const fs_options *o, int naxes)
     return FS_OK;
 }
 
-static fs_status take_bins(fs_spectrum *s, const fs_options *o)
+static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
 {
     if (o->nedges) {
         s->rule = BINS_EDGES;
@@ -133,7 +133,7 @@ static fs_status check_alike(const fs_transform *a, const fs_transform *b, int c
     return FS_OK;
 }
 
-fs_status fs_spectrum_new(const fs_options *o, const fs_transform *const *ts, int n,
+fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts, int n,
                           fs_spectrum **out)
 {
     *out = NULL;
@@ -470,7 +470,7 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
     return st;
 }
 
-const char *fs_spectrum_group(const fs_options *o, int i)
+const char *fs_spectrum_group(const fs_run_config *o, int i)
 {
     const char *groups[2];
     int n = 0;

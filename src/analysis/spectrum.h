@@ -24,7 +24,7 @@
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/layout.h"
-#include "options.h"
+#include "plan/runconfig.h"
 #include "report/report.h"
 #include "plan/transform.h"
 
@@ -34,7 +34,7 @@ typedef struct fs_spectrum fs_spectrum;
  * (every rank, the same arguments): NULL in *out when no spectrum is asked
  * for. FS_ERR_USAGE when the options do not fit the inputs (a --box-size
  * or --los for other axes, inputs of different shapes). Not collective. */
-fs_status fs_spectrum_new(const fs_options *o, const fs_transform *const *ts, int n,
+fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts, int n,
                           fs_spectrum **out);
 void fs_spectrum_free(fs_spectrum **s);
 
@@ -55,7 +55,7 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *c
 
 /* The groups the options ask for: "/power_spectrum", "/cross_spectrum" (i
  * from 0; NULL past the last). */
-const char *fs_spectrum_group(const fs_options *o, int i);
+const char *fs_spectrum_group(const fs_run_config *o, int i);
 
 /* The report's "spectra" member (a JSON object per group) and the
  * summary's line (rank 0). */

@@ -60,3 +60,8 @@ const char *fs_kind_name(fs_kind k)
 {
     return k == FS_R2C ? "r2c" : k == FS_C2R ? "c2r" : "c2c";
 }
+
+const char *fs_norm_name(fs_norm norm)
+{
+    return norm == FS_NORM_ORTHO ? "ortho" : norm == FS_NORM_FORWARD ? "forward" : "backward";
+}

@@ -41,5 +41,6 @@ size_t fs_complex_bytes(fs_precision p);
 const char *fs_precision_name(fs_precision p); /* "single", "double" */
 
 const char *fs_kind_name(fs_kind k); /* "c2c", "r2c", "c2r" */
+const char *fs_norm_name(fs_norm norm); /* "backward", "ortho", "forward" */
 
 #endif

@@ -1100,3 +1100,29 @@ fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path
     fs_status st = path_state_in(fid, file, path, state);
     return fs_h5_close_ids(st, file, 1, fid);
 }
+
+fs_status fs_split_location(const char *arg, char **file, char **dataset)
+{
+    *file = NULL;
+    *dataset = NULL;
+    const char *sep = strstr(arg, ":/");
+    size_t file_len = sep ? (size_t)(sep - arg) : strlen(arg);
+    if (file_len == 0)
+        return fs_error_set(FS_ERR_USAGE, "'%s': no file name", arg);
+    *file = strndup(arg, file_len);
+    if (sep) {
+        *dataset = strdup(sep + 1);
+        size_t n = strlen(*dataset);
+        while (n > 1 && (*dataset)[n - 1] == '/')
+            (*dataset)[--n] = '\0';
+        if (strcmp(*dataset, "/") == 0) {
+            free(*file);
+            free(*dataset);
+            *file = *dataset = NULL;
+            return fs_error_set(FS_ERR_USAGE, "'%s': dataset path is the root group", arg);
+        }
+    }
+    if (!*file || (sep && !*dataset))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return FS_OK;
+}

@@ -192,4 +192,10 @@ fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path
  * MPI_Abort. Enters no collective call. Does not return. */
 void fs_h5_abandon(fs_status st, int speak) __attribute__((noreturn));
 
+/* Split "FILE.h5:/path" into file and dataset. Only a colon followed by '/'
+ * separates, so paths with colons elsewhere still work. *file and *dataset
+ * are malloc'ed (dataset NULL when absent); FS_ERR_USAGE for an empty file
+ * name or the root group. */
+fs_status fs_split_location(const char *arg, char **file, char **dataset);
+
 #endif

@@ -72,7 +72,7 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 static fs_status check_paths_on_root(void *arg)
 {
     paths_args *a = arg;
-    const fs_options *o = a->out->opts;
+    const fs_run_config *o = a->out->opts;
     const char *paths[a->n + 2];
     int n = result_paths(a, paths);
     for (int i = 0; i < n; i++) {
@@ -125,7 +125,7 @@ static const char *const own_attrs[] = {
 static fs_status take_input_attrs(fs_output *out, const fs_input_info *infos, int n,
                                   const fs_shard_set *shards)
 {
-    const fs_options *o = out->opts;
+    const fs_run_config *o = out->opts;
     out->input_attrs = calloc((size_t)(n > 0 ? n : 1), sizeof *out->input_attrs);
     fs_status st = out->input_attrs ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
     if ((st = fs_error_agree(out->comm, st)) != FS_OK)
@@ -163,7 +163,7 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL};
 }
 
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
+fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out)
 {
     fs_output_init(out);
@@ -226,7 +226,7 @@ static void default_chunks(const fs_transform *t, fs_h5_storage *sg)
 }
 
 /* --chunks and --deflate: the output's storage. */
-static fs_status choose_storage(const fs_options *o, const fs_transform *t, fs_h5_storage *sg)
+static fs_status choose_storage(const fs_run_config *o, const fs_transform *t, fs_h5_storage *sg)
 {
     memset(sg, 0, sizeof *sg);
     if (!o->chunks_ndim && !o->deflate)
@@ -306,7 +306,7 @@ static fs_status result_bytes(const fs_output *out, const fs_transform *const *t
 static fs_status list_needs(const fs_output *out, const fs_transform *const *ts, int nts,
                             space_need *needs, int *n, double *largest_file)
 {
-    const fs_options *o = out->opts;
+    const fs_run_config *o = out->opts;
     const fs_transform *t = ts[0];
     double eb = (double)fs_dtype_bytes(t->out_type);
     int nranks = 1;
@@ -427,7 +427,7 @@ static fs_status check_space(const fs_output *out, const fs_transform *const *ts
 
 fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
 {
-    const fs_options *o = out->opts;
+    const fs_run_config *o = out->opts;
     /* Every rank decides alike: rank 0 speaks. Each result's storage is
      * chosen again when it is created; all are judged now. */
     fs_status st = FS_OK;
@@ -454,7 +454,7 @@ static fs_status copy_output(void *arg)
 
 fs_status fs_output_open(fs_output *out)
 {
-    const fs_options *o = out->opts;
+    const fs_run_config *o = out->opts;
     if (o->shard_output)
         return FS_OK; /* the files are made with their datasets */
     int existing = 0;
@@ -498,7 +498,7 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t)
  * fftshard's own (own_attrs), then the input dataset's. */
 static fs_status write_attributes(const fs_output *out, const fs_transform *t, fs_h5_output *h5)
 {
-    const fs_options *o = out->opts;
+    const fs_run_config *o = out->opts;
     const fs_output_attrs *a = &out->attrs;
     char input[2 * FS_PATH_MAX + 2];
     snprintf(input, sizeof input, "%s:%s", a->input_file, a->input_dataset);
@@ -638,7 +638,7 @@ static fs_status commit_side_files(fs_output *out)
 static fs_status commit_on_root(void *arg)
 {
     commit_args *c = arg;
-    const fs_options *o = c->out->opts;
+    const fs_run_config *o = c->out->opts;
     fs_status st = o->shard_output
                        ? commit_shards(c->out, c->t)
                        : fs_atomic_place(c->out->tmp_path, o->output_file,

@@ -17,7 +17,7 @@
 
 #include "core/errors.h"
 #include "io/h5io.h"
-#include "options.h"
+#include "plan/runconfig.h"
 #include "report/progress.h"
 #include "output/shardout.h"
 #include "plan/transform.h"
@@ -34,7 +34,7 @@ typedef struct fs_output_attrs {
 typedef struct fs_output {
     MPI_Comm comm;
     int rank;
-    const fs_options *opts;
+    const fs_run_config *opts;
     const char *dataset;           /* the output dataset's path */
     char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
     char *report_tmp;              /* the report's temporary, made before any work
@@ -70,7 +70,7 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
  * OUTPUT names one); shards the --shards files on rank 0 (NULL: files).
  * Take each input dataset's own attributes (rank 0 reads them, from the
  * first shard with --shards) for its result. */
-fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_info *infos, int n,
+fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_info *infos, int n,
                           const fs_shard_set *shards, fs_output *out);
 
 /* Collective: the storage, the shard files, and (rank 0) the free space of

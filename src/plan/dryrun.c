@@ -76,7 +76,7 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
 /* Each strategy's footprint (ops: the one named; NULL: all of them, as
  * `auto` and the default may pick any). *n of them in table order (none
  * without exchange), and *worst the index of the largest. */
-static fs_status strategy_needs(const fs_options *opts, const fs_transform_request *rq,
+static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_request *rq,
                                 const fs_exchange_ops *ops, int io_thread, fs_footprint *fps,
                                 int *n, int *worst)
 {
@@ -100,7 +100,7 @@ static fs_status strategy_needs(const fs_options *opts, const fs_transform_reque
 /* The input: described by --shape/--dtype, or probed by rank 0; every rank
  * gets it. *shards (out, rank 0): the --shards files, for the caller to
  * free. */
-static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_input_info *info,
+static fs_status dry_input(MPI_Comm comm, int rank, const fs_run_config *opts, fs_input_info *info,
                            fs_shard_set *shards)
 {
     memset(info, 0, sizeof *info);
@@ -109,13 +109,9 @@ static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_i
     if (opts->shape_ndim) {
         info->ndim = opts->shape_ndim;
         memcpy(info->shape, opts->shape, sizeof info->shape);
-        const char *d = opts->dtype ? opts->dtype : "complex128";
-        snprintf(info->type_name, sizeof info->type_name, "%s", d);
+        snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(opts->dtype));
         snprintf(info->dataset, sizeof info->dataset, "(--shape)");
-        info->dtype = strcmp(d, "float32") == 0     ? FS_DTYPE_FLOAT32
-                      : strcmp(d, "float64") == 0   ? FS_DTYPE_FLOAT64
-                      : strcmp(d, "complex64") == 0 ? FS_DTYPE_COMPLEX64
-                                                    : FS_DTYPE_COMPLEX128;
+        info->dtype = opts->dtype;
     } else if (rank == 0) {
         st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, info, shards);
     }
@@ -126,7 +122,7 @@ static fs_status dry_input(MPI_Comm comm, int rank, const fs_options *opts, fs_i
 
 /* Everything the dry run says, worked out once for the text and the JSON. */
 typedef struct dry_plan {
-    const fs_options *opts;
+    const fs_run_config *opts;
     const fs_input_info *info;
     int P;                             /* the ranks planned for */
     const fs_exchange_ops *ops;        /* the strategy named; NULL for auto and the default */
@@ -158,7 +154,7 @@ static int fits(const dry_plan *p)
 /* The node as a run of this job would find it (the ranks on a node: this
  * job's, or with --ranks as many as the node has processors, at most
  * --ranks). Collective. */
-static fs_status dry_node(MPI_Comm comm, const fs_options *opts, fs_node *node)
+static fs_status dry_node(MPI_Comm comm, const fs_run_config *opts, fs_node *node)
 {
     int nranks = 0;
     if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
@@ -171,7 +167,7 @@ static fs_status dry_node(MPI_Comm comm, const fs_options *opts, fs_node *node)
 }
 
 /* The default's choice, as a run of this job would make it. Collective. */
-static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_transform_request *rq,
+static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const fs_transform_request *rq,
                                 dry_plan *p)
 {
     const fs_node *node = &p->node;
@@ -193,7 +189,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_options *opts, const fs_
 }
 
 /* Every rank plans alike; the default's memory per rank is collective. */
-static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input_info *info, int P,
+static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_input_info *info, int P,
                            dry_plan *p)
 {
     memset(p, 0, sizeof *p);
@@ -201,8 +197,8 @@ static fs_status make_plan(MPI_Comm comm, const fs_options *opts, const fs_input
     p->info = info;
     p->P = P;
     p->worst = p->chosen = -1;
-    p->is_default = strcmp(opts->transpose, FS_TRANSPOSE_DEFAULT) == 0;
-    p->ops = fs_exchange_find(opts->transpose);
+    p->is_default = opts->strategy.kind == FS_STRATEGY_DEFAULT;
+    p->ops = opts->strategy.kind == FS_STRATEGY_NAMED ? opts->strategy.ops : NULL;
     fs_transform_request rq;
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
     fs_status st = dry_node(comm, opts, &p->node); /* agreed */
@@ -403,12 +399,12 @@ static void json_memory(fs_json *j, const fs_footprint *m)
 static void json_problem(fs_json *j, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    const fs_options *o = p->opts;
+    const fs_run_config *o = p->opts;
     char input[2 * FS_PATH_MAX + 2];
     snprintf(input, sizeof input, "%s:%s", o->input_file ? o->input_file : "", p->info->dataset);
     fs_json_str(j, "schema", FS_DRY_RUN_SCHEMA);
     fs_json_str(j, "version", PACKAGE_VERSION);
-    fs_json_str(j, "command_line", o->argv_joined);
+    fs_json_str(j, "command_line", o->command_line);
     fs_json_str(j, "input", o->shape_ndim ? NULL : input);
     fs_json_ints(j, "shape", p->info->ndim, p->info->shape);
     fs_json_str(j, "dtype", p->info->type_name);
@@ -423,9 +419,9 @@ static void json_problem(fs_json *j, const dry_plan *p)
             axes[naxes++] = k;
     fs_json_ints(j, "axes", naxes, axes);
     fs_json_int(j, "ranks", p->P);
-    fs_json_str(j, "transpose", o->transpose);
+    fs_json_str(j, "transpose", fs_strategy_request_name(&o->strategy));
     fs_json_open(j, "strategy", '{');
-    fs_json_str(j, "requested", o->transpose);
+    fs_json_str(j, "requested", fs_strategy_request_name(&o->strategy));
     fs_json_str(j, "name", strategy_name(p));
     fs_json_str(j, "reason", strategy_reason(p));
     fs_json_close(j, '}');
@@ -534,7 +530,7 @@ static void json_plan(fs_json *j, void *arg)
 
 /* --report=FILE: checked like a run's report (not an input, an input shard
  * or a virtual dataset's source) and its temporary made, collectively. */
-static fs_status begin_report(MPI_Comm comm, const fs_options *opts, const fs_input_info *info,
+static fs_status begin_report(MPI_Comm comm, const fs_run_config *opts, const fs_input_info *info,
                               const fs_shard_set *shards, char **tmp)
 {
     *tmp = NULL;
@@ -561,7 +557,7 @@ static fs_status begin_report(MPI_Comm comm, const fs_options *opts, const fs_in
  * unless --quiet), the JSON into its place, then the verdict. */
 static fs_status speak(const dry_plan *p, char *tmp)
 {
-    const fs_options *o = p->opts;
+    const fs_run_config *o = p->opts;
     FILE *text = !fs_report_to_stdout(o->report_file) ? stdout : o->quiet ? NULL : stderr;
     if (text)
         print_text(text, p);
@@ -584,7 +580,7 @@ static fs_status speak(const dry_plan *p, char *tmp)
     return st;
 }
 
-fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts)
+fs_status fs_dry_run(MPI_Comm comm, const fs_run_config *opts)
 {
     int rank, nranks;
     int err = MPI_Comm_rank(comm, &rank);

@@ -16,13 +16,13 @@
 
 #include <mpi.h>
 #include "core/errors.h"
-#include "options.h"
+#include "plan/runconfig.h"
 
 #define FS_DRY_RUN_SCHEMA "fftshard-dry-run/1"
 
 /* Collective over comm; rank 0 prints. A plan that does not fit
  * --mem-per-rank is FS_ERR_RUNTIME ("not enough memory"), after the text
  * and the JSON are written in full. Returns the agreed status, printed. */
-fs_status fs_dry_run(MPI_Comm comm, const fs_options *opts);
+fs_status fs_dry_run(MPI_Comm comm, const fs_run_config *opts);
 
 #endif

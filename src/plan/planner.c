@@ -68,7 +68,7 @@ static int recorded_halved(const fs_recorded *rec, int n, const int *axes)
 }
 
 /* The axes of an inverse: the recorded ones unless --axes was given. */
-static void take_axes(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+static void take_axes(const fs_run_config *o, const fs_input_info *in, fs_transform_request *rq,
                       fs_planner_notes *notes)
 {
     int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, in->ndim, axes);
@@ -108,7 +108,7 @@ static void take_axes(const fs_options *o, const fs_input_info *in, fs_transform
 }
 
 /* The norm of an inverse: the recorded one unless --norm was given. */
-static void take_norm(const fs_options *o, const fs_recorded *rec, fs_transform_request *rq,
+static void take_norm(const fs_run_config *o, const fs_recorded *rec, fs_transform_request *rq,
                       fs_planner_notes *notes)
 {
     const fs_norm all[] = {FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD};
@@ -129,7 +129,7 @@ static void take_norm(const fs_options *o, const fs_recorded *rec, fs_transform_
 
 /* An inverse of a forward result of fftshard: its defaults and where the
  * options contradict them. */
-static void take_recorded(const fs_options *o, const fs_input_info *in, fs_transform_request *rq,
+static void take_recorded(const fs_run_config *o, const fs_input_info *in, fs_transform_request *rq,
                           fs_planner_notes *notes)
 {
     const fs_recorded *rec = &in->recorded;
@@ -148,7 +148,7 @@ static void take_recorded(const fs_options *o, const fs_input_info *in, fs_trans
                  (long long)in->last_size_attr);
 }
 
-fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *in, int nranks,
                                    fs_transform_request *rq, fs_planner_notes *notes)
 {
     memset(rq, 0, sizeof *rq);
@@ -159,7 +159,7 @@ fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in,
     rq->in_dtype = in->dtype;
     rq->in_name = in->dataset;
     rq->in_type_name = in->type_name;
-    fs_status st = fs_options_resolve_axes(o, in->ndim, rq->transform_axis);
+    fs_status st = fs_run_config_axes(o, in->ndim, rq->transform_axis);
     if (st != FS_OK)
         return st;
     rq->naxes = o->naxes ? o->naxes : in->ndim;
@@ -185,7 +185,7 @@ fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in,
     return FS_OK;
 }
 
-fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+fs_status fs_planner_request(const fs_run_config *o, const fs_input_info *in, int nranks,
                              fs_transform_request *rq)
 {
     return fs_planner_request_noted(o, in, nranks, rq, NULL);
@@ -198,7 +198,7 @@ void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbos
             fs_note("%s%s", notes->warning[i] ? "warning: " : "", notes->text[i]);
 }
 
-unsigned fs_planner_fftw_flags(const fs_options *o)
+unsigned fs_planner_fftw_flags(const fs_run_config *o)
 {
     return o->plan == FS_PLAN_PATIENT   ? FFTW_PATIENT
            : o->plan == FS_PLAN_MEASURE ? FFTW_MEASURE
@@ -431,18 +431,18 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }
 
-fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
-                            fs_strategy_choice *out)
+fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
+                            fs_workbuf *buf, fs_strategy_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->name = "none";
     snprintf(out->reason, sizeof out->reason, "no exchange");
     if (!a->planned->plain.exchanges)
         return FS_OK;
-    if (strcmp(requested, FS_TRANSPOSE_DEFAULT) == 0)
+    if (requested->kind == FS_STRATEGY_DEFAULT)
         return choose_default(a, out);
-    if (strcmp(requested, "auto") != 0) {
-        out->ops = fs_exchange_find(requested);
+    if (requested->kind == FS_STRATEGY_NAMED) {
+        out->ops = requested->ops;
         out->name = out->ops->name;
         snprintf(out->reason, sizeof out->reason, "named by --transpose");
         return FS_OK;

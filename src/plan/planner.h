@@ -24,7 +24,7 @@
 #include "core/errors.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
-#include "options.h"
+#include "plan/runconfig.h"
 #include "plan/transform.h"
 #include "plan/wisdom.h"
 
@@ -33,7 +33,7 @@
  * takes from it what the options leave open: the axes in their order, the
  * norm, and for --real the halved axis (last_size comes from the input in
  * any case). An option that contradicts the record is honoured. */
-fs_status fs_planner_request(const fs_options *o, const fs_input_info *in, int nranks,
+fs_status fs_planner_request(const fs_run_config *o, const fs_input_info *in, int nranks,
                              fs_transform_request *rq);
 
 /* What the request took from the record (notes for --verbose) and where
@@ -47,14 +47,14 @@ typedef struct fs_planner_notes {
 } fs_planner_notes;
 
 /* fs_planner_request, with its notes in *notes (out). */
-fs_status fs_planner_request_noted(const fs_options *o, const fs_input_info *in, int nranks,
+fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *in, int nranks,
                                    fs_transform_request *rq, fs_planner_notes *notes);
 
 /* Rank 0: print the warnings unless quiet, and with verbose the notes. */
 void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose);
 
 /* FFTW planner flags of --plan. */
-unsigned fs_planner_fftw_flags(const fs_options *o);
+unsigned fs_planner_fftw_flags(const fs_run_config *o);
 
 /* The transform of each capability. Both have the same decomposition. */
 typedef struct fs_planned {
@@ -117,14 +117,14 @@ typedef struct fs_trial_args {
     const fs_node *node;          /* the memory per rank, for the default */
 } fs_trial_args;
 
-/* Collective: the strategy named `requested` ("auto": from the wisdom, or
+/* Collective: the strategy `requested` names (auto: from the wisdom, or
  * the transform run once with each strategy on a zeroed buffer, before the
  * input is read, keeping the one whose slowest rank was fastest; the wisdom
- * remembers it and every strategy's time; "default": fs_planner_default
+ * remembers it and every strategy's time; the default: fs_planner_default
  * with the node's memory per rank). buf is grown and its
  * contents lost. Returns the agreed
  * status, its message already printed (once, by the rank that failed). */
-fs_status fs_planner_choose(const char *requested, const fs_trial_args *a, fs_workbuf *buf,
-                            fs_strategy_choice *out);
+fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
+                            fs_workbuf *buf, fs_strategy_choice *out);
 
 #endif

@@ -73,7 +73,7 @@ static int quote(char *buf, size_t size, size_t *len, const char *word)
     return 0;
 }
 
-static fs_status command_of(const fs_options *opts, const fs_transform *t, int ndim,
+static fs_status command_of(const fs_run_config *opts, const fs_transform *t, int ndim,
                             const int64_t *shape, fs_dtype dtype, int nranks, const char *smpirun,
                             const char *sim, char *cmd, size_t size)
 {
@@ -133,7 +133,7 @@ static int print_row(FILE *out, char *line)
     return 1;
 }
 
-fs_status fs_predict_print(FILE *out, const fs_options *opts, const fs_transform *t, int ndim,
+fs_status fs_predict_print(FILE *out, const fs_run_config *opts, const fs_transform *t, int ndim,
                            const int64_t *shape, fs_dtype dtype, int nranks)
 {
     char smpirun[PATH_MAX], sim[PATH_MAX], cmd[8192], line[1024];

@@ -15,13 +15,13 @@
 #include <stdio.h>
 
 #include "core/errors.h"
-#include "options.h"
+#include "plan/runconfig.h"
 #include "plan/transform.h"
 
 /* Print the prediction for plan t on opts->platform_file to out. A missing
  * smpirun or simulator, or a failed simulation, is FS_ERR_RUNTIME with a
  * one-line reason. */
-fs_status fs_predict_print(FILE *out, const fs_options *opts, const fs_transform *t, int ndim,
+fs_status fs_predict_print(FILE *out, const fs_run_config *opts, const fs_transform *t, int ndim,
                            const int64_t *shape, fs_dtype dtype, int nranks);
 
 #endif

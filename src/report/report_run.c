@@ -85,7 +85,7 @@ static void verbose_hyperslabs(const fs_run_view *v)
 void fs_report_verbose_plan(const fs_run_view *v)
 {
     const fs_transform *t = v->t;
-    const fs_options *o = v->opts;
+    const fs_run_config *o = v->opts;
     char title[512];
     describe_run(v, title, sizeof title);
     fs_note("plan: %s", title);
@@ -162,7 +162,7 @@ typedef struct info_text {
 /* A dataset's description for the report (pointing into v and text). */
 static void describe(const fs_run_view *v, info_text *text, fs_report_info *info)
 {
-    const fs_options *o = v->opts;
+    const fs_run_config *o = v->opts;
     const fs_transform *t = v->t;
     describe_run(v, text->title, sizeof text->title);
     snprintf(text->input, sizeof text->input, "%s:%s", v->input_file ? v->input_file : o->input_file,
@@ -175,7 +175,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
     for (int k = 0; k < t->ndim; k++)
         n *= t->shape[k];
     *info = (fs_report_info){
-        .command_line = o->argv_joined,
+        .command_line = o->command_line,
         .input = text->input,
         .output = text->output,
         .dtype = v->info->type_name,
@@ -192,7 +192,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .grid = {t->grid[0], t->grid[1]},
         .nstages = t->nstages,
         .strategy = v->strategy,
-        .strategy_requested = o->transpose,
+        .strategy_requested = fs_strategy_request_name(&o->strategy),
         .strategy_reason = v->strategy_reason,
         .seed = v->params->seed,
         .packet_bytes = v->params->packet_bytes,
@@ -207,7 +207,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
 }
 
 /* The spectra's part of the report and of the summary (line: room for it). */
-static void with_spectrum(const fs_spectrum *s, const fs_options *o, fs_report_info *info,
+static void with_spectrum(const fs_spectrum *s, const fs_run_config *o, fs_report_info *info,
                           char *line, size_t size)
 {
     if (!s)
@@ -333,7 +333,7 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
     return FS_OK;
 }
 
-fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
+fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
                              const fs_report_sections *s, const fs_spectrum *spectrum,
                              const fs_timers *run_timers,
                              const char *report_tmp, char **summary)
@@ -342,7 +342,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
     snprintf(title, sizeof title, "%d datasets into %s, %d rank%s", s->added, o->output_file, nranks,
              nranks == 1 ? "" : "s");
     fs_report_info info = {
-        .command_line = o->argv_joined,
+        .command_line = o->command_line,
         .output = o->output_file,
         .direction = o->inverse ? "inverse" : "forward",
         .norm = fs_norm_name(o->norm),

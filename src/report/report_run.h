@@ -13,7 +13,7 @@
 #include "compute/compute.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
-#include "options.h"
+#include "plan/runconfig.h"
 #include "report/report.h"
 #include "analysis/spectrum.h"
 #include "plan/transform.h"
@@ -21,7 +21,7 @@
 /* A run as the report sees it (rank-local figures; the rest the same on
  * every rank). */
 typedef struct fs_run_view {
-    const fs_options *opts;
+    const fs_run_config *opts;
     const fs_input_info *info;
     const fs_transform *t;
     int nranks;
@@ -69,7 +69,7 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
  * the totals) and the report (the totals with a "datasets" array) of a run
  * of several inputs, whose phases run_timers holds (the datasets'
  * included), as fs_report_run. */
-fs_status fs_report_run_many(MPI_Comm comm, const fs_options *o, int nranks,
+fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
                              const fs_report_sections *s, const fs_spectrum *spectrum,
                              const fs_timers *run_timers,
                              const char *report_tmp, char **summary);

@@ -20,7 +20,6 @@
 #include "tools/grf.h"
 #include "io/h5io.h"
 #include "plan/layout.h"
-#include "options.h"
 #include "core/signals.h"
 #include "tools/synth.h"
 
