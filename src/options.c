@@ -153,16 +153,15 @@ void fs_options_print_help(FILE *out)
         "\n"
         "Planning a job (no data is read or written):\n"
         "      --dry-run           print the decomposition, local blocks, messages and\n"
-        "                          memory per rank, then exit; INPUT optional\n"
+        "                          memory per rank, then exit; INPUT optional (with\n"
+        "                          --report=- piped into fftshard-predict PLATFORM: the\n"
+        "                          strategies' times on a simulated machine)\n"
         "      --shape=SHAPE       the array's shape (e.g. 2048x2048x2048) instead of INPUT\n"
         "      --dtype=TYPE        its type: float32, float64, complex64, complex128\n"
         "      --ranks=N           plan for N ranks (default: this job's)\n"
         "      --mem-per-rank=B    memory per rank (K,M,G,T) the default strategy must\n"
         "                          fit; a dry run says whether the plan fits it and\n"
         "                          exits 1 when it does not\n"
-        "      --platform=FILE     predict each strategy's exchange and total time on\n"
-        "                          the machine of a SimGrid platform FILE (needs\n"
-        "                          SimGrid's smpirun and fftshard-sim)\n"
         "\n"
         "Sharded files:\n"
         "      --shards            INPUT is a pattern with one number field\n"
@@ -400,6 +399,16 @@ static fs_status set_file(const opt_spec *spec, const char *arg, fs_options *opt
     if (arg[0] == '\0')
         return fs_error_set(FS_ERR_USAGE, "--%s: expected a file name", spec->long_name);
     return store_string(spec, arg, opts);
+}
+
+/* --platform, gone from fftshard: the prediction on a simulated machine is
+ * a program of its own that reads the dry run's JSON. */
+static fs_status set_platform(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    (void)opts;
+    return fs_error_set(FS_ERR_USAGE, "--platform: the prediction is a command of its own: "
+                        "fftshard --dry-run --report=- ... | fftshard-predict %s", arg);
 }
 
 /* An integer in [spec->lo, spec->hi], into an int or int64_t field. */
@@ -655,7 +664,7 @@ static const opt_spec specs[] = {
     {OPT("ranks", 0, required_argument, set_long, ranks), .lo = 1, .hi = 1L << 30,
      .expected = "a positive integer"},
     {OPT("mem-per-rank", 0, required_argument, set_mem_per_rank, mem_per_rank)},
-    {OPT("platform", 0, required_argument, set_file, platform_file)},
+    {OPT("platform", 0, required_argument, set_platform, action)},
     {OPT("shards", 0, no_argument, set_flag, shards)},
     {OPT("shard-output", 0, optional_argument, set_shard_output, shard_output)},
     {OPT("chunks", 0, required_argument, set_chunks, chunks)},
@@ -813,8 +822,8 @@ static fs_status take_operands(int argc, char **argv, int first, fs_options *opt
     if (opts->quiet && opts->verbose)
         return fs_error_set(FS_ERR_USAGE, "--quiet, --verbose: the two contradict each other");
     int npos = argc - first;
-    if ((opts->shape_ndim || opts->dtype || opts->ranks || opts->platform_file) && !opts->dry_run)
-        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks, --platform: only with --dry-run");
+    if ((opts->shape_ndim || opts->dtype || opts->ranks) && !opts->dry_run)
+        return fs_error_set(FS_ERR_USAGE, "--shape, --dtype, --ranks: only with --dry-run");
     if (opts->dry_run) {
         /* Planning a job: the input may be described instead of named. */
         if (opts->shape_ndim ? npos != 0 : (npos < 1 || npos > 2))
@@ -882,7 +891,6 @@ void fs_options_free(fs_options *opts)
     free(opts->transpose);
     free(opts->wisdom_file);
     free(opts->report_file);
-    free(opts->platform_file);
     free(opts->dtype);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);
@@ -940,7 +948,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .input_file = o->input_file, .input_dataset = o->input_dataset,
         .ninputs = o->ninputs, .inputs = o->inputs, .shards = o->shards,
         .shape_ndim = o->shape_ndim, .dtype = dtype_of(o->dtype), .ranks = o->ranks,
-        .mem_per_rank = o->mem_per_rank, .platform_file = o->platform_file,
+        .mem_per_rank = o->mem_per_rank,
         .inverse = o->inverse, .real = o->real, .last_size = o->last_size,
         .precision = o->precision, .plan = o->plan, .norm = o->norm, .norm_given = o->norm_given,
         .naxes = o->naxes, .check = o->check, .check_tolerance = o->check_tolerance,

@@ -60,7 +60,6 @@ typedef struct fs_options {
     uint64_t mem_per_rank; /* --mem-per-rank (0: not given) */
     int shards;            /* --shards: INPUT names shard files */
     int shard_output;      /* --shard-output: 0 not given, -1 one per rank, else files */
-    char *platform_file;   /* --platform: SimGrid platform for the dry run's prediction */
     int64_t chunks[FS_MAX_DIMS]; /* --chunks */
     int chunks_ndim;       /* 0: not given */
     int deflate;           /* --deflate level, 0: none */

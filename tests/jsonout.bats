@@ -262,3 +262,15 @@ print(p["decomposition"]["split_axis_after"], [s["gathered"] for s in p["stages"
     assert_equal "$(checksum in.h5)" "$before"
     assert_no_temporaries
 }
+
+@test "--dry-run --report: the exchange settings, as given and by default" {
+    run --separate-stderr "$FFTSHARD" --dry-run --report=- --shape=16x16x16 --ranks=4 \
+        --seed=7 --packet=64K --queues=2
+    assert_success
+    assert_equal "$(python_serial -c 'import json, sys; s = json.loads(sys.argv[1])["strategy"]
+print(s["seed"], s["packet_bytes"], s["queues"])' "$output")" "7 65536 2"
+    run --separate-stderr "$FFTSHARD" --dry-run --report=- --shape=16x16x16 --ranks=4
+    assert_success
+    assert_equal "$(python_serial -c 'import json, sys; s = json.loads(sys.argv[1])["strategy"]
+print(s["seed"], s["packet_bytes"], s["queues"])' "$output")" "1 1048576 4"
+}

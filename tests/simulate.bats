@@ -4,11 +4,13 @@
 # simulate): it builds with SimGrid's smpicc, a 64-rank torus case gives
 # every strategy a positive exchange and total time, and the component of
 # the groups (--groups=component) has the size the torus's routes give and
-# the times of the full run. Skipped without SimGrid.
+# the times of the full run; fftshard-predict's table for a dry run's plan.
+# Skipped without SimGrid.
 
 load helpers
 
 FFTSHARD_SIM=${FFTSHARD_SIM:-$srcdir/sim/fftshard-sim}
+FFTSHARD_PREDICT=${FFTSHARD_PREDICT:-$srcdir/sim/fftshard-predict}
 
 setup() {
     command -v smpirun >/dev/null || skip "SimGrid's smpirun is not installed"
@@ -80,9 +82,15 @@ sim_run() {
     [[ "$component" == *",8/16" ]]
 }
 
-@test "simulate: --dry-run --platform prints every strategy's predicted times" {
-    run --separate-stderr "$FFTSHARD" --dry-run --shape=64x64x64 --dtype=complex128 --ranks=8 \
-        --platform="$srcdir/sim/platforms/fattree-64.xml"
+# predict ARGS...: fftshard-predict with the oracle's Python and the
+# simulator of this build.
+predict() {
+    FFTSHARD_SIM="$FFTSHARD_SIM" python_serial "$FFTSHARD_PREDICT" "$@"
+}
+
+@test "simulate: fftshard-predict prints every strategy's predicted times for the dry run's plan" {
+    "$FFTSHARD" --dry-run --shape=64x64x64 --dtype=complex128 --ranks=8 --report=- 2>/dev/null >plan.json
+    run --separate-stderr predict "$srcdir/sim/platforms/fattree-64.xml" <plan.json
     assert_success
     assert_output --partial "Predicted on $srcdir/sim/platforms/fattree-64.xml (8 simulated ranks"
     "$PYTHON_ORACLE" - "$output" <<'PY'
@@ -96,19 +104,40 @@ for r in rows:
     x, f, t = map(float, r[1:])
     assert 0 < x < t < 1 and abs(x + f - t) < 0.5 * t, r
 PY
+    # The plan named as a file gives the same table.
+    local piped=$output
+    run --separate-stderr predict "$srcdir/sim/platforms/fattree-64.xml" plan.json
+    assert_success
+    assert_equal "$output" "$piped"
 }
 
-@test "simulate: --dry-run --platform without SimGrid fails in one line" {
-    run --separate-stderr env PATH=/nonexistent "$FFTSHARD" --dry-run --shape=64x64x64 --ranks=8 \
-        --platform="$srcdir/sim/platforms/fattree-64.xml"
+@test "simulate: fftshard-predict without SimGrid fails in one line" {
+    "$FFTSHARD" --dry-run --shape=64x64x64 --ranks=8 --report=plan.json >/dev/null
+    run --separate-stderr env PATH=/nonexistent FFTSHARD_SIM="$FFTSHARD_SIM" "$PYTHON_ORACLE" \
+        "$FFTSHARD_PREDICT" "$srcdir/sim/platforms/fattree-64.xml" plan.json
     assert_failure 1
-    [ "$stderr" = "fftshard: error: --platform: SimGrid's smpirun is not installed (not in PATH)" ]
+    [ "$stderr" = "fftshard-predict: error: SimGrid's smpirun is not installed (not in PATH)" ]
 }
 
-@test "simulate: --platform needs --dry-run" {
-    run --separate-stderr "$FFTSHARD" --platform="$srcdir/sim/platforms/fattree-64.xml" in.h5 out.h5
+@test "simulate: fftshard-predict refuses what is not a dry run's plan (3) and a bad command line (2)" {
+    echo '{"schema": "fftshard-report/1"}' >report.json
+    run --separate-stderr predict "$srcdir/sim/platforms/fattree-64.xml" report.json
+    assert_failure 3
+    [ "$stderr" = "fftshard-predict: error: report.json: not a dry run's plan (expected the JSON of fftshard --dry-run --report, schema fftshard-dry-run/1)" ]
+    run --separate-stderr predict
     assert_failure 2
-    [[ "$stderr" == *"--platform: only with --dry-run"* ]]
+    [ "${stderr_lines[1]}" = "Try 'fftshard-predict --help' for more information." ]
+}
+
+@test "simulate: fftshard --platform names the command that replaced it" {
+    local args
+    for args in "--dry-run --shape=64x64x64 --ranks=8" "in.h5 out.h5"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr "$FFTSHARD" $args --platform="$srcdir/sim/platforms/fattree-64.xml"
+        assert_failure 2
+        [ "${stderr_lines[0]}" = "fftshard: error: --platform: the prediction is a command of its own: fftshard --dry-run --report=- ... | fftshard-predict $srcdir/sim/platforms/fattree-64.xml" ] ||
+            fail "$args: $stderr"
+    done
 }
 
 # Two ranks on one 2-core host whose link costs nothing (a latency of

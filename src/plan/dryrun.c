@@ -18,7 +18,6 @@
 #include "plan/footprint.h"
 #include "io/h5io.h"
 #include "plan/planner.h"
-#include "plan/predict.h"
 #include "report/report.h"
 #include "plan/transform.h"
 
@@ -424,6 +423,9 @@ static void json_problem(fs_json *j, const dry_plan *p)
     fs_json_str(j, "requested", fs_strategy_request_name(&o->strategy));
     fs_json_str(j, "name", strategy_name(p));
     fs_json_str(j, "reason", strategy_reason(p));
+    fs_json_int(j, "seed", (int64_t)o->seed);
+    fs_json_int(j, "packet_bytes", (int64_t)o->packet_bytes);
+    fs_json_int(j, "queues", o->queues);
     fs_json_close(j, '}');
 
     fs_json_open(j, "decomposition", '{');
@@ -562,10 +564,7 @@ static fs_status speak(const dry_plan *p, char *tmp)
     if (text)
         print_text(text, p);
     fs_status st = FS_OK;
-    if (o->platform_file)
-        st = fs_predict_print(text ? text : stderr, o, &p->t, p->info->ndim, p->info->shape,
-                              p->info->dtype, p->P);
-    if (st == FS_OK && o->report_file)
+    if (o->report_file)
         st = fs_json_write(o->report_file, tmp, json_plan, (void *)p);
     if (tmp && st == FS_OK)
         st = fs_atomic_commit(tmp, o->report_file);

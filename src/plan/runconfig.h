@@ -60,7 +60,6 @@ typedef struct fs_run_config {
     fs_dtype dtype;              /* of --shape (complex128 unless given) */
     int ranks;                   /* 0: this job's */
     uint64_t mem_per_rank;       /* 0: the node's available memory */
-    const char *platform_file;   /* SimGrid platform for the dry run's prediction */
     /* The transform. */
     int inverse;
     int real;                    /* r2c forward, c2r inverse */
