@@ -124,9 +124,8 @@ void fs_options_print_help(FILE *out)
         "      --transpose=NAME    all-to-all exchange strategy; by default the fastest\n"
         "                          whose memory fits --mem-per-rank (else the node's\n"
         "                          available memory over its ranks), by auto's times\n"
-        "                          in --wisdom, else in the order random, xorswap,\n"
-        "                          pairwise, alltoall (with more ranks than cores:\n"
-        "                          alltoall, pairwise, xorswap, random):\n",
+        "                          in --wisdom, else the first in this order (of\n"
+        "                          expected speed):\n",
         out);
     for (int i = 0; fs_exchange_strategies[i]; i++)
         fprintf(out, "                            %-9s %s\n", fs_exchange_strategies[i]->name,

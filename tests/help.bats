@@ -42,3 +42,19 @@ long_options_missing_from() {
     missing=$(mkdata 1 --help | long_options_missing_from "$srcdir/man/fftshard-mkdata.1")
     [ -z "$missing" ] || fail "not in man/fftshard-mkdata.1: $missing"
 }
+
+# The default strategy's order of expected speed is written once, in the
+# strategy table (src/exchange/exchange.c): --help lists the strategies in
+# that order, and the man page's sentence names the same order.
+@test "the default strategy order: --help's list is the strategy table's and the man page's" {
+    local table help man
+    table=$(sed -n '/^#define STRATEGIES(X)/,/^$/p' "$srcdir/src/exchange/exchange.c" |
+        grep -o 'X(fs_exchange_[a-z0-9_]*)' | sed -e 's/^X(fs_exchange_//' -e 's/)$//' | tr '\n' ' ')
+    help=$(fftshard 1 --help | sed -n '/--transpose=NAME/,/--seed=/p' |
+        grep -E '^ {28}[a-z0-9_]+ ' | awk '$1 != "auto" && $1 != "default" { print $1 }' | tr '\n' ' ')
+    man=$(grep -A1 '^\.\\" The order of the strategy table' "$srcdir/man/fftshard.1" | sed -n 2p |
+        tr -d ',.' | tr ' ' '\n' | grep . | tr '\n' ' ')
+    [ -n "$table" ] && [ "$(wc -w <<<"$table")" -ge 4 ] || fail "no strategy table found: '$table'"
+    assert_equal "$help" "$table"
+    assert_equal "$man" "$table"
+}

@@ -259,16 +259,16 @@ report_waits() {
     local totals name reason limit
     # As on a node with a core per rank, whatever this machine has.
     export FFTSHARD_NODE_CPUS=64
-    # Room for all: random, the fastest expected, by the node's memory.
+    # Room for all: alltoall, the fastest expected, by the node's memory.
     totals=$(dry_totals a.h5)
     name=$(sed -n 2p <<<"$totals")
     reason=$(sed -n 3p <<<"$totals")
-    assert_equal "$name" random
+    assert_equal "$name" alltoall
     [[ $reason == "the fastest by expected speed that fits: needs "*" MiB per rank ("*"of the node over 2 ranks)" ]] ||
         fail "dry run's reason: $reason"
     fs 2 a.h5 o_default.h5 --report=r.json
-    assert_equal "$(report_strategy r.json | head -1)" "random default"
-    assert_equal "$(oracle_attr o_default.h5 transpose)" random
+    assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
+    assert_equal "$(oracle_attr o_default.h5 transpose)" alltoall
     # A limit that random and alltoall (a send buffer) exceed and xorswap
     # (in place) fits takes xorswap, the fastest left.
     read -r -a sizes <<<"$(head -1 <<<"$totals")"
@@ -283,7 +283,7 @@ print(t["xorswap"])' "${sizes[@]}")
     assert_equal "$(report_strategy r2.json | head -1)" "xorswap default"
     reason=$(report_strategy r2.json | tail -1)
     assert_equal "$reason" "$(sed -n 3p <<<"$totals")"
-    [[ $reason == "the fastest by expected speed that fits: needs "*" MiB per rank (--mem-per-rank); too large: random "*", alltoall "* ]] ||
+    [[ $reason == "the fastest by expected speed that fits: needs "*" MiB per rank (--mem-per-rank); too large: alltoall "*", random "* ]] ||
         fail "reason: $reason"
     run --separate-stderr fftshard 2 --verbose --mem-per-rank="$limit" -f a.h5 o_limited.h5
     assert_success
@@ -299,7 +299,7 @@ print(t["xorswap"])' "${sizes[@]}")
     check_all
 }
 
-@test "with more ranks than cores the default puts the fewest messages first: alltoall, then pairwise" {
+@test "with more ranks than cores the default takes the same order, and its waits yield" {
     # 128x128x64: alltoall's second array makes it the largest.
     oracle make a.h5 128x128x64:complex128
     local totals limit
@@ -307,23 +307,24 @@ print(t["xorswap"])' "${sizes[@]}")
     export FFTSHARD_NODE_CPUS=1
     totals=$(dry_totals a.h5)
     assert_equal "$(sed -n 2p <<<"$totals")" alltoall
-    [[ $(sed -n 3p <<<"$totals") == "the fastest by expected speed that fits, with more ranks than cores (the fewest messages first): needs "* ]] ||
+    [[ $(sed -n 3p <<<"$totals") == "the fastest by expected speed that fits: needs "* ]] ||
         fail "dry run's reason: $totals"
     fs 2 a.h5 o_crowded.h5 --report=r.json
     assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
     # A rank waiting for messages gives its core up (every strategy waits so
     # in test_exchange's crowded cases); with a core each it spins.
     assert_equal "$(report_waits r.json)" yield
-    [[ $(report_strategy r.json | tail -1) == "the fastest by expected speed that fits, with more ranks than cores (the fewest messages first): needs "* ]] ||
+    [[ $(report_strategy r.json | tail -1) == "the fastest by expected speed that fits: needs "* ]] ||
         fail "run's reason: $(report_strategy r.json)"
-    # alltoall too large (its send buffer): pairwise, the next with few messages.
+    # alltoall too large (its send buffer): xorswap, the next in the order.
     limit=$(python_serial -c 'import sys
 t = dict(kv.split("=") for kv in sys.argv[1:])
+assert int(t["xorswap"]) <= int(t["pairwise"]) < int(t["alltoall"]), t
 print(int(t["pairwise"]))' $(head -1 <<<"$totals"))
     fs 2 a.h5 o_crowded_limited.h5 --mem-per-rank="$limit" --report=r2.json
-    assert_equal "$(report_strategy r2.json | head -1)" "pairwise default"
+    assert_equal "$(report_strategy r2.json | head -1)" "xorswap default"
     FFTSHARD_NODE_CPUS=2 fs 2 a.h5 o_room.h5 --report=r3.json
-    assert_equal "$(report_strategy r3.json | head -1)" "random default"
+    assert_equal "$(report_strategy r3.json | head -1)" "alltoall default"
     assert_equal "$(report_waits r3.json)" spin
     check_all
 }
@@ -331,17 +332,17 @@ print(int(t["pairwise"]))' $(head -1 <<<"$totals"))
 @test "the default takes the fastest by auto's times in --wisdom, when it fits" {
     oracle make a.h5 128x64x64:complex128
     fs 2 a.h5 o_auto.h5 --transpose=auto --wisdom=w.txt
-    # Make alltoall, last in the expected order, the fastest on record.
-    sed -i -E 's|^(transpose [^ ]*/timed=alltoall alltoall) [0-9.]+$|\1 0.000001|' w.txt
-    grep -q 'timed=alltoall alltoall 0.000001$' w.txt || fail "$(cat w.txt)"
+    # Make random, last in the expected order, the fastest on record.
+    sed -i -E 's|^(transpose [^ ]*/timed=random random) [0-9.]+$|\1 0.000001|' w.txt
+    grep -q 'timed=random random 0.000001$' w.txt || fail "$(cat w.txt)"
     fs 2 a.h5 o_default.h5 --wisdom=w.txt --report=r.json
-    assert_equal "$(report_strategy r.json | head -1)" "alltoall default"
+    assert_equal "$(report_strategy r.json | head -1)" "random default"
     [[ $(report_strategy r.json | tail -1) == "the fastest that fits by auto's times in the wisdom file (0.0000 s): "* ]] ||
         fail "$(report_strategy r.json)"
     run --separate-stderr fftshard 2 --dry-run --wisdom=w.txt a.h5
     assert_success
-    [[ $output == *"strategy: alltoall (default: the fastest that fits by auto's times"* ]] || fail "$output"
-    # When alltoall does not fit, the fastest timed one that does: only
+    [[ $output == *"strategy: random (default: the fastest that fits by auto's times"* ]] || fail "$output"
+    # When random does not fit, the fastest timed one that does: only
     # xorswap fits its own figure.
     local limit
     limit=$(fftshard 2 --dry-run --report=- -q a.h5 | python_serial -c 'import json, sys

@@ -136,7 +136,11 @@ typedef struct fs_exchange_ops {
     void (*destroy)(fs_exchange *x);
 } fs_exchange_ops;
 
-/* The strategy table: NULL-terminated. */
+/* The strategy table, NULL-terminated, in the order of expected speed,
+ * fastest first: the default strategy takes the first that fits
+ * (planner.h), --help lists them so, auto times them so. At most
+ * FS_EXCHANGE_MAX_STRATEGIES. */
+#define FS_EXCHANGE_MAX_STRATEGIES 32
 extern const fs_exchange_ops *const fs_exchange_strategies[];
 
 /* Find a strategy by name (NULL when unknown). */

@@ -21,8 +21,6 @@
 #include "report/report.h"
 #include "plan/transform.h"
 
-/* The strategies the dry run compares (the table's, for `auto`). */
-#define MAX_STRATEGIES 32
 
 static double mib(double bytes)
 {
@@ -82,7 +80,7 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
     *n = 0;
     *worst = -1;
-    for (int i = 0; fs_exchange_strategies[i] && *n < MAX_STRATEGIES; i++) {
+    for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
         const fs_exchange_ops *o = fs_exchange_strategies[i];
         if (ops && o != ops)
             continue;
@@ -130,7 +128,7 @@ typedef struct dry_plan {
     fs_node node;                      /* the ranks' node: the memory the default
                                         * fitted, crowded, the I/O thread */
     fs_transform t;
-    fs_footprint fps[MAX_STRATEGIES];  /* per strategy compared, table order */
+    fs_footprint fps[FS_EXCHANGE_MAX_STRATEGIES];  /* per strategy compared, table order */
     int nfps, worst;                   /* worst: the largest, -1 without exchange */
     int chosen;                        /* the one the memory line speaks of, -1: none */
     fs_footprint none;                 /* without exchange */
@@ -176,8 +174,8 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq,  &params, opts->check,   node->mem_per_rank, node->mem_source,
-                              w,   key,     node->crowded, node->io_thread};
+        fs_default_args da = {rq, &params, opts->check, node->mem_per_rank, node->mem_source,
+                              w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
     fs_wisdom_free(&w);

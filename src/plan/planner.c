@@ -298,39 +298,6 @@ static fs_status trial(const fs_trial_args *a, const char *key, fs_workbuf *buf,
     return FS_OK;
 }
 
-/* The strategies by expected speed, fastest first: the order measured
- * for fft + exchange on 256^3 complex128 on 2 ranks of 2 cores (random
- * 0.084 s, xorswap 0.110, pairwise 0.113, alltoall 0.123; best of 3).
- * With more ranks than cores MPICH's busy-polling ranks take turns on the
- * cores and every message waits for its peer's turn: the fewest messages
- * win. The same array on 3, 4 and 8 ranks of 2 cores, exchange alone:
- * alltoall 0.04-0.12 s, pairwise 0.19-0.35, xorswap 0.23-0.40, random
- * 0.23-0.62. A strategy not named here comes after these, in the table's
- * order. */
-static const char *const expected_order[] = {"random", "xorswap", "pairwise", "alltoall"};
-static const char *const crowded_order[] = {"alltoall", "pairwise", "xorswap", "random"};
-#define NAMED_ORDER (int)(sizeof expected_order / sizeof expected_order[0])
-_Static_assert(sizeof crowded_order == sizeof expected_order, "both orders name every strategy");
-
-/* The table's strategies in the expected order (crowded: with more ranks
- * than cores): their count. */
-static int by_expected_speed(int crowded, const fs_exchange_ops **out)
-{
-    const char *const *named = crowded ? crowded_order : expected_order;
-    int n = 0;
-    for (int i = 0; i < NAMED_ORDER; i++)
-        if (fs_exchange_find(named[i]))
-            out[n++] = fs_exchange_find(named[i]);
-    for (int i = 0; fs_exchange_strategies[i]; i++) {
-        int listed = 0;
-        for (int k = 0; k < NAMED_ORDER; k++)
-            listed = listed || strcmp(fs_exchange_strategies[i]->name, named[k]) == 0;
-        if (!listed)
-            out[n++] = fs_exchange_strategies[i];
-    }
-    return n;
-}
-
 static double mib(int64_t bytes)
 {
     return (double)bytes / 1048576.0;
@@ -353,11 +320,11 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->name = "none";
-    const fs_exchange_ops *order[64];
-    int n = by_expected_speed(a->crowded, order);
-    fs_footprint fp[64];
-    int fits[64], nfit = 0, least = 0;
-    for (int i = 0; i < n; i++) {
+    /* The table's order is the order of expected speed (exchange.c). */
+    const fs_exchange_ops *const *order = fs_exchange_strategies;
+    fs_footprint fp[FS_EXCHANGE_MAX_STRATEGIES];
+    int fits[FS_EXCHANGE_MAX_STRATEGIES], nfit = 0, least = 0, n = 0;
+    for (int i = 0; order[i] && i < FS_EXCHANGE_MAX_STRATEGIES; i++, n++) {
         fs_status st = fs_footprint_of(a->rq, order[i], a->params, a->check, a->io_thread, &fp[i]);
         if (st != FS_OK)
             return st;
@@ -398,9 +365,7 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
     for (int i = 0; pick < 0 && i < n; i++)
         if (fits[i]) {
             pick = i;
-            how = a->crowded ? "the fastest by expected speed that fits, with more ranks than "
-                               "cores (the fewest messages first)"
-                             : "the fastest by expected speed that fits";
+            how = "the fastest by expected speed that fits";
         }
     if (pick < 0) {
         pick = least;
@@ -425,9 +390,8 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
     const fs_node *node = a->node;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
-    fs_default_args da = {a->rq,         a->params,        a->check, node->mem_per_rank,
-                          node->mem_source, a->wisdom,     key,      node->crowded,
-                          node->io_thread};
+    fs_default_args da = {a->rq,            a->params, a->check, node->mem_per_rank,
+                          node->mem_source, a->wisdom, key,      node->io_thread};
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }
 

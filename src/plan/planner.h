@@ -90,7 +90,6 @@ typedef struct fs_default_args {
     const char *mem_source;           /* where that figure comes from */
     const fs_wisdom *wisdom;          /* may be NULL */
     const char *wisdom_key;           /* fs_planner_auto_key of these sizes */
-    int crowded;                      /* more ranks than cores on a node (fs_node.crowded) */
     int io_thread;                    /* the I/O overlaps the FFTs (fs_node.io_thread) */
 } fs_default_args;
 
@@ -98,8 +97,8 @@ typedef struct fs_default_args {
  * strategies whose footprint fits a->mem_per_rank, the fastest of them by
  * the seconds auto stored in the wisdom file for these sizes when it holds
  * some, else auto's remembered choice, else the first in the order of
- * expected speed (another order when a->crowded); when none fits, the one
- * that needs least. */
+ * expected speed (the strategy table's, exchange.h); when none fits, the
+ * one that needs least. */
 fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out);
 
 /* What the auto trial needs. */
