@@ -23,6 +23,7 @@
 #include "plan/layout.h"
 
 #define FS_PATH_MAX 1024
+#define FS_RECORDED_WHY 96
 
 /* What a forward run of fftshard recorded on its result (fftshard(1),
  * FILES AND CONVENTIONS), for an inverse run to default to: the values as
@@ -34,6 +35,10 @@ typedef struct fs_recorded {
     int naxes;                   /* 0: no usable axes attribute */
     int64_t axes[FS_LAYOUT_MAX_DIMS]; /* in the order given (versions without real_axis: sorted) */
     int64_t real_axis;           /* the halved axis of r2c; -1 when not recorded */
+    /* Why a recorded value cannot be fftshard's, naming the attribute ("":
+     * absent or usable; the value is then not taken): axes_bad covers the
+     * axes and real_axis attributes. The inverse refuses what it would take. */
+    char axes_bad[FS_RECORDED_WHY], norm_bad[FS_RECORDED_WHY], transform_bad[FS_RECORDED_WHY];
 } fs_recorded;
 
 /* What the probe learned; plain data so it can be broadcast as bytes. */
@@ -44,6 +49,7 @@ typedef struct fs_input_info {
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
+    char last_size_bad[FS_RECORDED_WHY]; /* why it is no length ("": absent or usable) */
     fs_recorded recorded;        /* a forward run's attributes */
     int is_virtual;              /* a virtual dataset (its sources were checked) */
     int has_offset;              /* an "offset" attribute: a shard's place in the whole */
