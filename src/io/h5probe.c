@@ -588,6 +588,12 @@ fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, 
 
 /* ------------------------------------------------------------------ probe */
 
+fs_file_stamp fs_file_stamp_of(const struct stat *st)
+{
+    return (fs_file_stamp){1, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
+                           (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
+}
+
 /* An attribute opened for reading: its handles, class and element count. */
 typedef struct attr_handle {
     hid_t aid, asp, aty;
@@ -921,13 +927,14 @@ static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
     return fs_h5_close_ids(ret, label, 2, sid, tid);
 }
 
-/* What can be said of the file before HDF5 opens it. */
-static fs_status check_file(const char *file)
+/* What can be said of the file before HDF5 opens it; its stamp. */
+static fs_status check_file(const char *file, fs_file_stamp *stamp)
 {
     struct stat st;
     fs_status ret = check_regular(file, file, &st);
     if (ret != FS_OK)
         return ret;
+    *stamp = fs_file_stamp_of(&st);
     htri_t is_hdf5 = H5Fis_hdf5(file);
     if (is_hdf5 < 0)
         return fs_h5_fail(FS_ERR_INPUT, "%s: not an HDF5 file (HDF5 cannot read its signature)", file);
@@ -941,7 +948,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
 {
     hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID;
     memset(info, 0, sizeof *info);
-    fs_status ret = check_file(file);
+    fs_status ret = check_file(file, &info->stamp);
     if (ret != FS_OK)
         return ret;
     fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);

@@ -41,8 +41,17 @@ typedef struct fs_recorded {
     char axes_bad[FS_RECORDED_WHY], norm_bad[FS_RECORDED_WHY], transform_bad[FS_RECORDED_WHY];
 } fs_recorded;
 
+/* Which file a path named when the probe looked at it: an input changed
+ * later (truncated, rewritten, replaced) no longer matches. */
+typedef struct fs_file_stamp {
+    int known;                   /* 0: not taken (shards) */
+    uint64_t dev, ino;
+    int64_t size, mtime_s, mtime_ns;
+} fs_file_stamp;
+
 /* What the probe learned; plain data so it can be broadcast as bytes. */
 typedef struct fs_input_info {
+    fs_file_stamp stamp;         /* the input file as the probe found it */
     char dataset[FS_PATH_MAX];   /* absolute path in the file */
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];
@@ -76,6 +85,10 @@ fs_status fs_h5_init(void);
  * FS_ERR_INPUT with a message for every unusable case, FS_ERR_RUNTIME when
  * HDF5 fails in a way the file does not explain. */
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
+
+/* The stamp of a file from its stat. */
+struct stat;
+fs_file_stamp fs_file_stamp_of(const struct stat *st);
 
 /* Rank 0 only: the source files of the virtual dataset `dataset` in `file`
  * as stored (relative names are relative to file's directory); *n 0 when
