@@ -32,8 +32,8 @@
  *       most BYTES per rank (instead of tens of MiB), and every rank sleeps
  *       SECONDS (a decimal number) after each piece, so that a small file
  *       reads as slowly as a large one (h5io.c). Used by tests/io.bats
- *       (progress lines during a long read). Ignored unless both are
- *       positive.
+ *       (progress lines during a long read; an input changed while it is
+ *       read). Ignored unless both are positive.
  *   FFTSHARD_IO_THREAD=on|off   for tests and measurements. Whether the
  *       read and the write overlap the FFTs through a helper thread
  *       (pipeline.c) wherever the data allow, instead of only where every
