@@ -182,8 +182,10 @@ static fs_status plan_overlap(run *r)
 static fs_status stage_read(run *r)
 {
     const dataset *ds = r->cur;
+    /* fs_h5_read checks the input it read is the one probed; so here. */
     if (fs_overlap_reads(r->overlap))
-        return fs_overlap_read(r->overlap, &r->cur->timers, &r->progress);
+        return fs_h5_input_unchanged(r->comm, ds->file, ds->info,
+                                     fs_overlap_read(r->overlap, &r->cur->timers, &r->progress));
     fs_io_map m = fs_transform_read_map(ds->t, fs_decomposition_first(r->d));
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */

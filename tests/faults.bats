@@ -104,6 +104,32 @@ signal_run() {
 }
 
 # bats test_tags=sanitized
+# bats test_tags=sanitized
+@test "the input check's process ended from outside (SIGKILL as the OOM killer, SIGTERM, SIGINT): exit 1 saying so, not a damaged file" {
+    oracle make in.h5 8x6:complex128
+    local sig rank0 checker
+    for sig in KILL TERM INT; do
+        # the process checking INPUT for rank 0 holds its question
+        paused_run probe 2 in.h5 out.h5
+        rank0=$(rank_pid "$job" 0)
+        [ -n "$rank0" ] || skip "cannot find the ranks among mpiexec's processes"
+        checker=$(ps -o pid= --ppid "$rank0")
+        [ -n "$checker" ] || fail "rank 0 has no process checking the input"
+        # shellcheck disable=SC2086
+        kill "-$sig" $checker
+        end_job
+        assert_equal "$job_status" "$EXIT_RUNTIME"
+        [ "$(grep -c 'fftshard: error' run.err)" -eq 1 ] || fail "not one message: $(cat run.err)"
+        grep -q "^fftshard: error: in.h5: the process checking it was ended by SIG$sig (.*) from outside .*; the input was not judged$" run.err ||
+            fail "SIG$sig: $(cat run.err)"
+        ! grep -q "damaged" run.err || fail "a good file called damaged: $(cat run.err)"
+        [ ! -e out.h5 ] || fail "out.h5 written"
+        assert_no_temporaries
+    done
+    fs 2 in.h5 out.h5
+    check_all
+}
+
 @test "SIGKILL of a rank: the job ends, no OUTPUT; the next run removes what was left" {
     oracle make in.h5 12x10x8:complex128
     local r pid

@@ -236,6 +236,47 @@ for name in ("c.h5", "r.h5", "s.h5"):
     same a.h5 sb.h5
 }
 
+# bats test_tags=sanitized
+@test "recorded attributes fftshard cannot have written: exit 3 naming the attribute, unless an option replaces it" {
+    oracle make a.h5 6x8:float64
+    fftshard 1 --quiet a.h5 f.h5
+    fftshard 1 --quiet --real a.h5 r.h5
+    # FILE ATTRIBUTE PYTHON-VALUE OPTION-THAT-REPLACES-IT MESSAGE-FRAGMENT
+    local cases=(
+        "f.h5|axes|[0, 5]|--axes=0,1|names axis 5 of a 2-D array"
+        "f.h5|axes|[1, 1]|--axes=0,1|names axis 1 twice"
+        "f.h5|axes|np.zeros(0, np.int64)|--axes=0,1|the axes attribute is empty"
+        "f.h5|axes|list(range(9))|--axes=0,1|holds 9 values"
+        "f.h5|axes|[2**62]|--axes=0,1|names axis 4611686018427387904"
+        "f.h5|axes|'0,1'|--axes=0,1|the axes attribute is a string"
+        "f.h5|norm|'sideways'|--norm=backward|the norm attribute is 'sideways'"
+        "f.h5|norm|3|--norm=backward|the norm attribute is a number"
+        "f.h5|norm|''|--norm=backward|the norm attribute is ''"
+        "r.h5|real_axis|2|--axes=0,1|the real_axis attribute 2"
+        "r.h5|last_size|0|--last-size=8|the last_size attribute is 0"
+        "r.h5|last_size|-5|--last-size=8|the last_size attribute is -5"
+    )
+    local c file name value option fragment real n=0
+    for c in "${cases[@]}"; do
+        IFS='|' read -r file name value option fragment <<<"$c"
+        n=$((n + 1))
+        cp "$file" "e$n.h5"
+        python_serial -c "import h5py, numpy as np
+with h5py.File('e$n.h5', 'r+') as f:
+    f['data'].attrs['$name'] = $value"
+        real=
+        [ "$file" = r.h5 ] && real=--real
+        run --separate-stderr fftshard $((n % 2 + 1)) --inverse $real "e$n.h5" "b$n.h5"
+        assert_error "$EXIT_INPUT" "/data: --inverse: " "$fragment" "$name attribute" "give ${option%%=*})"
+        [ ! -e "b$n.h5" ] || fail "$c: an output was written"
+        assert_no_temporaries
+        # the option in its place: the round trip, the attribute unused
+        run --separate-stderr fftshard 1 --quiet --inverse $real "$option" "e$n.h5" "b$n.h5"
+        [ "$status" -eq 0 ] || fail "$c, $option: $stderr"
+        same a.h5 "b$n.h5"
+    done
+}
+
 # The attributes h5py writes, of every kind fftshard copies, and one of
 # fftshard's names.
 write_attributes() {

@@ -13,6 +13,12 @@ load helpers
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     CASES=()
+    job=
+}
+
+# A failed test must not leave its background job behind.
+teardown() {
+    kill_job
 }
 
 # json FILE EXPR: a Python expression on the parsed report `r`.
@@ -124,6 +130,39 @@ assert final[0] - times[0] >= 6, f"the first line came {final[0] - times[0]:.1f}
 assert max(b - a for a, b in zip(times, times[1:])) < 3, f"gaps: {times}"
 pcts = [float(re.search(r"([0-9.]+)%", l).group(1)) for _, l in during]
 assert pcts == sorted(pcts) and pcts[0] < 50, pcts' "$lines" || fail "$lines"
+}
+
+# bats test_tags=sanitized
+@test "INPUT truncated, rewritten or replaced while it is read: exit 1 'INPUT changed while it was read', nothing written" {
+    oracle make z.h5 32x32x32:complex128 -- y.h5 32x32x32:complex128
+    local size change
+    size=$(stat -c %s z.h5)
+    for change in truncate rewrite replace; do
+        cp z.h5 in.h5
+        rm -f run.err
+        # 256 KiB per rank in pieces of 16 KiB, 0.6 s each: the change comes
+        # once the read has begun (its first progress line), seconds before
+        # its end
+        FFTSHARD_SLOW_READ=16384:0.6 "$MPIEXEC" -n 2 "$FFTSHARD" --progress in.h5 out.h5 \
+            >/dev/null 2>run.err &
+        job=$!
+        await_pause run.err "^fftshard: progress: read +[0-9.]+% " "the read"
+        case $change in
+        truncate) truncate -s $((size / 2)) in.h5 ;;
+        rewrite) printf 'x' | dd of=in.h5 bs=1 seek=$((size - 1)) conv=notrunc status=none ;;
+        replace) cp y.h5 in.new && mv in.new in.h5 ;;
+        esac
+        end_job
+        assert_equal "$job_status" "$EXIT_RUNTIME"
+        [ "$(grep -c '^fftshard: error' run.err)" -eq 1 ] || fail "$change: not one message: $(cat run.err)"
+        grep -q "^fftshard: error: in.h5: INPUT changed while it was read (.*); the result was not kept$" run.err ||
+            fail "$change: $(cat run.err)"
+        [ ! -e out.h5 ] || fail "$change: out.h5 written"
+        assert_no_temporaries
+    done
+    # the same read undisturbed
+    FFTSHARD_SLOW_READ=32768:0.01 fs 2 z.h5 out.h5
+    check_all
 }
 
 @test "--real: the report's hyperslabs and elements in the values read and written; --verbose too" {

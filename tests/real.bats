@@ -131,6 +131,55 @@ print(c["passed"] and c["roundtrip_error"] < 1e-12 and c["parseval_error"] < 1e-
     assert_output True
 }
 
+# bats test_tags=sanitized
+@test "--check on 1-D real-typed input: lengths 1 to 100, float64, float32, int32, c2c and --real, 1 to 4 ranks" {
+    # The input read again for the round trip is a 1-D array of reals in
+    # complex slots (every other element, its first axis its last) or a
+    # four-step's folded view of it. One run per rank count and kind takes
+    # several datasets at once; on 1 rank every length and type.
+    local n t specs=() all=()
+    for n in 1 2 3 16 17 31 32 100; do
+        for t in float64 float32 int32; do
+            specs+=("/n${n}_$t=$n:$t")
+            all+=("/n${n}_$t")
+        done
+    done
+    oracle make r.h5 "${specs[@]}"
+    local runs=(
+        "1 c2c ${all[*]}" "1 --real ${all[*]}"
+        "2 c2c /n17_float64 /n31_float32 /n32_int32 /n100_float64"
+        "2 --real /n3_int32 /n16_float32 /n31_float64 /n100_int32"
+        "3 c2c /n17_int32 /n31_float64" "3 --real /n17_float32 /n100_float64"
+        "4 c2c /n16_float64 /n31_int32" "4 --real /n17_float64 /n32_float32"
+    )
+    local r np kind out ds ins
+    for r in "${runs[@]}"; do
+        read -r np kind ds <<<"$r"
+        kind=${kind#c2c}
+        out=o$np$kind.h5
+        ins=()
+        for ds in ${r#* * }; do
+            ins+=("r.h5:$ds")
+            CASES+=("in=r.h5:$ds out=$out:$ds ranks=$np ${kind:+real}")
+        done
+        run --separate-stderr timeout 300 "$MPIEXEC" -n "$np" "$FFTSHARD" --quiet --check $kind \
+            "${ins[@]}" "$out"
+        assert_success
+        assert_no_temporaries
+    done
+    # alone, without --quiet (length 17 on 1 rank crashed after the commit;
+    # length 31 on 2 ranks hung)
+    for r in "1 /n17_float64" "2 /n31_float32"; do
+        read -r np ds <<<"$r"
+        run --separate-stderr timeout 120 "$MPIEXEC" -n "$np" "$FFTSHARD" --check "r.h5:$ds" "a$np.h5"
+        assert_success
+        grep -q 'passed' <<<"$stderr" || fail "$ds on $np ranks: $stderr"
+        CASES+=("in=r.h5:$ds out=a$np.h5:$ds ranks=$np")
+    done
+    check_all
+    assert_no_temporaries
+}
+
 @test "--check above the tolerance: exit 5, no result kept, an existing OUTPUT unchanged" {
     oracle make a.h5 8x6:complex128
     echo old > out.h5

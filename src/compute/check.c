@@ -90,8 +90,7 @@ typedef struct cmp_ctx {
     const fs_transform *t;
     const fs_io_map *m;
     const void *expect, *got;  /* expect: the piece buffer, rows from 0 */
-    int64_t row_shift;         /* memory rows of the piece start here in `got` */
-    int64_t row_elems;         /* memory elements per row */
+    int64_t shift;             /* the piece's first element is this far into `got` */
     int weighted, folded;
     double factor;             /* the round trip multiplies by the point count */
     double max_err, max_ref, sum;
@@ -101,7 +100,7 @@ static void compare(void *ctx, int64_t off, const int64_t *at)
 {
     cmp_ctx *c = ctx;
     double a, ai, b, bi;
-    map_element(c->t->prec, c->m, c->expect, off - c->row_shift * c->row_elems, &a, &ai);
+    map_element(c->t->prec, c->m, c->expect, off - c->shift, &a, &ai);
     map_element(c->t->prec, c->m, c->got, off, &b, &bi);
     b *= c->factor;
     bi *= c->factor;
@@ -121,15 +120,45 @@ static double points(const fs_transform *t)
     return npts;
 }
 
+/* Memory elements per index of a map's first axis: the later axes' memory,
+ * or for a 1-D map (its first axis is its last) the step along it. */
+static int64_t row_mem_elems(const fs_io_map *m)
+{
+    int64_t n = m->file_box.ndim == 1 ? m->mem_stride_last : 1;
+    for (int k = 1; k < m->file_box.ndim; k++)
+        n *= m->mem_dims[k];
+    return n;
+}
+
+/* Rows [first, first + n) of rm's file box, read alone into a buffer of
+ * those rows (its first element at memory offset 0 along the first axis). */
+static fs_io_map piece_map(const fs_io_map *rm, int64_t first, int64_t n)
+{
+    fs_io_map piece = *rm;
+    piece.file_box.start[0] += first;
+    piece.file_box.count[0] = n;
+    if (n == 0)
+        for (int k = 0; k < piece.file_box.ndim; k++)
+            piece.file_box.count[k] = 0;
+    piece.mem_dims[0] = (n > 0 ? n : 1) * (rm->file_box.ndim == 1 ? rm->mem_stride_last : 1);
+    piece.mem_start[0] = 0;
+    return piece;
+}
+
+/* How far into rm's memory row `first` of its file box starts. */
+static int64_t piece_shift(const fs_io_map *rm, int64_t first)
+{
+    int64_t row = row_mem_elems(rm);
+    return (rm->file_box.ndim == 1 ? rm->mem_start[0] : rm->mem_start[0] * row) + first * row;
+}
+
 /* The input again, a piece of rows at a time, against the round trip in
  * a->data: cmp gathers the errors and the input's energy. */
 static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
 {
     const fs_transform *t = a->t;
     fs_io_map rm = fs_transform_read_map(t, a->first);
-    int64_t rows = rm.file_box.count[0], row_elems = 1;
-    for (int k = 1; k < rm.file_box.ndim; k++)
-        row_elems *= rm.mem_dims[k];
+    int64_t rows = rm.file_box.count[0], row_elems = row_mem_elems(&rm);
     size_t eb = fs_dtype_bytes(rm.mem_type);
     int64_t per_piece = row_elems > 0 ? FS_CHECK_PIECE_BYTES / (row_elems * (int64_t)eb) : 1;
     per_piece = per_piece > rows ? rows : per_piece;
@@ -137,7 +166,7 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces = 0;
     fs_status st = fs_allreduce(a->comm, &local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX);
     void *buf = malloc((size_t)(per_piece * row_elems > 0 ? per_piece * row_elems : 1) * eb);
-    *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, row_elems, t->kind == FS_C2R, 0, 1.0 / points(t), 0, 0, 0};
+    *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, t->kind == FS_C2R, 0, 1.0 / points(t), 0, 0, 0};
     if (!buf && st == FS_OK)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory for --check");
     if ((st = fs_error_agree(a->comm, st)) != FS_OK) {
@@ -147,17 +176,10 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     for (int64_t p = 0; p < pieces && st == FS_OK; p++) {
         int64_t first = p * per_piece;
         int64_t n = first < rows ? (rows - first < per_piece ? rows - first : per_piece) : 0;
-        fs_io_map piece = rm;
-        piece.file_box.start[0] += first;
-        piece.file_box.count[0] = n;
-        if (n == 0)
-            for (int k = 0; k < piece.file_box.ndim; k++)
-                piece.file_box.count[k] = 0;
-        piece.mem_dims[0] = n > 0 ? n : 1;
-        piece.mem_start[0] = 0;
+        fs_io_map piece = piece_map(&rm, first, n);
         st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL, NULL);
         if (st == FS_OK && n > 0) {
-            cmp->row_shift = rm.mem_start[0] + first;
+            cmp->shift = piece_shift(&rm, first);
             /* visit the piece's elements as they sit in the whole buffer */
             map_visit(&rm, first, n, compare, cmp);
         }

@@ -18,10 +18,12 @@
  *       MPI_Init has returned, its signals still held, and "finalize" just
  *       before MPI_Finalize, its watchdog armed, as a stall would (main.c);
  *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit
- *       (fs_signals_pause_point, signals.c); POINT@N, POINT while dataset N
+ *       (fs_signals_pause_point, signals.c); "probe" holds the process that
+ *       checks INPUT for rank 0 with its question taken (probe_guard.c);
+ *       POINT@N, POINT while dataset N
  *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
- *       (signals in every phase, a disk filling up during the write) and
- *       tests/signals.bats.
+ *       (signals in every phase, a disk filling up during the write, the
+ *       input check's process ended from outside) and tests/signals.bats.
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the
  *       alltoall strategy passes to MPI_Alltoallv (default INT_MAX); lower,
  *       small arrays reach its point-to-point split path
@@ -30,8 +32,8 @@
  *       most BYTES per rank (instead of tens of MiB), and every rank sleeps
  *       SECONDS (a decimal number) after each piece, so that a small file
  *       reads as slowly as a large one (h5io.c). Used by tests/io.bats
- *       (progress lines during a long read). Ignored unless both are
- *       positive.
+ *       (progress lines during a long read; an input changed while it is
+ *       read). Ignored unless both are positive.
  *   FFTSHARD_IO_THREAD=on|off   for tests and measurements. Whether the
  *       read and the write overlap the FFTs through a helper thread
  *       (pipeline.c) wherever the data allow, instead of only where every

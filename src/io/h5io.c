@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -483,6 +484,47 @@ static fs_status open_input(MPI_Comm comm, const char *file, const fs_input_info
     return independent ? ret : fs_h5_close_ids(ret, file, 1, fapl);
 }
 
+/* What changed between two stamps of a file, for a message; "" none. */
+static void stamp_change(const fs_file_stamp *was, const fs_file_stamp *now, char *what, size_t size)
+{
+    what[0] = '\0';
+    if (was->dev != now->dev || was->ino != now->ino)
+        snprintf(what, size, "another file is now at its name");
+    else if (was->size != now->size)
+        snprintf(what, size, "its size went from %lld to %lld bytes", (long long)was->size,
+                 (long long)now->size);
+    else if (was->mtime_s != now->mtime_s || was->mtime_ns != now->mtime_ns)
+        snprintf(what, size, "it was modified");
+}
+
+fs_status fs_h5_input_unchanged(MPI_Comm comm, const char *file, const fs_input_info *info,
+                                fs_status local)
+{
+    if (!info->stamp.known)
+        return local;
+    int rank = 0;
+    char what[128] = "";
+    /* The agreement waits for every rank's read to end (or fail). */
+    fs_error_agree_quiet(comm, local);
+    if (MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank == 0) {
+        struct stat st;
+        fs_file_stamp now = {0};
+        if (stat(file, &st) == 0)
+            now = fs_file_stamp_of(&st);
+        else
+            snprintf(what, sizeof what, "%s", errno == ENOENT ? "it is gone" : strerror(errno));
+        if (!what[0])
+            stamp_change(&info->stamp, &now, what, sizeof what);
+    }
+    if (MPI_Bcast(what, sizeof what, MPI_CHAR, 0, comm) != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    if (!what[0])
+        return local;
+    /* Whatever else failed, this is why: every rank says so. */
+    return fs_error_set(FS_ERR_RUNTIME, "%s: INPUT changed while it was read (%s); the result "
+                        "was not kept", file, what);
+}
+
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx)
@@ -520,7 +562,8 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
     ret = fs_h5_close_ids(ret, file, 1, did);
     if (fid >= 0 && H5Fclose(fid) < 0 && ret == FS_OK)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: close failed", file);
-    return fs_h5_close_ids(ret, file, 1, dxpl);
+    ret = fs_h5_close_ids(ret, file, 1, dxpl);
+    return fs_h5_input_unchanged(comm, file, info, ret);
 }
 
 /* ------------------------------------------------------------------ raw bytes */

@@ -69,6 +69,19 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx);
 
+/* Collective, after every rank's read of the input (local: this rank's
+ * status of it): once every rank is done, rank 0 looks at `file` again and
+ * compares it with the probe's stamp (info->stamp; not for shards). A file
+ * whose size, inode or modification time changed meanwhile (truncated,
+ * rewritten, replaced) is FS_ERR_RUNTIME "INPUT changed while it was
+ * read": what was read may be part old, part new, or zeros where
+ * HDF5's MPI-IO driver met the end of a shortened file (it fills a short
+ * read with zeros and reports no error). Then every rank returns that
+ * status, whatever it had (a read that failed because of the change);
+ * otherwise local. The caller agrees. */
+fs_status fs_h5_input_unchanged(MPI_Comm comm, const char *file, const fs_input_info *info,
+                                fs_status local);
+
 /* Where a dataset's elements lie in its file as raw bytes, for a caller
  * that moves them itself (rawio.h): usable when the dataset is stored
  * contiguously in the file itself (no filters, no external file, space

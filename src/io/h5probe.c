@@ -588,6 +588,12 @@ fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, 
 
 /* ------------------------------------------------------------------ probe */
 
+fs_file_stamp fs_file_stamp_of(const struct stat *st)
+{
+    return (fs_file_stamp){1, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,
+                           (int64_t)st->st_mtim.tv_sec, (int64_t)st->st_mtim.tv_nsec};
+}
+
 /* An attribute opened for reading: its handles, class and element count. */
 typedef struct attr_handle {
     hid_t aid, asp, aty;
@@ -647,40 +653,73 @@ static fs_status read_offset(hid_t did, const char *label, int ndim, fs_input_in
     return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
-/* The attribute `name` as up to max numbers (integer or float class),
- * converted to integers, into v; *n their count, -1 when the attribute is
- * absent, not numbers or more than max of them: fftshard ignores such an
- * attribute, as any it does not know. */
+/* What an attribute is, for a message: "a string", "numbers", ... */
+static const char *attr_kind(const attr_handle *a)
+{
+    switch (a->cls) {
+    case H5T_STRING:
+        return a->count == 1 ? "a string" : "strings";
+    case H5T_INTEGER:
+    case H5T_FLOAT:
+        return a->count == 1 ? "a number" : "numbers";
+    default:
+        return "neither numbers nor a string";
+    }
+}
+
+/* The attribute `name` as 1 to max whole numbers (integer class, or float
+ * values without a fraction), into v; *n their count, -1 when the attribute
+ * is absent or not that. A present attribute that is not that has its
+ * reason in why ("" otherwise): the inverse refuses a recorded attribute it
+ * would take that fftshard cannot have written (fs_recorded). */
 static fs_status read_numbers(hid_t did, const char *name, const char *label, int max,
-                              long long *v, int *n)
+                              long long *v, int *n, char *why, size_t why_size)
 {
     *n = -1;
+    why[0] = '\0';
     int found;
     attr_handle a;
     fs_status ret = attr_open(did, name, label, &found, &a);
     if (ret != FS_OK || !found)
         return ret;
-    if ((a.cls == H5T_INTEGER || a.cls == H5T_FLOAT) && a.count <= max) {
-        if (H5Aread(a.aid, H5T_NATIVE_LLONG, v) < 0)
-            ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
-        else
-            *n = (int)a.count;
-    }
+    double d[FS_LAYOUT_MAX_DIMS];
+    int numbers = a.cls == H5T_INTEGER || a.cls == H5T_FLOAT;
+    if (!numbers)
+        snprintf(why, why_size, "the %s attribute is %s, not integers", name, attr_kind(&a));
+    else if (a.count < 1)
+        snprintf(why, why_size, "the %s attribute is empty", name);
+    else if (a.count > max)
+        snprintf(why, why_size, "the %s attribute holds %lld values, not %s%d", name,
+                 (long long)a.count, max > 1 ? "at most " : "", max);
+    else if (H5Aread(a.aid, H5T_NATIVE_LLONG, v) < 0 ||
+             (a.cls == H5T_FLOAT && H5Aread(a.aid, H5T_NATIVE_DOUBLE, d) < 0))
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
+    else
+        *n = (int)a.count;
+    for (int i = 0; i < *n && a.cls == H5T_FLOAT; i++)
+        if (d[i] != (double)v[i]) {
+            snprintf(why, why_size, "the %s attribute holds %g, not a whole number", name, d[i]);
+            *n = -1;
+        }
     return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
 /* A string attribute, fixed or variable length, into buf; "" when it is
- * absent, not one string or longer than buf. */
-static fs_status read_text(hid_t did, const char *name, const char *label, char *buf, size_t size)
+ * absent, not one string or longer than buf, then why says which of those
+ * when it is present ("" otherwise). why may be NULL. */
+static fs_status read_text(hid_t did, const char *name, const char *label, char *buf, size_t size,
+                           char *why, size_t why_size)
 {
     buf[0] = '\0';
+    if (why)
+        why[0] = '\0';
     int found;
     attr_handle a;
     fs_status ret = attr_open(did, name, label, &found, &a);
     if (ret != FS_OK || !found)
         return ret;
     hid_t aid = a.aid, aty = a.aty;
-    int string = a.cls == H5T_STRING;
+    int string = a.cls == H5T_STRING, got = 0;
     htri_t variable = string ? H5Tis_variable_str(aty) : 0;
     size_t len = string ? H5Tget_size(aty) : 0;
     if (variable < 0)
@@ -691,7 +730,7 @@ static fs_status read_text(hid_t did, const char *name, const char *label, char 
         if (H5Aread(aid, aty, &text) < 0)
             ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
         else if (text && strlen(text) < size)
-            strcpy(buf, text);
+            got = (strcpy(buf, text), 1);
         if (text && H5free_memory(text) < 0 && ret == FS_OK)
             ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the %s attribute", label, name);
     } else if (string && a.count == 1 && len < size) {
@@ -703,42 +742,97 @@ static fs_status read_text(hid_t did, const char *name, const char *label, char 
             len--;
         memcpy(buf, text, len);
         buf[len] = '\0';
+        got = 1;
     }
+    if (ret == FS_OK && !got && why)
+        snprintf(why, why_size, "the %s attribute is %s%s", name, attr_kind(&a),
+                 string && a.count == 1 ? " longer than fftshard records" : ", not one string");
     return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
+}
+
+/* Why the recorded axes and real axis cannot be a forward run's on an
+ * ndim-D input ("" when they can): every axis in range and named once, the
+ * real axis one of them. */
+static void judge_axes(fs_recorded *rec, int ndim, const char *axes_why, int n)
+{
+    char *why = rec->axes_bad;
+    size_t size = sizeof rec->axes_bad;
+    int seen[FS_LAYOUT_MAX_DIMS] = {0}, has_real = rec->real_axis < 0;
+    if (axes_why[0])
+        snprintf(why, size, "%s", axes_why);
+    else if (n > ndim)
+        snprintf(why, size, "the axes attribute holds %d values; a %d-D array has %d axes", n,
+                 ndim, ndim);
+    for (int i = 0; i < n && !why[0]; i++) {
+        int64_t a = rec->axes[i];
+        if (a < 0 || a >= ndim)
+            snprintf(why, size, "the axes attribute names axis %lld of a %d-D array",
+                     (long long)a, ndim);
+        else if (seen[a]++)
+            snprintf(why, size, "the axes attribute names axis %lld twice", (long long)a);
+        has_real = has_real || a == rec->real_axis;
+    }
+    if (!why[0] && n > 0 && !has_real)
+        snprintf(why, size, "the real_axis attribute %lld is not one of the axes attribute's",
+                 (long long)rec->real_axis);
+    if (why[0])
+        rec->naxes = 0;
 }
 
 /* What a forward run recorded for the inverse. A --real run's "last_size"
  * (the real length) counts whoever wrote it; the rest only on a forward
- * result of fftshard. */
+ * result of fftshard. Values fftshard cannot have written leave their
+ * reason in the *_bad fields. */
 static fs_status read_recorded(hid_t did, const char *label, fs_input_info *info)
 {
     fs_recorded *rec = &info->recorded;
-    char version[64], direction[16];
+    char version[64], direction[16], axes_why[FS_RECORDED_WHY], why[FS_RECORDED_WHY];
     long long v[FS_LAYOUT_MAX_DIMS];
-    int n = -1;
+    int n = -1, naxes = -1;
     rec->real_axis = -1;
-    fs_status ret = read_numbers(did, "last_size", label, 1, v, &n);
+    fs_status ret = read_numbers(did, "last_size", label, 1, v, &n, info->last_size_bad,
+                                 sizeof info->last_size_bad);
     if (ret == FS_OK && n == 1 && v[0] > 0)
         info->last_size_attr = v[0];
+    else if (ret == FS_OK && n == 1)
+        snprintf(info->last_size_bad, sizeof info->last_size_bad,
+                 "the last_size attribute is %lld; a length is 1 or more", v[0]);
     if (ret == FS_OK)
-        ret = read_text(did, "fftshard_version", label, version, sizeof version);
+        ret = read_text(did, "fftshard_version", label, version, sizeof version, NULL, 0);
     if (ret == FS_OK)
-        ret = read_text(did, "direction", label, direction, sizeof direction);
+        ret = read_text(did, "direction", label, direction, sizeof direction, NULL, 0);
     rec->forward = ret == FS_OK && version[0] && strcmp(direction, "forward") == 0;
     if (ret != FS_OK || !rec->forward)
         return ret;
-    ret = read_text(did, "transform", label, rec->transform, sizeof rec->transform);
+    ret = read_text(did, "transform", label, rec->transform, sizeof rec->transform,
+                    rec->transform_bad, sizeof rec->transform_bad);
+    if (ret == FS_OK && !rec->transform_bad[0] && strcmp(rec->transform, "c2c") != 0 &&
+        strcmp(rec->transform, "r2c") != 0)
+        snprintf(rec->transform_bad, sizeof rec->transform_bad,
+                 "the transform attribute is '%s', not c2c or r2c", rec->transform);
     if (ret == FS_OK)
-        ret = read_text(did, "norm", label, rec->norm, sizeof rec->norm);
+        ret = read_text(did, "norm", label, rec->norm, sizeof rec->norm, rec->norm_bad,
+                        sizeof rec->norm_bad);
+    if (ret == FS_OK && !rec->norm_bad[0] && strcmp(rec->norm, "backward") != 0 &&
+        strcmp(rec->norm, "ortho") != 0 && strcmp(rec->norm, "forward") != 0)
+        snprintf(rec->norm_bad, sizeof rec->norm_bad,
+                 "the norm attribute is '%s', not backward, ortho or forward", rec->norm);
     if (ret == FS_OK)
-        ret = read_numbers(did, "axes", label, FS_LAYOUT_MAX_DIMS, v, &n);
-    for (int k = 0; ret == FS_OK && k < n; k++)
+        ret = read_numbers(did, "axes", label, FS_LAYOUT_MAX_DIMS, v, &naxes, axes_why,
+                           sizeof axes_why);
+    for (int k = 0; ret == FS_OK && k < naxes; k++)
         rec->axes[k] = v[k];
-    rec->naxes = n > 0 ? n : 0;
+    rec->naxes = naxes > 0 ? naxes : 0;
     if (ret == FS_OK)
-        ret = read_numbers(did, "real_axis", label, 1, v, &n);
-    if (ret == FS_OK && n == 1)
+        ret = read_numbers(did, "real_axis", label, 1, v, &n, why, sizeof why);
+    if (ret == FS_OK && n == 1 && v[0] >= 0)
         rec->real_axis = v[0];
+    else if (ret == FS_OK && n == 1)
+        snprintf(why, sizeof why, "the real_axis attribute is %lld, not an axis", v[0]);
+    if (ret == FS_OK && why[0] && !axes_why[0])
+        snprintf(axes_why, sizeof axes_why, "%s", why);
+    if (ret == FS_OK && (naxes >= 0 || axes_why[0]))
+        judge_axes(rec, info->ndim, axes_why, rec->naxes);
     return ret;
 }
 
@@ -833,13 +927,14 @@ static fs_status probe_dataset(hid_t did, const char *file, fs_input_info *info)
     return fs_h5_close_ids(ret, label, 2, sid, tid);
 }
 
-/* What can be said of the file before HDF5 opens it. */
-static fs_status check_file(const char *file)
+/* What can be said of the file before HDF5 opens it; its stamp. */
+static fs_status check_file(const char *file, fs_file_stamp *stamp)
 {
     struct stat st;
     fs_status ret = check_regular(file, file, &st);
     if (ret != FS_OK)
         return ret;
+    *stamp = fs_file_stamp_of(&st);
     htri_t is_hdf5 = H5Fis_hdf5(file);
     if (is_hdf5 < 0)
         return fs_h5_fail(FS_ERR_INPUT, "%s: not an HDF5 file (HDF5 cannot read its signature)", file);
@@ -853,7 +948,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
 {
     hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID;
     memset(info, 0, sizeof *info);
-    fs_status ret = check_file(file);
+    fs_status ret = check_file(file, &info->stamp);
     if (ret != FS_OK)
         return ret;
     fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);

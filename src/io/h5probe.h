@@ -23,6 +23,7 @@
 #include "plan/layout.h"
 
 #define FS_PATH_MAX 1024
+#define FS_RECORDED_WHY 96
 
 /* What a forward run of fftshard recorded on its result (fftshard(1),
  * FILES AND CONVENTIONS), for an inverse run to default to: the values as
@@ -34,16 +35,30 @@ typedef struct fs_recorded {
     int naxes;                   /* 0: no usable axes attribute */
     int64_t axes[FS_LAYOUT_MAX_DIMS]; /* in the order given (versions without real_axis: sorted) */
     int64_t real_axis;           /* the halved axis of r2c; -1 when not recorded */
+    /* Why a recorded value cannot be fftshard's, naming the attribute ("":
+     * absent or usable; the value is then not taken): axes_bad covers the
+     * axes and real_axis attributes. The inverse refuses what it would take. */
+    char axes_bad[FS_RECORDED_WHY], norm_bad[FS_RECORDED_WHY], transform_bad[FS_RECORDED_WHY];
 } fs_recorded;
+
+/* Which file a path named when the probe looked at it: an input changed
+ * later (truncated, rewritten, replaced) no longer matches. */
+typedef struct fs_file_stamp {
+    int known;                   /* 0: not taken (shards) */
+    uint64_t dev, ino;
+    int64_t size, mtime_s, mtime_ns;
+} fs_file_stamp;
 
 /* What the probe learned; plain data so it can be broadcast as bytes. */
 typedef struct fs_input_info {
+    fs_file_stamp stamp;         /* the input file as the probe found it */
     char dataset[FS_PATH_MAX];   /* absolute path in the file */
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
+    char last_size_bad[FS_RECORDED_WHY]; /* why it is no length ("": absent or usable) */
     fs_recorded recorded;        /* a forward run's attributes */
     int is_virtual;              /* a virtual dataset (its sources were checked) */
     int has_offset;              /* an "offset" attribute: a shard's place in the whole */
@@ -70,6 +85,10 @@ fs_status fs_h5_init(void);
  * FS_ERR_INPUT with a message for every unusable case, FS_ERR_RUNTIME when
  * HDF5 fails in a way the file does not explain. */
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
+
+/* The stamp of a file from its stat. */
+struct stat;
+fs_file_stamp fs_file_stamp_of(const struct stat *st);
 
 /* Rank 0 only: the source files of the virtual dataset `dataset` in `file`
  * as stored (relative names are relative to file's directory); *n 0 when

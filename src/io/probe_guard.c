@@ -75,13 +75,35 @@ static size_t read_all(int fd, void *buf, size_t len)
     return got;
 }
 
+/* The signals a crash of HDF5 itself ends the probing process with: a bad
+ * address, a failed assertion or abort(), arithmetic or instruction faults.
+ * Any other signal came from outside (the out-of-memory killer, a user, a
+ * batch system) and says nothing about the file. */
+static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+
+static int is_crash_signal(int sig)
+{
+    for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+        if (crash_signals[i] == sig)
+            return 1;
+    return 0;
+}
+
 /* A crash must end the probing process quietly: rank 0 reports it. (The
  * libraries, UCX among them, install handlers that print backtraces.) */
 static void crash_quietly(void)
 {
-    static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-        signal(fatal[i], SIG_DFL);
+    for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
+        signal(crash_signals[i], SIG_DFL);
+}
+
+/* FFTSHARD_PAUSE=probe: hold the probing process with the question taken,
+ * before HDF5 opens the file, so that a test can end it from outside. It
+ * speaks for rank 0. */
+static void pause_with_question(void)
+{
+    fs_signals_set_rank(0);
+    fs_signals_pause_point("probe");
 }
 
 /* The helper: answer every request on fd until rank 0 closes it. It keeps
@@ -107,6 +129,7 @@ static void helper_main(int fd, pid_t parent)
         req->file[sizeof req->file - 1] = '\0';
         req->dataset[sizeof req->dataset - 1] = '\0';
         fs_error_set_verbose(req->verbose);
+        pause_with_question();
         memset(res, 0, sizeof *res);
         res->status = fs_h5_probe(req->file, req->has_dataset ? req->dataset : NULL, &res->info);
         snprintf(res->message, sizeof res->message, "%s", fs_error_message());
@@ -173,6 +196,7 @@ int fs_probe_guard_child(int argc, char **argv)
     probe_result *res = calloc(1, sizeof *res);
     if (!res)
         return 1;
+    pause_with_question();
     res->status = fs_h5_probe(argv[1], argc == 3 ? argv[2] : NULL, &res->info);
     snprintf(res->message, sizeof res->message, "%s", fs_error_message());
     int ok = put_all(fd, res, sizeof *res, 0) == 0;
@@ -221,12 +245,21 @@ static fs_status verdict(const char *file, const probe_result *res, size_t got, 
             fs_error_set(st, "%s", res->message);
         return st;
     }
-    if (WIFSIGNALED(wstatus))
+    int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+    if (is_crash_signal(sig))
         return fs_error_set(FS_ERR_INPUT, "%s: HDF5 crashed reading it (%s): the file is damaged",
-                            file, strsignal(WTERMSIG(wstatus)));
-    return fs_error_set(FS_ERR_INPUT,
-                        "%s: HDF5 failed reading it (exit status %d): the file is damaged", file,
-                        WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
+                            file, strsignal(sig));
+    /* Not HDF5's doing: the file was not judged. */
+    if (sig)
+        return fs_error_set(FS_ERR_RUNTIME,
+                            "%s: the process checking it was ended by SIG%s (%s) from outside "
+                            "(the out-of-memory killer, a user or the batch system) before it "
+                            "answered; the input was not judged",
+                            file, sigabbrev_np(sig) ? sigabbrev_np(sig) : "?", strsignal(sig));
+    return fs_error_set(FS_ERR_RUNTIME,
+                        "%s: the process checking it ended (exit status %d) before it answered; "
+                        "the input was not judged",
+                        file, WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1);
 }
 
 /* The probe in this program started anew. */

@@ -9,9 +9,12 @@
  * program again. Where there is no helper (it could not be started, or it
  * died on an earlier input), this program is started again with
  * FFTSHARD_PROBE_FD in its environment: it probes without starting MPI and
- * writes what it found to that descriptor. A process that dies instead of
- * answering makes the input unusable (FS_ERR_INPUT, "HDF5 crashed reading
- * it"), before any output exists. The helper owns nothing else: it never
+ * writes what it found to that descriptor. A process that dies of a crash
+ * signal (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) instead of answering
+ * makes the input unusable (FS_ERR_INPUT, "HDF5 crashed reading it"), before
+ * any output exists; one ended otherwise (SIGKILL from the out-of-memory
+ * killer, SIGTERM, an exit) is a runtime failure that says so
+ * (FS_ERR_RUNTIME): the file was not judged. The helper owns nothing else: it never
  * outlives the rank that started it, and ends when that rank closes it. */
 #ifndef FS_PROBE_GUARD_H
 #define FS_PROBE_GUARD_H

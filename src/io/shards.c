@@ -354,6 +354,8 @@ static fs_status probe_shards(const char *spec, const char *dataset, fs_input_in
         files.v[i] = abs;
     }
     free(infos);
+    /* The set has no one file to stamp (h5io.h: fs_h5_input_unchanged). */
+    info->stamp.known = 0;
     if (ret != FS_OK) {
         fs_strings_free(files.v, files.n);
         free(set->boxes);

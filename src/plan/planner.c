@@ -37,19 +37,38 @@ static const char *axes_text(int n, const int *axes, char *buf, size_t size)
     return buf;
 }
 
-/* The recorded axes when they fit an ndim-D input (each in range, none
- * twice): their count, copied in order to axes; 0 otherwise. */
-static int recorded_axes(const fs_recorded *rec, int ndim, int *axes)
+/* The recorded axes (the probe judged them: fs_recorded): their count,
+ * copied in order to axes. */
+static int recorded_axes(const fs_recorded *rec, int *axes)
 {
-    int seen[FS_LAYOUT_MAX_DIMS] = {0};
-    for (int i = 0; i < rec->naxes; i++) {
-        int64_t a = rec->axes[i];
-        if (a < 0 || a >= ndim || seen[a])
-            return 0;
-        seen[a] = 1;
-        axes[i] = (int)a;
-    }
+    for (int i = 0; i < rec->naxes; i++)
+        axes[i] = (int)rec->axes[i];
     return rec->naxes;
+}
+
+/* An inverse refuses a recorded attribute it would take (no option given
+ * in its place) that fftshard cannot have written: the file was edited or
+ * damaged, and the round trip would not give the forward's input back. */
+static fs_status check_recorded(const fs_options *o, const fs_input_info *in)
+{
+    const fs_recorded *rec = &in->recorded;
+    struct {
+        const char *why, *option;
+        int taken;
+    } uses[] = {
+        {rec->transform_bad, NULL, rec->forward},
+        {rec->axes_bad, "--axes", rec->forward && !o->naxes},
+        {rec->norm_bad, "--norm", rec->forward && !o->norm_given},
+        {in->last_size_bad, "--last-size", o->real && !o->last_size},
+    };
+    for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++)
+        if (uses[i].taken && uses[i].why[0])
+            return fs_error_set(FS_ERR_INPUT,
+                                "%s: --inverse: %s (fftshard cannot have written that; correct "
+                                "or delete the attribute%s%s)",
+                                in->dataset, uses[i].why, uses[i].option ? ", or give " : "",
+                                uses[i].option ? uses[i].option : "");
+    return FS_OK;
 }
 
 /* The axis the forward run halved, or -1 (a complex forward run, or no
@@ -71,7 +90,7 @@ static int recorded_halved(const fs_recorded *rec, int n, const int *axes)
 static void take_axes(const fs_run_config *o, const fs_input_info *in, fs_transform_request *rq,
                       fs_planner_notes *notes)
 {
-    int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, in->ndim, axes);
+    int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, axes);
     int halved = recorded_halved(&in->recorded, n, axes);
     char mine[64], theirs[64];
     if (n == 0)
@@ -180,6 +199,8 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
     rq->grid[0] = o->grid[0];
     rq->grid[1] = o->grid[1];
     rq->nranks = nranks;
+    if (o->inverse && (st = check_recorded(o, in)) != FS_OK)
+        return st;
     if (o->inverse && in->recorded.forward)
         take_recorded(o, in, rq, notes);
     return FS_OK;
