@@ -358,7 +358,7 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
     fs_footprint fp[64];
     int fits[64], nfit = 0, least = 0;
     for (int i = 0; i < n; i++) {
-        fs_status st = fs_footprint_of(a->rq, order[i], a->params, a->check, a->io_thread, &fp[i]);
+        fs_status st = fs_footprint_of(a->rq, order[i], a->params, &a->keeps, a->io_thread, &fp[i]);
         if (st != FS_OK)
             return st;
         if (!fp[i].ops) {
@@ -425,7 +425,7 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
     const fs_node *node = a->node;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
-    fs_default_args da = {a->rq,         a->params,        a->check, node->mem_per_rank,
+    fs_default_args da = {a->rq,         a->params,        a->keeps, node->mem_per_rank,
                           node->mem_source, a->wisdom,     key,      node->crowded,
                           node->io_thread};
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
