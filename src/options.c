@@ -240,6 +240,32 @@ const char *fs_norm_name(fs_norm norm)
     return name_of(norm_names, (int)norm);
 }
 
+/* path (from its first '/') as HDF5 resolves it, in place: empty and "."
+ * components dropped ("//u", "/./u" and "/u/" are all "/u"). -1 when a
+ * component is "..", which HDF5 takes for a link of that name, not the
+ * parent group. */
+static int normalise_dataset_path(char *path)
+{
+    char *out = path;
+    for (char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return -1;
+        if (n > 0 && !(n == 1 && p[0] == '.')) {
+            *out++ = '/';
+            memmove(out, p, n);
+            out += n;
+        }
+        p += n;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+    return 0;
+}
+
 fs_status fs_split_location(const char *arg, char **file, char **dataset)
 {
     *file = NULL;
@@ -249,20 +275,25 @@ fs_status fs_split_location(const char *arg, char **file, char **dataset)
     if (file_len == 0)
         return fs_error_set(FS_ERR_USAGE, "'%s': no file name", arg);
     *file = strndup(arg, file_len);
-    if (sep) {
+    if (sep)
         *dataset = strdup(sep + 1);
-        size_t n = strlen(*dataset);
-        while (n > 1 && (*dataset)[n - 1] == '/')
-            (*dataset)[--n] = '\0';
-        if (strcmp(*dataset, "/") == 0) {
-            free(*file);
-            free(*dataset);
-            *file = *dataset = NULL;
-            return fs_error_set(FS_ERR_USAGE, "'%s': dataset path is the root group", arg);
-        }
-    }
-    if (!*file || (sep && !*dataset))
+    if (!*file || (sep && !*dataset)) {
+        free(*file);
+        free(*dataset);
+        *file = *dataset = NULL;
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    const char *why = NULL;
+    if (*dataset && normalise_dataset_path(*dataset) != 0)
+        why = "'..' in the dataset path (HDF5 reads it as a link named '..', not the parent group)";
+    else if (*dataset && strcmp(*dataset, "/") == 0)
+        why = "dataset path is the root group";
+    if (why) {
+        free(*file);
+        free(*dataset);
+        *file = *dataset = NULL;
+        return fs_error_set(FS_ERR_USAGE, "'%s': %s", arg, why);
+    }
     return FS_OK;
 }
 

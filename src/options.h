@@ -102,7 +102,10 @@ void fs_options_print_version(FILE *out);
 
 /* Split "FILE.h5:/path" into file and dataset. Only a colon followed by '/'
  * separates, so Windows-free paths with colons elsewhere still work.
- * *file and *dataset are malloc'ed (dataset NULL when absent). */
+ * *file and *dataset are malloc'ed (dataset NULL when absent). The dataset
+ * path comes back as HDF5 resolves it ("//u", "/./u", "/u/": "/u"), so that
+ * paths are compared as HDF5 sees them; ".." in it, or the root group, is
+ * FS_ERR_USAGE. */
 fs_status fs_split_location(const char *arg, char **file, char **dataset);
 
 /* Resolve opts->axes against a rank-d array: axes_out[k] is nonzero when axis

@@ -107,6 +107,33 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     assert_no_temporaries
 }
 
+@test "paths HDF5 reads as one (//u, /./u, /u/) collide before any work; '..' refused; the result under the plain path" {
+    oracle make a.h5 /u=4x4:float64 /g/v=4x4:float64 -- b.h5 /u=4x4:float64 /g/v=4x4:float64 \
+        -- c.h5 /u/w=3:float64
+    echo "the old out.h5" >out.h5
+    local before pair
+    before=$(checksum out.h5)
+    for pair in "a.h5:/u b.h5://u" "a.h5:/u b.h5:/./u" "a.h5:/./u b.h5:/u/" "a.h5:/g//v b.h5:/g/./v" \
+        "a.h5:/u c.h5://u//w"; do
+        # shellcheck disable=SC2086  # the two inputs split on purpose
+        run --separate-stderr fftshard 2 --force $pair out.h5
+        assert_error "$EXIT_USAGE" "both would be written to out.h5:/"
+        assert_equal "$(checksum out.h5)" "$before"
+    done
+    # one input: the result goes under the path as HDF5 reads it
+    run --separate-stderr fftshard 2 --force a.h5:/u out.h5:/.//r//
+    assert_success
+    run python_serial -c 'import h5py; f = h5py.File("out.h5"); print(list(f), f["r"].attrs["input"])'
+    assert_output "['r'] a.h5:/u"
+    # '..' is a link name to HDF5, not the parent group: refused, whatever the side
+    for pair in "a.h5:/g/../u out.h5" "a.h5:/u out.h5:/x/.." "a.h5:/.. out.h5"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr fftshard 2 --force $pair
+        assert_error "$EXIT_USAGE" "'..' in the dataset path"
+    done
+    assert_no_temporaries
+}
+
 @test "SIGTERM at the second dataset's write: an existing OUTPUT unchanged, no temporary" {
     oracle make snap.h5 /u=16x8x8:float64 /v=16x8x8:float64 /w=16x8x8:float64
     echo "the old spec.h5" >spec.h5
