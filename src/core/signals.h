@@ -73,7 +73,8 @@ void fs_signals_set_dataset(int dataset);
  * process for a minute (or SECONDS) when POINT is first reached: a phase
  * (fs_signals_set_phase), "start-up" (MPI_Init has returned, signals still
  * held), "finalize" (just before MPI_Finalize, its watchdog armed), "shards-renamed" (the shard directory in place, its master not yet)
- * and "renamed" (rank 0's renames done, the other ranks not yet told);
+ * and "renamed" (rank 0's renames done, the other ranks not yet told),
+ * "add-copy" (rank 0 with --add, OUTPUT checked, not yet copied);
  * POINT@N is POINT reached while dataset N of several is worked on. */
 void fs_signals_pause_point(const char *point);
 

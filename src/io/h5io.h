@@ -180,9 +180,12 @@ typedef enum fs_h5_path_state {
     FS_H5_PATH_OTHER,     /* a group, a type, a broken link, or something not a group on the way */
 } fs_h5_path_state;
 
-/* One process (rank 0), serially: what `file` holds at `path`. FS_ERR_OUTPUT
- * when file is not an HDF5 file or cannot be read. */
-fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path_state *state);
+/* One process (rank 0), serially: what `file` holds at `path` (messages
+ * call the file `name`). FS_ERR_OUTPUT when file is not an HDF5 file or
+ * cannot be read, or when the path, or any group on the way, is a soft,
+ * external or user-defined link (never followed). */
+fs_status fs_h5_output_path_state(const char *file, const char *name, const char *path,
+                                  fs_h5_path_state *state);
 
 /* End the job from this rank alone, at once, with status st: a collective
  * call on an output failed here, and the other ranks may wait in it. With

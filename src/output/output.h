@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "options.h"
+#include "output/atomic.h"
 #include "report/progress.h"
 #include "output/shardout.h"
 #include "plan/transform.h"
@@ -44,8 +45,11 @@ typedef struct fs_output {
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
-    int began_as_copy;             /* --add: the temporary began as a copy of OUTPUT, which
-                                      the commit replaces */
+    fs_file_id copied;             /* rank 0, --add: OUTPUT when it was copied (or that it
+                                      did not exist), which the commit must find again */
+    const fs_input_info *infos;    /* the probed inputs (fs_output_begin's), for the
+                                      result paths */
+    int ninfos;
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
     int n_input_attrs;
 } fs_output;
