@@ -678,9 +678,15 @@ static fs_status lock_final(const char *final_path, char **lock_path, int *fd)
         int r;
         while ((r = fcntl(f, F_OFD_SETLKW, &fl)) != 0 && errno == EINTR)
             ;
-        if (r != 0) { /* no locks here: unlocked, and the file goes */
+        if (r != 0) {
+            int e = errno;
             close(f);
-            unlink(*lock_path);
+            if (e == EINVAL || e == ENOLCK || e == EOPNOTSUPP || e == ENOSYS) {
+                unlink(*lock_path); /* no locks here: the check runs unlocked */
+                goto done;
+            }
+            ret = fs_error_set(FS_ERR_RUNTIME, "%s: cannot lock it for the commit: %s",
+                               *lock_path, strerror(e));
             goto done;
         }
         struct stat held, named;

@@ -10,8 +10,10 @@
  * when fs_atomic_abort runs, are unlinked, so an existing output is never
  * touched by a failed run. Owns the temporaries: their names, creation, the
  * table of registered ones with the descriptors that prove their owner is
- * alive, their commit or removal, and the leftovers of killed runs. What a
- * signal does, and when, is signals.h's.
+ * alive, their commit or removal, and the leftovers of killed runs; and the
+ * commit lock of a final path with the check that the file copied for
+ * --add is still the one there (fs_atomic_place_checked). What a signal
+ * does, and when, is signals.h's.
  *
  * Liveness: the process that creates a temporary (rank 0) keeps it open for
  * as long as it is registered and holds an open-file-description read lock
