@@ -85,8 +85,10 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_options *o, const fs_input_inf
 fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
- * copy of OUTPUT (rank 0 copies it, with its permissions); nothing with
- * --shard-output. The status is this rank's: the caller agrees it. */
+ * copy of OUTPUT (rank 0 copies it, with its permissions, records what
+ * OUTPUT was in out->copied, and checks the result paths again in the
+ * copy: FS_ERR_OUTPUT for a link on them); nothing with --shard-output.
+ * The status is this rank's: the caller agrees it. */
 fs_status fs_output_open(fs_output *out);
 
 /* Collective: create the output dataset out->dataset for t in the open
@@ -107,7 +109,9 @@ fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t);
 fs_status fs_output_close(fs_output *out);
 
 /* Collective, once the report and the wisdom are written into their
- * temporaries: put the result in place, then the report and the wisdom
+ * temporaries: put the result in place (with --add only if OUTPUT is still
+ * the file copied, else FS_ERR_OUTPUT: fs_atomic_place_checked), then the
+ * report and the wisdom
  * (rank 0 renames while every rank holds the signals); then, with
  * --report=-, rank 0 writes the report to standard output (a failure there
  * is FS_ERR_RUNTIME with the result already in place). */
