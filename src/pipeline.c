@@ -151,7 +151,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom, &ds->rq, o->check, &r->node};
+                           r->wisdom, &ds->rq, {o->check, o->cross}, &r->node};
     st = fs_planner_choose(&o->strategy, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)

@@ -84,10 +84,10 @@ setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# The temporaries fftshard leaves in DIR (default .): none are allowed after
-# any run, successful or not.
+# The temporaries and commit lock files fftshard leaves in DIR (default .):
+# none are allowed after any run, successful or not.
 temporaries() {
-    find "${1:-.}" -maxdepth 1 -name '.*.fftshard-tmp-*'
+    find "${1:-.}" -maxdepth 1 \( -name '.*.fftshard-tmp-*' -o -name '.*.fftshard-lock' \)
 }
 
 assert_no_temporaries() {

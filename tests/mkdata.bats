@@ -111,3 +111,26 @@ PY
     [[ ${stderr_lines[0]} == "fftshard-mkdata: error: "*overflow* ]] || fail "$stderr"
     [ ! -e out.h5 ] || fail "wrote out.h5"
 }
+
+@test "a seed beyond 2^64-1 is refused, not clamped; an unknown short option inside a word is named as given" {
+    local seed
+    for seed in 18446744073709551616 99999999999999999999999; do
+        run --separate-stderr mkdata 1 --seed="$seed" 4x4 out.h5
+        assert_equal "$status" "$EXIT_USAGE"
+        assert_equal "${stderr_lines[0]}" \
+            "fftshard-mkdata: error: --seed=$seed: expected an integer from 0 to 18446744073709551615"
+        [ ! -e out.h5 ] || fail "--seed=$seed wrote out.h5"
+    done
+    # the largest seed is still taken
+    mkdata 1 --quiet --seed=18446744073709551615 4x4 top.h5
+    # -4x4 (a shape taken for options): the word and the option, not the program's path
+    run --separate-stderr mkdata 1 -4x4 out.h5
+    assert_equal "$status" "$EXIT_USAGE"
+    assert_equal "${stderr_lines[0]}" "fftshard-mkdata: error: '-4x4': unknown option '-4'"
+    assert_equal "${stderr_lines[1]}" "Try 'fftshard-mkdata --help' for more information."
+    run --separate-stderr mkdata 1 -qz 4x4 out.h5
+    assert_equal "${stderr_lines[0]}" "fftshard-mkdata: error: '-qz': unknown option '-z'"
+    run --separate-stderr mkdata 1 --bogus 4x4 out.h5
+    assert_equal "${stderr_lines[0]}" "fftshard-mkdata: error: '--bogus': unknown option"
+    [ ! -e out.h5 ] || fail "wrote out.h5"
+}

@@ -107,6 +107,33 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     assert_no_temporaries
 }
 
+@test "paths HDF5 reads as one (//u, /./u, /u/) collide before any work; '..' refused; the result under the plain path" {
+    oracle make a.h5 /u=4x4:float64 /g/v=4x4:float64 -- b.h5 /u=4x4:float64 /g/v=4x4:float64 \
+        -- c.h5 /u/w=3:float64
+    echo "the old out.h5" >out.h5
+    local before pair
+    before=$(checksum out.h5)
+    for pair in "a.h5:/u b.h5://u" "a.h5:/u b.h5:/./u" "a.h5:/./u b.h5:/u/" "a.h5:/g//v b.h5:/g/./v" \
+        "a.h5:/u c.h5://u//w"; do
+        # shellcheck disable=SC2086  # the two inputs split on purpose
+        run --separate-stderr fftshard 2 --force $pair out.h5
+        assert_error "$EXIT_USAGE" "both would be written to out.h5:/"
+        assert_equal "$(checksum out.h5)" "$before"
+    done
+    # one input: the result goes under the path as HDF5 reads it
+    run --separate-stderr fftshard 2 --force a.h5:/u out.h5:/.//r//
+    assert_success
+    run python_serial -c 'import h5py; f = h5py.File("out.h5"); print(list(f), f["r"].attrs["input"])'
+    assert_output "['r'] a.h5:/u"
+    # '..' is a link name to HDF5, not the parent group: refused, whatever the side
+    for pair in "a.h5:/g/../u out.h5" "a.h5:/u out.h5:/x/.." "a.h5:/.. out.h5"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr fftshard 2 --force $pair
+        assert_error "$EXIT_USAGE" "'..' in the dataset path"
+    done
+    assert_no_temporaries
+}
+
 @test "SIGTERM at the second dataset's write: an existing OUTPUT unchanged, no temporary" {
     oracle make snap.h5 /u=16x8x8:float64 /v=16x8x8:float64 /w=16x8x8:float64
     echo "the old spec.h5" >spec.h5
@@ -218,6 +245,194 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     job=
     assert_equal "$status" 143
     assert_equal "$(checksum spec.h5)" "$before"
+    assert_no_temporaries
+}
+
+# paused POINT:SECONDS ERR ARGS...: fftshard --quiet ARGS on 2 ranks in the
+# background ($job), once rank 0 says in ERR that it holds at POINT (for
+# SECONDS: what the test does meanwhile must take less).
+paused() {
+    local point=$1 err=$2
+    shift 2
+    rm -f "$err"
+    FFTSHARD_PAUSE=$point "$MPIEXEC" -n 2 "$FFTSHARD" --quiet "$@" >/dev/null 2>"$err" &
+    job=$!
+    local deadline=$((${EPOCHREALTIME/./} + 30000000))
+    until grep -q "pausing at" "$err" 2>/dev/null; do
+        kill -0 "$job" 2>/dev/null || fail "the job ended before the pause: $(cat "$err")"
+        ((${EPOCHREALTIME/./} < deadline)) || fail "$point was not reached in 30 s"
+        sleep 0.05
+    done
+}
+
+# wait_job: the end of $job, its status in $job_status.
+wait_job() {
+    job_status=0
+    wait "$job" || job_status=$?
+    job=
+}
+
+@test "--add follows no link on the result's path: external, soft, into the INPUT, the result itself (exit 4, nothing written)" {
+    oracle make snap.h5 /u=8x6:float64 -- other.h5 /g/keep=3:float64
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("spec.h5", "w") as f:
+    f["keep"] = np.arange(3.0)
+    f.create_group("real")
+    f["ext"] = h5py.ExternalLink("other.h5", "/g")
+    f["soft"] = h5py.SoftLink("/real")
+    f["inp"] = h5py.ExternalLink("snap.h5", "/")
+    f["deep"] = h5py.SoftLink("/real")
+    f["dsoft"] = h5py.SoftLink("/keep")
+    f["dangling"] = h5py.SoftLink("/nowhere")'
+    local before other input path
+    before=$(checksum spec.h5)
+    other=$(checksum other.h5)
+    input=$(checksum snap.h5)
+    for path in "/ext/x|/ext is an external link" "/soft/x|/soft is a soft link" \
+        "/inp/x|/inp is an external link" "/deep/a/b|/deep is a soft link" \
+        "/dsoft|/dsoft is a soft link" "/dangling|/dangling is a soft link" \
+        "//inp/./x|/inp is an external link"; do
+        run --separate-stderr fftshard 2 --add --force snap.h5:/u "spec.h5:${path%%|*}"
+        assert_error "$EXIT_OUTPUT" "${path#*|}" "follows no link"
+    done
+    # several inputs: the spectrum's group behind a link too
+    python_serial -c 'import h5py
+with h5py.File("spec2.h5", "w") as f:
+    f["power_spectrum"] = h5py.ExternalLink("other.h5", "/g")'
+    run --separate-stderr fftshard 2 --add --force --power-spectrum snap.h5:/u spec2.h5
+    assert_error "$EXIT_OUTPUT" "/power_spectrum is an external link"
+    assert_equal "$(checksum spec.h5)" "$before"
+    assert_equal "$(checksum other.h5)" "$other"
+    assert_equal "$(checksum snap.h5)" "$input"
+    assert_no_temporaries
+    # a group reached by hard links only is written, in OUTPUT's copy
+    fs 2 snap.h5:/u spec.h5:/real/x --add
+    CASES=("in=snap.h5:/u out=spec.h5:/real/x ranks=2")
+    check_all
+    assert_equal "$(checksum other.h5)" "$other"
+}
+
+@test "--add: a link that appears on the path after the check, before the copy: exit 4, nothing written" {
+    oracle make snap.h5 /u=8x6:float64 -- other.h5 /g/keep=3:float64 -- spec.h5 /real/keep=3:float64
+    local other
+    other=$(checksum other.h5)
+    paused add-copy:5 run.err --add snap.h5:/u spec.h5:/real/x
+    python_serial -c 'import h5py
+with h5py.File("spec.h5", "r+") as f:
+    del f["real"]
+    f["real"] = h5py.ExternalLink("other.h5", "/g")'
+    local after
+    after=$(checksum spec.h5)
+    wait_job
+    assert_equal "$job_status" "$EXIT_OUTPUT"
+    grep -q "spec.h5:/real/x: /real is an external link" run.err || fail "$(cat run.err)"
+    assert_equal "$(checksum spec.h5)" "$after"
+    assert_equal "$(checksum other.h5)" "$other"
+    assert_no_temporaries
+}
+
+@test "--add: OUTPUT written, replaced, removed or created by another program during the run: exit 4, left as that program left it" {
+    oracle make snap.h5 /u=8x6:float64 -- orig.h5 /keep=3:float64
+    local how
+    for how in write replace remove create; do
+        rm -f spec.h5
+        [ "$how" = create ] || cp orig.h5 spec.h5
+        paused read:4 run.err --add snap.h5:/u spec.h5:/new
+        case $how in
+        write) python_serial -c 'import h5py
+with h5py.File("spec.h5", "r+") as f:
+    f["q"] = [1.0]' ;;
+        replace) cp orig.h5 other.h5 && mv other.h5 spec.h5 ;;
+        remove) rm spec.h5 ;;
+        create) cp orig.h5 spec.h5 ;;
+        esac
+        local after=none
+        [ ! -e spec.h5 ] || after=$(checksum spec.h5)
+        wait_job
+        assert_equal "$job_status" "$EXIT_OUTPUT"
+        grep -q "spec.h5: OUTPUT changed during the run" run.err || fail "$how: $(cat run.err)"
+        [ "$(grep -c error run.err)" -eq 1 ] || fail "$how: $(cat run.err)"
+        if [ "$after" = none ]; then
+            [ ! -e spec.h5 ] || fail "$how: spec.h5 appeared"
+        else
+            assert_equal "$(checksum spec.h5)" "$after"
+        fi
+        assert_no_temporaries
+    done
+}
+
+@test "two --add jobs on one OUTPUT: the later commit refuses (exit 4) and OUTPUT keeps the other's dataset; at once, no dataset is lost" {
+    oracle make snap.h5 /u=8x6:float64 /v=8x6:float64 -- spec.h5 /keep=3:float64
+    # A copies OUTPUT, then waits; B adds /q and is done; A must not undo it
+    paused read:12 a.err --add snap.h5:/u spec.h5:/p
+    fftshard 2 --quiet --add snap.h5:/v spec.h5:/q
+    local after
+    after=$(checksum spec.h5)
+    wait_job
+    assert_equal "$job_status" "$EXIT_OUTPUT"
+    grep -q "OUTPUT changed during the run" a.err || fail "$(cat a.err)"
+    assert_equal "$(checksum spec.h5)" "$after"
+    CASES=("in=snap.h5:/v out=spec.h5:/q ranks=2")
+    check_all
+    # started together, four times: a job that says 0 has its dataset in
+    # OUTPUT, one that says 4 has not, and /keep is always there
+    local round pa pb sa sb
+    for round in 1 2 3 4; do
+        oracle make spec$round.h5 /keep=3:float64
+        fftshard 2 --quiet --add snap.h5:/u "spec$round.h5:/p" 2>a.err &
+        pa=$!
+        fftshard 2 --quiet --add snap.h5:/v "spec$round.h5:/q" 2>b.err &
+        pb=$!
+        sa=0 sb=0
+        wait "$pa" || sa=$?
+        wait "$pb" || sb=$?
+        [[ $sa =~ ^[04]$ && $sb =~ ^[04]$ ]] || fail "round $round: status $sa, $sb: $(cat a.err b.err)"
+        [ "$sa$sb" != 44 ] || fail "round $round: both refused"
+        run python_serial -c 'import h5py, sys
+with h5py.File(sys.argv[1]) as f:
+    print(sorted(f))' "spec$round.h5"
+        local want="'keep'"
+        [ "$sa" != 0 ] || want="'keep', 'p'"
+        [ "$sb" != 0 ] || want="${want}, 'q'"
+        assert_output "[$want]"
+    done
+    assert_no_temporaries
+}
+
+@test "--add waits at its commit while another holds the commit lock, then finds OUTPUT changed: exit 4" {
+    oracle make snap.h5 /u=8x6:float64 -- spec.h5 /keep=3:float64
+    # the lock as another fftshard's commit holds it (a POSIX lock meets
+    # the OFD lock): while held, the job must not commit
+    python_serial - <<'PY' &
+import fcntl, os, time
+fd = os.open(".spec.h5.fftshard-lock", os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open("locked", "w").close()
+while not os.path.exists("release"):
+    time.sleep(0.05)
+import h5py
+with h5py.File("spec.h5", "r+") as f:
+    f["q"] = [1.0]
+os.unlink(".spec.h5.fftshard-lock")
+os.close(fd)
+PY
+    local holder=$!
+    until [ -e locked ]; do sleep 0.05; done
+    local before
+    before=$(checksum spec.h5)
+    fftshard 2 --quiet --add snap.h5:/u spec.h5:/p 2>run.err &
+    job=$!
+    sleep 6
+    kill -0 "$job" 2>/dev/null || fail "the job did not wait for the lock: $(cat run.err)"
+    assert_equal "$(checksum spec.h5)" "$before"
+    touch release
+    wait "$holder"
+    local after
+    after=$(checksum spec.h5)
+    wait_job
+    assert_equal "$job_status" "$EXIT_OUTPUT"
+    grep -q "OUTPUT changed during the run" run.err || fail "$(cat run.err)"
+    assert_equal "$(checksum spec.h5)" "$after"
     assert_no_temporaries
 }
 

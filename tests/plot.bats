@@ -104,3 +104,32 @@ PY
     assert_equal "${#stderr_lines[@]}" 1
     [[ ${stderr_lines[0]} == *"install python3-matplotlib"* ]] || fail "$stderr"
 }
+
+@test "spectrum and report: a dataset for the group, text for k, a FIFO: one line, status 1, no wait" {
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("ds.h5", "w") as f:
+    f["power_spectrum"] = [1.0, 2.0]
+with h5py.File("text.h5", "w") as f:
+    g = f.create_group("power_spectrum")
+    g["k"] = np.array([b"a", b"b"])
+    g["power"] = [1.0, 2.0]
+    g["modes"] = [1, 2]
+with h5py.File("inner.h5", "w") as f:
+    g = f.create_group("power_spectrum")
+    g.create_group("k")
+    g["power"] = [1.0, 2.0]
+    g["modes"] = [1, 2]'
+    mkfifo fifo
+    local args
+    for args in "spectrum ds.h5|ds.h5:/power_spectrum: not a group" \
+        "spectrum text.h5|text.h5:/power_spectrum/k: not numeric" \
+        "spectrum inner.h5|inner.h5:/power_spectrum/k: not a dataset" \
+        "spectrum fifo|fifo: not a regular file" "report fifo|fifo: not a regular file"; do
+        # shellcheck disable=SC2086  # the words of a case split on purpose
+        run --separate-stderr timeout 20 "$PYTHON_ORACLE" "$FFTSHARD_PLOT" ${args%%|*}
+        assert_equal "$status" 1
+        assert_equal "${#stderr_lines[@]}" 1
+        [[ ${stderr_lines[0]} == "fftshard-plot: error: ${args#*|}"* ]] || fail "'${args%%|*}': $stderr"
+    done
+    [ -z "$(ls ./*.png 2>/dev/null)" ] || fail "a picture was written: $(ls ./*.png)"
+}

@@ -165,3 +165,50 @@ and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_
         grep -q -- "$key" "$srcdir/man/fftshard.1" || fail "report member $key is not in man/fftshard.1"
     done
 }
+
+# A spectrum bin whose |X|^2 exceeds float64 (finite input of 1e200): the
+# report stays strict JSON, null for what is not finite; numpy's binned
+# power from the full fftn says which bins those are, and the others match.
+@test "strict JSON: a spectrum bin beyond float64 is null, never a bare inf or nan; the rest equals numpy" {
+    local scale
+    for scale in 1e200 1; do
+        python_serial -c 'import h5py, numpy as np, sys
+x = np.random.default_rng(1).standard_normal((8, 6, 4)) * float(sys.argv[1])
+with h5py.File("big.h5", "w") as f:
+    f["data"] = x' "$scale"
+        fftshard 2 --quiet --force --real --power-spectrum --spectrum-only --report=r.json big.h5 s.h5
+        run python_serial - "$srcdir/tests" "$scale" <<'PY'
+import json, sys
+import h5py, numpy as np
+sys.path.insert(0, sys.argv[1])
+from spectrum_oracle import geometry, bin_index, binned, means
+def refuse(constant):
+    raise ValueError("bare %s in the report" % constant)
+text = open("r.json").read()
+r = json.loads(text, parse_constant=refuse)   # strict: NaN, Infinity refused
+assert "nan" not in text.lower() and "inf" not in text.lower().replace("info", ""), text
+with h5py.File("big.h5") as f:
+    x = f["data"][()]
+with np.errstate(over="ignore", invalid="ignore"):
+    X = np.fft.fftn(x.astype(np.complex128))
+    q, comp, kf, kmax, factor = geometry(x.shape, [0, 1, 2], None)
+    idx, nb, edges = bin_index(np.sqrt(q), kf, kmax, None)
+    modes = binned(idx.ravel(), nb, np.ones(q.size))
+    ref = means(idx.ravel(), nb, np.abs(X.ravel()) ** 2, modes)
+got = r["spectra"]["power_spectrum"]["power"]
+assert len(got) == nb, (len(got), nb)
+for g, want, m in zip(got, ref, modes):
+    if m == 0 or not np.isfinite(want):
+        assert g is None, (g, want, m)
+    else:
+        assert g is not None and abs(g - want) <= 1e-8 * abs(want), (g, want)
+print(sum(g is None for g in got), "of", nb, "null")
+PY
+        assert_success
+        if [ "$scale" = 1e200 ]; then
+            assert_output "8 of 8 null"
+        else
+            assert_output "0 of 8 null"
+        fi
+    done
+}

@@ -172,3 +172,22 @@ slope, lna = np.polyfit(np.log(k[sel]), np.log(p[sel]), 1)
 print(sel.sum() > 30, abs(slope + 2) < 0.05, abs(np.exp(lna) / 3 - 1) < 0.1, slope)"
     assert_output --partial "True True True"
 }
+
+@test "the inputs attribute names all 50 inputs of long names, whole (one variable-length string)" {
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("many.h5", "w") as f:
+    for i in range(50):
+        f["/dataset_with_a_rather_long_descriptive_name_number_%02d_of_fifty" % i] = np.arange(16.0).reshape(4, 4) + i'
+    local names=() i
+    for ((i = 0; i < 50; i++)); do
+        names+=("many.h5:/dataset_with_a_rather_long_descriptive_name_number_$(printf %02d "$i")_of_fifty")
+    done
+    fftshard 2 --quiet --power-spectrum --spectrum-only "${names[@]}" sp.h5
+    run python_serial -c 'import h5py, sys
+with h5py.File("sp.h5") as f:
+    a = f["power_spectrum"].attrs["inputs"]
+    t = f["power_spectrum"].attrs.get_id("inputs").get_type()
+print(type(a).__name__, t.is_variable_str(), len(a), a == ", ".join(sys.argv[1:]))' "${names[@]}"
+    assert_success
+    assert_output "str True 3648 True"
+}

@@ -508,16 +508,23 @@ static const char *rule_name(const fs_spectrum *s)
 static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
                              const char *const *inputs)
 {
-    char text[512], fields[2048] = "";
+    char text[512];
     snprintf(text, sizeof text,
              "%s per bin of |k|: k_a = 2 pi f_a / L_a, f_a = fftfreq(n_a, 1/n_a); mean |k| and "
              "mean %s of the modes%s; bins: %s",
              cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
              cross ? "Re(X_a conj X_b)" : "|X|^2", s->box_given ? ", times V / N^2" : "",
              rule_name(s));
+    /* Every input, whole, however many and long: one variable-length string. */
+    size_t len = 1;
     for (int i = 0; inputs[i]; i++)
-        snprintf(fields + strlen(fields), sizeof fields - strlen(fields), "%s%s", i ? ", " : "",
-                 inputs[i]);
+        len += strlen(inputs[i]) + 2;
+    char *fields = malloc(len);
+    if (!fields)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
+    fields[0] = '\0';
+    for (size_t i = 0, used = 0; inputs[i]; i++)
+        used += (size_t)snprintf(fields + used, len - used, "%s%s", i ? ", " : "", inputs[i]);
     double box[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
     for (int a = 0; a < s->ndim; a++)
@@ -528,6 +535,7 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
     fs_status st = fs_h5_output_attr_string(o, "convention", text);
     if (st == FS_OK)
         st = fs_h5_output_attr_string(o, "inputs", fields);
+    free(fields);
     if (st == FS_OK)
         st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
     if (st == FS_OK)

@@ -74,7 +74,8 @@ void fs_signals_set_dataset(int dataset);
  * (fs_signals_set_phase), "start-up" (MPI_Init has returned, signals still
  * held), "finalize" (just before MPI_Finalize, its watchdog armed), "shards-renamed" (the shard directory in place, its master not yet)
  * and "renamed" (rank 0's renames done, the other ranks not yet told),
- * "probe" (the process checking INPUT for rank 0, its question taken);
+ * "probe" (the process checking INPUT for rank 0, its question taken),
+ * "add-copy" (rank 0 with --add, OUTPUT checked, not yet copied);
  * POINT@N is POINT reached while dataset N of several is worked on. */
 void fs_signals_pause_point(const char *point);
 

@@ -17,10 +17,10 @@
  *       says "pausing at ..." on stderr; "start-up" holds every rank once
  *       MPI_Init has returned, its signals still held, and "finalize" just
  *       before MPI_Finalize, its watchdog armed, as a stall would (main.c);
- *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit
- *       (fs_signals_pause_point, signals.c); "probe" holds the process that
- *       checks INPUT for rank 0 with its question taken (probe_guard.c);
- *       POINT@N, POINT while dataset N
+ *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit,
+ *       "add-copy" just before --add copies OUTPUT (fs_signals_pause_point,
+ *       signals.c); "probe" holds the process that checks INPUT for rank 0
+ *       with its question taken (probe_guard.c); POINT@N, POINT while dataset N
  *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
  *       (signals in every phase, a disk filling up during the write, the
  *       input check's process ended from outside) and tests/signals.bats.

@@ -1091,8 +1091,26 @@ fs_status fs_h5_output_close(fs_h5_output **o)
 
 /* ------------------------------------------------------------------ adding to a file */
 
+/* The kind of the link at `name` in fid (the last component not followed):
+ * H5L_TYPE_HARD, _SOFT, _EXTERNAL or a user-defined kind; H5L_TYPE_ERROR
+ * when it cannot be told. */
+static H5L_type_t link_kind(hid_t fid, const char *name)
+{
+#if H5_VERSION_GE(1, 12, 0)
+    H5L_info2_t info;
+    return H5Lget_info2(fid, name, &info, H5P_DEFAULT) < 0 ? H5L_TYPE_ERROR : info.type;
+#else
+    H5L_info_t info;
+    return H5Lget_info(fid, name, &info, H5P_DEFAULT) < 0 ? H5L_TYPE_ERROR : info.type;
+#endif
+}
+
 /* What is at `path` in the open file fid: the prefixes of the path first
- * (a dataset on the way blocks it as much as one at it). */
+ * (a dataset on the way blocks it as much as one at it). A soft, external
+ * or user-defined link at any of them is refused (FS_ERR_OUTPUT), before
+ * anything behind it is opened: writing through it would write where it
+ * leads, another file (the input) or another place, not the copy.
+ * Messages call the file `file`. */
 static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs_h5_path_state *state)
 {
     char prefix[FS_PATH_MAX];
@@ -1110,6 +1128,15 @@ static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs
             return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot look up %s", file, prefix);
         if (exists == 0)
             return FS_OK;
+        H5L_type_t kind = link_kind(fid, prefix);
+        if (kind == H5L_TYPE_ERROR)
+            return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot look up %s", file, prefix);
+        if (kind != H5L_TYPE_HARD)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: %s is %s link; --add follows no link on "
+                                "the result's path (it would write where the link leads)", file,
+                                path, prefix, kind == H5L_TYPE_SOFT       ? "a soft"
+                                              : kind == H5L_TYPE_EXTERNAL ? "an external"
+                                                                          : "a user-defined");
         hid_t obj = H5Oopen(fid, prefix, H5P_DEFAULT);
         H5I_type_t type = obj >= 0 ? H5Iget_type(obj) : H5I_BADID;
         if (obj >= 0 && H5Oclose(obj) < 0)
@@ -1130,18 +1157,45 @@ static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs
     return FS_OK;
 }
 
-fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path_state *state)
+fs_status fs_h5_output_path_state(const char *file, const char *name, const char *path,
+                                  fs_h5_path_state *state)
 {
     *state = FS_H5_PATH_FREE;
     htri_t is_hdf5 = H5Fis_hdf5(file);
     if (is_hdf5 <= 0)
         return fs_h5_clear_errors(fs_error_set(FS_ERR_OUTPUT, "%s: not an HDF5 file; --add adds "
-                                               "datasets to an HDF5 file", file));
+                                               "datasets to an HDF5 file", name));
     hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (fid < 0)
-        return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot open the HDF5 file", file);
-    fs_status st = path_state_in(fid, file, path, state);
-    return fs_h5_close_ids(st, file, 1, fid);
+        return fs_h5_fail(FS_ERR_OUTPUT, "%s: cannot open the HDF5 file", name);
+    fs_status st = path_state_in(fid, name, path, state);
+    return fs_h5_close_ids(st, name, 1, fid);
+}
+
+/* path (from its first '/') as HDF5 resolves it, in place: empty and "."
+ * components dropped ("//u", "/./u" and "/u/" are all "/u"). -1 when a
+ * component is "..", which HDF5 takes for a link of that name, not the
+ * parent group. */
+static int normalise_dataset_path(char *path)
+{
+    char *out = path;
+    for (char *p = path; *p;) {
+        while (*p == '/')
+            p++;
+        size_t n = strcspn(p, "/");
+        if (n == 2 && p[0] == '.' && p[1] == '.')
+            return -1;
+        if (n > 0 && !(n == 1 && p[0] == '.')) {
+            *out++ = '/';
+            memmove(out, p, n);
+            out += n;
+        }
+        p += n;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+    return 0;
 }
 
 fs_status fs_split_location(const char *arg, char **file, char **dataset)
@@ -1153,19 +1207,24 @@ fs_status fs_split_location(const char *arg, char **file, char **dataset)
     if (file_len == 0)
         return fs_error_set(FS_ERR_USAGE, "'%s': no file name", arg);
     *file = strndup(arg, file_len);
-    if (sep) {
+    if (sep)
         *dataset = strdup(sep + 1);
-        size_t n = strlen(*dataset);
-        while (n > 1 && (*dataset)[n - 1] == '/')
-            (*dataset)[--n] = '\0';
-        if (strcmp(*dataset, "/") == 0) {
-            free(*file);
-            free(*dataset);
-            *file = *dataset = NULL;
-            return fs_error_set(FS_ERR_USAGE, "'%s': dataset path is the root group", arg);
-        }
-    }
-    if (!*file || (sep && !*dataset))
+    if (!*file || (sep && !*dataset)) {
+        free(*file);
+        free(*dataset);
+        *file = *dataset = NULL;
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    const char *why = NULL;
+    if (*dataset && normalise_dataset_path(*dataset) != 0)
+        why = "'..' in the dataset path (HDF5 reads it as a link named '..', not the parent group)";
+    else if (*dataset && strcmp(*dataset, "/") == 0)
+        why = "dataset path is the root group";
+    if (why) {
+        free(*file);
+        free(*dataset);
+        *file = *dataset = NULL;
+        return fs_error_set(FS_ERR_USAGE, "'%s': %s", arg, why);
+    }
     return FS_OK;
 }

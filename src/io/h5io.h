@@ -193,9 +193,12 @@ typedef enum fs_h5_path_state {
     FS_H5_PATH_OTHER,     /* a group, a type, a broken link, or something not a group on the way */
 } fs_h5_path_state;
 
-/* One process (rank 0), serially: what `file` holds at `path`. FS_ERR_OUTPUT
- * when file is not an HDF5 file or cannot be read. */
-fs_status fs_h5_output_path_state(const char *file, const char *path, fs_h5_path_state *state);
+/* One process (rank 0), serially: what `file` holds at `path` (messages
+ * call the file `name`). FS_ERR_OUTPUT when file is not an HDF5 file or
+ * cannot be read, or when the path, or any group on the way, is a soft,
+ * external or user-defined link (never followed). */
+fs_status fs_h5_output_path_state(const char *file, const char *name, const char *path,
+                                  fs_h5_path_state *state);
 
 /* End the job from this rank alone, at once, with status st: a collective
  * call on an output failed here, and the other ranks may wait in it. With
@@ -207,8 +210,10 @@ void fs_h5_abandon(fs_status st, int speak) __attribute__((noreturn));
 
 /* Split "FILE.h5:/path" into file and dataset. Only a colon followed by '/'
  * separates, so paths with colons elsewhere still work. *file and *dataset
- * are malloc'ed (dataset NULL when absent); FS_ERR_USAGE for an empty file
- * name or the root group. */
+ * are malloc'ed (dataset NULL when absent). The dataset path comes back as
+ * HDF5 resolves it ("//u", "/./u", "/u/": "/u"), so that paths are compared
+ * as HDF5 sees them; an empty file name, ".." in the path, or the root group
+ * is FS_ERR_USAGE. */
 fs_status fs_split_location(const char *arg, char **file, char **dataset);
 
 #endif

@@ -10,8 +10,10 @@
  * when fs_atomic_abort runs, are unlinked, so an existing output is never
  * touched by a failed run. Owns the temporaries: their names, creation, the
  * table of registered ones with the descriptors that prove their owner is
- * alive, their commit or removal, and the leftovers of killed runs. What a
- * signal does, and when, is signals.h's.
+ * alive, their commit or removal, and the leftovers of killed runs; and the
+ * commit lock of a final path with the check that the file copied for
+ * --add is still the one there (fs_atomic_place_checked). What a signal
+ * does, and when, is signals.h's.
  *
  * Liveness: the process that creates a temporary (rank 0) keeps it open for
  * as long as it is registered and holds an open-file-description read lock
@@ -26,6 +28,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #include <mpi.h>
 
@@ -92,10 +96,38 @@ fs_status fs_atomic_place(const char *tmp_path, const char *final_path, int repl
  * (the report, the wisdom). */
 fs_status fs_atomic_commit(const char *tmp_path, const char *final_path);
 
+/* What a file was: the commit of a copy (--add) requires it unchanged. */
+typedef struct fs_file_id {
+    int exists;                 /* 0: there was no file (the rest is 0) */
+    int regular;                /* fs_atomic_place_checked's own use */
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;      /* to the nanosecond */
+} fs_file_id;
+
+/* The name of the lock file beside OUTPUT: ".<base>" FS_ATOMIC_LOCK_SUFFIX. */
+#define FS_ATOMIC_LOCK_SUFFIX ".fftshard-lock"
+
 /* One process: the contents and permission bits of the file src into its
  * temporary tmp_path (made by fs_atomic_create), so that a run can change
- * a copy of a file and put it in place whole (--add). */
-fs_status fs_atomic_copy_into(const char *src, const char *tmp_path);
+ * a copy of a file and put it in place whole (--add). *id (out) is what src
+ * was (exists 0, and nothing copied, when there is no src). src is opened
+ * without following a link; not a regular file, or changed while it was
+ * copied: FS_ERR_OUTPUT. */
+fs_status fs_atomic_copy_into(const char *src, const char *tmp_path, fs_file_id *id);
+
+/* Put tmp_path in place at final_path as fs_atomic_place does, under the
+ * lock every fftshard commit of final_path takes (an open-file-description
+ * write lock on ".<base>.fftshard-lock" beside it, removed by its holder
+ * before it lets go; unlocked where the file system has none). With expect
+ * (--add), only if final_path is still the file expect describes (device,
+ * inode, size and modification time to the nanosecond), or still absent
+ * when expect->exists is 0; otherwise FS_ERR_OUTPUT "OUTPUT changed during
+ * the run", final_path untouched, tmp_path removed. Without expect,
+ * `replace` as for fs_atomic_place. */
+fs_status fs_atomic_place_checked(const char *tmp_path, const char *final_path, int replace,
+                                  const fs_file_id *expect);
 
 /* Unlink tmp_path (if it exists) and forget it. */
 void fs_atomic_abort(const char *tmp_path);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/collective.h"
+#include "core/signals.h"
 #include "output/atomic.h"
 #include "output/destinations.h"
 #include "report/report.h"
@@ -66,9 +67,38 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
     return buf;
 }
 
+/* Rank 0, --add: every result needs a place in `file` (OUTPUT, or its
+ * copy) that its other contents leave free (a dataset there only with
+ * --force, which replaces it), reached through no link. */
+static fs_status check_add_paths(paths_args *a, const char *file)
+{
+    const fs_run_config *o = a->out->opts;
+    const char *paths[a->n + 2];
+    int n = result_paths(a, paths);
+    for (int i = 0; i < n; i++) {
+        const char *p = paths[i];
+        fs_h5_path_state state;
+        fs_status ret = fs_h5_output_path_state(file, o->output_file, p, &state);
+        if (ret != FS_OK)
+            return ret;
+        if (i >= a->results && state != FS_H5_PATH_FREE && !o->force)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a spectrum or another object "
+                                "there; use --force to replace it", o->output_file, p);
+        if (i >= a->results)
+            continue; /* --force: replaced */
+        if (state == FS_H5_PATH_DATASET && !o->force)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the dataset exists; use --force to replace "
+                                "it", o->output_file, p);
+        if (state == FS_H5_PATH_OTHER)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a group or another object "
+                                "there or on the way; --add writes datasets only where there is "
+                                "none or a dataset", o->output_file, p);
+    }
+    return FS_OK;
+}
+
 /* Rank 0: every result needs a place of its own in OUTPUT, and with --add
- * one that OUTPUT's other contents leave free (a dataset there only with
- * --force, which replaces it). */
+ * one that OUTPUT leaves free (check_add_paths). */
 static fs_status check_paths_on_root(void *arg)
 {
     paths_args *a = arg;
@@ -89,26 +119,7 @@ static fs_status check_paths_on_root(void *arg)
     struct stat st;
     if (!o->add || stat(o->output_file, &st) != 0)
         return FS_OK; /* nothing to add to: created as without --add */
-    for (int i = 0; i < n; i++) {
-        const char *p = paths[i];
-        fs_h5_path_state state;
-        fs_status ret = fs_h5_output_path_state(o->output_file, p, &state);
-        if (ret != FS_OK)
-            return ret;
-        if (i >= a->results && state != FS_H5_PATH_FREE && !o->force)
-            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a spectrum or another object "
-                                "there; use --force to replace it", o->output_file, p);
-        if (i >= a->results)
-            continue; /* --force: replaced */
-        if (state == FS_H5_PATH_DATASET && !o->force)
-            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the dataset exists; use --force to replace "
-                                "it", o->output_file, p);
-        if (state == FS_H5_PATH_OTHER)
-            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a group or another object "
-                                "there or on the way; --add writes datasets only where there is "
-                                "none or a dataset", o->output_file, p);
-    }
-    return FS_OK;
+    return check_add_paths(a, o->output_file);
 }
 
 /* The attributes fftshard writes on a result (fftshard(1), FILES AND
@@ -169,6 +180,8 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_
     fs_output_init(out);
     out->comm = comm;
     out->opts = o;
+    out->infos = infos;
+    out->ninfos = n;
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     out->dataset = dataset_for(out, &infos[0]);
@@ -442,14 +455,19 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
 }
 
 /* Rank 0, --add: OUTPUT's contents into its temporary (nothing to copy when
- * there was no OUTPUT). */
+ * there was no OUTPUT), and what OUTPUT was when copied, which the commit
+ * finds again or refuses (out->copied). The copy is what is written: its
+ * result paths are checked again (OUTPUT may have changed since
+ * fs_output_begin looked). */
 static fs_status copy_output(void *arg)
 {
-    const fs_output *out = arg;
-    struct stat st;
-    if (stat(out->opts->output_file, &st) != 0)
-        return FS_OK;
-    return fs_atomic_copy_into(out->opts->output_file, out->tmp_path);
+    fs_output *out = arg;
+    fs_signals_pause_point("add-copy");
+    fs_status st = fs_atomic_copy_into(out->opts->output_file, out->tmp_path, &out->copied);
+    if (st != FS_OK || !out->copied.exists)
+        return st;
+    paths_args pa = {.out = out, .infos = out->infos, .n = out->ninfos};
+    return check_add_paths(&pa, out->tmp_path);
 }
 
 fs_status fs_output_open(fs_output *out)
@@ -459,16 +477,14 @@ fs_status fs_output_open(fs_output *out)
         return FS_OK; /* the files are made with their datasets */
     int existing = 0;
     if (o->add) {
-        struct stat st;
-        existing = stat(o->output_file, &st) == 0; /* rank 0's verdict follows */
         /* Agreed quietly: the caller agrees (and prints) at the stage's end. */
         fs_status st_copy = fs_root_decides_quietly(out->comm, copy_output, out);
         if (st_copy != FS_OK)
             return st_copy;
+        existing = out->copied.exists; /* rank 0's, sent to all */
         fs_status st_bcast = fs_bcast_bytes(out->comm, 0, &existing, sizeof existing);
         if (st_bcast != FS_OK)
             return st_bcast;
-        out->began_as_copy = existing;
     }
     fs_status st = fs_h5_output_open(out->comm, out->tmp_path, existing, &out->h5);
     if (out->h5)
@@ -639,10 +655,11 @@ static fs_status commit_on_root(void *arg)
 {
     commit_args *c = arg;
     const fs_run_config *o = c->out->opts;
+    /* --add: OUTPUT as it was copied (or still absent), else nothing. */
     fs_status st = o->shard_output
                        ? commit_shards(c->out, c->t)
-                       : fs_atomic_place(c->out->tmp_path, o->output_file,
-                                         o->force || c->out->began_as_copy);
+                       : fs_atomic_place_checked(c->out->tmp_path, o->output_file, o->force,
+                                                 o->add ? &c->out->copied : NULL);
     if (st == FS_OK)
         return commit_side_files(c->out);
     return st;

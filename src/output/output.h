@@ -18,6 +18,7 @@
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/runconfig.h"
+#include "output/atomic.h"
 #include "report/progress.h"
 #include "output/shardout.h"
 #include "plan/transform.h"
@@ -44,8 +45,11 @@ typedef struct fs_output {
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
     fs_output_attrs attrs;
-    int began_as_copy;             /* --add: the temporary began as a copy of OUTPUT, which
-                                      the commit replaces */
+    fs_file_id copied;             /* rank 0, --add: OUTPUT when it was copied (or that it
+                                      did not exist), which the commit must find again */
+    const fs_input_info *infos;    /* the probed inputs (fs_output_begin's), for the
+                                      result paths */
+    int ninfos;
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
     int n_input_attrs;
 } fs_output;
@@ -81,8 +85,10 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_
 fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
- * copy of OUTPUT (rank 0 copies it, with its permissions); nothing with
- * --shard-output. The status is this rank's: the caller agrees it. */
+ * copy of OUTPUT (rank 0 copies it, with its permissions, records what
+ * OUTPUT was in out->copied, and checks the result paths again in the
+ * copy: FS_ERR_OUTPUT for a link on them); nothing with --shard-output.
+ * The status is this rank's: the caller agrees it. */
 fs_status fs_output_open(fs_output *out);
 
 /* Collective: create the output dataset out->dataset for t in the open
@@ -103,7 +109,9 @@ fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t);
 fs_status fs_output_close(fs_output *out);
 
 /* Collective, once the report and the wisdom are written into their
- * temporaries: put the result in place, then the report and the wisdom
+ * temporaries: put the result in place (with --add only if OUTPUT is still
+ * the file copied, else FS_ERR_OUTPUT: fs_atomic_place_checked), then the
+ * report and the wisdom
  * (rank 0 renames while every rank holds the signals); then, with
  * --report=-, rank 0 writes the report to standard output (a failure there
  * is FS_ERR_RUNTIME with the result already in place). */

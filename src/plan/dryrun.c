@@ -78,13 +78,14 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
                                 int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
+    fs_footprint_keeps keeps = {opts->check, opts->cross};
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
         const fs_exchange_ops *o = fs_exchange_strategies[i];
         if (ops && o != ops)
             continue;
-        fs_status st = fs_footprint_of(rq, o, &params, opts->check, io_thread, &fps[*n]);
+        fs_status st = fs_footprint_of(rq, o, &params, &keeps, io_thread, &fps[*n]);
         if (st != FS_OK || !fps[*n].ops)
             return st;
         if (*worst < 0 || fps[*n].total_bytes > fps[*worst].total_bytes)
@@ -174,7 +175,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, opts->check, node->mem_per_rank, node->mem_source,
+        fs_default_args da = {rq, &params, {opts->check, opts->cross}, node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
@@ -207,19 +208,12 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     if (st == FS_OK)
-        st = fs_footprint_of(&rq, NULL, &params, opts->check, io, &p->none);
+        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->cross},
+                             io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
-    if (st == FS_OK && opts->cross) {
-        /* The first input's result, kept while the second is transformed. */
-        int64_t copy = fs_box_elems(&p->large[p->t.nstages - 1]) *
-                       (int64_t)fs_complex_bytes(p->t.prec);
-        fs_footprint_add_copy(&p->none, copy);
-        for (int k = 0; k < p->nfps; k++)
-            fs_footprint_add_copy(&p->fps[k], copy);
-    }
     if (!p->is_default)
         p->chosen = p->worst;
     /* Every rank plans the same way: rank 0 speaks. */

@@ -64,13 +64,15 @@ static int candidate_coords(const fs_transform *t, int g, int *out)
 /* What the rank at grid coordinates c needs with strategy ops: every plan
  * is made before the run and keeps its buffers, so the exchanges' scratch
  * adds up (with --check, the inverse exchanges' too), but for the second
- * array, which they share (as large as the data buffer). */
+ * array, which they share (as large as the data buffer); with --cross the
+ * first input's result, its last-stage box, kept beside all that. */
 typedef struct rank_need {
     const fs_exchange_ops *ops;
     int64_t array_elems;               /* the data buffer */
     int64_t scratch_bytes;             /* the exchange plans */
     int64_t staging_bytes;             /* the overlapped write's pieces */
     uint64_t messages[FS_MAX_STAGES];  /* per exchange */
+    int64_t kept_elems;                /* --cross's copy */
 } rank_need;
 
 /* The staging buffers of the rank at c when its helper thread runs. */
@@ -84,14 +86,18 @@ static int64_t staging_of(const fs_transform *t, const int c[2])
 }
 
 static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
-                         const fs_exchange_params *params, int check, int io_thread,
-                         const int c[2], rank_need *need)
+                         const fs_exchange_params *params, const fs_footprint_keeps *keeps,
+                         int io_thread, const int c[2], rank_need *need)
 {
     memset(need, 0, sizeof *need);
     size_t cb = fs_complex_bytes(t->prec);
-    int second = 0;
+    int second = 0, check = keeps->check;
     if (io_thread)
         need->staging_bytes = staging_of(t, c);
+    if (keeps->cross) {
+        fs_box last = fs_transform_box(t, t->nstages - 1, c[0], c[1]);
+        need->kept_elems = fs_box_elems(&last);
+    }
     for (int s = 0; s < t->nstages; s++) {
         fs_box b = fs_transform_box(t, s, c[0], c[1]);
         if (fs_box_elems(&b) > need->array_elems)
@@ -149,8 +155,8 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
  * of one rank: its array and scratch together), and the most messages any
  * of them sends in each exchange. */
 static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
-                              const fs_exchange_params *params, int check, int io_thread,
-                              rank_need *worst)
+                              const fs_exchange_params *params, const fs_footprint_keeps *keeps,
+                              int io_thread, rank_need *worst)
 {
     int coords[2][2 + 2 * FS_MAX_STAGES], n[2];
     for (int g = 0; g < 2; g++)
@@ -162,11 +168,11 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
         for (int j = 0; j < n[1]; j++) {
             int c[2] = {coords[0][i], coords[1][j]};
             rank_need need;
-            fs_status st = need_of(t, ops, params, check, io_thread, c, &need);
+            fs_status st = need_of(t, ops, params, keeps, io_thread, c, &need);
             if (st != FS_OK)
                 return st;
             int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes +
-                            need.staging_bytes;
+                            need.staging_bytes + resident(need.kept_elems * (int64_t)cb);
             if (bytes > worst_bytes) {
                 worst_bytes = bytes;
                 *worst = need;
@@ -200,8 +206,8 @@ static int64_t other_bytes(const fs_transform *t)
 
 
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
-                          const fs_exchange_params *params, int check, int io_thread,
-                          fs_footprint *out)
+                          const fs_exchange_params *params, const fs_footprint_keeps *keeps,
+                          int io_thread, fs_footprint *out)
 {
     memset(out, 0, sizeof *out);
     fs_transform t;
@@ -213,7 +219,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     if (!t.exchanges)
         ops = NULL;
     rank_need need;
-    if ((st = largest_need(&t, ops, params, check, io_thread, &need)) != FS_OK)
+    if ((st = largest_need(&t, ops, params, keeps, io_thread, &need)) != FS_OK)
         return st;
     out->ops = ops;
     out->array_elems = need.array_elems;
@@ -223,15 +229,11 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->library_bytes = LIBRARY_BYTES;
     out->plans_io_bytes = other_bytes(&t) - LIBRARY_BYTES + need.staging_bytes;
     /* --check reads the input again in pieces (at most the array). */
-    if (check)
+    if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
-    out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes + out->library_bytes;
+    out->cross_bytes = resident(need.kept_elems * (int64_t)fs_complex_bytes(t.prec));
+    out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
+                       out->library_bytes + out->cross_bytes;
     return FS_OK;
-}
-
-void fs_footprint_add_copy(fs_footprint *f, int64_t bytes)
-{
-    f->cross_bytes += resident(bytes);
-    f->total_bytes += resident(bytes);
 }

@@ -5,8 +5,9 @@
  * exchange plans' own buffers (every plan is made before the run and keeps
  * its buffers, so the exchanges' scratch adds up; with --check the inverse
  * exchanges' too, from each strategy's estimate()), FFTW's plans and the
- * I/O (the overlapped write's staging buffers included), and the libraries, for the rank that needs most. The dry run prints
- * it; the default strategy keeps the strategies whose footprint fits the
+ * I/O (the overlapped write's staging buffers included), the libraries,
+ * and with --cross the first input's result kept while the second is
+ * transformed, for the rank that needs most. The dry run prints it; the default strategy keeps the strategies whose footprint fits the
  * memory per rank. No MPI, nothing allocated at full size. */
 #ifndef FS_FOOTPRINT_H
 #define FS_FOOTPRINT_H
@@ -21,24 +22,27 @@ typedef struct fs_footprint {
     int64_t array_elems;               /* the data buffer */
     uint64_t messages[FS_MAX_STAGES];  /* per exchange, the most any rank sends */
     /* Bytes per rank, resident (huge pages whole), of the rank that needs
-     * most: total_bytes is the sum of the four. */
+     * most: total_bytes is the sum of the five. */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
-    int64_t cross_bytes;               /* --cross's copy of a result (fs_footprint_add_copy) */
+    int64_t cross_bytes;               /* --cross's copy of the first input's result */
 } fs_footprint;
 
-/* Count a copy of `bytes` (--cross keeps the first input's result) into f. */
-void fs_footprint_add_copy(fs_footprint *f, int64_t bytes);
+/* What a run keeps besides one transform's own memory. */
+typedef struct fs_footprint_keeps {
+    int check;          /* --check: the inverse plans, and the input read again in pieces */
+    int cross;          /* --cross: the first input's result (the rank's last-stage box) */
+} fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
  * for a strategy that runs them) with strategy ops; ops NULL, or a request
- * without exchange: none (out->ops NULL). check: --check's inverse plans.
- * io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
+ * without exchange: no exchange (out->ops NULL), the rest still counted.
+ * keeps: what --check and --cross keep besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
  * buffers of the write in pieces count (fs_overlap_staging_bytes: also
  * where the run then writes as a whole, with shard output or spectra; not
  * for one stage whose input map is plain, which the run reads in pieces
  * unless HDF5 stores the input otherwise, chunked or filtered). */
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
-                          const fs_exchange_params *params, int check, int io_thread,
-                          fs_footprint *out);
+                          const fs_exchange_params *params, const fs_footprint_keeps *keeps,
+                          int io_thread, fs_footprint *out);
 
 #endif

@@ -49,7 +49,7 @@ static int recorded_axes(const fs_recorded *rec, int *axes)
 /* An inverse refuses a recorded attribute it would take (no option given
  * in its place) that fftshard cannot have written: the file was edited or
  * damaged, and the round trip would not give the forward's input back. */
-static fs_status check_recorded(const fs_options *o, const fs_input_info *in)
+static fs_status check_recorded(const fs_run_config *o, const fs_input_info *in)
 {
     const fs_recorded *rec = &in->recorded;
     struct {
@@ -346,7 +346,7 @@ fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out)
     fs_footprint fp[FS_EXCHANGE_MAX_STRATEGIES];
     int fits[FS_EXCHANGE_MAX_STRATEGIES], nfit = 0, least = 0, n = 0;
     for (int i = 0; order[i] && i < FS_EXCHANGE_MAX_STRATEGIES; i++, n++) {
-        fs_status st = fs_footprint_of(a->rq, order[i], a->params, a->check, a->io_thread, &fp[i]);
+        fs_status st = fs_footprint_of(a->rq, order[i], a->params, &a->keeps, a->io_thread, &fp[i]);
         if (st != FS_OK)
             return st;
         if (!fp[i].ops) {
@@ -411,7 +411,7 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
     const fs_node *node = a->node;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
-    fs_default_args da = {a->rq,            a->params, a->check, node->mem_per_rank,
+    fs_default_args da = {a->rq,            a->params, a->keeps, node->mem_per_rank,
                           node->mem_source, a->wisdom, key,      node->io_thread};
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }

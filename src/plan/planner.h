@@ -20,6 +20,7 @@
 
 #include "compute/compute.h"
 #include "plan/decomp.h"
+#include "plan/footprint.h"
 #include "core/collective.h"
 #include "core/errors.h"
 #include "exchange/exchange.h"
@@ -85,7 +86,7 @@ void fs_planner_auto_key(const fs_transform *plain, const fs_exchange_params *pa
 typedef struct fs_default_args {
     const fs_transform_request *rq;   /* its hooks are ignored */
     const fs_exchange_params *params;
-    int check;                        /* --check: the inverse plans count too */
+    fs_footprint_keeps keeps;         /* --check, --cross: what the run keeps counts too */
     uint64_t mem_per_rank;            /* bytes a rank may use (0: unknown, all fit) */
     const char *mem_source;           /* where that figure comes from */
     const fs_wisdom *wisdom;          /* may be NULL */
@@ -112,7 +113,7 @@ typedef struct fs_trial_args {
     int verbose;                  /* print each strategy's time */
     fs_wisdom *wisdom;            /* remembers auto's choice (may be NULL) */
     const fs_transform_request *rq; /* for the default: the footprints */
-    int check;                    /* --check */
+    fs_footprint_keeps keeps;     /* --check, --cross (the footprints) */
     const fs_node *node;          /* the memory per rank, for the default */
 } fs_trial_args;
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -240,10 +241,14 @@ static void json_int(json *j, const char *key, int64_t v)
     fprintf(j->f, "%" PRId64, v);
 }
 
+/* JSON has no NaN or infinity: a number that is not finite is null. */
 static void json_num(json *j, const char *key, double v)
 {
     json_key(j, key);
-    fprintf(j->f, "%.9g", v);
+    if (isfinite(v))
+        fprintf(j->f, "%.9g", v);
+    else
+        fputs("null", j->f);
 }
 
 static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t stride)

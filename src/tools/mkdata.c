@@ -56,6 +56,20 @@ static int parse_finite(const char *arg, double *v)
 }
 
 /* --box-size=L or L0,L1,...: positive lengths. */
+/* The word getopt_long could not take, named as given: a short option
+ * inside a word (-4x4) leaves optind on that word, the last one of a word
+ * past it. */
+static fs_status unknown_option(int argc, char **argv)
+{
+    const char *word = argv[optind - 1];
+    if (optopt > 0 && optind < argc && argv[optind][0] == '-' && argv[optind][1] != '-' &&
+        strchr(argv[optind] + 1, optopt))
+        word = argv[optind];
+    if (optopt > 0 && strlen(word) > 2 && word[1] != '-')
+        return fs_error_set(FS_ERR_USAGE, "'%s': unknown option '-%c'", word, optopt);
+    return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", word);
+}
+
 static fs_status parse_box_size(const char *arg, mkdata_options *o)
 {
     const char *p = arg;
@@ -105,7 +119,8 @@ static void print_help(FILE *out)
             "(FILE.h5 or FILE.h5:/path; default dataset /data), in parallel.\n"
             "\n"
             "  -t, --type=TYPE   complex128 (default), complex64, float64 or float32\n"
-            "  -s, --seed=N      seed of the values (default 1); same file on any rank count\n"
+            "  -s, --seed=N      seed of the values, 0 to 2^64-1 (default 1); same file on\n"
+            "                    any rank count\n"
             "  -w, --waves=K     a sum of K plane waves (at most %d) instead of uniform\n"
             "                    noise in [-1, 1); wave vectors and amplitudes are stored\n"
             "                    as attributes, so the spectrum is known exactly\n"
@@ -157,9 +172,11 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
                                     optarg);
             break;
         case 's':
+            errno = 0;
             o->seed = strtoull(optarg, &end, 10);
-            if (*optarg == '\0' || *end != '\0' || *optarg == '-')
-                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected a non-negative integer", optarg);
+            if (*optarg == '\0' || *end != '\0' || *optarg == '-' || errno == ERANGE)
+                return fs_error_set(FS_ERR_USAGE, "--seed=%s: expected an integer from 0 to %" PRIu64,
+                                    optarg, UINT64_MAX);
             break;
         case 'w': {
             long w = strtol(optarg, &end, 10);
@@ -191,7 +208,8 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
         case 'h': o->help = 1; return FS_OK;
         case 'V': o->version = 1; return FS_OK;
         case ':': return fs_error_set(FS_ERR_USAGE, "'%s': the option needs a value", argv[optind - 1]);
-        default: return fs_error_set(FS_ERR_USAGE, "'%s': unknown option", argv[optind - 1]);
+        default:
+            return unknown_option(argc, argv);
         }
     }
     if (argc - optind != 2)
