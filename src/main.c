@@ -13,6 +13,7 @@
 #include "output/atomic.h"
 #include "plan/dryrun.h"
 #include "core/errors.h"
+#include "core/launcher.h"
 #include "io/h5io.h"
 #include "options.h"
 #include "pipeline.h"
@@ -33,8 +34,7 @@ static int file_size_limit_lets_mpi_start(void)
     if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
         lim.rlim_cur >= MPI_FILE_SIZE_LIMIT_MIN)
         return 1;
-    const char *rank = getenv("PMI_RANK");
-    if (!rank || strcmp(rank, "0") == 0)
+    if (fs_launcher_rank() <= 0)
         fprintf(stderr,
                 "fftshard: error: file size limit (ulimit -f) of %llu KiB: too small for MPI to "
                 "start, which needs %d KiB\n",
