@@ -63,6 +63,7 @@ and sum(p["elements"] for p in r["per_rank"]) == __import__("math").prod(r["shap
         run json "$s.json" '
 all(sum(p["seconds"][k] for k in ("read", "plan", "fft", "exchange", "write", "check", "commit"))
     <= p["seconds"]["total"] * (1 + 1e-9) + 1e-6 for p in r["per_rank"])
+and all(p["seconds"]["total"] > 0 for p in r["per_rank"])
 and sum(p["bytes_sent"] for p in r["per_rank"]) == r["exchange"]["bytes_sent"]
     == sum(p["bytes_received"] for p in r["per_rank"]) == r["exchange"]["bytes_received"] > 0
 and r["prefix"]["bytes_sent"][-1] == r["exchange"]["bytes_sent"]

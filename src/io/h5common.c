@@ -170,9 +170,28 @@ static const char *romio_prefix(const char *path)
     return "ufs:";
 }
 
+/* Whether this MPI-IO strips a file-system prefix from names as ROMIO
+ * does: it opens "ufs:/dev/null" as /dev/null, where Open MPI's OMPIO
+ * looks for a directory named "ufs:" and finds none. Asked once. */
+static int mpio_takes_prefixes(void)
+{
+    static int known; /* 0 unknown, 1 yes, 2 no */
+    if (!known) {
+        char probe[] = "ufs:/dev/null";
+        MPI_File fh;
+        known = 2;
+        if (MPI_File_open(MPI_COMM_SELF, probe, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) ==
+            MPI_SUCCESS) {
+            MPI_File_close(&fh);
+            known = 1;
+        }
+    }
+    return known == 1;
+}
+
 fs_status fs_h5_mpio_name(const char *path, char **name)
 {
-    const char *prefix = strchr(path, ':') ? romio_prefix(path) : "";
+    const char *prefix = strchr(path, ':') && mpio_takes_prefixes() ? romio_prefix(path) : "";
     size_t len = strlen(prefix) + strlen(path) + 1;
     if (!(*name = malloc(len)))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
