@@ -47,7 +47,8 @@ setup() {
 }
 
 # job_script LAUNCH...: job.sh, the batch job of fftshard(1) with LAUNCH as
-# its launcher: status in job.status, "written" or not by OUTPUT's time.
+# its launcher and $FFTSHARD as the program: status in job.status,
+# "written" or not by OUTPUT's time.
 job_script() {
     cat >job.sh <<EOF
 #!/bin/sh
@@ -81,13 +82,30 @@ submit() {
     done
 }
 
+# bats test_tags=slurm,openmpi
+@test "make install into a prefix, then the batch job with the prefix on PATH, with srun" {
+    oracle make in.h5 12x10x8:complex128
+    local builddir prefix=$BATS_FILE_TMPDIR/prefix
+    builddir=$(dirname "$TEST_BINDIR")
+    run make -C "$builddir" install prefix="$prefix"
+    assert_success
+    [ -x "$prefix/bin/fftshard" ] || fail "make install did not install bin/fftshard"
+    FFTSHARD=fftshard job_script srun --mpi="$(srun_mpi)"
+    sed -i "s|^set -u\$|set -u; PATH='$prefix/bin':\$PATH; command -v fftshard >job.which|" job.sh
+    submit
+    assert_equal "$(cat job.status)" 0
+    assert_equal "$(cat job.which)" "$prefix/bin/fftshard"
+    CASES+=("in=in.h5 out=out.h5 ranks=3")
+    check_all
+}
+
 # The MPI's own launcher (mpiexec.mpich, mpirun.openmpi), inside the
 # allocation.
 own_launcher() {
     echo "$MPIEXEC -n \$SLURM_NTASKS"
 }
 
-# bats test_tags=slurm
+# bats test_tags=slurm,openmpi
 @test "the manual's batch job under sbatch with the MPI's own launcher: equals numpy" {
     oracle make in.h5 12x10x8:complex128
     job_script "$(own_launcher)"
@@ -100,7 +118,7 @@ own_launcher() {
     assert_no_temporaries
 }
 
-# bats test_tags=slurm
+# bats test_tags=slurm,openmpi
 @test "the manual's batch job with srun (--mpi=pmi2 for MPICH, pmix for Open MPI): equals numpy" {
     oracle make in.h5 12x10x8:complex128
     job_script srun --mpi="$(srun_mpi)"
@@ -111,7 +129,7 @@ own_launcher() {
     assert_no_temporaries
 }
 
-# bats test_tags=slurm
+# bats test_tags=slurm,openmpi
 @test "a job that reaches its time limit: OUTPUT untouched, no temporary, one message" {
     oracle make in.h5 12x10x8:complex128
     oracle make out.h5 3x3:complex128
@@ -134,7 +152,7 @@ sacct_state() {
     scontrol show job "$jobid" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'
 }
 
-# bats test_tags=slurm
+# bats test_tags=slurm,openmpi
 @test "SIGTERM to one rank of an srun step: 143 and one fftshard message" {
     oracle make in.h5 16x16x16:complex128
     rm -f run.err

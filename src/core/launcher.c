@@ -308,6 +308,11 @@ void fs_launcher_end(int status, int sig, unsigned wait_s)
         sleep_s(wait_s);
 }
 
+int fs_launcher_reports_exits(void)
+{
+    return kind == FS_LAUNCHER_PMIX && ender_ready;
+}
+
 int fs_launcher_claim_message(void)
 {
     /* Alone, the process is the job. */

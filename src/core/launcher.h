@@ -64,6 +64,11 @@ void fs_launcher_finalized(void);
  * at once under Slurm (the caller then dies of sig, or exits). */
 void fs_launcher_end(int status, int sig, unsigned wait_s);
 
+/* 1 where the launcher reports a rank's nonzero exit in lines of its own
+ * but ends the job quietly with the status fs_launcher_end asks for (PMIx:
+ * Open MPI's mpirun). */
+int fs_launcher_reports_exits(void);
+
 /* Async-signal-safe: 1 if this process is the first of its node to speak
  * for the job's end (it then holds the note until it ends), 0 if another
  * rank of the node already did. The note is an abstract socket: nothing is

@@ -324,6 +324,19 @@ void fs_signals_finish(int status, unsigned finalize_seconds)
         alarm(finalize_seconds);
 }
 
+void fs_signals_end_failed(int status)
+{
+    if (status == 0 || signal_rank != 0 || !launcher_armed || !fs_launcher_reports_exits())
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    /* The watchdog would warn of a stall while the launcher ends the job;
+     * it is armed again if the launcher does not act. */
+    unsigned left = alarm(0);
+    ask_launcher_to_end(status, 0);
+    alarm(left ? left : 1);
+}
+
 void fs_signals_finalized(void)
 {
     alarm(0);

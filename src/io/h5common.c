@@ -31,9 +31,7 @@ static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
 /* Below this, a failed write is taken to be its file system's being full. */
 #define FULL_DISK_BYTES ((unsigned long long)1 << 20)
 
-/* When the file system of disk_path (or of its directory) is all but full
- * and HDF5's reason does not say so already: a note that does. */
-static void full_disk_note(const char *disk_path, const char *reason, char *note, size_t size)
+void fs_h5_full_disk_note(const char *disk_path, const char *reason, char *note, size_t size)
 {
     struct statvfs fs;
     note[0] = '\0';
@@ -61,7 +59,7 @@ static fs_status vfail(const char *disk_path, fs_status status, const char *fmt,
             fprintf(stderr, "%s: (HDF5 cannot print its error stack)\n", fs_error_program());
     }
     char note[96];
-    full_disk_note(disk_path, reason, note, sizeof note);
+    fs_h5_full_disk_note(disk_path, reason, note, sizeof note);
     if (reason[0])
         return fs_error_set(status, "%s%s (HDF5: %s)", message, note, reason);
     return fs_error_set(status, "%s%s", message, note);
@@ -187,6 +185,14 @@ static int mpio_takes_prefixes(void)
         }
     }
     return known == 1;
+}
+
+void fs_h5_choose_mpio(void)
+{
+#ifdef OMPI_MAJOR_VERSION
+    if (!getenv("OMPI_MCA_io"))
+        setenv("OMPI_MCA_io", "romio321", 1);
+#endif
 }
 
 fs_status fs_h5_mpio_name(const char *path, char **name)
