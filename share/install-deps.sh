@@ -4,10 +4,17 @@
 # test and run. This is the one list of packages; share/quickstart.sh and
 # share/run-tests.sh both call this script.
 #
-# Everything MPI here is MPICH. Parallel HDF5, the compiler wrapper and
-# mpiexec must all be the same MPI: packages that bring in the other MPI
-# re-point mpicc and mpiexec to it, so this list must only ever name
-# MPICH builds.
+# The build of the quick start is MPICH's, called by its flavour's names
+# (mpicc.mpich, mpiexec.mpich, pkg-config hdf5-mpich). Open MPI and its
+# parallel HDF5 are here for the Open MPI build of share/run-tests.sh (by
+# mpicc.openmpi, mpirun.openmpi, hdf5-openmpi), and slurm-wlm, slurmd,
+# slurmctld and munge for its one-node Slurm (tests/slurm/fixture.sh).
+# Installing Open MPI would move Debian's unsuffixed mpicc, mpirun, mpiexec
+# and hdf5.pc to it (its alternatives rank higher): the alternatives "mpi"
+# and "mpirun" are set to MPICH's first (manual mode, which later installs
+# keep), unless an administrator chose otherwise. Never install
+# libfftw3-mpi-dev, python3-mpi4py or python3-h5py-mpi: they pull in
+# another MPI's runtime under the oracle's Python.
 #
 # valgrind is for tests/valgrind.bats (make check); iproute2 (ip netns) for
 # the hosts of tests/netns.bats (make check-net); python3-scipy for the
@@ -23,10 +30,25 @@ set -eu
 
 PACKAGES="build-essential autoconf automake libtool pkg-config
 mpich libmpich-dev libhdf5-mpich-dev hdf5-tools libfftw3-dev
+openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
+slurm-wlm slurmd slurmctld munge
 bats bats-assert bats-support
 python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind iproute2
 clang libclang-rt-14-dev
 libsimgrid-dev"
+
+# Keep the unsuffixed MPI commands MPICH's (see above): an alternative in
+# auto mode is set to MPICH's member, which Open MPI's install then leaves.
+keep_mpich_alternatives() {
+    for pair in mpi:/usr/bin/mpicc.mpich mpirun:/usr/bin/mpirun.mpich; do
+        name=${pair%%:*}
+        path=${pair#*:}
+        [ -e "$path" ] || continue
+        if update-alternatives --query "$name" 2>/dev/null | grep -q '^Status: auto'; then
+            $as_root update-alternatives --set "$name" "$path" >/dev/null
+        fi
+    done
+}
 
 missing=
 for pkg in $PACKAGES; do
@@ -37,19 +59,23 @@ for pkg in $PACKAGES; do
     esac
 done
 
-if [ -z "$missing" ]; then
-    echo "install-deps: all packages are installed"
-    exit 0
-fi
-
 if [ "$(id -u)" -eq 0 ]; then
     as_root=
 elif command -v sudo >/dev/null 2>&1; then
     as_root=sudo
+elif [ -z "$missing" ]; then
+    echo "install-deps: all packages are installed"
+    exit 0
 else
     echo "install-deps: need root to install:$missing" >&2
     echo "install-deps: run this script as root, or install sudo" >&2
     exit 1
+fi
+
+if [ -z "$missing" ]; then
+    keep_mpich_alternatives
+    echo "install-deps: all packages are installed"
+    exit 0
 fi
 
 echo "install-deps: installing:$missing"
@@ -58,3 +84,4 @@ echo "install-deps: installing:$missing"
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get update
 # shellcheck disable=SC2086
 $as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $missing
+keep_mpich_alternatives

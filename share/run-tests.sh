@@ -14,6 +14,15 @@
 #   san-build  ../configure --enable-sanitizers and make -j2 in _san/
 #   san-check  make -j2 check-sanitized there: the C unit tests and the
 #              sanitized slice under AddressSanitizer and UBSan
+#   slurm      make check-slurm (MPICH): a one-node Slurm started by
+#              tests/slurm/fixture.sh, the batch job under sbatch with
+#              mpiexec and with srun --mpi=pmi2, a time limit, SIGTERM to
+#              one rank of an srun step, make install into a prefix and
+#              the batch job from it (tests/slurm.bats; skipped unless root)
+#   openmpi    ../configure CC=mpicc.openmpi and make -j2 in _ompi/, then
+#              make check-openmpi there: the openmpi slice (see
+#              Makefile.am) under Open MPI's mpirun, with tests/slurm.bats
+#              under srun --mpi=pmix and mpirun
 # It stops at the first part that fails (printing the test logs when tests
 # failed) and exits non-zero. At the end, also after a failure, it prints
 # the time of each part, then as its last line the tests counted over all
@@ -25,7 +34,7 @@ set -eu
 
 cd "$(dirname "$0")/.."
 
-PARTS="deps build check long net valgrind distcheck san-build san-check"
+PARTS="deps build check long net slurm valgrind distcheck san-build san-check openmpi"
 started=$(date +%s)
 passed=0
 failed=0
@@ -135,6 +144,13 @@ build() {
     ./configure && make -j2
 }
 
+# The Open MPI build beside the others (the source tree is distcleaned by
+# then) and its slice of the suite.
+ompi_build_check() {
+    rm -rf _ompi && mkdir _ompi &&
+        (cd _ompi && ../configure CC=mpicc.openmpi && make -j2 && make -j2 check-openmpi)
+}
+
 # configure refuses to build elsewhere while the source tree itself is
 # configured: distclean it first.
 san_build() {
@@ -159,6 +175,12 @@ fi
 
 if ! part net make check-net; then
     echo "run-tests: make check-net failed; the test logs follow" >&2
+    print_test_logs .
+    exit 1
+fi
+
+if ! part slurm make check-slurm; then
+    echo "run-tests: make check-slurm failed; the test logs follow" >&2
     print_test_logs .
     exit 1
 fi
@@ -188,4 +210,10 @@ if ! part san-check make -C _san -j2 check-sanitized; then
     exit 1
 fi
 
-echo "run-tests: make check, make check-long, make check-net, make check-valgrind, make distcheck-quick and the sanitized make check-sanitized passed"
+if ! part openmpi ompi_build_check; then
+    echo "run-tests: the Open MPI build (_ompi) failed; the test logs follow" >&2
+    print_test_logs _ompi
+    exit 1
+fi
+
+echo "run-tests: make check, make check-long, make check-net, make check-slurm, make check-valgrind, make distcheck-quick, the sanitized make check-sanitized and the Open MPI build's make check-openmpi passed"

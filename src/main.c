@@ -13,6 +13,8 @@
 #include "output/atomic.h"
 #include "plan/dryrun.h"
 #include "core/errors.h"
+#include "core/launcher.h"
+#include "io/h5common.h"
 #include "io/h5io.h"
 #include "options.h"
 #include "pipeline.h"
@@ -33,8 +35,7 @@ static int file_size_limit_lets_mpi_start(void)
     if (getrlimit(RLIMIT_FSIZE, &lim) != 0 || lim.rlim_cur == RLIM_INFINITY ||
         lim.rlim_cur >= MPI_FILE_SIZE_LIMIT_MIN)
         return 1;
-    const char *rank = getenv("PMI_RANK");
-    if (!rank || strcmp(rank, "0") == 0)
+    if (fs_launcher_rank() <= 0)
         fprintf(stderr,
                 "fftshard: error: file size limit (ulimit -f) of %llu KiB: too small for MPI to "
                 "start, which needs %d KiB\n",
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     /* Before MPI_Init, while the process has no threads and no MPI state
      * that a fork could copy in a bad moment. */
     fs_probe_guard_start();
+    fs_h5_choose_mpio();
     /* Funneled: the I/O helper thread (rawio.h) makes no MPI call. */
     int thread_level;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {
@@ -115,6 +117,7 @@ int main(int argc, char **argv)
     MPI_Comm_free(&comm);
     fs_signals_finish((int)status, fs_testhooks_finalize_seconds());
     fs_signals_pause_point("finalize");
+    fs_signals_end_failed((int)status);
     MPI_Finalize();
     fs_signals_finalized();
     return (int)status;

@@ -82,6 +82,7 @@ setup() {
 
 # ---------------------------------------------------------------- unusable input (3)
 
+# bats test_tags=openmpi
 @test "missing input file: exit 3" {
     run --separate-stderr fftshard 2 nothere.h5 out.h5
     assert_error "$EXIT_INPUT" "nothere.h5" "no such file"
@@ -89,7 +90,7 @@ setup() {
     assert_no_temporaries
 }
 
-# bats test_tags=sanitized
+# bats test_tags=sanitized,openmpi
 @test "truncated HDF5 file: exit 3, HDF5's error stack only with --verbose" {
     head -c 1500 ok.h5 >cut.h5
     run --separate-stderr fftshard 2 cut.h5 out.h5
@@ -123,6 +124,7 @@ setup() {
 
 # ---------------------------------------------------------------- usage (2)
 
+# bats test_tags=openmpi
 @test "unknown long option: exit 2" {
     run --separate-stderr fftshard 2 --bogus ok.h5 out.h5
     assert_error "$EXIT_USAGE" "--bogus"
@@ -190,6 +192,7 @@ setup() {
 
 # ---------------------------------------------------------------- one message, however many ranks
 
+# bats test_tags=openmpi
 @test "messages are printed once on 4 ranks: usage, input, output, axes" {
     run --separate-stderr fftshard 4 --norm=bad ok.h5 out.h5
     assert_error "$EXIT_USAGE" "--norm=bad"

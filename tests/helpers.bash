@@ -24,6 +24,33 @@ EXIT_CHECK=5
 # Absolute paths: tests cd into their temporary directory.
 srcdir=$(cd "${srcdir:-$BATS_TEST_DIRNAME/..}" && pwd)
 MPIEXEC=${MPIEXEC:-mpiexec.mpich}
+# The MPI and the kind of launcher the build was configured with (make check
+# says; by hand they are asked of $FFTSHARD and $MPIEXEC): mpich, openmpi,
+# ...; hydra, openmpi, slurm or other.
+if [ -z "${MPI_FLAVOUR:-}" ]; then
+    MPI_FLAVOUR=mpich
+    ldd "${FFTSHARD:-$srcdir/src/fftshard}" 2>/dev/null | grep -q 'libmpi\.so\.4' && MPI_FLAVOUR=openmpi
+fi
+if [ -z "${MPI_LAUNCHER_KIND:-}" ]; then
+    case $("$MPIEXEC" --version 2>&1 | head -n 5) in
+    *HYDRA*) MPI_LAUNCHER_KIND=hydra ;;
+    *"Open MPI"* | *OpenRTE*) MPI_LAUNCHER_KIND=openmpi ;;
+    *slurm*) MPI_LAUNCHER_KIND=slurm ;;
+    *) MPI_LAUNCHER_KIND=other ;;
+    esac
+fi
+# Open MPI's mpirun refuses root without these, and more ranks than cores
+# without oversubscription (the tests run up to 8 ranks on 2 cores).
+if [ "$MPI_LAUNCHER_KIND" = openmpi ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    export OMPI_MCA_rmaps_base_oversubscribe=1
+fi
+
+# mpich_only WHY: skip the rest of a test that holds only under MPICH's
+# hydra launcher (WHY says what it depends on).
+mpich_only() {
+    [ "$MPI_LAUNCHER_KIND" = hydra ] || skip "MPICH-specific ($1): this build runs under $MPI_LAUNCHER_KIND"
+}
 FFTSHARD=${FFTSHARD:-$srcdir/src/fftshard}
 FFTSHARD_MKDATA=${FFTSHARD_MKDATA:-$srcdir/src/fftshard-mkdata}
 PYTHON_ORACLE=${PYTHON_ORACLE:-/usr/bin/python3}
@@ -68,7 +95,7 @@ python_serial() {
     local unset=() name
     for name in $(compgen -e); do
         case $name in
-        PMI_* | HYDRA_* | MPI_* | OMPI_*) unset+=(-u "$name") ;;
+        PMI_* | PMIX_* | HYDRA_* | HYDI_* | MPI_* | OMPI_* | SLURM_* | PALS_*) unset+=(-u "$name") ;;
         esac
     done
     env "${unset[@]}" "$PYTHON_ORACLE" "$@"
@@ -168,17 +195,23 @@ check_all() {
     assert_output --partial "0 of"
 }
 
-# rank_pid MPIEXEC_PID R: the process id of rank R of the job mpiexec
-# MPIEXEC_PID runs (a child of hydra's proxy, itself a child of mpiexec;
-# PMI_RANK=R in its environment), or nothing when the launcher works
-# otherwise. Waits up to 10 s for the process to appear.
+# rank_pid LAUNCHER_PID R: the process id of rank R of the job the launcher
+# LAUNCHER_PID runs, or nothing: the nearest of its descendants (hydra's
+# proxy, or none, in between) whose environment names rank R in a
+# launcher's variable (PMI_RANK, PMIX_RANK, OMPI_COMM_WORLD_RANK,
+# SLURM_PROCID, PALS_RANKID); rank 0's start-up probe helper, its child,
+# is farther. Waits up to 10 s for it.
 rank_pid() {
-    local deadline=$((${EPOCHREALTIME/./} + 10000000)) proxy rank
+    local deadline=$((${EPOCHREALTIME/./} + 10000000)) level pid depth
+    local vars="^(PMI_RANK|PMIX_RANK|OMPI_COMM_WORLD_RANK|SLURM_PROCID|PALS_RANKID)=$2\$"
     while ((${EPOCHREALTIME/./} < deadline)); do
-        for proxy in $(ps -o pid= --ppid "$1"); do
-            for rank in $(ps -o pid= --ppid "$proxy"); do
-                if tr '\0' '\n' <"/proc/$rank/environ" 2>/dev/null | grep -qx "PMI_RANK=$2"; then
-                    echo "$rank"
+        level=$1
+        for depth in 1 2 3; do
+            level=$(ps -o pid= --ppid "$level" | tr -s ' \n' ',,' | sed 's/^,//; s/,$//')
+            [ -n "$level" ] || break
+            for pid in ${level//,/ }; do
+                if { tr '\0' '\n' <"/proc/$pid/environ"; } 2>/dev/null | grep -Eq "$vars"; then
+                    echo "$pid"
                     return
                 fi
             done

@@ -15,7 +15,7 @@ setup() {
 
 # ---------------------------------------------------------------- shapes and rank counts
 
-# bats test_tags=quick
+# bats test_tags=quick,openmpi
 @test "7x5x3 complex128 on 4 ranks" {
     oracle make a.h5 7x5x3:complex128
     fs 4 a.h5 out.h5
@@ -43,6 +43,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=openmpi
 @test "2-D to 5-D with prime and uneven lengths on 2, 3, 4 and 5 ranks" {
     # 5x2x9 on 4 ranks: axis 1 is shorter than the rank count, axis 2 is not
     oracle make d2.h5 11x7:complex128 -- d3.h5 5x3x13:complex128 -- e3.h5 5x2x9:complex128 \
@@ -168,6 +169,7 @@ setup() {
     check_all
 }
 
+# bats test_tags=openmpi
 @test "--inverse round trip gives back the input" {
     oracle make a.h5 7x6x5:complex128 -- s.h5 10x3:float32
     # forward then inverse, as the same norm on both sides expects
@@ -185,6 +187,7 @@ setup() {
         "in=fwd_s.h5 out=back_s.h5 ranks=2 inverse expect=s.h5"
 }
 
+# bats test_tags=openmpi
 @test "every strategy in --help gives the same result" {
     oracle make a.h5 9x7x5:complex128
     local names name

@@ -164,6 +164,7 @@ EOF
     assert_no_temporaries
 }
 
+# bats test_tags=openmpi
 @test "without --force, an OUTPUT that appears during the run is kept: of two runs one succeeds, one exits 4" {
     paused_job commit:5 "$FFTSHARD" in.h5 out.h5
     # The second run starts and finishes while the first one waits.
@@ -190,6 +191,7 @@ EOF
     assert_no_temporaries
 }
 
+# bats test_tags=openmpi
 @test "an OUTPUT name of 250 bytes: the temporaries' names fit NAME_MAX, leftovers still recognised" {
     local long
     long=$(printf 'n%.0s' {1..247}).h5

@@ -117,6 +117,7 @@ with h5py.File(sys.argv[1], "r") as f, h5py.File(sys.argv[2], "r") as g:
 
 # ---------------------------------------------------------------- case 15: names given to MPI-IO
 
+# bats test_tags=openmpi
 @test "names with a colon are read and written literally: ufs:x.h5 is not x.h5, snap_12:00.h5 is a name" {
     oracle make x.h5 6x5x4:complex128
     oracle make --seed 7 ufs:x.h5 6x5x4:complex128
@@ -185,6 +186,7 @@ fill_while_paused() {
     rm -f small/filler
 }
 
+# bats test_tags=openmpi
 @test "the disk fills while HDF5 writes data or metadata: exit 1, no hang, no crash, nothing left" {
     mkdir small
     mount -t tmpfs -o size=16m tmpfs small 2>/dev/null || skip "cannot mount a small tmpfs here"

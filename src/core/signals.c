@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/launcher.h"
 #include "core/testhooks.h"
 
 /* How long rank r > 0 waits, after its cleanup, before it speaks for the
@@ -52,15 +53,10 @@ static atomic_int holding, held_signal, in_place;
 /* What the handler removes (fs_signals_install). */
 static void (*volatile cleanup)(void);
 
-/* The process manager's connection (PMI_FD, a socket) once MPI_Init has
- * returned, else -1: where an interrupted rank asks for the job's end. */
-static int launcher_fd_noted = -1;
-static volatile int launcher_fd = -1;
-
 /* The watchdog of MPI_Finalize (fs_signals_finish): the status the job ends
- * with, and this process's own descriptor of the launcher's connection. */
+ * with, and whether it may be ended through the launcher. */
 static volatile sig_atomic_t final_status;
-static volatile int finalize_fd = -1;
+static volatile sig_atomic_t launcher_armed;
 
 /* FFTSHARD_PAUSE=POINT[:SECONDS]: hold this process for a minute (or
  * SECONDS) when POINT, a phase or a step of the commit, is first reached,
@@ -187,19 +183,14 @@ static void wait_for_message_read(void)
     }
 }
 
-/* Ask the launcher on fd to end the job with `status`, as MPI_Abort does,
- * and wait for it; returns if it cannot be asked or does not act. */
-static void ask_launcher_to_end(int fd, int status)
+/* Ask the launcher to end the job with `status`, as MPI_Abort does, once
+ * it has read the message; returns if it cannot be asked or does not act. */
+static void ask_launcher_to_end(int status, int sig)
 {
-    if (fd < 0)
+    if (!launcher_armed)
         return;
     wait_for_message_read();
-    line l = {.len = 0};
-    add_text(&l, "cmd=abort exitcode=");
-    add_number(&l, status);
-    add_text(&l, "\n");
-    if (write(fd, l.text, l.len) == (ssize_t)l.len)
-        sleep_ns(LAUNCHER_WAIT_S * 1000000000L);
+    fs_launcher_end(status, sig, LAUNCHER_WAIT_S);
 }
 
 /* SIGALRM in MPI_Finalize: every rank is done and the status agreed (see
@@ -215,15 +206,17 @@ static void on_finalize_timeout(int sig)
     } else {
         sleep_ns(FINALIZE_SPEAKER_WAIT_NS);
     }
-    ask_launcher_to_end(finalize_fd, final_status);
+    ask_launcher_to_end(final_status, 0);
     _exit(final_status);
 }
 
 /* End the job with status 128 + sig (see signals.h): ask the launcher, the
  * way MPI_Abort does; failing that, die of the signal. */
-static void end_job(int sig)
+static void end_job(int sig, int spoke)
 {
-    ask_launcher_to_end(launcher_fd, 128 + sig);
+    /* A rank that kept quiet leaves the asking to the one that spoke. */
+    if (spoke)
+        ask_launcher_to_end(128 + sig, sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
@@ -260,8 +253,12 @@ static void on_signal(int sig)
         long steps = r - 1 < LONE_RANK_STEPS ? r - 1 : LONE_RANK_STEPS;
         sleep_ns(LONE_RANK_WAIT_NS + LONE_RANK_STEP_NS * steps);
     }
-    report_signal(sig);
-    end_job(sig);
+    /* A rank that the launcher stops after another rank spoke (Open MPI's
+     * mpirun and srun signal every rank when one ends) keeps quiet. */
+    int spoke = fs_launcher_claim_message();
+    if (spoke)
+        report_signal(sig);
+    end_job(sig, spoke);
 }
 
 static void handled_signals(sigset_t *set)
@@ -288,20 +285,6 @@ static void set_held(int how)
     sigprocmask(how, &set, NULL);
 }
 
-/* PMI_FD when it names a socket: MPICH's process-manager connection. */
-static int note_launcher(void)
-{
-    const char *env = getenv("PMI_FD");
-    char *end;
-    struct stat st;
-    if (!env || !*env)
-        return -1;
-    long fd = strtol(env, &end, 10);
-    if (*end || fd < 0 || fd > 65535 || fstat((int)fd, &st) != 0 || !S_ISSOCK(st.st_mode))
-        return -1;
-    return (int)fd;
-}
-
 void fs_signals_start(void)
 {
     /* Held first: MPI_Init's threads inherit the mask, so that a signal
@@ -309,7 +292,7 @@ void fs_signals_start(void)
     set_held(SIG_BLOCK);
     set_handlers(on_signal);
     signal(SIGXFSZ, SIG_IGN);
-    launcher_fd_noted = note_launcher();
+    fs_launcher_detect();
 }
 
 void fs_signals_stop(void)
@@ -321,10 +304,7 @@ void fs_signals_stop(void)
 void fs_signals_install(void (*remove_temporaries)(void))
 {
     cleanup = remove_temporaries;
-    /* Without fs_signals_start (fftshard-mkdata) it is noted now. */
-    if (launcher_fd_noted < 0)
-        launcher_fd_noted = note_launcher();
-    launcher_fd = launcher_fd_noted;
+    launcher_armed = fs_launcher_arm() == 0;
     set_handlers(on_signal);
     set_held(SIG_UNBLOCK);
 }
@@ -332,12 +312,9 @@ void fs_signals_install(void (*remove_temporaries)(void))
 void fs_signals_finish(int status, unsigned finalize_seconds)
 {
     set_held(SIG_BLOCK);
-    /* MPI_Finalize closes the connection; its number may be reused. A copy
-     * keeps the connection open for the watchdog (without one, the rank
-     * can only exit). */
-    launcher_fd = -1;
-    if (launcher_fd_noted >= 0)
-        finalize_fd = fcntl(launcher_fd_noted, F_DUPFD_CLOEXEC, 0);
+    /* MPI_Finalize closes the launcher's connection: the watchdog asks on
+     * a copy (without one, the rank can only exit). */
+    fs_launcher_keep();
     final_status = (sig_atomic_t)status;
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -347,13 +324,23 @@ void fs_signals_finish(int status, unsigned finalize_seconds)
         alarm(finalize_seconds);
 }
 
+void fs_signals_end_failed(int status)
+{
+    if (status == 0 || signal_rank != 0 || !launcher_armed || !fs_launcher_reports_exits())
+        return;
+    fflush(stdout);
+    fflush(stderr);
+    /* The watchdog would warn of a stall while the launcher ends the job;
+     * it is armed again if the launcher does not act. */
+    unsigned left = alarm(0);
+    ask_launcher_to_end(status, 0);
+    alarm(left ? left : 1);
+}
+
 void fs_signals_finalized(void)
 {
     alarm(0);
-    int fd = finalize_fd;
-    finalize_fd = -1;
-    if (fd >= 0)
-        close(fd);
+    fs_launcher_finalized();
 }
 
 void fs_signals_hold(void)

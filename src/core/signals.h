@@ -10,15 +10,16 @@
  * It knows no files: the handler runs the cleanup it was given
  * (fs_atomic_remove_registered) and prints which phase was interrupted.
  *
- * How the job ends: MPICH's launcher (hydra) reports status 0 for every
- * rank it ended after passing on a signal sent to mpiexec, however the rank
- * ended, so a rank's own exit status cannot reach a job script. An
- * interrupted rank therefore asks the launcher to end the job with status
- * 128 + signal, on the process-manager connection MPICH's MPI_Abort uses
- * (PMI_FD; the same "cmd=abort" line, written with one write(2), which a
- * handler may call where MPI_Abort may not). Without such a launcher, or if
- * it does not end the rank within seconds, the rank dies of the signal
- * itself (restored to SIG_DFL and sent again), as a shell expects.
+ * How the job ends: a launcher reports for its ranks what it chooses
+ * (MPICH's hydra says status 0 for every rank it ended after passing on a
+ * signal sent to mpiexec), so a rank's own exit status cannot reach a job
+ * script. An interrupted rank therefore asks the launcher to end the job
+ * with status 128 + signal, the way MPI_Abort does (launcher.h: hydra's
+ * PMI-1 abort, PMIx_Abort); without such a launcher, or if it does not end
+ * the rank within seconds, the rank dies of the signal itself (restored to
+ * SIG_DFL and sent again), as a shell or srun expects. One rank of a node
+ * speaks: a rank that the launcher stops after another spoke keeps quiet
+ * (fs_launcher_claim_message).
  *
  * Also owns the watchdog of MPI_Finalize (SIGALRM, fs_signals_finish): MPICH
  * 4.0.2 over UCX's TCP transport can stall there for ever. Its finalize
@@ -29,7 +30,8 @@
  * The watchdog is armed only once every rank is done (a last barrier), so
  * when it fires the agreed status stands and everything is written; it ends
  * the whole job with that status, through the launcher as above: a rank
- * that merely exited would make hydra kill the others (status 9). */
+ * that merely exited would make hydra kill the others (status 9) and
+ * Open MPI's mpirun report 1. */
 #ifndef FS_SIGNALS_H
 #define FS_SIGNALS_H
 
@@ -57,6 +59,13 @@ void fs_signals_install(void (*cleanup)(void));
  * job with `status` (on a copy of the connection of its own, which
  * MPI_Finalize does not close), or, without a launcher, exits with it. */
 void fs_signals_finish(int status, unsigned finalize_seconds);
+
+/* After fs_signals_finish, a failed run (status nonzero) under a launcher
+ * that reports every rank's nonzero exit in lines of its own (Open MPI's
+ * mpirun: ten of them): rank 0 ends the job through the launcher with
+ * `status` instead, which it reports without a word; the other ranks go on
+ * into MPI_Finalize and are ended there. Returns at once elsewhere. */
+void fs_signals_end_failed(int status);
 
 /* MPI_Finalize returned: the watchdog is disarmed and the copy closed. */
 void fs_signals_finalized(void);

@@ -31,9 +31,7 @@ static herr_t innermost_error(unsigned n, const H5E_error2_t *err, void *data)
 /* Below this, a failed write is taken to be its file system's being full. */
 #define FULL_DISK_BYTES ((unsigned long long)1 << 20)
 
-/* When the file system of disk_path (or of its directory) is all but full
- * and HDF5's reason does not say so already: a note that does. */
-static void full_disk_note(const char *disk_path, const char *reason, char *note, size_t size)
+void fs_h5_full_disk_note(const char *disk_path, const char *reason, char *note, size_t size)
 {
     struct statvfs fs;
     note[0] = '\0';
@@ -61,7 +59,7 @@ static fs_status vfail(const char *disk_path, fs_status status, const char *fmt,
             fprintf(stderr, "%s: (HDF5 cannot print its error stack)\n", fs_error_program());
     }
     char note[96];
-    full_disk_note(disk_path, reason, note, sizeof note);
+    fs_h5_full_disk_note(disk_path, reason, note, sizeof note);
     if (reason[0])
         return fs_error_set(status, "%s%s (HDF5: %s)", message, note, reason);
     return fs_error_set(status, "%s%s", message, note);
@@ -170,9 +168,36 @@ static const char *romio_prefix(const char *path)
     return "ufs:";
 }
 
+/* Whether this MPI-IO strips a file-system prefix from names as ROMIO
+ * does: it opens "ufs:/dev/null" as /dev/null, where Open MPI's OMPIO
+ * looks for a directory named "ufs:" and finds none. Asked once. */
+static int mpio_takes_prefixes(void)
+{
+    static int known; /* 0 unknown, 1 yes, 2 no */
+    if (!known) {
+        char probe[] = "ufs:/dev/null";
+        MPI_File fh;
+        known = 2;
+        if (MPI_File_open(MPI_COMM_SELF, probe, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) ==
+            MPI_SUCCESS) {
+            MPI_File_close(&fh);
+            known = 1;
+        }
+    }
+    return known == 1;
+}
+
+void fs_h5_choose_mpio(void)
+{
+#ifdef OMPI_MAJOR_VERSION
+    if (!getenv("OMPI_MCA_io"))
+        setenv("OMPI_MCA_io", "romio321", 1);
+#endif
+}
+
 fs_status fs_h5_mpio_name(const char *path, char **name)
 {
-    const char *prefix = strchr(path, ':') ? romio_prefix(path) : "";
+    const char *prefix = strchr(path, ':') && mpio_takes_prefixes() ? romio_prefix(path) : "";
     size_t len = strlen(prefix) + strlen(path) + 1;
     if (!(*name = malloc(len)))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");

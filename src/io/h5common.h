@@ -38,15 +38,31 @@ fs_status fs_h5_close_ids(fs_status ret, const char *where, int n, ...);
  * when ret is FS_OK and the stack cannot be emptied. */
 fs_status fs_h5_clear_errors(fs_status ret);
 
-/* The name under which MPI-IO (ROMIO) opens path, in *name (malloc'ed; the
+/* The name under which MPI-IO (ROMIO or OMPIO) opens path, in *name (malloc'ed; the
  * caller frees it). ROMIO takes everything before a name's first colon for
  * a file-system prefix ("ufs:", "nfs:", "lustre:", ...) and strips it, so
  * "snap_12:00.h5" is refused and "ufs:x.h5" opens x.h5. A name with a colon
  * gets the prefix of the file system it is on (statfs, as ROMIO would
  * choose without one; "ufs:" when ROMIO lacks that driver), which makes the
- * rest literal; other names are given as they are. Messages and attributes
+ * rest literal; other names are given as they are, and so is every name
+ * under an MPI-IO that takes names literally (Open MPI's OMPIO, which would
+ * look for a directory "ufs:"; told apart by whether "ufs:/dev/null"
+ * opens). Messages and attributes
  * keep the user's name. FS_ERR_RUNTIME when out of memory. */
 fs_status fs_h5_mpio_name(const char *path, char **name);
+
+/* When the file system of disk_path (or of its directory) is all but full
+ * (under 1 MiB free) and reason does not say so already: in note, a note
+ * that does (": No space left on device (N KiB free)"), else "". Open
+ * MPI's ROMIO says only "input/output error" for a full disk. */
+void fs_h5_full_disk_note(const char *disk_path, const char *reason, char *note, size_t size);
+
+/* Before MPI_Init: under Open MPI, its ROMIO (io component romio321) for
+ * MPI-IO unless the user chose one (OMPI_MCA_io): Open MPI 4.1's own
+ * OMPIO returns success from a collective write that failed for a full
+ * disk (fcoll vulcan; it only prints "fbtl_pwritev failed"), which would
+ * commit a broken OUTPUT with status 0. Elsewhere it does nothing. */
+void fs_h5_choose_mpio(void);
 
 /* The HDF5 type of an element: native in memory (native nonzero), little-
  * endian IEEE in files; complex types are h5py's compound {r, i}, integers

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include "core/collective.h"
+#include "core/launcher.h"
+#include "core/signals.h"
 #include "output/atomic.h"
 #include "io/h5common.h"
 #include "core/testhooks.h"
@@ -638,6 +640,11 @@ struct fs_h5_output {
 
 void fs_h5_abandon(fs_status st, int speak)
 {
+    /* The job ends here: a signal (the launcher's, stopping the other
+     * ranks) only waits, and the other ranks of the node stopped by it
+     * keep quiet (the note of launcher.h). */
+    fs_signals_hold();
+    fs_launcher_claim_message();
     /* When the failure struck several ranks (a collective write fails
      * everywhere), the first to claim it speaks for the job; the others
      * only remove what is left and end. */
@@ -652,9 +659,13 @@ void fs_h5_abandon(fs_status st, int speak)
     struct timespec forward_s = {0, 200000000L};
     while (nanosleep(&forward_s, &forward_s) != 0)
         ;
-    /* MPI_Abort gives the job the status (MPICH adds one line saying so).
-     * HDF5 does not shut down at exit under MPI (fs_h5_init), so nothing
-     * flushes the broken file after this. */
+    /* The launcher ends the job with the status, without lines of its own
+     * where it can (Open MPI's mpirun: launcher.h); else MPI_Abort, which
+     * MPICH follows with one line saying so. HDF5 does not shut down at exit
+     * under MPI (fs_h5_init), so nothing flushes the broken file after
+     * this. */
+    if (fs_launcher_reports_exits())
+        fs_launcher_end((int)st, 0, 10);
     MPI_Abort(MPI_COMM_WORLD, (int)st);
     for (;;)
         pause();
@@ -687,9 +698,11 @@ static int write_checked(int err, const char *call)
     for (char *c = reason; *c; c++)
         if (*c == '\n' || *c == '\r' || *c == '\t')
             *c = ' ';
+    char note[96];
+    fs_h5_full_disk_note(writing->path, reason, note, sizeof note);
     fs_error_clear();
-    fs_error_set(FS_ERR_RUNTIME, "%s: write failed (%s: %s)", writing->name ? writing->name : writing->path,
-                 call, reason);
+    fs_error_set(FS_ERR_RUNTIME, "%s: write failed%s (%s: %s)",
+                 writing->name ? writing->name : writing->path, note, call, reason);
     fs_h5_abandon(FS_ERR_RUNTIME, 1);
 }
 

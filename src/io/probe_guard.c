@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/launcher.h"
 #include "core/signals.h"
 #include "core/testhooks.h"
 
@@ -142,12 +143,11 @@ static void helper_main(int fd, pid_t parent)
 
 void fs_probe_guard_start(void)
 {
-    /* MPICH's launcher names the rank before MPI_Init; the other ranks
-     * need no helper. */
-    const char *rank = getenv("PMI_RANK");
+    /* The launchers name the rank before MPI_Init (launcher.h); the other
+     * ranks need no helper. Where none does, every rank forks one and the
+     * ranks but 0 stop theirs once MPI_Init has told them their rank. */
     int sv[2];
-    if ((rank && strcmp(rank, "0") != 0) ||
-        socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    if (fs_launcher_rank() > 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return;
     pid_t parent = getpid();
     fflush(stdout);

@@ -30,13 +30,14 @@ void fs_timer_start(fs_timers *t, fs_phase phase)
     if (phase != FS_PHASE_TOTAL)
         fs_signals_set_phase(phase_names[phase]);
     t->started_at[phase] = MPI_Wtime();
+    t->running[phase] = 1;
 }
 
 void fs_timer_stop(fs_timers *t, fs_phase phase)
 {
-    if (t->started_at[phase] > 0)
+    if (t->running[phase])
         t->t_s[phase] += MPI_Wtime() - t->started_at[phase];
-    t->started_at[phase] = 0;
+    t->running[phase] = 0;
 }
 
 void fs_timers_add(fs_timers *total, const fs_timers *t)

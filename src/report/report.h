@@ -51,7 +51,11 @@ typedef struct fs_io_overlap {
 
 typedef struct fs_timers {
     double t_s[FS_NPHASES];        /* accumulated seconds */
-    double started_at[FS_NPHASES]; /* MPI_Wtime of the running interval, 0 when stopped */
+    double started_at[FS_NPHASES]; /* MPI_Wtime of the running interval */
+    /* whether the phase's interval is running: MPI_Wtime's origin is the
+     * MPI's own (Open MPI's starts at 0 in MPI_Init), so no time value can
+     * mean "stopped" */
+    unsigned char running[FS_NPHASES];
     fs_io_overlap io;
 } fs_timers;
 

@@ -16,6 +16,7 @@
 
 #include "output/atomic.h"
 #include "core/collective.h"
+#include "io/h5common.h"
 #include "core/errors.h"
 #include "tools/grf.h"
 #include "io/h5io.h"
@@ -382,6 +383,7 @@ static fs_status run_command(MPI_Comm comm, int rank, int argc, char **argv)
 int main(int argc, char **argv)
 {
     fs_error_set_program("fftshard-mkdata");
+    fs_h5_choose_mpio();
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
         fprintf(stderr, "fftshard-mkdata: error: MPI_Init failed\n");
         return FS_ERR_RUNTIME;
