@@ -90,7 +90,7 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
     memset(need, 0, sizeof *need);
     size_t cb = fs_complex_bytes(t->prec);
     int second = 0;
-    if (io_thread)
+    if (io_thread && !t->round_trip) /* --apply writes without the pieces */
         need->staging_bytes = staging_of(t, c);
     for (int s = 0; s < t->nstages; s++) {
         fs_box b = fs_transform_box(t, s, c[0], c[1]);
@@ -213,7 +213,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     if (!t.exchanges)
         ops = NULL;
     rank_need need;
-    if ((st = largest_need(&t, ops, params, check, io_thread, &need)) != FS_OK)
+    /* --apply's round trip plans the inverse exchanges as --check does */
+    if ((st = largest_need(&t, ops, params, check || t.round_trip, io_thread, &need)) != FS_OK)
         return st;
     out->ops = ops;
     out->array_elems = need.array_elems;
