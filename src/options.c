@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/operators.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
 #include <fftw3.h>
@@ -180,6 +181,14 @@ void fs_options_print_help(FILE *out)
         "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, or these edges\n"
         "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
         "      --mu-bins=N         mu bins with --los (default 5)\n"
+        "\n"
+        "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
+        "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
+        "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
+        "                          N, default 2), deriv:AXIS, laplacian,\n"
+        "                          poisson (-1/k^2, 0 at k = 0),\n"
+        "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
+        "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
         "\n"
         "Output and messages:\n"
         "      --add               add the results to an existing OUTPUT, keeping its\n"
@@ -625,6 +634,31 @@ static fs_status set_los(const opt_spec *spec, const char *arg, fs_options *opts
     return FS_OK;
 }
 
+/* --apply: the list checked here (operators.h), kept as given. */
+static fs_status set_apply(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    fs_operators ops;
+    fs_status st = fs_operators_parse(arg, &ops);
+    fs_operators_free(&ops);
+    return st == FS_OK ? store_string(spec, arg, opts) : st;
+}
+
+/* --apply returns the field: what needs a spectrum as the result, or undoes
+ * the transform, does not go with it. */
+static fs_status check_apply(const fs_options *opts)
+{
+    if (opts->inverse || opts->check)
+        return fs_error_set(FS_ERR_USAGE, "%s: --apply runs the forward transform and its inverse "
+                            "itself", opts->inverse ? "--inverse" : "--check");
+    if (opts->power_spectrum || opts->cross || opts->spectrum_only)
+        return fs_error_set(FS_ERR_USAGE, "--apply: writes the field, not a spectrum; compute the "
+                            "spectrum in a run of its own");
+    if (opts->shard_output)
+        return fs_error_set(FS_ERR_USAGE, "--apply, --shard-output: the filtered field is written "
+                            "into OUTPUT itself");
+    return FS_OK;
+}
+
 /* --shard-output alone: one file per rank (-1). */
 static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_options *opts)
 {
@@ -680,6 +714,7 @@ static const opt_spec specs[] = {
     {OPT("los", 0, required_argument, set_los, los)},
     {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000"},
+    {OPT("apply", 0, required_argument, set_apply, apply)},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -790,10 +825,15 @@ static fs_status check_several_inputs(const fs_options *opts)
  * alone means the power spectrum. */
 static fs_status check_spectrum(fs_options *opts)
 {
+    if (opts->apply && check_apply(opts) != FS_OK)
+        return fs_error_status();
     if (opts->spectrum_only && !opts->cross)
         opts->power_spectrum = 1;
     int spectrum = opts->power_spectrum || opts->cross;
-    if (!spectrum && (opts->nbox || opts->bins || opts->nedges || opts->los_given || opts->mu_bins))
+    if (!spectrum && !opts->apply && opts->nbox)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
+                            "--spectrum-only or --apply");
+    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins))
         return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins: only with "
                             "--power-spectrum, --cross or --spectrum-only");
     if (opts->mu_bins && !opts->los_given)
@@ -892,6 +932,7 @@ void fs_options_free(fs_options *opts)
     free(opts->wisdom_file);
     free(opts->report_file);
     free(opts->dtype);
+    free(opts->apply);
     free(opts->argv_joined);
     memset(opts, 0, sizeof *opts);
 }
@@ -960,7 +1001,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .add = o->add, .force = o->force,
         .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
-        .los_given = o->los_given, .mu_bins = o->mu_bins,
+        .los_given = o->los_given, .mu_bins = o->mu_bins, .apply = o->apply,
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };

@@ -77,6 +77,7 @@ typedef struct fs_options {
     int los;               /* --los: the line-of-sight axis as given */
     int los_given;
     int mu_bins;           /* --mu-bins (0: the default) */
+    char *apply;           /* --apply=OP[,OP...] (operators.h), NULL when not given */
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

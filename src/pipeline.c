@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/operators.h"
 #include "analysis/spectrum.h"
 #include "compute/check.h"
 #include "compute/compute.h"
@@ -42,6 +43,7 @@ typedef struct dataset {
     fs_check_result check;
     fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
     int64_t plans_before[2];      /* FFTW's plan counts before it */
+    fs_kgrid kgrid;               /* --apply: the wave vectors of its result */
 } dataset;
 
 typedef struct run {
@@ -65,6 +67,8 @@ typedef struct run {
     fs_progress progress;
     fs_report_sections *sections; /* several inputs */
     fs_spectrum *spectrum;        /* NULL: none asked for */
+    fs_operators ops;             /* --apply (n 0: none) */
+    char op_text[4096];           /* the operators as the result records them */
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
 } run;
@@ -78,10 +82,12 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
         .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
         .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
-        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
+        .first = fs_decomposition_first(r->d),
+        /* --apply writes the field from the first stage's boxes */
+        .last = ds->t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .output_dataset = r->out.dataset, .exchange_before = &ds->exchange_before,
-        .plans_before = ds->plans_before, .spectrum = r->spectrum,
+        .plans_before = ds->plans_before, .spectrum = r->spectrum, .operation = r->opts->apply,
     };
 }
 
@@ -145,8 +151,9 @@ static fs_status stage_plan(run *r)
     r->planned_for = NULL;
     fs_compute_free(&r->c); /* it borrows the decomposition */
     fs_decomposition_free(&r->d);
+    int undo = o->check || ds->planned.plain.round_trip; /* --apply undoes it too */
     fs_status st = fs_error_agree(r->comm, fs_decomposition_new(r->comm, &ds->planned.plain,
-                                                                o->check, &r->d));
+                                                                undo, &r->d));
     if (st != FS_OK)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
@@ -156,7 +163,7 @@ static fs_status stage_plan(run *r)
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
         return st;
-    fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, o->check};
+    fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, undo};
     st = fs_error_agree(r->comm, fs_compute_new(&ca, &r->buf, &r->c));
     if (st == FS_OK)
         r->planned_for = ds;
@@ -173,8 +180,9 @@ static fs_status plan_overlap(run *r)
         .comm = r->comm, .t = r->cur->t, .d = r->d, .c = r->c, .buf = &r->buf,
         .input_file = r->cur->file, .info = r->cur->info, .shards = input_shards(r),
         .h5 = fs_output_h5(&r->out), .keep = o->check, .io_thread = r->node.io_thread,
-        /* a spectrum bins the whole result in memory before the write */
-        .whole_result = o->shard_output || r->spectrum,
+        /* a spectrum bins the whole result in memory before the write; --apply
+         * writes the field from the first stage's boxes after its inverse */
+        .whole_result = o->shard_output || r->spectrum || r->cur->t->round_trip,
     };
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
@@ -231,6 +239,42 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
+/* --apply: rank 0 reads the transfer tables, every rank checks the
+ * operators against each dataset's grid (rank 0 speaks), before any work. */
+static fs_status prepare_operators(run *r)
+{
+    const fs_run_config *o = r->opts;
+    fs_status st = fs_operators_parse(o->apply, &r->ops); /* checked with the options */
+    st = fs_error_agree(r->comm, st);
+    if (st == FS_OK)
+        st = fs_operators_load(r->comm, &r->ops); /* agreed */
+    if (st != FS_OK)
+        return st;
+    for (int i = 0; i < r->n && st == FS_OK; i++) {
+        st = fs_kgrid_init(&r->ds[i].kgrid, &r->ds[i].planned.plain, o->box, o->nbox);
+        if (st == FS_OK)
+            st = fs_operators_check(&r->ops, &r->ds[i].kgrid);
+    }
+    fs_operators_text(&r->ops, r->op_text, sizeof r->op_text);
+    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
+}
+
+/* --apply on the forward result in its last layout (no exchange), then the
+ * inverse back to the first layout, where the write takes the field. */
+static fs_status operate(run *r)
+{
+    dataset *ds = r->cur;
+    fs_timer_start(&ds->timers, FS_PHASE_OPERATE);
+    fs_status st = fs_operators_apply(&r->ops, ds->t, &ds->kgrid, fs_decomposition_last(r->d),
+                                      r->buf.data);
+    fs_timer_stop(&ds->timers, FS_PHASE_OPERATE);
+    st = fs_error_agree(r->comm, st);
+    if (st == FS_OK)
+        st = fs_error_agree(r->comm, fs_compute_undo_timed(r->c, r->buf.data, &ds->timers,
+                                                           &r->progress));
+    return st;
+}
+
 /* Everything before any data moves: the inputs, the destinations, the
  * first dataset's plan, the output's storage and space for them all. */
 static fs_status prepare(run *r)
@@ -243,6 +287,8 @@ static fs_status prepare(run *r)
     fs_collective_yield(st == FS_OK && r->node.crowded);
     if (st == FS_OK)
         st = stage_probe(r);
+    if (st == FS_OK && o->apply)
+        st = prepare_operators(r);
     if (st == FS_OK)
         st = fs_output_begin(r->comm, o, r->infos, r->n, input_shards(r), &r->out);
     if (st == FS_OK && r->n > 1)
@@ -272,8 +318,9 @@ static fs_status write_output(run *r)
         fs_status st = fs_overlap_write(r->overlap, &r->cur->timers, &r->progress); /* agreed */
         return st == FS_OK ? fs_output_write_attributes(&r->out, r->cur->t) : st;
     }
-    return fs_output_write(&r->out, r->cur->t, fs_decomposition_last(r->d), r->buf.data,
-                           &r->progress);
+    const fs_transform *t = r->cur->t;
+    const fs_box *box = t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d);
+    return fs_output_write(&r->out, t, box, r->buf.data, &r->progress);
 }
 
 /* One dataset through the man page's phases: plan (kept from the one
@@ -287,6 +334,12 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
     fs_output_select(&r->out, i, ds->info, ds->file, ds->strategy.name, r->nranks);
+    double box[FS_LAYOUT_MAX_DIMS]; /* --apply's attributes */
+    for (int a = 0; a < ds->kgrid.ndim; a++)
+        if (ds->kgrid.transformed[a])
+            box[r->out.attrs.nbox++] = ds->kgrid.L[a];
+    r->out.attrs.operation = o->apply ? r->op_text : NULL;
+    r->out.attrs.box = box;
     if (st == FS_OK && o->verbose && r->rank == 0) {
         fs_run_view v = view(r, NULL);
         fs_report_verbose_plan(&v);
@@ -305,6 +358,8 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     if (st == FS_OK && r->spectrum) /* the result into the spectra */
         st = fs_error_agree(r->comm, fs_spectrum_add(r->spectrum, i, ds->t,
                                                      fs_decomposition_last(r->d), r->buf.data));
+    if (st == FS_OK && o->apply)
+        st = operate(r); /* agreed */
     if (st == FS_OK && !o->spectrum_only) {
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
@@ -446,6 +501,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *opts)
     fs_workbuf_release(&r.buf);
     fs_report_sections_free(&r.sections);
     fs_spectrum_free(&r.spectrum);
+    fs_operators_free(&r.ops);
     free(r.ds);
     free(r.infos);
     return st;

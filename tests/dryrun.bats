@@ -122,3 +122,12 @@ sys.exit(json.load(open(sys.argv[1]))["io_overlap"]["write_seconds"] <= 0)' "$1"
     fftshard 2 -q -f --real --cross --spectrum-only --mem-per-rank=62M --report=c.json c1.h5 c2.h5 cout.h5
     assert_equal "$(python_serial -c 'import json; print(set(d["strategy"]["name"] for d in json.load(open("c.json"))["datasets"]).pop())')" "$dry"
 }
+
+# --apply plans the inverse exchanges as --check does and writes the field
+# from the first stage's boxes; the operators need a few rows of tables.
+@test "dry run within 10% of the real peak with --apply: random and alltoall, slab; pairwise, pencil" {
+    [ -e apply.h5 ] || mkdata 2 -q --type=float64 256x192x192 apply.h5
+    dry_vs_real 2 random slab apply.h5 --real --apply=gaussian:2
+    dry_vs_real 2 alltoall slab in.h5 --apply=deriv:0,poisson
+    dry_vs_real 4 pairwise pencil apply.h5 --real --apply=lowpass:0.5
+}

@@ -62,7 +62,7 @@ and sum(p["elements"] for p in r["per_rank"]) == __import__("math").prod(r["shap
     for s in alltoall random xorswap pairwise; do
         fftshard 3 --quiet --report="$s.json" --transpose="$s" a.h5 "$s.h5"
         run json "$s.json" '
-all(sum(p["seconds"][k] for k in ("read", "plan", "fft", "exchange", "write", "check", "commit"))
+all(sum(p["seconds"][k] for k in ("read", "plan", "fft", "exchange", "operate", "write", "check", "commit"))
     <= p["seconds"]["total"] * (1 + 1e-9) + 1e-6 for p in r["per_rank"])
 and all(p["seconds"]["total"] > 0 for p in r["per_rank"])
 and sum(p["bytes_sent"] for p in r["per_rank"]) == r["exchange"]["bytes_sent"]
@@ -80,7 +80,7 @@ and r["strategy"]["name"] == sys.argv[2]' "$s"
 all(v["min"] <= v["mean"] * (1 + 1e-12) and v["mean"] <= v["max"] * (1 + 1e-12)
     and (v["mean"] == 0 or abs(v["imbalance"] - v["max"] / v["mean"]) < 1e-6)
     for v in r["phases"].values())
-and set(r["phases"]) == {"read", "plan", "fft", "exchange", "write", "check", "commit", "total"}
+and set(r["phases"]) == {"read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total"}
 and abs(r["flops"] - 5 * 1024 * 10) < 1e-6
 and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_rank"]) > 0'
     assert_output True

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kgrid.h"
 #include "core/dtype.h"
 
 /* What each bin sums. */
@@ -26,11 +27,7 @@ typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 
 struct fs_spectrum {
     int power, cross;               /* which groups */
-    int ndim;                       /* the input's */
-    int64_t n[FS_LAYOUT_MAX_DIMS];  /* its shape */
-    int transformed[FS_LAYOUT_MAX_DIMS];
-    double L[FS_LAYOUT_MAX_DIMS];   /* box length of each transformed axis */
-    int box_given;
+    fs_kgrid g;                     /* the wave vectors (kgrid.h) */
     double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
     bin_rule rule;
     int nbins;
@@ -43,44 +40,21 @@ struct fs_spectrum {
     double seconds;
 };
 
-/* The frequencies of numpy.fft.fftfreq(n, 1/n). */
-static int64_t freq(int64_t j, int64_t n)
+static fs_status take_box(fs_spectrum *s, const fs_run_config *o, const fs_transform *t)
 {
-    return j < (n + 1) / 2 ? j : j - n;
-}
-
-/* One component of k; the same arithmetic as the documented definition,
- * so bins agree with a numpy computation of it to the last bit. */
-static double kcomp(int64_t f, double L)
-{
-    return 2.0 * M_PI * (double)f / L;
-}
-
-static fs_status take_box(fs_spectrum *s, const fs_run_config *o, int naxes)
-{
-    if (o->nbox > 1 && o->nbox != naxes)
-        return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths given for %d transformed axes "
-                            "(give one, or one per transformed axis)", o->nbox, naxes);
-    s->box_given = o->nbox > 0;
-    double V = 1, N = 1, Lmax = 0;
-    for (int a = 0, i = 0; a < s->ndim; a++) {
-        if (!s->transformed[a])
-            continue;
-        s->L[a] = o->nbox == 0 ? (double)s->n[a] : o->box[o->nbox == 1 ? 0 : i];
-        i++;
-        V *= s->L[a];
-        N *= (double)s->n[a];
-        Lmax = s->L[a] > Lmax ? s->L[a] : Lmax;
-    }
-    s->kf = 2.0 * M_PI / Lmax;
-    s->factor = s->box_given ? V / (N * N) : 1.0;
-    double q = 0;
-    for (int a = 0; a < s->ndim; a++)
-        if (s->transformed[a]) {
-            double k = kcomp(s->n[a] / 2, s->L[a]);
-            q += k * k;
+    fs_kgrid *g = &s->g;
+    fs_status st = fs_kgrid_init(g, t, o->box, o->nbox);
+    if (st != FS_OK)
+        return st;
+    double V = 1, N = 1;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            V *= g->L[a];
+            N *= (double)g->n[a];
         }
-    s->kmax = sqrt(q);
+    s->kf = fs_kgrid_kf(g);
+    s->factor = g->box_given ? V / (N * N) : 1.0;
+    s->kmax = fs_kgrid_kmax(g);
     return FS_OK;
 }
 
@@ -149,23 +123,18 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     *out = s;
     s->power = o->power_spectrum;
     s->cross = o->cross;
-    s->ndim = t->in_ndim;
-    int naxes = 0;
-    for (int a = 0; a < s->ndim; a++) {
-        s->n[a] = t->in_shape[a];
-        s->transformed[a] = t->transform_axis[a];
-        naxes += s->transformed[a];
-    }
     s->los = -1;
+    fs_status st = take_box(s, o, t);
+    if (st != FS_OK)
+        return st;
     if (o->los_given) {
-        int a = o->los < 0 ? o->los + s->ndim : o->los;
-        if (a < 0 || a >= s->ndim || !s->transformed[a])
+        int a = o->los < 0 ? o->los + t->in_ndim : o->los;
+        if (a < 0 || a >= t->in_ndim || !t->transform_axis[a])
             return fs_error_set(FS_ERR_USAGE, "--los=%d: not a transformed axis of the %d-D input",
-                                o->los, s->ndim);
+                                o->los, t->in_ndim);
         s->los = a;
         s->nmu = o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS;
     }
-    fs_status st = take_box(s, o, naxes);
     if (st == FS_OK)
         st = take_bins(s, o);
     if (st != FS_OK)
@@ -361,10 +330,10 @@ static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const f
         int halved = t->kind == FS_R2C && t->padded && a == t->real_axis;
         for (int64_t i = 0; i < b->count[a]; i++) {
             int64_t j = b->start[a] + i;
-            double k = s->transformed[a] ? kcomp(freq(j, s->n[a]), s->L[a]) : 0.0;
+            double k = fs_kgrid_k(&s->g, a, j);
             tab[a].k[i] = k;
             tab[a].q[i] = k * k;
-            tab[a].w[i] = halved && j != 0 && 2 * j != s->n[a] ? 2.0 : 1.0;
+            tab[a].w[i] = halved && j != 0 && 2 * j != s->g.n[a] ? 2.0 : 1.0;
         }
     }
     return FS_OK;
@@ -413,7 +382,7 @@ static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transf
     double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt;
     for (int64_t k1 = 0; k1 < (cnt ? t->n1 : 0); k1++) {
         for (int64_t i2 = 0; i2 < cnt; i2++) {
-            k[i2] = kcomp(freq(k1 * t->n2 + b->start[0] + i2, s->n[0]), s->L[0]);
+            k[i2] = fs_kgrid_k(&s->g, 0, fs_kgrid_fold_index(t, b, k1, i2));
             q[i2] = k[i2] * k[i2];
             w[i2] = 1.0;
         }
@@ -513,7 +482,7 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
              "%s per bin of |k|: k_a = 2 pi f_a / L_a, f_a = fftfreq(n_a, 1/n_a); mean |k| and "
              "mean %s of the modes%s; bins: %s",
              cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
-             cross ? "Re(X_a conj X_b)" : "|X|^2", s->box_given ? ", times V / N^2" : "",
+             cross ? "Re(X_a conj X_b)" : "|X|^2", s->g.box_given ? ", times V / N^2" : "",
              rule_name(s));
     /* Every input, whole, however many and long: one variable-length string. */
     size_t len = 1;
@@ -527,10 +496,10 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
         used += (size_t)snprintf(fields + used, len - used, "%s%s", i ? ", " : "", inputs[i]);
     double box[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
-    for (int a = 0; a < s->ndim; a++)
-        if (s->transformed[a]) {
+    for (int a = 0; a < s->g.ndim; a++)
+        if (s->g.transformed[a]) {
             axes[naxes] = a;
-            box[naxes++] = s->L[a];
+            box[naxes++] = s->g.L[a];
         }
     fs_status st = fs_h5_output_attr_string(o, "convention", text);
     if (st == FS_OK)

@@ -235,11 +235,12 @@ static fs_status run_ops(fs_op **ops, int n, void *data, fs_progress *progress)
     return st;
 }
 
-/* One exchange, its block FFTs counted as FFT time. */
-static fs_status run_exchange(fs_compute *c, int e, fs_timers *timers, fs_progress *progress)
+/* One exchange (back: of the inverse), its block FFTs counted as FFT time. */
+static fs_status run_exchange(fs_compute *c, int e, int back, fs_timers *timers,
+                              fs_progress *progress)
 {
-    fs_exchange *x = c->x[e];
-    const fs_redist *rd = c->d->rd[e];
+    fs_exchange *x = back ? c->x_back[e] : c->x[e];
+    const fs_redist *rd = back ? c->d->rd_back[e] : c->d->rd[e];
     fs_timer_start(timers, FS_PHASE_EXCHANGE);
     if (progress)
         fs_progress_begin(progress, "exchange",
@@ -286,7 +287,7 @@ fs_status fs_compute_run_part(fs_compute *c, void *data, int first_done, int las
             continue;
         if (fs_error_agree_quiet(c->comm, st) != FS_OK)
             break;
-        st = run_exchange(c, s, timers, progress);
+        st = run_exchange(c, s, 0, timers, progress);
     }
     return st;
 }
@@ -300,31 +301,62 @@ static fs_status run_ops_reverse(fs_op **ops, int n, void *data)
     return st;
 }
 
-fs_status fs_compute_undo(fs_compute *c, void *data)
+/* Timers and progress: NULL for --check's undo, which is timed as the
+ * check phase (and says so to a signal). */
+static void undo_timer(fs_timers *timers, fs_phase p, int start)
+{
+    if (timers && start)
+        fs_timer_start(timers, p);
+    else if (timers)
+        fs_timer_stop(timers, p);
+}
+
+static fs_status undo(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)
 {
     const fs_transform *t = c->t;
     fs_status st = check_data(c, data);
     for (int sg = t->nstages - 1; sg >= 0; sg--) {
+        undo_timer(timers, FS_PHASE_FFT, 1);
         if (st == FS_OK)
             st = run_ops_reverse(c->inv[sg], t->nops[sg], c->buf->data);
+        undo_timer(timers, FS_PHASE_FFT, 0);
         if (sg > 0 && c->x_back[sg - 1]) {
             /* as in fs_compute_run: nobody waits in an exchange for a rank that failed */
             if (fs_error_agree_quiet(c->comm, st) != FS_OK)
                 break;
-            st = fs_exchange_execute(c->x_back[sg - 1], &c->buf->data, &c->buf->elems);
+            if (timers)
+                st = run_exchange(c, sg - 1, 1, timers, progress);
+            else
+                st = fs_exchange_execute(c->x_back[sg - 1], &c->buf->data, &c->buf->elems);
         }
+        undo_timer(timers, FS_PHASE_FFT, 1);
         if (st == FS_OK && sg == 1 && c->inv_hooks)
             st = fs_op_execute_on(c->inv_hooks, c->buf->data);
+        undo_timer(timers, FS_PHASE_FFT, 0);
     }
     return st;
+}
+
+fs_status fs_compute_undo(fs_compute *c, void *data)
+{
+    return undo(c, data, NULL, NULL);
+}
+
+fs_status fs_compute_undo_timed(fs_compute *c, void *data, fs_timers *timers,
+                                fs_progress *progress)
+{
+    return undo(c, data, timers, progress);
 }
 
 fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c)
 {
     fs_exchange_stats t;
     memset(&t, 0, sizeof t);
-    for (int e = 0; c && e < FS_MAX_EXCH; e++) {
-        const fs_exchange *x = c->x[e];
+    /* A round trip's inverse exchanges are part of its result (--check's
+     * are counted in the check phase, not here). */
+    int back = c && c->t->round_trip;
+    for (int i = 0; c && i < (back ? 2 : 1) * FS_MAX_EXCH; i++) {
+        const fs_exchange *x = i < FS_MAX_EXCH ? c->x[i] : c->x_back[i - FS_MAX_EXCH];
         if (!x)
             continue;
         t.bytes_sent += x->stats.bytes_sent;
@@ -336,6 +368,7 @@ fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c)
         t.t_unpack_s += x->stats.t_unpack_s;
         t.t_hooks_s += x->stats.t_hooks_s;
         t.t_hooks_overlapped_s += x->stats.t_hooks_overlapped_s;
+        t.runs += x->stats.runs;
     }
     return t;
 }

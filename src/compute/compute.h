@@ -71,8 +71,13 @@ fs_status fs_compute_run_part(fs_compute *c, void *data, int first_done, int las
  * last layout back to the first; the result, in buf->data, is the input
  * times the number of points. */
 fs_status fs_compute_undo(fs_compute *c, void *data);
+/* The same, its FFT and exchange time into `timers` and its exchanges'
+ * progress (may be NULL) shown: --apply's inverse. */
+fs_status fs_compute_undo_timed(fs_compute *c, void *data, fs_timers *timers,
+                                fs_progress *progress);
 
-/* The exchange figures, summed over the exchanges (zeros without). */
+/* The exchange figures, summed over the exchanges (zeros without); a
+ * round trip's (transform.h) with its inverse's. */
 fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c);
 /* Memory the exchange plans hold besides the working buffer. */
 size_t fs_compute_scratch_bytes(const fs_compute *c);

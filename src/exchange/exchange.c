@@ -90,6 +90,7 @@ fs_status fs_exchange_execute(fs_exchange *x, void **data, int64_t *elems)
         x->second_elems = s->elems;
     }
     fs_status st = x->ops->execute(x, *data);
+    x->stats.runs++;
     if (st == FS_OK && x->second) {
         void *result = x->second;
         int64_t result_elems = x->second_elems;

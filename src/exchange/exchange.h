@@ -87,6 +87,7 @@ typedef struct fs_exchange_stats {
     double t_pack_s, t_comm_s, t_unpack_s;
     double t_hooks_s;         /* time in the block hooks */
     double t_hooks_overlapped_s; /* of which while messages were in flight */
+    uint64_t runs;            /* times executed */
 } fs_exchange_stats;
 
 typedef struct fs_exchange {

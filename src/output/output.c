@@ -128,7 +128,8 @@ static fs_status check_paths_on_root(void *arg)
  * a result has them all, and the result's own values hold. */
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
-    "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards", NULL,
+    "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
+    "operation", "box_size", "k_convention", NULL,
 };
 
 /* Collective: rank 0 reads each input dataset's own attributes, every
@@ -171,7 +172,8 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
 {
     out->dataset = dataset_for(out, info);
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
-                                   i < out->n_input_attrs ? &out->input_attrs[i] : NULL};
+                                   i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
+                                   NULL, 0, NULL};
 }
 
 fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_info *infos, int n,
@@ -510,6 +512,19 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t)
     return st;
 }
 
+/* --apply's result: what was applied, in which units of k. */
+static fs_status round_trip_attributes(const fs_output_attrs *a, fs_h5_output *h5)
+{
+    int64_t n = a->nbox;
+    fs_status st = fs_h5_output_attr_string(h5, "operation", a->operation ? a->operation : "");
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(h5, "box_size", 1, &n, FS_DTYPE_FLOAT64, a->box);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(h5, "k_convention", "k_a = 2 pi fftfreq(n_a, 1/n_a) / L_a "
+                                      "over the transformed axes, L_a = box_size");
+    return st;
+}
+
 /* The attributes of an output dataset (collective over its file's ranks):
  * fftshard's own (own_attrs), then the input dataset's. */
 static fs_status write_attributes(const fs_output *out, const fs_transform *t, fs_h5_output *h5)
@@ -532,7 +547,7 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     struct { const char *name, *value; } strings[] = {
         {"fftshard_version", PACKAGE_VERSION},
         {"transform", fs_kind_name(t->kind)},
-        {"direction", o->inverse ? "inverse" : "forward"},
+        {"direction", t->round_trip ? "round trip" : o->inverse ? "inverse" : "forward"},
         {"norm", fs_norm_name(t->norm)},
         {"input", input},
         {"transpose", a->strategy},
@@ -551,6 +566,8 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
         st = fs_h5_output_attr_int64s(h5, "last_size", -1, &last_size);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "ranks", -1, &ranks);
+    if (st == FS_OK && t->round_trip)
+        st = round_trip_attributes(a, h5);
     if (st == FS_OK && a->copied)
         st = fs_h5_output_copy_attrs(h5, a->copied);
     return st;

@@ -30,6 +30,11 @@ typedef struct fs_output_attrs {
     const char *strategy;          /* "none" without exchange */
     int nranks;
     const fs_input_attrs *copied;  /* the input dataset's own attributes (NULL: none) */
+    /* --apply (a round trip, transform.h): the operators as recorded and
+     * the box length of each transformed axis in order */
+    const char *operation;
+    int nbox;
+    const double *box;
 } fs_output_attrs;
 
 typedef struct fs_output {

@@ -91,8 +91,9 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
 {
     memset(need, 0, sizeof *need);
     size_t cb = fs_complex_bytes(t->prec);
-    int second = 0, check = keeps->check;
-    if (io_thread)
+    /* --apply's round trip plans the inverse exchanges as --check does */
+    int second = 0, check = keeps->check || t->round_trip;
+    if (io_thread && !t->round_trip) /* --apply writes without the pieces */
         need->staging_bytes = staging_of(t, c);
     if (keeps->cross) {
         fs_box last = fs_transform_box(t, t->nstages - 1, c[0], c[1]);

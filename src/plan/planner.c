@@ -193,6 +193,10 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
                : fs_dtype_is_single(in->dtype)       ? FS_SINGLE
                                                      : FS_DOUBLE;
     rq->norm = o->norm;
+    /* --apply: the inverse that follows undoes any scaling, so none is made */
+    rq->round_trip = o->apply != NULL;
+    if (rq->round_trip)
+        rq->norm = FS_NORM_BACKWARD;
     rq->last_size = o->last_size ? o->last_size : in->last_size_attr;
     rq->last_size_given = o->last_size != 0;
     rq->decomp = o->decomp;

@@ -101,6 +101,8 @@ typedef struct fs_run_config {
     double edges[FS_MAX_EDGES];
     int los, los_given;          /* the line-of-sight axis as given */
     int mu_bins;                 /* 0: the default */
+    /* Operators in Fourier space (operators.h). */
+    const char *apply;           /* --apply's list as given, NULL: none */
     /* Messages. */
     int progress, quiet, verbose;
     const char *command_line;    /* for the report and messages */

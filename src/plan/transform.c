@@ -498,6 +498,14 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
     if (t->kind == FS_C2R)
         t->out_shape[t->real_axis] = t->real_len;
     t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : fs_complex_dtype(t->prec);
+    t->round_trip = rq->round_trip;
+    if (t->round_trip) {
+        /* the field again: real input gives real values */
+        memcpy(t->out_shape, rq->shape, sizeof t->out_shape);
+        t->out_type = rq->in_dtype == FS_DTYPE_COMPLEX64 || rq->in_dtype == FS_DTYPE_COMPLEX128
+                          ? fs_complex_dtype(t->prec)
+                          : fs_real_dtype(t->prec);
+    }
     double npts = 1, nall = 1;
     for (int k = 0; k < ndim; k++) {
         int64_t len = k == t->real_axis ? t->real_len : rq->shape[k];
@@ -720,6 +728,11 @@ fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
 
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
 {
+    if (t->round_trip) {
+        fs_io_map m = fs_transform_read_map(t, to);
+        m.mem_type = t->out_type;
+        return m;
+    }
     if (t->fold) {
         /* After the transpose a rank holds k1 = 0 .. n1-1 by its k2 range:
          * output positions k1 * n2 + k2. */

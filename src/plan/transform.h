@@ -62,6 +62,8 @@ typedef struct fs_transform_request {
     int grid[2];                         /* --grid (0 0: choose) */
     int nranks;
     int hooks;                           /* the strategy overlaps block work (fs_block_hooks) */
+    int round_trip;                      /* --apply: forward, operate, inverse; the result is
+                                            real space, of the input's shape */
 } fs_transform_request;
 
 typedef struct fs_transform {
@@ -96,7 +98,9 @@ typedef struct fs_transform {
     int hook_axes_pre[FS_LAYOUT_MAX_DIMS], hook_axes_post[FS_LAYOUT_MAX_DIMS];
     int hooks;                       /* overlapping strategies get block work */
     int hook_twiddle;                /* the four-step's twiddle as the block work */
-    /* the output */
+    /* the output: the spectrum, or with round_trip the field again, written
+     * from the first stage's boxes through the read map */
+    int round_trip;
     int out_ndim;
     int64_t out_shape[FS_LAYOUT_MAX_DIMS];
     fs_dtype out_type;
@@ -118,7 +122,8 @@ int fs_transform_exchange_dim(const fs_transform *t, int s);
  * tests use this. */
 fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
 
-/* The file maps of a rank's boxes (from: the read; to: the write). */
+/* The file maps of a rank's boxes (from: the read; to: the write, which
+ * with round_trip is a first-stage box written as the read map reads it). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
 

@@ -22,7 +22,7 @@ int fs_report_to_stdout(const char *path)
 }
 
 static const char *const phase_names[FS_NPHASES] = {
-    "read", "plan", "fft", "exchange", "write", "check", "commit", "total",
+    "read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total",
 };
 
 void fs_timer_start(fs_timers *t, fs_phase phase)
@@ -70,7 +70,7 @@ int64_t fs_peak_memory_bytes(void)
 /* What rank 0 derives from all the records. */
 typedef struct totals {
     double min[FS_NPHASES], mean[FS_NPHASES], max[FS_NPHASES];
-    int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max;
+    int64_t bytes_sent, bytes_received, messages, wire_bytes, peak_max, exchanges;
     int64_t fftw_plans, fftw_plans_from_wisdom;
     double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
     fs_io_overlap io;   /* the most seconds of I/O, the fewest hidden, of any rank */
@@ -116,6 +116,7 @@ static void compute_totals(const fs_report_info *info, const fs_rank_record *all
         t->bytes_received += r->bytes_received;
         t->messages += r->messages_sent;
         t->wire_bytes += r->wire_bytes_sent;
+        t->exchanges = r->exchanges > t->exchanges ? r->exchanges : t->exchanges;
         t->fftw_plans += r->fftw_plans;
         t->fftw_plans_from_wisdom += r->fftw_plans_from_wisdom;
         t->peak_max = r->peak_memory_bytes > t->peak_max ? r->peak_memory_bytes : t->peak_max;
@@ -144,8 +145,9 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
     fprintf(out, "fftshard: %s\n", info->title);
     fprintf(out, "  %-9s %10s %10s %10s %7s\n", "phase", "min s", "mean s", "max s", "max/mean");
     for (int p = 0; p < FS_NPHASES; p++)
-        fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", phase_names[p], t->min[p], t->mean[p],
-                t->max[p], t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+        if (p != FS_PHASE_OPERATE || info->operation)
+            fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", phase_names[p], t->min[p],
+                    t->mean[p], t->max[p], t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
     fprintf(out, "  transform %.2f GFlop/s (5 N log2 N / max fft + exchange time)\n", t->gflops);
     if (t->max[FS_PHASE_EXCHANGE] > 0 && t->bytes_sent > 0)
         fprintf(out, "  exchange %.3f GB/s (bytes sent by all ranks / max exchange time)\n",
@@ -164,6 +166,9 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
         fprintf(out, "  check: round trip error %.3g, Parseval error %.3g, tolerance %.3g: %s\n",
                 info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
                 info->check->passed ? "passed" : "FAILED");
+    if (info->operation)
+        fprintf(out, "  operation: %s in Fourier space; %lld exchange%s in all\n", info->operation,
+                (long long)t->exchanges, t->exchanges == 1 ? "" : "s");
     if (info->extra_line)
         fputs(info->extra_line, out);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
@@ -281,6 +286,11 @@ static void json_dataset(json *j, const fs_report_info *info)
     json_str(j, "transform", info->transform);
     json_str(j, "direction", info->direction);
     json_str(j, "norm", info->norm);
+    json_key(j, "operation");
+    if (info->operation)
+        json_string(j->f, info->operation);
+    else
+        fputs("null", j->f);
     int64_t axes[FS_LAYOUT_MAX_DIMS];
     int naxes = 0;
     for (int k = 0; k < info->ndim; k++)
@@ -351,6 +361,7 @@ static void json_figures(json *j, const fs_report_info *info, const totals *t, i
     json_int(j, "bytes_sent", t->bytes_sent);
     json_int(j, "bytes_received", t->bytes_received);
     json_int(j, "messages", t->messages);
+    json_int(j, "count", t->exchanges);
     json_int(j, "wire_bytes", t->wire_bytes);
     json_num(j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
     json_num(j, "bandwidth_gbs", t->bandwidth_gbs);

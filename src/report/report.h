@@ -35,6 +35,7 @@ typedef enum fs_phase {
     FS_PHASE_PLAN,
     FS_PHASE_FFT,
     FS_PHASE_EXCHANGE,
+    FS_PHASE_OPERATE,   /* --apply's operators in Fourier space */
     FS_PHASE_WRITE,
     FS_PHASE_CHECK,
     FS_PHASE_COMMIT,
@@ -75,6 +76,7 @@ typedef struct fs_rank_record {
                                        computed in four steps: seen as 2-D) */
     int64_t in_elems, out_elems;    /* the values read and written */
     int64_t bytes_sent, bytes_received, messages_sent, wire_bytes_sent;
+    int64_t exchanges;              /* exchanges run (forward, and --apply's inverse) */
     double t_s[FS_NPHASES];
     double t_pack_s, t_comm_s, t_unpack_s;
     double t_hooks_s, t_hooks_overlapped_s;
@@ -121,6 +123,7 @@ typedef struct fs_report_info {
     double flops;                   /* 5 N log2 N of the transform */
     int64_t array_bytes;            /* whole working array */
     const fs_check_result *check;   /* NULL without --check */
+    const char *operation;          /* --apply's operators (NULL: none) */
     /* Several inputs: the report of the whole run, whose figures are the
      * totals, with one section per dataset (fs_report_section); ndim 0,
      * and input, shape, transform, decomposition and strategy unused. */

@@ -145,6 +145,7 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
         rec->t_unpack_s = xs.t_unpack_s - b->t_unpack_s;
         rec->t_hooks_s = xs.t_hooks_s - b->t_hooks_s;
         rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s - b->t_hooks_overlapped_s;
+        rec->exchanges = (int64_t)(xs.runs - b->runs);
     }
     rec->peak_memory_bytes = fs_peak_memory_bytes();
     fs_fft_plan_counts(&rec->fftw_plans, &rec->fftw_plans_from_wisdom);
@@ -202,6 +203,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .flops = t->nominal_flops,
         .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
         .check = v->check && v->check->done ? v->check : NULL,
+        .operation = v->operation,
     };
     memcpy(info->split, t->split, sizeof info->split);
 }
@@ -240,6 +242,7 @@ static void add_record(fs_rank_record *total, const fs_rank_record *r)
     total->bytes_sent += r->bytes_sent;
     total->bytes_received += r->bytes_received;
     total->messages_sent += r->messages_sent;
+    total->exchanges += r->exchanges;
     total->wire_bytes_sent += r->wire_bytes_sent;
     total->t_pack_s += r->t_pack_s;
     total->t_comm_s += r->t_comm_s;
@@ -351,6 +354,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .flops = s->flops,
         .array_bytes = s->array_bytes,
         .check = s->check.done ? &s->check : NULL,
+        .operation = o->apply,
         .ndatasets = s->added,
         .dataset_inputs = s->inputs,
         .dataset_json = s->json,

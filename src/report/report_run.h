@@ -43,6 +43,7 @@ typedef struct fs_run_view {
     const fs_exchange_stats *exchange_before;
     const int64_t *plans_before;       /* made, from wisdom */
     const fs_spectrum *spectrum;       /* NULL: none */
+    const char *operation;             /* --apply's operators as recorded (NULL: none) */
 } fs_run_view;
 
 /* --verbose, rank 0: the plan before any data moves. */

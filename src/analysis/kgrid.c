@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* kgrid: see kgrid.h. */
+#include "config.h"
+
+#include "analysis/kgrid.h"
+
+#include <math.h>
+#include <string.h>
+
+fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, int nbox)
+{
+    memset(g, 0, sizeof *g);
+    g->ndim = t->in_ndim;
+    for (int a = 0; a < g->ndim; a++) {
+        g->n[a] = t->in_shape[a];
+        g->transformed[a] = t->transform_axis[a];
+        g->naxes += g->transformed[a];
+    }
+    if (nbox > 1 && nbox != g->naxes)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths given for %d transformed axes "
+                            "(give one, or one per transformed axis)", nbox, g->naxes);
+    g->box_given = nbox > 0;
+    for (int a = 0, i = 0; a < g->ndim; a++) {
+        if (!g->transformed[a])
+            continue;
+        g->L[a] = nbox == 0 ? (double)g->n[a] : box[nbox == 1 ? 0 : i];
+        i++;
+    }
+    return FS_OK;
+}
+
+int64_t fs_kgrid_freq(int64_t j, int64_t n)
+{
+    return j < (n + 1) / 2 ? j : j - n;
+}
+
+/* The same arithmetic as the documented definition, so that a numpy
+ * computation of it agrees to the last bit. */
+double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j)
+{
+    return g->transformed[a] ? 2.0 * M_PI * (double)fs_kgrid_freq(j, g->n[a]) / g->L[a] : 0.0;
+}
+
+double fs_kgrid_kmax(const fs_kgrid *g)
+{
+    double q = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            double k = 2.0 * M_PI * (double)(g->n[a] / 2) / g->L[a];
+            q += k * k;
+        }
+    return sqrt(q);
+}
+
+double fs_kgrid_kf(const fs_kgrid *g)
+{
+    double Lmax = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a] && g->L[a] > Lmax)
+            Lmax = g->L[a];
+    return Lmax > 0 ? 2.0 * M_PI / Lmax : 0;
+}
+
+int64_t fs_kgrid_fold_index(const fs_transform *t, const fs_box *last, int64_t k1, int64_t i2)
+{
+    return k1 * t->n2 + last->start[0] + i2;
+}

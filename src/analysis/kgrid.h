@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* kgrid: the wave vector of every element of a forward transform's result.
+ *
+ * The one definition of k (fftshard(1), SPECTRA and OPERATORS): element
+ * [j0, j1, ...] of the forward result has k_a = 2 pi f_a / L_a over the
+ * transformed axes a, f_a = numpy.fft.fftfreq(n_a, 1/n_a)[j_a] (so the
+ * Nyquist index n_a/2 of an even axis has f_a = -n_a/2), L_a the box length
+ * (--box-size, default n_a); batch axes have k_a = 0. A rank's part of the
+ * result is its last-stage box in the working array, whose axes are the
+ * input's (the half spectrum of --real holds j = 0 .. n/2 along its real
+ * axis), except the 1-D four-step's, where a rank holds k1 = 0 .. n1-1 by
+ * its k2 range and element [k1, i2] is frequency index k1 n2 + start + i2
+ * (transform.h): fs_kgrid_index says which. Pure arithmetic; owns nothing. */
+#ifndef FS_KGRID_H
+#define FS_KGRID_H
+
+#include <stdint.h>
+
+#include "core/errors.h"
+#include "plan/layout.h"
+#include "plan/transform.h"
+
+typedef struct fs_kgrid {
+    int ndim;                              /* the input's */
+    int64_t n[FS_LAYOUT_MAX_DIMS];         /* its shape */
+    int transformed[FS_LAYOUT_MAX_DIMS];
+    double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis */
+    int box_given;                         /* --box-size was given */
+    int naxes;                             /* transformed axes */
+} fs_kgrid;
+
+/* The grid of t's result with box lengths box[0..nbox) (nbox 0: each
+ * axis's length; 1: the same for all; else one per transformed axis, in
+ * increasing axis order). FS_ERR_USAGE naming --box-size for another count. */
+fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, int nbox);
+
+/* numpy.fft.fftfreq(n, 1/n)[j]. */
+int64_t fs_kgrid_freq(int64_t j, int64_t n);
+
+/* k_a of index j along input axis a (0 for a batch axis): 2 pi f / L_a. */
+double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j);
+
+/* The largest |k| of the grid: sqrt(sum over a of k_a(n_a / 2)^2). */
+double fs_kgrid_kmax(const fs_kgrid *g);
+
+/* The fundamental 2 pi / max L_a. */
+double fs_kgrid_kf(const fs_kgrid *g);
+
+/* The 1-D four-step result (t->fold): the frequency index of element
+ * [k1, i2] of a rank's box `last` (its k2 range). */
+int64_t fs_kgrid_fold_index(const fs_transform *t, const fs_box *last, int64_t k1, int64_t i2);
+
+#endif

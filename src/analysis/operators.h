@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* operators: --apply's operations in Fourier space, on the distributed
+ * result of the forward transform.
+ *
+ * The list OP[,OP...] is parsed into plain data (fs_operators), the
+ * transfer tables it names are read by rank 0 and shared, the list is
+ * checked against the grid of a transform (a derivative's axis is a
+ * transformed one, a table covers every |k| of the grid) before any work,
+ * and each rank multiplies its own part of the spectrum (its last-stage
+ * box) by the product of the operators' factors, in the order given, times
+ * 1/N so that the inverse transform that follows (compute.h's undo, which
+ * returns N times its input) gives the filtered field. The wave vector is
+ * kgrid.h's. Owns the transfer tables. */
+#ifndef FS_OPERATORS_H
+#define FS_OPERATORS_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "analysis/kgrid.h"
+#include "core/errors.h"
+#include "plan/layout.h"
+#include "plan/transform.h"
+
+#define FS_MAX_OPERATORS 16
+/* --apply's lowpass and highpass order without :N. */
+#define FS_BUTTERWORTH_ORDER 2
+/* The top hat's series below this x = kR (the direct formula cancels). */
+#define FS_TOPHAT_SERIES_X 1e-2
+
+typedef enum fs_operator_kind {
+    FS_OPER_GAUSSIAN,   /* exp(-k^2 R^2 / 2) */
+    FS_OPER_TOPHAT,     /* 3 (sin x - x cos x) / x^3, x = k R */
+    FS_OPER_SHARPK,     /* |k| <= K */
+    FS_OPER_LOWPASS,    /* 1 / (1 + (|k| / K)^(2N)) */
+    FS_OPER_HIGHPASS,   /* (|k| / K)^(2N) / (1 + (|k| / K)^(2N)) */
+    FS_OPER_DERIV,      /* i k_axis, the Nyquist plane of an even axis 0 */
+    FS_OPER_LAPLACIAN,  /* -k^2 */
+    FS_OPER_POISSON,    /* -1 / k^2, k = 0: 0 */
+    FS_OPER_TRANSFER,   /* T(|k|) from a table, linearly interpolated */
+} fs_operator_kind;
+
+typedef struct fs_operator {
+    fs_operator_kind kind;
+    double param;       /* R or K */
+    int order;          /* N of lowpass and highpass */
+    int axis;           /* deriv: as given (negative counts from the end) */
+    char *file;         /* transfer: the table's file */
+    int nrows;          /* transfer: the table, k increasing */
+    double *k, *T;
+} fs_operator;
+
+typedef struct fs_operators {
+    int n;
+    fs_operator op[FS_MAX_OPERATORS];
+} fs_operators;
+
+/* Parse --apply's value (pure: no I/O). FS_ERR_USAGE naming the operator
+ * that is not understood. Free with fs_operators_free (also on failure). */
+fs_status fs_operators_parse(const char *text, fs_operators *out);
+void fs_operators_free(fs_operators *ops);
+
+/* Collective: rank 0 reads every transfer table, every rank gets them.
+ * FS_ERR_INPUT (status 3) for a table that cannot be read or is not two
+ * columns of numbers with k increasing; agreed and printed once. */
+fs_status fs_operators_load(MPI_Comm comm, fs_operators *ops);
+
+/* Whether the operators fit the grid g (not collective; the same answer
+ * everywhere): FS_ERR_USAGE for a derivative along an axis that is not
+ * transformed, FS_ERR_INPUT for a table that does not cover 0 .. the
+ * grid's largest |k|. */
+fs_status fs_operators_check(const fs_operators *ops, const fs_kgrid *g);
+
+/* This rank's part of t's forward result (its last-stage box `last`, in
+ * data) times the operators' product / N. Not collective. */
+fs_status fs_operators_apply(const fs_operators *ops, const fs_transform *t, const fs_kgrid *g,
+                             const fs_box *last, void *data);
+
+/* The list as the result's "operation" attribute records it, every
+ * parameter written out (lowpass:K:N): into buf. */
+void fs_operators_text(const fs_operators *ops, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,205 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""apply_oracle: the independent check of fftshard --apply (numpy, h5py).
+
+Computes each operator from fftshard(1)'s definition (OPERATORS) on numpy's
+full complex fftn over the transformed axes, never the half spectrum:
+result = ifftn(H(k) * fftn(x)), its real part for real input.
+
+  apply_oracle.py check CASE [CASE...]
+      Each CASE is whitespace-separated tokens:
+        in=FILE[:/ds]     the input (its only dataset without a path)
+        out=FILE[:/ds]    fftshard's OUTPUT (dataset default: in's)
+        apply=LIST        --apply's value
+        axes=LIST         --axes (default all)
+        box=L[,L...]      --box-size
+        expect=FILE:/ds   compare with this dataset instead (an analytic
+                          answer)
+        tol=X             max |result - reference| / max |reference|
+                          (default 1e-12; 1e-5 for single precision)
+      The result must have the input's shape, be real for real input, and
+      carry the attributes operation (the list, parameters written out),
+      direction "round trip" and the input's own attributes.
+
+  apply_oracle.py sines FILE SHAPE L[,L...]
+      Write /phi = sin(2 pi 2 x / L0) sin(2 pi 3 y / L1) cos(2 pi z / L2)
+      (x = L0 j / n0, ...) and /f = its Laplacian, -(k.k) phi, on a 3-D
+      grid: poisson on /f gives /phi.
+
+Exit status: 0 when everything matched, 1 when something did not (each
+failure printed), 2 on a usage error.
+"""
+
+import sys
+
+import h5py
+import numpy as np
+
+SERIES_X = 1e-2
+# fftshard's own attribute names: an input that is itself a result has them,
+# and the result's own values hold (fftshard(1), FILES AND CONVENTIONS).
+OWN = {"fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
+       "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
+       "operation", "box_size", "k_convention"}
+BUTTERWORTH_ORDER = 2
+
+
+class Failure(Exception):
+    pass
+
+
+def split_location(arg):
+    i = arg.find(":/")
+    return (arg, None) if i < 0 else (arg[:i], arg[i + 1:])
+
+
+def dataset_of(f, ds):
+    if ds:
+        return f[ds]
+    names = []
+    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    return f[names[0]]
+
+
+def wave_vectors(shape, axes, box):
+    """k_a = 2 pi fftfreq(n_a, 1/n_a) / L_a on the full grid, per transformed axis."""
+    ks = {}
+    for i, a in enumerate(axes):
+        n = shape[a]
+        L = n if not box else box[0] if len(box) == 1 else box[i]
+        k = 2 * np.pi * np.fft.fftfreq(n, 1 / n) / L
+        view = [1] * len(shape)
+        view[a] = n
+        ks[a] = k.reshape(view)
+    return ks
+
+
+def factor(op, ks, shape):
+    name, _, params = op.partition(":")
+    k2 = sum(ks[a] ** 2 for a in sorted(ks))
+    k2 = np.broadcast_to(k2, shape)
+    k = np.sqrt(k2)
+    if name == "gaussian":
+        R = float(params)
+        return np.exp(-k2 * R ** 2 / 2)
+    if name == "tophat":
+        x = k * float(params)
+        with np.errstate(all="ignore"):
+            direct = 3 * (np.sin(x) - x * np.cos(x)) / x ** 3
+        return np.where(x < SERIES_X, 1 - x ** 2 / 10 + x ** 4 / 280, direct)
+    if name == "sharpk":
+        return (k <= float(params)).astype(float)
+    if name in ("lowpass", "highpass"):
+        K, _, N = params.partition(":")
+        q = (k / float(K)) ** (2 * int(N or BUTTERWORTH_ORDER))
+        return 1 / (1 + q) if name == "lowpass" else q / (1 + q)
+    if name == "deriv":
+        a = int(params) % len(shape)
+        kd = np.array(np.broadcast_to(ks[a], shape))
+        n = shape[a]
+        if n % 2 == 0:
+            index = [slice(None)] * len(shape)
+            index[a] = n // 2
+            kd[tuple(index)] = 0
+        return 1j * kd
+    if name == "laplacian":
+        return -k2
+    if name == "poisson":
+        with np.errstate(divide="ignore"):
+            return np.where(k2 > 0, -1 / np.where(k2 > 0, k2, 1), 0)
+    if name == "transfer":
+        table = np.loadtxt(params, ndmin=2)
+        return np.interp(k, table[:, 0], table[:, 1])
+    raise Failure("unknown operator " + op)
+
+
+def reference(x, ops, axes, box):
+    ks = wave_vectors(x.shape, axes, box)
+    H = np.ones(x.shape, dtype=complex)
+    for op in ops:
+        H = H * factor(op, ks, x.shape)
+    y = np.fft.ifftn(H * np.fft.fftn(x.astype(np.complex128), axes=axes), axes=axes)
+    return y if np.iscomplexobj(x) else y.real
+
+
+def check_case(case):
+    tok = {}
+    for t in case.split():
+        key, _, value = t.partition("=")
+        tok[key] = value
+    in_file, in_ds = split_location(tok["in"])
+    out_file, out_ds = split_location(tok["out"])
+    with h5py.File(in_file, "r") as f:
+        d = dataset_of(f, in_ds)
+        x = d[...]
+        in_ds = d.name
+        in_attrs = dict(d.attrs)
+    with h5py.File(out_file, "r") as f:
+        o = f[out_ds or in_ds]
+        y = o[...]
+        attrs = dict(o.attrs)
+    axes = [int(a) % x.ndim for a in tok["axes"].split(",")] if "axes" in tok else list(range(x.ndim))
+    box = [float(v) for v in tok["box"].split(",")] if "box" in tok else []
+    ops = tok["apply"].split(",")
+    single = x.dtype in (np.float32, np.complex64)
+    tol = float(tok.get("tol", 1e-5 if single else 1e-12))
+    if "expect" in tok:
+        ef, eds = split_location(tok["expect"])
+        with h5py.File(ef, "r") as f:
+            ref = f[eds][...]
+    else:
+        ref = reference(x, ops, axes, box)
+    if y.shape != x.shape:
+        raise Failure("%s: shape %s, expected the input's %s" % (case, y.shape, x.shape))
+    if np.iscomplexobj(y) != np.iscomplexobj(x):
+        raise Failure("%s: result type %s for input %s" % (case, y.dtype, x.dtype))
+    scale = np.abs(ref).max()
+    err = np.abs(y - ref).max() / (scale if scale > 0 else 1)
+    if not err <= tol:
+        raise Failure("%s: relative error %.3g above %.3g" % (case, err, tol))
+    if attrs.get("direction") != "round trip":
+        raise Failure("%s: direction attribute %r" % (case, attrs.get("direction")))
+    recorded = attrs.get("operation", "").split(",")
+    if [r.split(":")[0] for r in recorded] != [o.split(":")[0] for o in ops]:
+        raise Failure("%s: operation attribute %r" % (case, attrs.get("operation")))
+    for key, value in in_attrs.items():
+        if key in OWN:
+            continue
+        if key not in attrs or not np.array_equal(np.asarray(attrs[key]), np.asarray(value)):
+            raise Failure("%s: input attribute %s not kept" % (case, key))
+    return err
+
+
+def sines(path, shape_text, box_text):
+    shape = [int(v) for v in shape_text.split("x")]
+    L = [float(v) for v in box_text.split(",")]
+    L = L * 3 if len(L) == 1 else L
+    x = [L[a] * np.arange(shape[a]) / shape[a] for a in range(3)]
+    X, Y, Z = np.meshgrid(*x, indexing="ij")
+    k = [2 * np.pi * 2 / L[0], 2 * np.pi * 3 / L[1], 2 * np.pi / L[2]]
+    phi = np.sin(k[0] * X) * np.sin(k[1] * Y) * np.cos(k[2] * Z)
+    with h5py.File(path, "w") as f:
+        f["phi"] = phi
+        f["f"] = -(k[0] ** 2 + k[1] ** 2 + k[2] ** 2) * phi
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("check", "sines"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[1] == "sines":
+        sines(*argv[2:5])
+        return 0
+    failed = 0
+    for case in argv[2:]:
+        try:
+            err = check_case(case)
+            print("ok %.3g: %s" % (err, case))
+        except (Failure, KeyError, OSError) as e:
+            print("FAILED: %s" % e)
+            failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
