@@ -14,7 +14,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "analysis/operators.h"
 #include "analysis/spectrum.h"
@@ -43,7 +42,6 @@ typedef struct dataset {
     fs_check_result check;
     fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
     int64_t plans_before[2];      /* FFTW's plan counts before it */
-    fs_kgrid kgrid;               /* --apply: the wave vectors of its result */
 } dataset;
 
 typedef struct run {
@@ -67,8 +65,7 @@ typedef struct run {
     fs_progress progress;
     fs_report_sections *sections; /* several inputs */
     fs_spectrum *spectrum;        /* NULL: none asked for */
-    fs_operators ops;             /* --apply (n 0: none) */
-    char op_text[4096];           /* the operators as the result records them */
+    fs_operators ops;             /* --apply (n 0: none), with each dataset's grid */
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
 } run;
@@ -97,8 +94,8 @@ static const fs_shard_set *input_shards(const run *r)
 }
 
 /* Rank 0 probes every input; every rank plans every transform from what it
- * found, and rank 0 speaks for all when the options do not fit one. */
-static fs_status stage_probe(run *r)
+ * found (into ts), and rank 0 speaks for all when the options do not fit one. */
+static fs_status stage_probe(run *r, const fs_transform *const *ts)
 {
     const fs_run_config *o = r->opts;
     fs_status st = FS_OK;
@@ -124,12 +121,8 @@ static fs_status stage_probe(run *r)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = &ds->planned.plain;
     }
-    if (st == FS_OK) {
-        const fs_transform *ts[r->n];
-        for (int i = 0; i < r->n; i++)
-            ts[i] = &r->ds[i].planned.plain;
+    if (st == FS_OK)
         st = fs_spectrum_new(o, ts, r->n, &r->spectrum);
-    }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
         fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
@@ -187,24 +180,10 @@ static fs_status plan_overlap(run *r)
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
 
+/* In pieces overlapped with the first FFTs, or through HDF5 as a whole. */
 static fs_status stage_read(run *r)
 {
-    const dataset *ds = r->cur;
-    /* fs_h5_read checks the input it read is the one probed; so here. */
-    if (fs_overlap_reads(r->overlap))
-        return fs_h5_input_unchanged(r->comm, ds->file, ds->info,
-                                     fs_overlap_read(r->overlap, &r->cur->timers, &r->progress));
-    fs_io_map m = fs_transform_read_map(ds->t, fs_decomposition_first(r->d));
-    /* Slots the read leaves alone (the imaginary parts of real input, the
-     * padding, the missing half of a c2r) start as zeros. */
-    memset(r->buf.data, 0, (size_t)r->buf.elems * fs_complex_bytes(ds->t->prec));
-    /* Progress in the bytes read into memory, as h5io counts them. */
-    fs_progress_begin(&r->progress, "read",
-                      (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
-    fs_status st = fs_h5_read(r->comm, ds->file, ds->info, input_shards(r), &m, r->buf.data,
-                              fs_progress_callback, &r->progress);
-    fs_progress_end(&r->progress);
-    return st;
+    return fs_overlap_read(r->overlap, &r->cur->timers, &r->progress);
 }
 
 static fs_status stage_check(run *r)
@@ -239,34 +218,14 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
-/* --apply: rank 0 reads the transfer tables, every rank checks the
- * operators against each dataset's grid (rank 0 speaks), before any work. */
-static fs_status prepare_operators(run *r)
-{
-    const fs_run_config *o = r->opts;
-    fs_status st = fs_operators_parse(o->apply, &r->ops); /* checked with the options */
-    st = fs_error_agree(r->comm, st);
-    if (st == FS_OK)
-        st = fs_operators_load(r->comm, &r->ops); /* agreed */
-    if (st != FS_OK)
-        return st;
-    for (int i = 0; i < r->n && st == FS_OK; i++) {
-        st = fs_kgrid_init(&r->ds[i].kgrid, &r->ds[i].planned.plain, o->box, o->nbox);
-        if (st == FS_OK)
-            st = fs_operators_check(&r->ops, &r->ds[i].kgrid);
-    }
-    fs_operators_text(&r->ops, r->op_text, sizeof r->op_text);
-    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
-}
-
 /* --apply on the forward result in its last layout (no exchange), then the
  * inverse back to the first layout, where the write takes the field. */
 static fs_status operate(run *r)
 {
     dataset *ds = r->cur;
     fs_timer_start(&ds->timers, FS_PHASE_OPERATE);
-    fs_status st = fs_operators_apply(&r->ops, ds->t, &ds->kgrid, fs_decomposition_last(r->d),
-                                      r->buf.data);
+    fs_status st = fs_operators_apply(&r->ops, (int)(ds - r->ds), ds->t,
+                                      fs_decomposition_last(r->d), r->buf.data);
     fs_timer_stop(&ds->timers, FS_PHASE_OPERATE);
     st = fs_error_agree(r->comm, st);
     if (st == FS_OK)
@@ -285,10 +244,13 @@ static fs_status prepare(run *r)
     r->params = (fs_exchange_params){.seed = o->seed, .packet_bytes = o->packet_bytes,
                                      .queues = o->queues, .crowded = r->node.crowded};
     fs_collective_yield(st == FS_OK && r->node.crowded);
+    const fs_transform *ts[r->n]; /* every dataset's, as planned */
+    for (int i = 0; i < r->n; i++)
+        ts[i] = &r->ds[i].planned.plain;
     if (st == FS_OK)
-        st = stage_probe(r);
-    if (st == FS_OK && o->apply)
-        st = prepare_operators(r);
+        st = stage_probe(r, ts);
+    if (st == FS_OK && o->apply) /* the operators, checked against each grid */
+        st = fs_operators_prepare(r->comm, o->apply, o->box, o->nbox, ts, r->n, &r->ops);
     if (st == FS_OK)
         st = fs_output_begin(r->comm, o, r->infos, r->n, input_shards(r), &r->out);
     if (st == FS_OK && r->n > 1)
@@ -297,9 +259,6 @@ static fs_status prepare(run *r)
         st = fs_wisdom_load(r->comm, o->wisdom_file, &r->wisdom); /* agreed */
     if (st == FS_OK)
         st = plan_dataset(r);
-    const fs_transform *ts[r->n];
-    for (int i = 0; i < r->n; i++)
-        ts[i] = &r->ds[i].planned.plain;
     fs_timer_start(&r->cur->timers, FS_PHASE_PLAN);
     if (st == FS_OK)
         st = fs_output_plan(&r->out, ts, o->spectrum_only ? 0 : r->n); /* agreed */
@@ -334,12 +293,10 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
     fs_output_select(&r->out, i, ds->info, ds->file, ds->strategy.name, r->nranks);
-    double box[FS_LAYOUT_MAX_DIMS]; /* --apply's attributes */
-    for (int a = 0; a < ds->kgrid.ndim; a++)
-        if (ds->kgrid.transformed[a])
-            box[r->out.attrs.nbox++] = ds->kgrid.L[a];
-    r->out.attrs.operation = o->apply ? r->op_text : NULL;
-    r->out.attrs.box = box;
+    double box[FS_LAYOUT_MAX_DIMS]; /* --apply: the operators as the result records them */
+    if (o->apply)
+        fs_output_set_operation(&r->out, r->ops.text,
+                                fs_kgrid_lengths(fs_operators_grid(&r->ops, i), box), box);
     if (st == FS_OK && o->verbose && r->rank == 0) {
         fs_run_view v = view(r, NULL);
         fs_report_verbose_plan(&v);
@@ -389,10 +346,10 @@ static fs_status commit(run *r, char **summary)
     fs_timers all = r->timers; /* the run's phases with every dataset's */
     for (int i = 0; i < r->n; i++)
         fs_timers_add(&all, &r->ds[i].timers);
-    if (st == FS_OK && r->sections) {
+    if (st == FS_OK && r->sections)
         st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, r->spectrum, &all,
                                 r->out.report_tmp, summary);
-    } else if (st == FS_OK) {
+    else if (st == FS_OK) {
         fs_run_view v = view(r, &all);
         st = fs_report_run(r->comm, &v, r->out.report_tmp, summary);
     }
@@ -415,17 +372,11 @@ static fs_status output_step(run *r, fs_status (*fn)(fs_output *))
  * collective write does. */
 static fs_status write_spectrum(run *r)
 {
-    const char *inputs[r->n + 1];
-    char names[r->n][FS_PATH_MAX * 2 + 2];
-    for (int i = 0; i < r->n; i++) {
-        snprintf(names[i], sizeof names[i], "%s:%s", r->ds[i].file, r->infos[i].dataset);
-        inputs[i] = names[i];
-    }
-    inputs[r->n] = NULL;
     fs_status st = fs_error_agree(r->comm, fs_spectrum_reduce(r->spectrum, r->comm));
     fs_timer_start(&r->timers, FS_PHASE_WRITE);
     if (st == FS_OK)
-        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out), inputs,
+        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out),
+                                                       r->opts->inputs, r->infos, r->n,
                                                        r->opts->add && r->opts->force));
     fs_timer_stop(&r->timers, FS_PHASE_WRITE);
     return st;
@@ -457,13 +408,11 @@ static fs_status run_phases(run *r)
     char *summary = NULL;
     if (st == FS_OK)
         st = commit(r, &summary);
-    if (st == FS_OK) {
-        /* The result is in place: a signal from here on says so. */
+    if (st == FS_OK) /* the result is in place: a signal from here on says so */
         fs_signals_set_phase("report");
-        if (summary) {
-            fputs(summary, stderr);
-            fflush(stderr);
-        }
+    if (st == FS_OK && summary) {
+        fputs(summary, stderr);
+        fflush(stderr);
     }
     free(summary);
     return st;
@@ -471,25 +420,18 @@ static fs_status run_phases(run *r)
 
 fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *opts)
 {
-    run r;
-    memset(&r, 0, sizeof r);
-    r.comm = comm;
-    r.opts = opts;
-    r.n = opts->ninputs;
+    run r = {.comm = comm, .opts = opts, .n = opts->ninputs};
     fs_output_init(&r.out);
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     r.infos = calloc((size_t)r.n, sizeof *r.infos);
     r.ds = calloc((size_t)r.n, sizeof *r.ds);
-    fs_status st = fs_error_agree(comm, r.n < 1 || !r.infos || !r.ds
-                                            ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
-                                            : FS_OK);
+    int ok = r.n > 0 && r.infos && r.ds;
+    fs_status st = fs_error_agree(comm, ok ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
     fs_progress_init(&r.progress, r.rank == 0 && !opts->quiet && opts->progress);
-
     if (st == FS_OK)
         st = run_phases(&r);
-
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. The compute plan borrows the decomposition. */
     fs_output_finish(&r.out, st);

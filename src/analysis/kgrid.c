@@ -52,6 +52,15 @@ double fs_kgrid_kmax(const fs_kgrid *g)
     return sqrt(q);
 }
 
+int fs_kgrid_lengths(const fs_kgrid *g, double *box)
+{
+    int n = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a])
+            box[n++] = g->L[a];
+    return n;
+}
+
 double fs_kgrid_kf(const fs_kgrid *g)
 {
     double Lmax = 0;

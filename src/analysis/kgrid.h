@@ -34,6 +34,10 @@ typedef struct fs_kgrid {
  * increasing axis order). FS_ERR_USAGE naming --box-size for another count. */
 fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, int nbox);
 
+/* The box length L_a of each transformed axis, in increasing axis order,
+ * into box (FS_LAYOUT_MAX_DIMS of room): returns their count. */
+int fs_kgrid_lengths(const fs_kgrid *g, double *box);
+
 /* numpy.fft.fftfreq(n, 1/n)[j]. */
 int64_t fs_kgrid_freq(int64_t j, int64_t n);
 

@@ -134,6 +134,7 @@ void fs_operators_free(fs_operators *ops)
         free(ops->op[i].file);
         free(ops->op[i].k);
     }
+    free(ops->grids);
     memset(ops, 0, sizeof *ops);
 }
 
@@ -416,9 +417,41 @@ static fs_status apply_fold(const walk *w, const fs_transform *t, const fs_kgrid
     return FS_OK;
 }
 
-fs_status fs_operators_apply(const fs_operators *ops, const fs_transform *t, const fs_kgrid *g,
+fs_status fs_operators_prepare(MPI_Comm comm, const char *list, const double *box, int nbox,
+                               const fs_transform *const *ts, int n, fs_operators *ops)
+{
+    int rank = 0;
+    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
+        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+    fs_status st = fs_operators_parse(list, ops); /* checked with the options */
+    st = fs_error_agree(comm, st);
+    if (st == FS_OK)
+        st = fs_operators_load(comm, ops); /* agreed */
+    if (st == FS_OK) {
+        ops->grids = calloc((size_t)(n > 0 ? n : 1), sizeof *ops->grids);
+        st = fs_error_agree(comm, ops->grids ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+    }
+    if (st != FS_OK)
+        return st;
+    ops->ngrids = n;
+    for (int i = 0; i < n && st == FS_OK; i++) {
+        st = fs_kgrid_init(&ops->grids[i], ts[i], box, nbox);
+        if (st == FS_OK)
+            st = fs_operators_check(ops, &ops->grids[i]);
+    }
+    fs_operators_text(ops, ops->text, sizeof ops->text);
+    return fs_error_agree(comm, rank == 0 ? st : FS_OK);
+}
+
+const fs_kgrid *fs_operators_grid(const fs_operators *ops, int i)
+{
+    return &ops->grids[i];
+}
+
+fs_status fs_operators_apply(const fs_operators *ops, int dataset, const fs_transform *t,
                              const fs_box *last, void *data)
 {
+    const fs_kgrid *g = &ops->grids[dataset];
     walk w = {.ops = ops, .scale = 1.0, .prec = t->prec};
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])

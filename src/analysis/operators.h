@@ -10,7 +10,9 @@
  * box) by the product of the operators' factors, in the order given, times
  * 1/N so that the inverse transform that follows (compute.h's undo, which
  * returns N times its input) gives the filtered field. The wave vector is
- * kgrid.h's. Owns the transfer tables. */
+ * kgrid.h's. fs_operators_prepare does all of that before any work for
+ * every dataset of a run. Owns the transfer tables, each dataset's grid
+ * and the recorded text. */
 #ifndef FS_OPERATORS_H
 #define FS_OPERATORS_H
 
@@ -53,6 +55,9 @@ typedef struct fs_operator {
 typedef struct fs_operators {
     int n;
     fs_operator op[FS_MAX_OPERATORS];
+    int ngrids;         /* fs_operators_prepare: each dataset's grid */
+    fs_kgrid *grids;
+    char text[4096];    /* the list as the result records it */
 } fs_operators;
 
 /* Parse --apply's value (pure: no I/O). FS_ERR_USAGE naming the operator
@@ -71,9 +76,20 @@ fs_status fs_operators_load(MPI_Comm comm, fs_operators *ops);
  * grid's largest |k|. */
 fs_status fs_operators_check(const fs_operators *ops, const fs_kgrid *g);
 
-/* This rank's part of t's forward result (its last-stage box `last`, in
- * data) times the operators' product / N. Not collective. */
-fs_status fs_operators_apply(const fs_operators *ops, const fs_transform *t, const fs_kgrid *g,
+/* Collective, before any work: parse the list, load its tables (rank 0
+ * reads), the grid of each of the n transforms ts with box lengths
+ * box[0..nbox) (fs_kgrid_init), the check of the operators against each
+ * (rank 0 speaks) and the recorded text. The status is agreed. */
+fs_status fs_operators_prepare(MPI_Comm comm, const char *list, const double *box, int nbox,
+                               const fs_transform *const *ts, int n, fs_operators *ops);
+
+/* The grid of dataset i (fs_operators_prepare's). */
+const fs_kgrid *fs_operators_grid(const fs_operators *ops, int i);
+
+/* This rank's part of the forward result t of that dataset (its
+ * last-stage box `last`, in data) times the operators' product / N. Not
+ * collective. */
+fs_status fs_operators_apply(const fs_operators *ops, int dataset, const fs_transform *t,
                              const fs_box *last, void *data);
 
 /* The list as the result's "operation" attribute records it, every

@@ -475,7 +475,7 @@ static const char *rule_name(const fs_spectrum *s)
 
 /* The group's attributes: its convention. */
 static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
-                             const char *const *inputs)
+                             const fs_location *inputs, const fs_input_info *infos, int n)
 {
     char text[512];
     snprintf(text, sizeof text,
@@ -486,14 +486,15 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
              rule_name(s));
     /* Every input, whole, however many and long: one variable-length string. */
     size_t len = 1;
-    for (int i = 0; inputs[i]; i++)
-        len += strlen(inputs[i]) + 2;
+    for (int i = 0; i < n; i++)
+        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) + 2;
     char *fields = malloc(len);
     if (!fields)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
     fields[0] = '\0';
-    for (size_t i = 0, used = 0; inputs[i]; i++)
-        used += (size_t)snprintf(fields + used, len - used, "%s%s", i ? ", " : "", inputs[i]);
+    for (int i = 0, used = 0; i < n; i++)
+        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s", i ? ", " : "",
+                         inputs[i].file, infos[i].dataset);
     double box[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
     for (int a = 0; a < s->g.ndim; a++)
@@ -572,12 +573,19 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     return st;
 }
 
+/* in: the inputs, their probed infos and their count. */
+typedef struct named_inputs {
+    const fs_location *inputs;
+    const fs_input_info *infos;
+    int n;
+} named_inputs;
+
 static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *group, int cross,
-                             const char *const *inputs, int replace)
+                             const named_inputs *in, int replace)
 {
     fs_status st = fs_h5_output_group(o, group, replace);
     if (st == FS_OK)
-        st = write_attrs(s, o, cross, inputs);
+        st = write_attrs(s, o, cross, in->inputs, in->infos, in->n);
     int64_t dims[2] = {s->nbins, s->nmu};
     if (st == FS_OK)
         st = write_tables(s, o, group, s->acc, 1, dims, "", cross);
@@ -596,14 +604,15 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
     return st;
 }
 
-fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *const *inputs,
-                            int replace)
+fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_location *inputs,
+                            const fs_input_info *infos, int n, int replace)
 {
+    named_inputs in = {inputs, infos, n};
     fs_status st = FS_OK;
     if (s->power)
-        st = write_group(s, o, "/power_spectrum", 0, inputs, replace);
+        st = write_group(s, o, "/power_spectrum", 0, &in, replace);
     if (st == FS_OK && s->cross)
-        st = write_group(s, o, "/cross_spectrum", 1, inputs, replace);
+        st = write_group(s, o, "/cross_spectrum", 1, &in, replace);
     return st;
 }
 

@@ -49,9 +49,10 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm);
 
 /* Collective: the spectra into the open output o as the groups named by
  * fs_spectrum_group (replacing what is there with `replace`), each with
- * its convention as attributes; inputs names the fields. */
-fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *const *inputs,
-                            int replace);
+ * its convention as attributes and the fields' names, "FILE:DATASET" of
+ * each of the n inputs (its file, and its dataset as infos[i] probed it). */
+fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_location *inputs,
+                            const fs_input_info *infos, int n, int replace);
 
 /* The groups the options ask for: "/power_spectrum", "/cross_spectrum" (i
  * from 0; NULL past the last). */

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* overlap: a dataset's I/O overlapped with its first and last FFT passes.
+/* overlap: the read and the write of the first and last stages,
+ * overlapped with the FFTs where they can be.
  *
  * The input is read in pieces by a helper thread (rawio), straight into
  * place, each piece's FFTs run as soon as it is there; the output's last
  * FFT pass runs piece by piece into staging buffers, each written by the
  * thread while the next is computed. fs_overlap_plan decides which of the
  * two a dataset gets and plans their pieces (fs_compute_pieces) before
- * the read, as every plan is; anything it leaves out goes through HDF5 as
- * a whole. Owns the pieces and the raw positions of the current dataset;
+ * the read, as every plan is; a read it leaves out goes through HDF5 as a
+ * whole in fs_overlap_read, a write in output.h's fs_output_write. Owns
+ * the pieces and the raw positions of the current dataset;
  * the data buffer, the compute plan and the output are the caller's.
  * fs_overlap_staging_bytes tells the footprint what the plan allocates. */
 #ifndef FS_OVERLAP_H
@@ -48,7 +50,8 @@ typedef struct fs_overlap_args {
  * every rank: the input when HDF5 says its bytes can be read as they are,
  * the output when its dataset is contiguous in OUTPUT's temporary. Not at
  * all without a core for the thread, without thread support from MPI, or
- * with the slow reads of the tests. *out (out): NULL when neither. Agreed. */
+ * with the slow reads of the tests. *out (out): the dataset's plan, also
+ * when neither overlaps (NULL when it could not be allocated). Agreed. */
 fs_status fs_overlap_plan(const fs_overlap_args *a, fs_overlap **out);
 void fs_overlap_free(fs_overlap **o);
 
@@ -56,9 +59,12 @@ void fs_overlap_free(fs_overlap **o);
 int fs_overlap_reads(const fs_overlap *o);
 int fs_overlap_writes(const fs_overlap *o);
 
-/* The input into the data buffer with stage 0's FFTs. The FFT time is
- * counted in timers' FFT phase and taken out of its read phase; the
- * thread's time in timers->io. This rank's status. */
+/* The input into the data buffer: in pieces with stage 0's FFTs when the
+ * read overlaps (the FFT time counted in timers' FFT phase and taken out
+ * of its read phase; the thread's time in timers->io), else through HDF5
+ * as a whole, the slots the read leaves alone zeroed. Either way the input
+ * read is checked to be the one probed (fs_h5_input_unchanged). This
+ * rank's status. */
 fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress);
 
 /* The last stage's FFTs from the data buffer as it is now, written in

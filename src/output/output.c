@@ -173,7 +173,14 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
     out->dataset = dataset_for(out, info);
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
-                                   NULL, 0, NULL};
+                                   NULL, 0, {0}};
+}
+
+void fs_output_set_operation(fs_output *out, const char *text, int nbox, const double *box)
+{
+    out->attrs.operation = text;
+    out->attrs.nbox = nbox < FS_LAYOUT_MAX_DIMS ? nbox : FS_LAYOUT_MAX_DIMS;
+    memcpy(out->attrs.box, box, sizeof *box * (size_t)out->attrs.nbox);
 }
 
 fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_info *infos, int n,

@@ -21,6 +21,7 @@
 #include "output/atomic.h"
 #include "report/progress.h"
 #include "output/shardout.h"
+#include "plan/layout.h"
 #include "plan/transform.h"
 
 /* What the result's attributes say besides the transform. */
@@ -31,10 +32,10 @@ typedef struct fs_output_attrs {
     int nranks;
     const fs_input_attrs *copied;  /* the input dataset's own attributes (NULL: none) */
     /* --apply (a round trip, transform.h): the operators as recorded and
-     * the box length of each transformed axis in order */
+     * the box length of each transformed axis in order (fs_output_set_operation) */
     const char *operation;
     int nbox;
-    const double *box;
+    double box[FS_LAYOUT_MAX_DIMS];
 } fs_output_attrs;
 
 typedef struct fs_output {
@@ -69,6 +70,10 @@ fs_h5_output *fs_output_h5(const fs_output *out);
  * dataset's path and its attributes (strategy: the one that ran). */
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks);
+
+/* --apply: the selected result records the operators as text (kept by the
+ * caller until the write) and the nbox box lengths box (copied). */
+void fs_output_set_operation(fs_output *out, const char *text, int nbox, const double *box);
 
 /* Collective: refuse destinations that clash with each other or with the
  * inputs (fs_destinations_check) and results that would share a dataset
