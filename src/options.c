@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,7 +179,8 @@ void fs_options_print_help(FILE *out)
         "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
         "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
         "                          axis's length); power then times V / N^2\n"
-        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, or these edges\n"
+        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
+        "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"
         "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
         "      --mu-bins=N         mu bins with --los (default 5)\n"
         "\n"
@@ -597,11 +599,37 @@ static fs_status set_box_size(const opt_spec *spec, const char *arg, fs_options 
     return FS_OK;
 }
 
-/* --bins=N, or --bins=E0,E1,... (increasing edges). */
+/* --bins=KMIN:KMAX:DK: the edges KMIN + i DK up to KMAX. */
+static fs_status set_bin_range(const char *arg, fs_options *opts)
+{
+    double r[3] = {0, 0, 0};
+    char *end = NULL;
+    const char *p = arg;
+    int n = 0;
+    for (; n < 3; n++, p = end + 1) {
+        errno = 0;
+        r[n] = strtod(p, &end);
+        if (errno || end == p || *end != (n < 2 ? ':' : '\0') || !(r[n] >= 0 && r[n] < 1e300))
+            break;
+    }
+    double count = n == 3 && r[2] > 0 ? floor((r[1] - r[0]) / r[2] + 1e-9) : 0;
+    if (!(count >= 1 && count < FS_MAX_EDGES))
+        return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected KMIN:KMAX:DK with 0 <= KMIN, "
+                            "KMIN + DK <= KMAX and at most %d bins", arg, FS_MAX_EDGES - 1);
+    for (int i = 0; i <= (int)count; i++)
+        opts->edges[i] = r[0] + i * r[2];
+    opts->nedges = (int)count + 1;
+    opts->bins = 0;
+    return FS_OK;
+}
+
+/* --bins=N, --bins=E0,E1,... (increasing edges) or --bins=KMIN:KMAX:DK. */
 static fs_status set_bins(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
     long n;
+    if (strchr(arg, ':'))
+        return set_bin_range(arg, opts);
     if (!strchr(arg, ',')) {
         if (parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
             return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected a number of bins from 1 to %d, "

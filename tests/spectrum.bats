@@ -80,6 +80,40 @@ spectra() {
     assert_success
 }
 
+@test "bins are half-open [E_i, E_i+1) decided on the lattice: numpy.digitize's counts, ties on the edges" {
+    oracle make c3.h5 9x8x7:complex128 -- r2.h5 8x8:float64 -- r3.h5 12x6x6:float64 \
+        -- b3.h5 4x12x10:float64
+    # k_f = 1 with a box of 2 pi: the edges 0, 1, 2, ... hold lattice points (|k|^2 = 1, 4, 9, ...).
+    local twopi=6.283185307179586 kf
+    kf=$(python_serial -c "import math; print(','.join(repr(i * 2 * math.pi / 12) for i in range(10)))")
+    fftshard 1 -q --box-size=$twopi --bins=0:12:1 --spectrum-only c3.h5 o1.h5
+    fftshard 3 -q --transpose=random --decomp=pencil --box-size=$twopi --bins=0:12:1 --spectrum-only c3.h5 o2.h5
+    fftshard 2 -q --transpose=xorswap --real --bins=4 --spectrum-only r2.h5 o3.h5
+    fftshard 4 -q --transpose=pairwise --real --bins="$kf" --spectrum-only r3.h5 o4.h5
+    fftshard 5 -q --transpose=alltoall --real --box-size=12,6,6 --bins="$kf" --spectrum-only r3.h5 o5.h5
+    fftshard 2 -q --real --axes=1,2 --box-size=$twopi --bins=1:5.5:0.5 --spectrum-only b3.h5 o6.h5
+    run spectra "in=c3.h5 out=o1.h5 box=$twopi bins=0:12:1" "in=c3.h5 out=o2.h5 box=$twopi bins=0:12:1" \
+        "in=r2.h5 out=o3.h5 bins=4" "in=r3.h5 out=o4.h5 bins=$kf" "in=r3.h5 out=o5.h5 box=12,6,6 bins=$kf" \
+        "in=b3.h5 out=o6.h5 axes=1,2 box=$twopi bins=1:5.5:0.5"
+    assert_success
+    # numpy.digitize on the written edges, |k| from the integer frequencies: the same counts.
+    run python_serial -c "
+import h5py, numpy as np
+f = np.rint(np.fft.fftfreq(9, 1 / 9)), np.rint(np.fft.fftfreq(8, 1 / 8)), np.rint(np.fft.fftfreq(7, 1 / 7))
+k = np.sqrt(sum(g**2 for g in np.meshgrid(*f, indexing='ij')))
+for out in 'o1.h5', 'o2.h5':
+    g = h5py.File(out)['power_spectrum']
+    e = g['edges'][()]
+    assert list(e) == list(range(13)), e
+    i = np.digitize(k.ravel(), e)
+    ref = np.bincount(i[(i > 0) & (i < len(e))] - 1, minlength=len(e) - 1)
+    assert (g['modes'][()] == ref).all(), (g['modes'][()], ref)
+    on = np.isin(k, e).sum()
+print('ties', on)"
+    assert_success
+    assert_output "ties 62"
+}
+
 # bats test_tags=sanitized
 @test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
     oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
@@ -119,7 +153,8 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
     for args in "--los=1 --axes=0,2 --spectrum-only r3.h5" "--box-size=1,2 --spectrum-only r3.h5" \
         "--cross u.h5 v.h5 w.h5" "--inverse --power-spectrum r3.h5" "--spectrum-only r3.h5 c3.h5" \
         "--bins=3,2 --power-spectrum r3.h5" "--mu-bins=3 --power-spectrum r3.h5" \
-        "--box-size=1 r3.h5" "--power-spectrum --shard-output r3.h5" "--cross u.h5"; do
+        "--box-size=1 r3.h5" "--power-spectrum --shard-output r3.h5" "--cross u.h5" \
+        "--bins=0:1:2 --spectrum-only r3.h5" "--bins=1:2 --spectrum-only r3.h5"; do
         run --separate-stderr fftshard 2 -f $args out.h5
         assert_failure "$EXIT_USAGE"
         [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]

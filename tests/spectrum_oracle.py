@@ -11,7 +11,7 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         out=FILE          fftshard's OUTPUT
         axes=LIST         --axes (default all)
         box=L[,L...]      --box-size
-        bins=N | bins=E0,E1,...   --bins
+        bins=N | bins=E0,E1,... | bins=KMIN:KMAX:DK   --bins
         los=AXIS mubins=N --los, --mu-bins (default 5)
         cross             --cross (two inputs)
         only              --spectrum-only: OUTPUT holds nothing but spectra
@@ -51,7 +51,9 @@ def frequencies(n):
 
 
 def geometry(shape, axes, box):
-    """k squared, the components by axis, the box lengths, k_f, kmax, factor."""
+    """k squared, the components by axis, k_f, kmax, factor and the lattice
+    norms m = (|k| / k_f)^2 as integers (None unless every L_max / L_a is
+    an integer)."""
     nd = len(shape)
     if box is None:
         L = {a: float(shape[a]) for a in axes}
@@ -74,7 +76,44 @@ def geometry(shape, axes, box):
     V = np.prod([L[a] for a in axes])
     N = float(np.prod([shape[a] for a in axes]))
     factor = V / (N * N) if box is not None else 1.0
-    return q, comp, kf, np.sqrt(qmax), factor
+    Lmax = max(L.values())
+    ratios = {a: Lmax / L[a] for a in axes}
+    lattice = all(abs(r - round(r)) <= 1e-12 * r for r in ratios.values())
+    m = None
+    if lattice:
+        m = np.zeros(shape, np.int64)
+        for a in axes:
+            view = [1] * nd
+            view[a] = shape[a]
+            f = np.rint(np.fft.fftfreq(shape[a], 1.0 / shape[a])).astype(np.int64) * round(ratios[a])
+            m = m + (f * f).reshape(view)
+    return q, comp, kf, np.sqrt(qmax), factor, m
+
+
+def lattice_bins(m, kf, bins):
+    """The bins decided on the integer norms m = (|k| / k_f)^2: numpy.digitize
+    of m on each edge's (E / k_f)^2, an edge within 1e-9 of an integer norm
+    being that norm; --bins=N on i^2 mmax / N^2 in integers, its last bin
+    closed."""
+    mmax = int(m.max())
+    if bins is None:
+        nb = int(np.floor(np.sqrt(mmax) + 0.5)) + 1
+        edges = np.array([0.0] + [(i - 0.5) * kf for i in range(1, nb + 1)])
+        t = np.array([0.0] + [(i - 0.5) ** 2 for i in range(1, nb + 1)])
+        return np.digitize(m, t) - 1, nb, edges
+    if len(bins) == 1:
+        nb = int(bins[0])
+        kmax = kf * np.sqrt(mmax)
+        edges = np.array([i * (kmax / nb) for i in range(nb)] + [kmax])
+        idx = np.digitize(m * nb * nb, np.arange(nb + 1, dtype=np.int64) ** 2 * mmax) - 1
+        return np.minimum(idx, nb - 1), nb, edges
+    edges = np.array(bins)
+    t = (edges / kf) ** 2
+    near = np.rint(t)
+    t = np.where(np.abs(t - near) <= 1e-9 * np.maximum(t, 1), near, t)
+    idx = np.digitize(m, t) - 1
+    idx[idx == len(edges) - 1] = -1
+    return idx, len(edges) - 1, edges
 
 
 def bin_index(k, kf, kmax, bins):
@@ -94,8 +133,7 @@ def bin_index(k, kf, kmax, bins):
     edges = np.array(bins)
     nb = len(edges) - 1
     idx = np.searchsorted(edges, k, side="right") - 1
-    idx[k == edges[-1]] = nb - 1
-    idx[(k < edges[0]) | (k > edges[-1])] = -1
+    idx[(k < edges[0]) | (k >= edges[-1])] = -1
     return idx, nb, edges
 
 
@@ -146,11 +184,19 @@ def check_case(text):
     axes = list(range(nd)) if "axes" not in opts else sorted(
         int(a) % nd for a in opts["axes"].split(","))
     box = [float(x) for x in opts["box"].split(",")] if "box" in opts else None
-    bins = [float(x) for x in opts["bins"].split(",")] if "bins" in opts else None
+    bins = None
+    if "bins" in opts and ":" in opts["bins"]:
+        lo, hi, dk = (float(x) for x in opts["bins"].split(":"))
+        bins = list(lo + dk * np.arange(int((hi - lo) / dk + 1e-9) + 1))
+    elif "bins" in opts:
+        bins = [float(x) for x in opts["bins"].split(",")]
     X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
-    q, comp, kf, kmax, factor = geometry(shape, axes, box)
+    q, comp, kf, kmax, factor, m = geometry(shape, axes, box)
     k = np.sqrt(q)
-    idx, nb, edges = bin_index(k, kf, kmax, bins)
+    if m is not None:
+        idx, nb, edges = lattice_bins(m, kf, bins)
+    else:
+        idx, nb, edges = bin_index(k, kf, kmax, bins)
     idx = idx.ravel()
     kflat = k.ravel()
     ones = np.ones(kflat.shape)

@@ -24,6 +24,8 @@ typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 
 #define DEFAULT_MU_BINS 5
 #define MAX_SHELLS (1 << 22)
+#define MAX_LUT (1 << 22)      /* norms up to this are binned by a table, beyond by a search */
+#define EDGE_SNAP 1e-9         /* an edge this close (relative) to a lattice norm is that norm */
 
 struct fs_spectrum {
     int power, cross;               /* which groups */
@@ -33,12 +35,39 @@ struct fs_spectrum {
     int nbins;
     double width;                   /* BINS_LINEAR */
     double *edges;                  /* nbins + 1 */
+    int lattice;                    /* every L_max / L_a an integer: bins decided on m */
+    int64_t ratio[FS_LAYOUT_MAX_DIMS]; /* L_max / L_a of each transformed axis */
+    int64_t mmax;                   /* the largest m = (|k| / k_f)^2 of the grid */
+    int64_t *thr;                   /* lattice: bin i holds thr[i] <= m < thr[i + 1] */
+    int *lut;                       /* lattice: the bin of each m up to mmax (NULL: search) */
     int los, nmu;                   /* los -1: none */
     double *acc, *acc_mu;           /* [nbins][NQ], [nbins][nmu][NQ] */
     void *keep;                     /* --cross: input 0's result on this rank */
     size_t keep_bytes;
     double seconds;
 };
+
+/* The integer lattice of the grid: m = (|k| / k_f)^2 = sum_a (f_a L_max /
+ * L_a)^2 is an integer when every L_max / L_a is (always without
+ * --box-size); its largest value mmax. */
+static void take_lattice(fs_spectrum *s)
+{
+    const fs_kgrid *g = &s->g;
+    double Lmax = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a] && g->L[a] > Lmax)
+            Lmax = g->L[a];
+    s->lattice = 1;
+    s->mmax = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            double r = Lmax / g->L[a];
+            s->ratio[a] = llround(r);
+            s->lattice &= fabs(r - (double)s->ratio[a]) <= 1e-12 * r && r < 1e6;
+            int64_t f = g->n[a] / 2 * s->ratio[a];
+            s->mmax += f * f;
+        }
+}
 
 static fs_status take_box(fs_spectrum *s, const fs_run_config *o, const fs_transform *t)
 {
@@ -55,6 +84,48 @@ static fs_status take_box(fs_spectrum *s, const fs_run_config *o, const fs_trans
     s->kf = fs_kgrid_kf(g);
     s->factor = g->box_given ? V / (N * N) : 1.0;
     s->kmax = fs_kgrid_kmax(g);
+    take_lattice(s);
+    return FS_OK;
+}
+
+/* The lattice's threshold of an edge E: the least m = (|k| / k_f)^2 at or
+ * above it. (E / k_f)^2 within EDGE_SNAP of an integer M is M itself. */
+static int64_t edge_norm(const fs_spectrum *s, double e)
+{
+    double t = (e / s->kf) * (e / s->kf);
+    if (!(t <= (double)s->mmax))
+        return s->mmax + 1;
+    double M = nearbyint(t);
+    return (int64_t)(fabs(t - M) <= EDGE_SNAP * (t > 1 ? t : 1) ? M : ceil(t));
+}
+
+/* The lattice's thresholds of the bins and, when the norms are few, the
+ * table of each norm's bin. Shells: (i - 1/2)^2 <= m < (i + 1/2)^2, i.e.
+ * from i^2 - i + 1. --bins=N: i^2 mmax / N^2 <= m, in integers; the last
+ * bin holds mmax. Edges: edge_norm, half-open. */
+static fs_status take_thresholds(fs_spectrum *s)
+{
+    int nb = s->nbins;
+    s->thr = malloc(sizeof *s->thr * (size_t)(nb + 1));
+    if (!s->thr)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    int64_t NN = (int64_t)nb * nb;
+    for (int64_t i = 0; i <= nb; i++)
+        s->thr[i] = s->rule == BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
+                    : s->rule == BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
+                                             : edge_norm(s, s->edges[i]);
+    if (s->rule == BINS_LINEAR)
+        s->thr[nb] = s->mmax + 1;
+    if (s->mmax >= MAX_LUT)
+        return FS_OK;
+    s->lut = malloc(sizeof *s->lut * (size_t)(s->mmax + 1));
+    if (!s->lut)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int64_t m = 0, b = -1; m <= s->mmax; m++) {
+        while (b < nb && s->thr[b + 1] <= m)
+            b++;
+        s->lut[m] = b < nb ? (int)b : -1;
+    }
     return FS_OK;
 }
 
@@ -85,7 +156,7 @@ static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
                                                : (i == 0 ? 0.0 : (i - 0.5) * s->kf);
     if (s->rule == BINS_LINEAR)
         s->edges[s->nbins] = s->kmax;
-    return FS_OK;
+    return s->lattice ? take_thresholds(s) : FS_OK;
 }
 
 /* The transforms' arrays must be alike: one grid of modes for all. */
@@ -152,6 +223,8 @@ void fs_spectrum_free(fs_spectrum **s)
     if (!*s)
         return;
     free((*s)->edges);
+    free((*s)->thr);
+    free((*s)->lut);
     free((*s)->acc);
     free((*s)->acc_mu);
     free((*s)->keep);
@@ -169,10 +242,8 @@ static int bin_of(const fs_spectrum *s, double k)
         return b < s->nbins ? b : s->nbins - 1;
     }
     const double *e = s->edges;
-    if (k < e[0] || k > e[s->nbins])
+    if (k < e[0] || k >= e[s->nbins])
         return -1;
-    if (k == e[s->nbins])
-        return s->nbins - 1;
     int lo = 0, hi = s->nbins; /* e[lo] <= k < e[hi] */
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
@@ -196,25 +267,36 @@ typedef struct row {
     int64_t n, offset;   /* elements, the first one's index in data */
     double q, klos, w;
     const double *ql, *kl, *wl;
+    int64_t m;           /* the lattice norm m = mq + ml[j] */
+    const int64_t *ml;
 } row;
 
 /* Per-row work arrays, so that each step is a loop the compiler can
  * vectorise: |k|, weight, |X|^2, Re(X conj Y), |mu|, bin. */
 typedef struct scratch {
     double *k, *w, *p, *x, *mu;
+    int64_t *m;
     int *b;
 } scratch;
+
+static void scratch_free(scratch *sc)
+{
+    free(sc->k);
+    free(sc->b);
+    free(sc->m);
+    sc->k = NULL;
+    sc->b = NULL;
+    sc->m = NULL;
+}
 
 static fs_status scratch_new(scratch *sc, int64_t n)
 {
     size_t m = (size_t)(n > 0 ? n : 1);
     sc->k = malloc(sizeof(double) * m * 5);
     sc->b = malloc(sizeof(int) * m);
-    if (!sc->k || !sc->b) {
-        free(sc->k);
-        free(sc->b);
-        sc->k = NULL;
-        sc->b = NULL;
+    sc->m = malloc(sizeof(int64_t) * m);
+    if (!sc->k || !sc->b || !sc->m) {
+        scratch_free(sc);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
     sc->w = sc->k + m;
@@ -222,12 +304,6 @@ static fs_status scratch_new(scratch *sc, int64_t n)
     sc->x = sc->k + 3 * m;
     sc->mu = sc->k + 4 * m;
     return FS_OK;
-}
-
-static void scratch_free(scratch *sc)
-{
-    free(sc->k);
-    free(sc->b);
 }
 
 /* |X|^2 and, with other, Re(X conj Y) of n elements from i0. */
@@ -251,9 +327,34 @@ static void powers(const void *data, const void *other, fs_precision p, int64_t 
     }
 }
 
-/* The bins of n values of |k| (-1: outside every bin). */
-static void bins_of(const fs_spectrum *s, const double *k, int64_t n, int *b)
+/* The bin of a lattice norm m (-1: outside every bin): the last i with
+ * thr[i] <= m, below thr[nbins]. */
+static int bin_of_norm(const fs_spectrum *s, int64_t m)
 {
+    if (s->lut)
+        return s->lut[m];
+    if (m < s->thr[0] || m >= s->thr[s->nbins])
+        return -1;
+    int lo = 0, hi = s->nbins; /* thr[lo] <= m < thr[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (s->thr[mid] <= m)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The bins of n values of |k|, or of their norms m on a lattice (-1:
+ * outside every bin). */
+static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int64_t n, int *b)
+{
+    if (s->lattice) {
+        for (int64_t j = 0; j < n; j++)
+            b[j] = bin_of_norm(s, m[j]);
+        return;
+    }
     if (s->rule == BINS_SHELLS) {
         /* k / k_f, not k * (1 / k_f): the documented arithmetic, to the bit */
         for (int64_t j = 0; j < n; j++)
@@ -289,7 +390,10 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
         sc->k[j] = sqrt(r->q + r->ql[j]);
     for (int64_t j = 0; j < n; j++)
         sc->w[j] = r->w * r->wl[j];
-    bins_of(s, sc->k, n, sc->b);
+    if (s->lattice)
+        for (int64_t j = 0; j < n; j++)
+            sc->m[j] = r->m + r->ml[j];
+    bins_of(s, sc->k, sc->m, n, sc->b);
     powers(data, other, p, r->offset, n, sc->p, sc->x);
     if (s->acc_mu)
         for (int64_t j = 0; j < n; j++) {
@@ -315,6 +419,7 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
  * axis), k_a, and the weight of the half spectrum's modes. */
 typedef struct axis_table {
     double *q, *k, *w;
+    int64_t *m;          /* (f_a L_max / L_a)^2 */
 } axis_table;
 
 static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const fs_box *b,
@@ -323,14 +428,17 @@ static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const f
     for (int a = 0; a < b->ndim; a++) {
         int64_t m = b->count[a] > 0 ? b->count[a] : 1;
         tab[a].q = malloc(sizeof(double) * (size_t)m * 3);
-        if (!tab[a].q)
+        tab[a].m = malloc(sizeof(int64_t) * (size_t)m);
+        if (!tab[a].q || !tab[a].m)
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
         tab[a].k = tab[a].q + m;
         tab[a].w = tab[a].q + 2 * m;
         int halved = t->kind == FS_R2C && t->padded && a == t->real_axis;
         for (int64_t i = 0; i < b->count[a]; i++) {
             int64_t j = b->start[a] + i;
+            int64_t f = s->g.transformed[a] ? fs_kgrid_freq(j, s->g.n[a]) * s->ratio[a] : 0;
             double k = fs_kgrid_k(&s->g, a, j);
+            tab[a].m[i] = f * f;
             tab[a].k[i] = k;
             tab[a].q[i] = k * k;
             tab[a].w[i] = halved && j != 0 && 2 * j != s->g.n[a] ? 2.0 : 1.0;
@@ -341,8 +449,10 @@ static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const f
 
 static void tables_free(axis_table *tab, int ndim)
 {
-    for (int a = 0; a < ndim; a++)
+    for (int a = 0; a < ndim; a++) {
         free(tab[a].q);
+        free(tab[a].m);
+    }
 }
 
 /* The box row by row: the outer axes' sums carried in an odometer. The
@@ -357,9 +467,10 @@ static void bin_box(fs_spectrum *s, const contribution *c, const fs_box *b, cons
     int64_t rows = fs_box_elems(b) / b->count[last];
     for (int64_t r = 0; r < rows; r++) {
         row rw = {b->count[last], r * b->count[last], 0, 0, 1, tab[last].q,
-                  last == s->los ? tab[last].k : NULL, tab[last].w};
+                  last == s->los ? tab[last].k : NULL, tab[last].w, 0, tab[last].m};
         for (int a = 0; a < last; a++) {
             rw.q += tab[a].q[idx[a]];
+            rw.m += tab[a].m[idx[a]];
             rw.w *= tab[a].w[idx[a]];
             if (a == s->los)
                 rw.klos = tab[a].k[idx[a]];
@@ -377,19 +488,26 @@ static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transf
 {
     int64_t cnt = fs_box_elems(b) ? b->count[0] : 0;
     double *tab = malloc(sizeof(double) * (size_t)(cnt > 0 ? cnt : 1) * 3);
-    if (!tab)
+    int64_t *mt = malloc(sizeof(int64_t) * (size_t)(cnt > 0 ? cnt : 1));
+    if (!tab || !mt) {
+        free(tab);
+        free(mt);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
     double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt;
     for (int64_t k1 = 0; k1 < (cnt ? t->n1 : 0); k1++) {
         for (int64_t i2 = 0; i2 < cnt; i2++) {
-            k[i2] = fs_kgrid_k(&s->g, 0, fs_kgrid_fold_index(t, b, k1, i2));
+            int64_t j = fs_kgrid_fold_index(t, b, k1, i2), f = fs_kgrid_freq(j, s->g.n[0]);
+            k[i2] = fs_kgrid_k(&s->g, 0, j);
             q[i2] = k[i2] * k[i2];
             w[i2] = 1.0;
+            mt[i2] = f * f;
         }
-        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w};
+        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w, 0, mt};
         bin_row(s, c, &rw, data, other, t->prec, sc);
     }
     free(tab);
+    free(mt);
     return FS_OK;
 }
 
