@@ -183,6 +183,8 @@ void fs_options_print_help(FILE *out)
         "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"
         "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
         "      --mu-bins=N         mu bins with --los (default 5)\n"
+        "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
+        "                          even l (power_0, power_2, ...)\n"
         "\n"
         "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
         "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
@@ -687,6 +689,27 @@ static fs_status check_apply(const fs_options *opts)
     return FS_OK;
 }
 
+/* --multipoles=0,2,4: increasing even degrees. */
+static fs_status set_multipoles(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int n = 0;
+    const char *p = arg;
+    for (char *end = NULL;; p = end + 1) {
+        errno = 0;
+        long l = strtol(p, &end, 10);
+        if (errno || end == p || l < 0 || l > 2 * (FS_MAX_POLES - 1) || l % 2 ||
+            (n && l <= opts->poles[n - 1]) || n == FS_MAX_POLES || (*end && *end != ','))
+            return fs_error_set(FS_ERR_USAGE, "--multipoles=%s: expected increasing even degrees "
+                                "from 0 to %d (e.g. 0,2,4)", arg, 2 * (FS_MAX_POLES - 1));
+        opts->poles[n++] = (int)l;
+        if (!*end)
+            break;
+    }
+    opts->npoles = n;
+    return FS_OK;
+}
+
 /* --shard-output alone: one file per rank (-1). */
 static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_options *opts)
 {
@@ -743,6 +766,7 @@ static const opt_spec specs[] = {
     {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000"},
     {OPT("apply", 0, required_argument, set_apply, apply)},
+    {OPT("multipoles", 0, required_argument, set_multipoles, poles)},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -861,11 +885,13 @@ static fs_status check_spectrum(fs_options *opts)
     if (!spectrum && !opts->apply && opts->nbox)
         return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
                             "--spectrum-only or --apply");
-    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins))
-        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins: only with "
-                            "--power-spectrum, --cross or --spectrum-only");
-    if (opts->mu_bins && !opts->los_given)
-        return fs_error_set(FS_ERR_USAGE, "--mu-bins: only with --los=AXIS");
+    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
+                      opts->npoles))
+        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins, --multipoles: "
+                            "only with --power-spectrum, --cross or --spectrum-only");
+    if ((opts->mu_bins || opts->npoles) && !opts->los_given)
+        return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
+                            opts->mu_bins ? "--mu-bins" : "--multipoles");
     if (!spectrum)
         return FS_OK;
     if (opts->inverse)
@@ -1029,7 +1055,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .add = o->add, .force = o->force,
         .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
-        .los_given = o->los_given, .mu_bins = o->mu_bins, .apply = o->apply,
+        .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles, .apply = o->apply,
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };
@@ -1038,4 +1064,5 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
     memcpy(c->chunks, o->chunks, sizeof c->chunks);
     memcpy(c->box, o->box, sizeof c->box);
     memcpy(c->edges, o->edges, sizeof c->edges);
+    memcpy(c->poles, o->poles, sizeof c->poles);
 }

@@ -78,6 +78,8 @@ typedef struct fs_options {
     int los_given;
     int mu_bins;           /* --mu-bins (0: the default) */
     char *apply;           /* --apply=OP[,OP...] (operators.h), NULL when not given */
+    int npoles;            /* --multipoles=0,2,4: the even l, increasing (0: none) */
+    int poles[FS_MAX_POLES];
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

@@ -114,6 +114,38 @@ print('ties', on)"
     assert_output "ties 62"
 }
 
+@test "--multipoles: P_l(k) = (2l + 1) <|X|^2 L_l(mu)>, odd shapes, every strategy, slab and pencil, 1 to 5 ranks" {
+    oracle make c3.h5 9x7x5:complex128 -- r3.h5 11x9x7:float64 -- r4.h5 3x9x5x7:float64 \
+        -- uv.h5 /u=9x8x7:float64 /v=9x8x7:float64
+    local strategies=(alltoall random xorswap pairwise) cases=() i=0 np d
+    for np in 1 2 3 4 5; do
+        for d in slab pencil; do
+            [ "$np" -gt 1 ] || [ "$d" = slab ] || continue
+            fftshard "$np" -q --transpose="${strategies[i % 4]}" --decomp=$d --real --los=$((i % 3)) \
+                --multipoles=0,2,4 --spectrum-only r3.h5 o$i.h5
+            cases+=("in=r3.h5 out=o$i.h5 los=$((i % 3)) poles=0,2,4")
+            i=$((i + 1))
+        done
+    done
+    fftshard 3 -q --decomp=pencil --los=-1 --multipoles=0,2,4,6 --box-size=30,20,10 --bins=6 \
+        --spectrum-only c3.h5 o$i.h5
+    cases+=("in=c3.h5 out=o$i.h5 los=2 poles=0,2,4,6 box=30,20,10 bins=6")
+    fftshard 4 -q --transpose=pairwise --real --axes=1,2,3 --los=2 --multipoles=2 --spectrum-only \
+        r4.h5 o$((i + 1)).h5
+    cases+=("in=r4.h5 out=o$((i + 1)).h5 axes=1,2,3 los=2 poles=2")
+    fftshard 2 -q --real --cross --power-spectrum --los=0 --multipoles=0,2 uv.h5:/u uv.h5:/v \
+        o$((i + 2)).h5
+    cases+=("in=uv.h5:/u in=uv.h5:/v out=o$((i + 2)).h5 cross power los=0 poles=0,2")
+    run spectra "${cases[@]}"
+    assert_success
+    # The monopole is the power.
+    run python_serial -c "
+import h5py, numpy as np
+g = h5py.File('o0.h5')['power_spectrum']
+print(np.allclose(g['power_0'][()], g['power'][()], rtol=1e-12), sorted(k for k in g if k[6:].isdigit()))"
+    assert_output "True ['power_0', 'power_2', 'power_4']"
+}
+
 # bats test_tags=sanitized
 @test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
     oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
@@ -154,7 +186,9 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
         "--cross u.h5 v.h5 w.h5" "--inverse --power-spectrum r3.h5" "--spectrum-only r3.h5 c3.h5" \
         "--bins=3,2 --power-spectrum r3.h5" "--mu-bins=3 --power-spectrum r3.h5" \
         "--box-size=1 r3.h5" "--power-spectrum --shard-output r3.h5" "--cross u.h5" \
-        "--bins=0:1:2 --spectrum-only r3.h5" "--bins=1:2 --spectrum-only r3.h5"; do
+        "--bins=0:1:2 --spectrum-only r3.h5" "--bins=1:2 --spectrum-only r3.h5" \
+        "--multipoles=0,2 --spectrum-only r3.h5" "--los=0 --multipoles=1 --spectrum-only r3.h5" \
+        "--los=0 --multipoles=2,0 --spectrum-only r3.h5"; do
         run --separate-stderr fftshard 2 -f $args out.h5
         assert_failure "$EXIT_USAGE"
         [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]

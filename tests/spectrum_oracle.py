@@ -13,6 +13,8 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         box=L[,L...]      --box-size
         bins=N | bins=E0,E1,... | bins=KMIN:KMAX:DK   --bins
         los=AXIS mubins=N --los, --mu-bins (default 5)
+        poles=L,L...      --multipoles: power_L = (2L + 1) times the mean of
+                          |X|^2 L_L(mu) (numpy.polynomial.legendre) per bin
         cross             --cross (two inputs)
         only              --spectrum-only: OUTPUT holds nothing but spectra
         tol=X             relative tolerance of k and power (default 1e-10,
@@ -236,6 +238,10 @@ def check_case(text):
                 nmu = int(opts.get("mubins", 5))
                 with np.errstate(invalid="ignore", divide="ignore"):
                     mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
+                for ell in (int(x) for x in opts["poles"].split(",")) if "poles" in opts else ():
+                    L = np.polynomial.legendre.legval(mu, [0] * ell + [1])
+                    compare(problems, name + "/power_%d" % ell, g["power_%d" % ell][()],
+                            (2 * ell + 1) * means(idx, nb, quantities[0] * L, modes, factor), tol)
                 m = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
                 cell = np.where(idx >= 0, idx * nmu + m, -1)
                 cmodes = binned(cell, nb * nmu, ones)

@@ -17,7 +17,8 @@
 #include "analysis/kgrid.h"
 #include "core/dtype.h"
 
-/* What each bin sums. */
+/* What each bin sums; then, with --multipoles, the sums of |X|^2 L_l(mu)
+ * (from NQ) and of Re(X_a conj X_b) L_l(mu) (from NQ + npoles). */
 enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
 
 typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
@@ -41,7 +42,9 @@ struct fs_spectrum {
     int64_t *thr;                   /* lattice: bin i holds thr[i] <= m < thr[i + 1] */
     int *lut;                       /* lattice: the bin of each m up to mmax (NULL: search) */
     int los, nmu;                   /* los -1: none */
-    double *acc, *acc_mu;           /* [nbins][NQ], [nbins][nmu][NQ] */
+    int npoles, ell[FS_MAX_POLES];  /* --multipoles */
+    int nq;                         /* sums per cell: NQ + 2 npoles */
+    double *acc, *acc_mu;           /* [nbins][nq], [nbins][nmu][nq] */
     void *keep;                     /* --cross: input 0's result on this rank */
     size_t keep_bytes;
     double seconds;
@@ -206,13 +209,16 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
         s->los = a;
         s->nmu = o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS;
     }
+    s->npoles = o->npoles;
+    memcpy(s->ell, o->poles, sizeof s->ell);
+    s->nq = NQ + 2 * s->npoles;
     if (st == FS_OK)
         st = take_bins(s, o);
     if (st != FS_OK)
         return st;
-    s->acc = calloc((size_t)s->nbins * NQ, sizeof *s->acc);
+    s->acc = calloc((size_t)s->nbins * (size_t)s->nq, sizeof *s->acc);
     if (s->los >= 0)
-        s->acc_mu = calloc((size_t)s->nbins * (size_t)s->nmu * NQ, sizeof *s->acc_mu);
+        s->acc_mu = calloc((size_t)s->nbins * (size_t)s->nmu * (size_t)s->nq, sizeof *s->acc_mu);
     if (!s->acc || (s->los >= 0 && !s->acc_mu))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     return FS_OK;
@@ -365,6 +371,39 @@ static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int
         b[j] = bin_of(s, k[j]);
 }
 
+/* The Legendre polynomials L_l(mu) of the multipoles, by the recurrence
+ * (l + 1) L_l+1 = (2l + 1) mu L_l - l L_l-1. */
+static void legendre(const fs_spectrum *s, double mu, double *out)
+{
+    double prev = 1.0, cur = mu;
+    int l = 1;
+    for (int i = 0; i < s->npoles; i++) {
+        if (s->ell[i] == 0) {
+            out[i] = 1.0;
+            continue;
+        }
+        for (; l < s->ell[i]; l++) {
+            double next = ((2 * l + 1) * mu * cur - l * prev) / (l + 1);
+            prev = cur;
+            cur = next;
+        }
+        out[i] = cur;
+    }
+}
+
+/* The multipoles' sums of a cell: w p L_l(mu), and w x L_l(mu) for the
+ * second input of --cross. */
+static void add_poles(const fs_spectrum *s, double *cell, double w, double mu, double p, double x,
+                      const contribution *c)
+{
+    double L[FS_MAX_POLES];
+    legendre(s, mu, L);
+    for (int i = 0; i < s->npoles; i++)
+        cell[NQ + i] += w * p * L[i];
+    for (int i = 0; c->role == 2 && i < s->npoles; i++)
+        cell[NQ + s->npoles + i] += w * x * L[i];
+}
+
 static void add_to(double *cell, double w, double k, double mu, double p, double x,
                    const contribution *c)
 {
@@ -405,12 +444,15 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
         if (b < 0)
             continue;
         double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
-        add_to(s->acc + (size_t)b * NQ, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
+        double *cell = s->acc + (size_t)b * (size_t)s->nq;
+        add_to(cell, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
+        if (s->npoles)
+            add_poles(s, cell, sc->w[j], mu, sc->p[j], x, c);
         if (s->acc_mu) {
             int m = (int)floor(mu * s->nmu);
             m = m < s->nmu ? m : s->nmu - 1;
-            add_to(s->acc_mu + ((size_t)b * (size_t)s->nmu + (size_t)m) * NQ, sc->w[j], sc->k[j],
-                   mu, sc->p[j], x, c);
+            add_to(s->acc_mu + ((size_t)b * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
+                   sc->k[j], mu, sc->p[j], x, c);
         }
     }
 }
@@ -549,7 +591,7 @@ fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
-    int n = s->nbins * NQ;
+    int n = s->nbins * s->nq;
     fs_status st = fs_allreduce(comm, MPI_IN_PLACE, s->acc, n, MPI_DOUBLE, MPI_SUM);
     if (st == FS_OK && s->acc_mu)
         st = fs_allreduce(comm, MPI_IN_PLACE, s->acc_mu, n * s->nmu, MPI_DOUBLE, MPI_SUM);
@@ -572,18 +614,27 @@ const char *fs_spectrum_group(const fs_run_config *o, int i)
 
 /* The mean of quantity q over each of the cells' modes (NaN: no mode),
  * times factor. */
-static void means(const double *acc, int cells, int q, double factor, double *out)
+static void means(const fs_spectrum *s, const double *acc, int cells, int q, double factor,
+                  double *out)
 {
     for (int i = 0; i < cells; i++) {
-        double w = acc[(size_t)i * NQ + Q_MODES];
-        out[i] = w > 0 ? acc[(size_t)i * NQ + q] / w * factor : NAN;
+        double w = acc[(size_t)i * (size_t)s->nq + Q_MODES];
+        out[i] = w > 0 ? acc[(size_t)i * (size_t)s->nq + q] / w * factor : NAN;
     }
 }
 
-static void modes(const double *acc, int cells, int64_t *out)
+static void modes(const fs_spectrum *s, const double *acc, int cells, int64_t *out)
 {
     for (int i = 0; i < cells; i++)
-        out[i] = (int64_t)llround(acc[(size_t)i * NQ + Q_MODES]);
+        out[i] = (int64_t)llround(acc[(size_t)i * (size_t)s->nq + Q_MODES]);
+}
+
+/* Column i of the multipoles of the group (cross: of Re(X_a conj X_b))
+ * and its factor (2l + 1) times the power's. */
+static int pole_column(const fs_spectrum *s, int i, int cross, double *factor)
+{
+    *factor = (2 * s->ell[i] + 1) * s->factor;
+    return NQ + (cross ? s->npoles : 0) + i;
 }
 
 static const char *rule_name(const fs_spectrum *s)
@@ -677,11 +728,18 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     char name[32];
     for (int i = 0; i < ncols + (rank > 1) && st == FS_OK; i++) {
         int c = i < ncols ? i : 4;
-        means(acc, cells, cols[c].q, cols[c].scaled ? s->factor : 1.0, v);
+        means(s, acc, cells, cols[c].q, cols[c].scaled ? s->factor : 1.0, v);
         snprintf(name, sizeof name, "%s%s", cols[c].name, c == 4 ? "" : suffix);
         st = table(o, group, name, rank, dims, FS_DTYPE_FLOAT64, v);
     }
-    modes(acc, cells, m);
+    for (int i = 0; rank == 1 && i < s->npoles && st == FS_OK; i++) {
+        double f;
+        int q = pole_column(s, i, cross, &f);
+        means(s, acc, cells, q, f, v);
+        snprintf(name, sizeof name, "power_%d", s->ell[i]);
+        st = table(o, group, name, rank, dims, FS_DTYPE_FLOAT64, v);
+    }
+    modes(s, acc, cells, m);
     snprintf(name, sizeof name, "modes%s", suffix);
     if (st == FS_OK)
         st = table(o, group, name, rank, dims, FS_DTYPE_INTEGER, m);
@@ -727,14 +785,13 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *c
 
 /* ---------------------------------------------------------------- report */
 
-static void json_column(fs_json *j, const char *key, const double *acc, int cells, int q,
-                        double factor)
+static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q, double factor)
 {
     fs_json_open(j, key, '[');
-    for (int i = 0; i < cells; i++) {
-        double w = acc[(size_t)i * NQ + Q_MODES];
+    for (int i = 0; i < s->nbins; i++) {
+        double w = s->acc[(size_t)i * (size_t)s->nq + Q_MODES];
         if (w > 0)
-            fs_json_num(j, NULL, acc[(size_t)i * NQ + q] / w * factor);
+            fs_json_num(j, NULL, s->acc[(size_t)i * (size_t)s->nq + q] / w * factor);
         else
             fs_json_null(j, NULL);
     }
@@ -749,15 +806,22 @@ static void json_group(fs_json *j, const fs_spectrum *s, const char *name, int c
     fs_json_num(j, "power_factor", s->factor);
     int64_t *m = malloc(sizeof *m * (size_t)s->nbins);
     if (m) {
-        modes(s->acc, s->nbins, m);
+        modes(s, s->acc, s->nbins, m);
         fs_json_ints(j, "modes", s->nbins, m);
         free(m);
     }
-    json_column(j, "k", s->acc, s->nbins, Q_K, 1.0);
-    json_column(j, "power", s->acc, s->nbins, cross ? Q_CROSS : Q_POWER, s->factor);
+    json_column(j, "k", s, Q_K, 1.0);
+    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor);
     if (cross) {
-        json_column(j, "power_a", s->acc, s->nbins, Q_POWER_A, s->factor);
-        json_column(j, "power_b", s->acc, s->nbins, Q_POWER_B, s->factor);
+        json_column(j, "power_a", s, Q_POWER_A, s->factor);
+        json_column(j, "power_b", s, Q_POWER_B, s->factor);
+    }
+    for (int i = 0; i < s->npoles; i++) {
+        char key[32];
+        double f;
+        int q = pole_column(s, i, cross, &f);
+        snprintf(key, sizeof key, "power_%d", s->ell[i]);
+        json_column(j, key, s, q, f);
     }
     fs_json_close(j, '}');
 }
