@@ -45,6 +45,9 @@ static const opt_name plan_names[] = {
     {"estimate", FS_PLAN_ESTIMATE}, {"measure", FS_PLAN_MEASURE}, {"patient", FS_PLAN_PATIENT}, {NULL, 0}};
 static const opt_name decomp_names[] = {
     {"auto", FS_DECOMP_AUTO}, {"slab", FS_DECOMP_SLAB}, {"pencil", FS_DECOMP_PENCIL}, {NULL, 0}};
+/* --compensate: the power p of the window sinc^p of each scheme. */
+static const opt_name window_names[] = {
+    {"none", 0}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
 /* --dtype keeps the name itself: the values only tell the names apart. */
 static const opt_name dtype_names[] = {
     {"float32", 0}, {"float64", 1}, {"complex64", 2}, {"complex128", 3}, {NULL, 0}};
@@ -185,6 +188,12 @@ void fs_options_print_help(FILE *out)
         "      --mu-bins=N         mu bins with --los (default 5)\n"
         "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
         "                          even l (power_0, power_2, ...)\n"
+        "      --spectrum-per=AXIS[,AXIS..]\n"
+        "                          a spectrum per index of these batch axes\n"
+        "                          (power[i, bin]) instead of one over them all\n"
+        "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
+        "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
+        "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"
         "\n"
         "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
         "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
@@ -506,6 +515,19 @@ static fs_status set_check_tolerance(const opt_spec *spec, const char *arg, fs_o
     return FS_OK;
 }
 
+static fs_status set_shot_noise(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v >= 0) || v >= 1e300)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0)", arg);
+    opts->shot_noise = v;
+    opts->shot_given = 1;
+    return FS_OK;
+}
+
 static fs_status set_grid(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
@@ -710,6 +732,27 @@ static fs_status set_multipoles(const opt_spec *spec, const char *arg, fs_option
     return FS_OK;
 }
 
+/* --spectrum-per=AXIS[,AXIS...]: axes, checked against the input later. */
+static fs_status set_spectrum_per(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int n = 0;
+    const char *p = arg;
+    for (char *end = NULL;; p = end + 1) {
+        errno = 0;
+        long a = strtol(p, &end, 10);
+        if (errno || end == p || a < -FS_MAX_DIMS || a >= FS_MAX_DIMS || n == FS_MAX_DIMS ||
+            (*end && *end != ','))
+            return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%s: expected axes (integers from "
+                                "%d to %d) separated by commas", arg, -FS_MAX_DIMS, FS_MAX_DIMS - 1);
+        opts->per[n++] = (int)a;
+        if (!*end)
+            break;
+    }
+    opts->nper = n;
+    return FS_OK;
+}
+
 /* --shard-output alone: one file per rank (-1). */
 static fs_status set_shard_output(const opt_spec *spec, const char *arg, fs_options *opts)
 {
@@ -767,6 +810,9 @@ static const opt_spec specs[] = {
      .expected = "a number of mu bins from 1 to 1000"},
     {OPT("apply", 0, required_argument, set_apply, apply)},
     {OPT("multipoles", 0, required_argument, set_multipoles, poles)},
+    {OPT("spectrum-per", 0, required_argument, set_spectrum_per, per)},
+    {OPT("compensate", 0, required_argument, set_enum, compensate), .names = window_names},
+    {OPT("shot-noise", 0, required_argument, set_shot_noise, shot_noise)},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -886,9 +932,13 @@ static fs_status check_spectrum(fs_options *opts)
         return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
                             "--spectrum-only or --apply");
     if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
-                      opts->npoles))
-        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins, --multipoles: "
-                            "only with --power-spectrum, --cross or --spectrum-only");
+                      opts->npoles || opts->nper || opts->compensate || opts->shot_given))
+        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins, --multipoles, "
+                            "--spectrum-per, --compensate, --shot-noise: only with "
+                            "--power-spectrum, --cross or --spectrum-only");
+    if (opts->shot_given && !opts->power_spectrum)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise: subtracted from the power spectrum; "
+                            "give --power-spectrum with --cross");
     if ((opts->mu_bins || opts->npoles) && !opts->los_given)
         return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
                             opts->mu_bins ? "--mu-bins" : "--multipoles");
@@ -1055,7 +1105,9 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .add = o->add, .force = o->force,
         .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
-        .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles, .apply = o->apply,
+        .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles,
+        .nper = o->nper, .compensate = o->compensate, .shot_noise = o->shot_noise,
+        .shot_given = o->shot_given, .apply = o->apply,
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };
@@ -1065,4 +1117,5 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
     memcpy(c->box, o->box, sizeof c->box);
     memcpy(c->edges, o->edges, sizeof c->edges);
     memcpy(c->poles, o->poles, sizeof c->poles);
+    memcpy(c->per, o->per, sizeof c->per);
 }

@@ -146,6 +146,73 @@ print(np.allclose(g['power_0'][()], g['power'][()], rtol=1e-12), sorted(k for k 
     assert_output "True ['power_0', 'power_2', 'power_4']"
 }
 
+@test "--spectrum-per: a spectrum per index of batch axes, each that of its slice; odd shapes, every strategy, slab and pencil, 1 to 5 ranks" {
+    oracle make r3.h5 7x9x8:float64 -- c3.h5 9x7x5:complex128 -- r4.h5 3x5x9x7:float64 \
+        -- b4.h5 5x9x7x4:float64 -- uv.h5 /u=4x9x7:float64 /v=4x9x7:float64
+    local strategies=(alltoall random xorswap pairwise) cases=() i=0 np d
+    for np in 1 2 3 4 5; do
+        for d in slab pencil; do
+            [ "$np" -gt 1 ] || [ "$d" = slab ] || continue
+            fftshard "$np" -q --transpose="${strategies[i % 4]}" --decomp=$d --real --axes=1,2 \
+                --spectrum-per=0 --spectrum-only r3.h5 o$i.h5
+            cases+=("in=r3.h5 out=o$i.h5 axes=1,2 per=0 only")
+            i=$((i + 1))
+        done
+    done
+    # The slice along the rows (the last axis), a pooled batch axis beside one per slice,
+    # two axes per slice with mu bins and multipoles, --cross.
+    fftshard 3 -q --transpose=xorswap --axes=0,1 --spectrum-per=-1 --bins=4 --spectrum-only c3.h5 a.h5
+    fftshard 4 -q --decomp=pencil --real --axes=2,3 --spectrum-per=1 --box-size=2 --spectrum-only \
+        r4.h5 b.h5
+    fftshard 5 -q --transpose=pairwise --real --axes=1,2 --spectrum-per=3,0 --los=1 --multipoles=0,2 \
+        --spectrum-only b4.h5 c.h5
+    fftshard 2 -q --real --axes=1,2 --spectrum-per=0 --cross --power-spectrum uv.h5:/u uv.h5:/v d.h5
+    run spectra "${cases[@]}" "in=c3.h5 out=a.h5 axes=0,1 per=2 bins=4 only" \
+        "in=r4.h5 out=b.h5 axes=2,3 per=1 box=2 only" \
+        "in=b4.h5 out=c.h5 axes=1,2 per=0,3 los=1 poles=0,2 only" \
+        "in=uv.h5:/u in=uv.h5:/v out=d.h5 axes=1,2 per=0 cross power"
+    assert_success
+    run python_serial -c "
+import h5py
+g = h5py.File('c.h5')['power_spectrum']
+print(g['power'].shape, g['power_mu'].shape, g['modes'].shape, list(g.attrs['spectrum_per']))"
+    assert_output "(5, 4, 7) (5, 4, 7, 5) (7,) [0, 3]"
+    run --separate-stderr fftshard 2 --real --axes=1,2 --spectrum-per=0 --spectrum-only r3.h5 s.h5
+    assert_success
+    [[ "$stderr" == *"spectrum: 7 bins x 7 slices (shells of k_f"* ]]
+}
+
+@test "--compensate divides by prod_a sinc(pi f_a / n_a)^2p, --shot-noise subtracts P0: odd shapes, every strategy, slab and pencil, 1 to 5 ranks" {
+    oracle make r3.h5 11x9x7:float64 -- c3.h5 9x8x7:complex128 -- b3.h5 5x9x7:float64 \
+        -- c1.h5 60:complex128 -- uv.h5 /u=9x8x7:float64 /v=9x8x7:float64
+    local strategies=(alltoall random xorswap pairwise) windows=(ngp cic tsc pcs) cases=() i=0 np d w
+    for np in 1 2 3 4 5; do
+        for d in slab pencil; do
+            [ "$np" -gt 1 ] || [ "$d" = slab ] || continue
+            w=${windows[i % 4]}
+            fftshard "$np" -q --transpose="${strategies[i % 4]}" --decomp=$d --real --compensate=$w \
+                --shot-noise=0.25 --los=$((i % 3)) --multipoles=0,2 --box-size=40 --spectrum-only r3.h5 o$i.h5
+            cases+=("in=r3.h5 out=o$i.h5 window=$w shot=0.25 los=$((i % 3)) poles=0,2 box=40 only")
+            i=$((i + 1))
+        done
+    done
+    fftshard 3 -q --decomp=pencil --compensate=tsc --spectrum-only c3.h5 a.h5
+    fftshard 4 -q --real --axes=1,2 --spectrum-per=0 --compensate=pcs --shot-noise=3 --spectrum-only \
+        b3.h5 b.h5
+    fftshard 4 -q --compensate=cic --spectrum-only c1.h5 c.h5
+    fftshard 2 -q --real --cross --power-spectrum --compensate=cic --shot-noise=2 uv.h5:/u uv.h5:/v d.h5
+    run spectra "${cases[@]}" "in=c3.h5 out=a.h5 window=tsc only" \
+        "in=b3.h5 out=b.h5 axes=1,2 per=0 window=pcs shot=3 only" "in=c1.h5 out=c.h5 window=cic only" \
+        "in=uv.h5:/u in=uv.h5:/v out=d.h5 cross power window=cic shot=2"
+    assert_success
+    run python_serial -c "
+import h5py
+f = h5py.File('d.h5')
+p, c = f['power_spectrum'].attrs, f['cross_spectrum'].attrs
+print(p['compensate'], p['shot_noise'], c['compensate'], 'shot_noise' in c, p['convention'].split('; ')[1])"
+    assert_output "cic 2.0 cic False mean |k| and mean |X|^2 / W(k)^2, W = prod_a sinc(pi f_a / n_a)^2 of the modes, less shot_noise"
+}
+
 # bats test_tags=sanitized
 @test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
     oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
@@ -188,7 +255,10 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
         "--box-size=1 r3.h5" "--power-spectrum --shard-output r3.h5" "--cross u.h5" \
         "--bins=0:1:2 --spectrum-only r3.h5" "--bins=1:2 --spectrum-only r3.h5" \
         "--multipoles=0,2 --spectrum-only r3.h5" "--los=0 --multipoles=1 --spectrum-only r3.h5" \
-        "--los=0 --multipoles=2,0 --spectrum-only r3.h5"; do
+        "--los=0 --multipoles=2,0 --spectrum-only r3.h5" "--spectrum-per=0 --spectrum-only r3.h5" \
+        "--axes=1,2 --spectrum-per=0,-3 --spectrum-only r3.h5" "--spectrum-per=0 r3.h5" \
+        "--compensate=cloud --spectrum-only r3.h5" "--compensate=cic r3.h5" \
+        "--shot-noise=-1 --spectrum-only r3.h5" "--shot-noise=1 --cross u.h5 v.h5"; do
         run --separate-stderr fftshard 2 -f $args out.h5
         assert_failure "$EXIT_USAGE"
         [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]

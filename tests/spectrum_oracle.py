@@ -13,6 +13,12 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         box=L[,L...]      --box-size
         bins=N | bins=E0,E1,... | bins=KMIN:KMAX:DK   --bins
         los=AXIS mubins=N --los, --mu-bins (default 5)
+        per=AXIS[,AXIS]   --spectrum-per: each slice's spectra against the
+                          reference of the sub-array with those axes taken out
+        window=ngp|cic|tsc|pcs  --compensate: every |X|^2 and Re(X_a conj X_b)
+                          divided by prod_a numpy.sinc(fftfreq(n_a))^(2p)
+        shot=P0           --shot-noise: P0 less in the power spectrum's power,
+                          power_mu and power_0
         poles=L,L...      --multipoles: power_L = (2L + 1) times the mean of
                           |X|^2 L_L(mu) (numpy.polynomial.legendre) per bin
         cross             --cross (two inputs)
@@ -170,6 +176,106 @@ def compare(problems, what, got, ref, tol, exact=False):
         problems.append("%s: relative error %.3g > %.3g" % (what, err, tol))
 
 
+def reference(fields, axes, box, bins, opts):
+    """The documented spectra of fields (transformed over axes, every other
+    axis pooled): {group: {dataset: array}}."""
+    shape = fields[0].shape
+    nd = len(shape)
+    X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
+    q, comp, kf, kmax, factor, m = geometry(shape, axes, box)
+    k = np.sqrt(q)
+    if m is not None:
+        idx, nb, edges = lattice_bins(m, kf, bins)
+    else:
+        idx, nb, edges = bin_index(k, kf, kmax, bins)
+    idx = idx.ravel()
+    kflat = k.ravel()
+    ones = np.ones(kflat.shape)
+    modes = binned(idx, nb, ones)
+    power = [np.abs(x.ravel()) ** 2 for x in X]
+    cross = np.real(X[0] * np.conj(X[1])).ravel() if "cross" in opts else None
+    if "window" in opts:
+        # W = prod_a sinc(f_a / n_a)^p, numpy's sinc(x) = sin(pi x) / (pi x)
+        p = {"ngp": 1, "cic": 2, "tsc": 3, "pcs": 4}[opts["window"]]
+        W = np.ones(shape)
+        for a in axes:
+            view = [1] * nd
+            view[a] = shape[a]
+            W = W * (np.sinc(np.fft.fftfreq(shape[a])) ** p).reshape(view)
+        power = [x / W.ravel() ** 2 for x in power]
+        cross = cross / W.ravel() ** 2 if cross is not None else None
+    shot = float(opts.get("shot", 0))
+    groups = {}
+    if "cross" in opts:
+        groups["/cross_spectrum"] = [cross, power[0], power[1]]
+    if "cross" not in opts or "power" in opts:
+        groups["/power_spectrum"] = [sum(power)]
+    out = {}
+    for name, quantities in groups.items():
+        r = out[name] = {}
+        r["modes"] = modes.astype(np.int64)
+        r["k"] = means(idx, nb, kflat, modes)
+        noise = shot if name == "/power_spectrum" else 0.0
+        r["power"] = means(idx, nb, quantities[0], modes, factor) - noise
+        r["edges"] = edges
+        if len(quantities) == 3:
+            r["power_a"] = means(idx, nb, quantities[1], modes, factor)
+            r["power_b"] = means(idx, nb, quantities[2], modes, factor)
+        if "los" not in opts:
+            continue
+        los = opts["los"]
+        nmu = int(opts.get("mubins", 5))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
+        for ell in (int(x) for x in opts["poles"].split(",")) if "poles" in opts else ():
+            L = np.polynomial.legendre.legval(mu, [0] * ell + [1])
+            r["power_%d" % ell] = (2 * ell + 1) * means(idx, nb, quantities[0] * L, modes, factor)
+            r["power_%d" % ell] -= noise if ell == 0 else 0.0
+        mb = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
+        cell = np.where(idx >= 0, idx * nmu + mb, -1)
+        cmodes = binned(cell, nb * nmu, ones)
+        r["modes_mu"] = cmodes.reshape(nb, nmu).astype(np.int64)
+        r["power_mu"] = means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu) - noise
+        r["mu"] = means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu)
+    return out
+
+
+PER_SLICE = ("power", "power_a", "power_b", "power_mu")
+
+
+def per_slice(name):
+    return name in PER_SLICE or name[6:].isdigit()
+
+
+def sliced_reference(fields, axes, box, bins, opts, per):
+    """With --spectrum-per: the reference of each slice's sub-array (the
+    per axes taken out), stacked over the slices; every slice's modes, k
+    and mu must be the same."""
+    shape = fields[0].shape
+    keep = [a for a in range(len(shape)) if a not in per]
+    sub_axes = [keep.index(a) for a in axes]
+    sub_opts = dict(opts)
+    if "los" in opts:
+        sub_opts["los"] = keep.index(opts["los"])
+    refs = []
+    for index in np.ndindex(*[shape[a] for a in per]):
+        sel = [slice(None)] * len(shape)
+        for a, i in zip(per, index):
+            sel[a] = i
+        refs.append(reference([f[tuple(sel)] for f in fields], sub_axes, box, bins, sub_opts))
+    out = {}
+    for group in refs[0]:
+        out[group] = {}
+        for name, first in refs[0][group].items():
+            stack = np.array([r[group][name] for r in refs])
+            if per_slice(name):
+                out[group][name] = stack.reshape(tuple(shape[a] for a in per) + first.shape)
+            else:
+                assert all(np.array_equal(x, first, equal_nan=True) for x in stack), name
+                out[group][name] = first
+    return out
+
+
 def check_case(text):
     opts = {"in": []}
     for tok in text.split():
@@ -192,65 +298,33 @@ def check_case(text):
         bins = list(lo + dk * np.arange(int((hi - lo) / dk + 1e-9) + 1))
     elif "bins" in opts:
         bins = [float(x) for x in opts["bins"].split(",")]
-    X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
-    q, comp, kf, kmax, factor, m = geometry(shape, axes, box)
-    k = np.sqrt(q)
-    if m is not None:
-        idx, nb, edges = lattice_bins(m, kf, bins)
+    if "los" in opts:
+        opts["los"] = int(opts["los"]) % nd
+    if "per" in opts:
+        per = sorted(int(a) % nd for a in opts["per"].split(","))
+        ref = sliced_reference(fields, axes, box, bins, opts, per)
     else:
-        idx, nb, edges = bin_index(k, kf, kmax, bins)
-    idx = idx.ravel()
-    kflat = k.ravel()
-    ones = np.ones(kflat.shape)
-    modes = binned(idx, nb, ones)
-    power = [np.abs(x.ravel()) ** 2 for x in X]
+        ref = reference(fields, axes, box, bins, opts)
     problems = []
     with h5py.File(opts["out"], "r") as f:
-        groups = []
-        if "cross" in opts:
-            groups.append(("/cross_spectrum", [np.real(X[0] * np.conj(X[1])).ravel(),
-                                               power[0], power[1]]))
-        if "cross" not in opts or "power" in opts:
-            groups.append(("/power_spectrum", [sum(power)]))
         if "only" in opts:
             names = []
             f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
             stray = [n for n in names if not n.split("/")[0].endswith("_spectrum")]
             if stray:
                 problems.append("--spectrum-only wrote datasets %s" % stray)
-        for name, quantities in groups:
+        for name, r in ref.items():
             if name not in f:
                 problems.append("%s: missing" % name)
                 continue
             g = f[name]
-            compare(problems, name + "/modes", g["modes"][()], modes.astype(np.int64), 0, exact=True)
-            compare(problems, name + "/k", g["k"][()], means(idx, nb, kflat, modes), tol)
-            compare(problems, name + "/power", g["power"][()],
-                    means(idx, nb, quantities[0], modes, factor), tol)
-            compare(problems, name + "/edges", g["edges"][()], edges, 1e-12)
-            if len(quantities) == 3:
-                compare(problems, name + "/power_a", g["power_a"][()],
-                        means(idx, nb, quantities[1], modes, factor), tol)
-                compare(problems, name + "/power_b", g["power_b"][()],
-                        means(idx, nb, quantities[2], modes, factor), tol)
-            if "los" in opts:
-                los = int(opts["los"]) % nd
-                nmu = int(opts.get("mubins", 5))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
-                for ell in (int(x) for x in opts["poles"].split(",")) if "poles" in opts else ():
-                    L = np.polynomial.legendre.legval(mu, [0] * ell + [1])
-                    compare(problems, name + "/power_%d" % ell, g["power_%d" % ell][()],
-                            (2 * ell + 1) * means(idx, nb, quantities[0] * L, modes, factor), tol)
-                m = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
-                cell = np.where(idx >= 0, idx * nmu + m, -1)
-                cmodes = binned(cell, nb * nmu, ones)
-                compare(problems, name + "/modes_mu", g["modes_mu"][()],
-                        cmodes.reshape(nb, nmu).astype(np.int64), 0, exact=True)
-                compare(problems, name + "/power_mu", g["power_mu"][()],
-                        means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu), tol)
-                compare(problems, name + "/mu", g["mu"][()],
-                        means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu), tol)
+            for ds, value in r.items():
+                if ds not in g:
+                    problems.append("%s/%s: missing" % (name, ds))
+                    continue
+                exact = ds.startswith("modes")
+                compare(problems, name + "/" + ds, g[ds][()], value,
+                        0 if exact else 1e-12 if ds == "edges" else tol, exact=exact)
     return problems
 
 

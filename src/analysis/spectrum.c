@@ -44,7 +44,13 @@ struct fs_spectrum {
     int los, nmu;                   /* los -1: none */
     int npoles, ell[FS_MAX_POLES];  /* --multipoles */
     int nq;                         /* sums per cell: NQ + 2 npoles */
-    double *acc, *acc_mu;           /* [nbins][nq], [nbins][nmu][nq] */
+    int nper, per[FS_LAYOUT_MAX_DIMS]; /* --spectrum-per: the batch axes, increasing */
+    int64_t stride[FS_LAYOUT_MAX_DIMS]; /* each axis's step in the slice index (0: pooled) */
+    int64_t nslices;                /* one spectrum per slice (1 without --spectrum-per) */
+    int window;                     /* --compensate: the window's power p (0: none) */
+    double shot;                    /* --shot-noise: subtracted from the power spectrum */
+    int shot_given;
+    double *acc, *acc_mu;           /* [slice][nbins][nq], [slice][nbins][nmu][nq] */
     void *keep;                     /* --cross: input 0's result on this rank */
     size_t keep_bytes;
     double seconds;
@@ -162,6 +168,34 @@ static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
     return s->lattice ? take_thresholds(s) : FS_OK;
 }
 
+/* --spectrum-per: batch axes, each index of which is a spectrum of its
+ * own; the slice of an element is its index over them in row-major order. */
+static fs_status take_slices(fs_spectrum *s, const fs_run_config *o)
+{
+    s->nslices = 1;
+    int mark[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int i = 0; i < o->nper; i++) {
+        int a = o->per[i] < 0 ? o->per[i] + s->g.ndim : o->per[i];
+        if (a < 0 || a >= s->g.ndim || s->g.transformed[a] || mark[a])
+            return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%d: not %s batch axis of the %d-D "
+                                "input (see --axes)", o->per[i],
+                                a >= 0 && a < s->g.ndim && mark[a] ? "another" : "a", s->g.ndim);
+        mark[a] = 1;
+    }
+    for (int a = s->g.ndim - 1; a >= 0; a--)
+        if (mark[a]) {
+            s->stride[a] = s->nslices;
+            s->nslices *= s->g.n[a];
+        }
+    for (int a = 0; a < s->g.ndim; a++)
+        if (mark[a])
+            s->per[s->nper++] = a;
+    if (s->nslices > (1 << 24))
+        return fs_error_set(FS_ERR_USAGE, "--spectrum-per: %lld spectra (at most %d)",
+                            (long long)s->nslices, 1 << 24);
+    return FS_OK;
+}
+
 /* The transforms' arrays must be alike: one grid of modes for all. */
 static fs_status check_alike(const fs_transform *a, const fs_transform *b, int cross)
 {
@@ -211,14 +245,19 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     }
     s->npoles = o->npoles;
     memcpy(s->ell, o->poles, sizeof s->ell);
+    s->window = o->compensate;
+    s->shot = o->shot_noise;
+    s->shot_given = o->shot_given;
     s->nq = NQ + 2 * s->npoles;
+    st = take_slices(s, o);
     if (st == FS_OK)
         st = take_bins(s, o);
     if (st != FS_OK)
         return st;
-    s->acc = calloc((size_t)s->nbins * (size_t)s->nq, sizeof *s->acc);
+    size_t cells = (size_t)s->nslices * (size_t)s->nbins * (size_t)s->nq;
+    s->acc = calloc(cells, sizeof *s->acc);
     if (s->los >= 0)
-        s->acc_mu = calloc((size_t)s->nbins * (size_t)s->nmu * (size_t)s->nq, sizeof *s->acc_mu);
+        s->acc_mu = calloc(cells * (size_t)s->nmu, sizeof *s->acc_mu);
     if (!s->acc || (s->los >= 0 && !s->acc_mu))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     return FS_OK;
@@ -275,6 +314,10 @@ typedef struct row {
     const double *ql, *kl, *wl;
     int64_t m;           /* the lattice norm m = mq + ml[j] */
     const int64_t *ml;
+    int64_t slice;       /* the slice: slice + sl[j] (sl NULL: slice) */
+    const int64_t *sl;
+    double c;            /* --compensate: |X|^2 times c * cl[j] */
+    const double *cl;
 } row;
 
 /* Per-row work arrays, so that each step is a loop the compiler can
@@ -434,6 +477,11 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
             sc->m[j] = r->m + r->ml[j];
     bins_of(s, sc->k, sc->m, n, sc->b);
     powers(data, other, p, r->offset, n, sc->p, sc->x);
+    if (r->cl)
+        for (int64_t j = 0; j < n; j++) {
+            sc->p[j] *= r->c * r->cl[j];
+            sc->x[j] *= other ? r->c * r->cl[j] : 0.0;
+        }
     if (s->acc_mu)
         for (int64_t j = 0; j < n; j++) {
             double kl = r->kl ? r->kl[j] : r->klos;
@@ -444,24 +492,36 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
         if (b < 0)
             continue;
         double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
-        double *cell = s->acc + (size_t)b * (size_t)s->nq;
+        size_t sb = (size_t)(r->slice + (r->sl ? r->sl[j] : 0)) * (size_t)s->nbins + (size_t)b;
+        double *cell = s->acc + sb * (size_t)s->nq;
         add_to(cell, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
         if (s->npoles)
             add_poles(s, cell, sc->w[j], mu, sc->p[j], x, c);
         if (s->acc_mu) {
             int m = (int)floor(mu * s->nmu);
             m = m < s->nmu ? m : s->nmu - 1;
-            add_to(s->acc_mu + ((size_t)b * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
+            add_to(s->acc_mu + (sb * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
                    sc->k[j], mu, sc->p[j], x, c);
         }
     }
 }
 
+/* --compensate: 1 / W^2 of one axis at frequency f of n, W = sinc(pi f /
+ * n)^p, sinc(x) = sin(x) / x. */
+static double compensation(const fs_spectrum *s, int64_t f, int64_t n)
+{
+    if (!s->window || f == 0)
+        return 1.0;
+    double x = M_PI * (double)f / (double)n, w = sin(x) / x;
+    return 1.0 / pow(w, 2 * s->window);
+}
+
 /* The tables of one axis over [start, start + count): k_a^2 (0 for a batch
  * axis), k_a, and the weight of the half spectrum's modes. */
 typedef struct axis_table {
-    double *q, *k, *w;
+    double *q, *k, *w, *c; /* c: 1 / W_a^2, the window's compensation */
     int64_t *m;          /* (f_a L_max / L_a)^2 */
+    int64_t *sl;         /* the index's part in the slice */
 } axis_table;
 
 static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const fs_box *b,
@@ -469,18 +529,22 @@ static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const f
 {
     for (int a = 0; a < b->ndim; a++) {
         int64_t m = b->count[a] > 0 ? b->count[a] : 1;
-        tab[a].q = malloc(sizeof(double) * (size_t)m * 3);
-        tab[a].m = malloc(sizeof(int64_t) * (size_t)m);
+        tab[a].q = malloc(sizeof(double) * (size_t)m * 4);
+        tab[a].m = malloc(sizeof(int64_t) * (size_t)m * 2);
         if (!tab[a].q || !tab[a].m)
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
         tab[a].k = tab[a].q + m;
         tab[a].w = tab[a].q + 2 * m;
+        tab[a].c = tab[a].q + 3 * m;
+        tab[a].sl = tab[a].m + m;
         int halved = t->kind == FS_R2C && t->padded && a == t->real_axis;
         for (int64_t i = 0; i < b->count[a]; i++) {
             int64_t j = b->start[a] + i;
             int64_t f = s->g.transformed[a] ? fs_kgrid_freq(j, s->g.n[a]) * s->ratio[a] : 0;
             double k = fs_kgrid_k(&s->g, a, j);
             tab[a].m[i] = f * f;
+            tab[a].sl[i] = j * s->stride[a];
+            tab[a].c[i] = s->g.transformed[a] ? compensation(s, fs_kgrid_freq(j, s->g.n[a]), s->g.n[a]) : 1.0;
             tab[a].k[i] = k;
             tab[a].q[i] = k * k;
             tab[a].w[i] = halved && j != 0 && 2 * j != s->g.n[a] ? 2.0 : 1.0;
@@ -509,10 +573,13 @@ static void bin_box(fs_spectrum *s, const contribution *c, const fs_box *b, cons
     int64_t rows = fs_box_elems(b) / b->count[last];
     for (int64_t r = 0; r < rows; r++) {
         row rw = {b->count[last], r * b->count[last], 0, 0, 1, tab[last].q,
-                  last == s->los ? tab[last].k : NULL, tab[last].w, 0, tab[last].m};
+                  last == s->los ? tab[last].k : NULL, tab[last].w, 0, tab[last].m, 0,
+                  s->stride[last] ? tab[last].sl : NULL, 1, s->window ? tab[last].c : NULL};
         for (int a = 0; a < last; a++) {
+            rw.c *= tab[a].c[idx[a]];
             rw.q += tab[a].q[idx[a]];
             rw.m += tab[a].m[idx[a]];
+            rw.slice += tab[a].sl[idx[a]];
             rw.w *= tab[a].w[idx[a]];
             if (a == s->los)
                 rw.klos = tab[a].k[idx[a]];
@@ -529,14 +596,14 @@ static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transf
                           const fs_box *b, const void *data, const void *other, scratch *sc)
 {
     int64_t cnt = fs_box_elems(b) ? b->count[0] : 0;
-    double *tab = malloc(sizeof(double) * (size_t)(cnt > 0 ? cnt : 1) * 3);
+    double *tab = malloc(sizeof(double) * (size_t)(cnt > 0 ? cnt : 1) * 4);
     int64_t *mt = malloc(sizeof(int64_t) * (size_t)(cnt > 0 ? cnt : 1));
     if (!tab || !mt) {
         free(tab);
         free(mt);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt;
+    double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt, *cw = tab + 3 * cnt;
     for (int64_t k1 = 0; k1 < (cnt ? t->n1 : 0); k1++) {
         for (int64_t i2 = 0; i2 < cnt; i2++) {
             int64_t j = fs_kgrid_fold_index(t, b, k1, i2), f = fs_kgrid_freq(j, s->g.n[0]);
@@ -544,8 +611,9 @@ static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transf
             q[i2] = k[i2] * k[i2];
             w[i2] = 1.0;
             mt[i2] = f * f;
+            cw[i2] = compensation(s, f, s->g.n[0]);
         }
-        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w, 0, mt};
+        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w, 0, mt, 0, NULL, 1, s->window ? cw : NULL};
         bin_row(s, c, &rw, data, other, t->prec, sc);
     }
     free(tab);
@@ -591,10 +659,17 @@ fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
-    int n = s->nbins * s->nq;
-    fs_status st = fs_allreduce(comm, MPI_IN_PLACE, s->acc, n, MPI_DOUBLE, MPI_SUM);
-    if (st == FS_OK && s->acc_mu)
-        st = fs_allreduce(comm, MPI_IN_PLACE, s->acc_mu, n * s->nmu, MPI_DOUBLE, MPI_SUM);
+    int64_t n = s->nslices * s->nbins * s->nq;
+    fs_status st = FS_OK;
+    /* In pieces below INT_MAX doubles (MPI's counts are int). */
+    for (int pass = 0; pass < (s->acc_mu ? 2 : 1) && st == FS_OK; pass++) {
+        double *a = pass ? s->acc_mu : s->acc;
+        int64_t total = pass ? n * s->nmu : n;
+        for (int64_t at = 0; at < total && st == FS_OK; at += 1 << 28) {
+            int c = (int)(total - at < (1 << 28) ? total - at : 1 << 28);
+            st = fs_allreduce(comm, MPI_IN_PLACE, a + at, c, MPI_DOUBLE, MPI_SUM);
+        }
+    }
     s->seconds += MPI_Wtime() - t0;
     return st;
 }
@@ -613,14 +688,20 @@ const char *fs_spectrum_group(const fs_run_config *o, int i)
 /* --------------------------------------------------------------- results */
 
 /* The mean of quantity q over each of the cells' modes (NaN: no mode),
- * times factor. */
+ * times factor, less shot. */
 static void means(const fs_spectrum *s, const double *acc, int cells, int q, double factor,
-                  double *out)
+                  double shot, double *out)
 {
     for (int i = 0; i < cells; i++) {
         double w = acc[(size_t)i * (size_t)s->nq + Q_MODES];
-        out[i] = w > 0 ? acc[(size_t)i * (size_t)s->nq + q] / w * factor : NAN;
+        out[i] = w > 0 ? acc[(size_t)i * (size_t)s->nq + q] / w * factor - shot : NAN;
     }
+}
+
+/* --shot-noise: what the power spectrum's power (and monopole) loses. */
+static double shot_of(const fs_spectrum *s, int cross)
+{
+    return cross ? 0.0 : s->shot;
 }
 
 static void modes(const fs_spectrum *s, const double *acc, int cells, int64_t *out)
@@ -646,13 +727,15 @@ static const char *rule_name(const fs_spectrum *s)
 static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
                              const char *const *inputs)
 {
-    char text[512];
+    char text[512], window[96] = "";
+    if (s->window)
+        snprintf(window, sizeof window, " / W(k)^2, W = prod_a sinc(pi f_a / n_a)^%d", s->window);
     snprintf(text, sizeof text,
              "%s per bin of |k|: k_a = 2 pi f_a / L_a, f_a = fftfreq(n_a, 1/n_a); mean |k| and "
-             "mean %s of the modes%s; bins: %s",
+             "mean %s%s of the modes%s%s; bins: %s",
              cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
-             cross ? "Re(X_a conj X_b)" : "|X|^2", s->g.box_given ? ", times V / N^2" : "",
-             rule_name(s));
+             cross ? "Re(X_a conj X_b)" : "|X|^2", window, s->g.box_given ? ", times V / N^2" : "",
+             s->shot_given && !cross ? ", less shot_noise" : "", rule_name(s));
     /* Every input, whole, however many and long: one variable-length string. */
     size_t len = 1;
     for (int i = 0; inputs[i]; i++)
@@ -684,9 +767,19 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
         st = fs_h5_output_attr_numbers(o, "k_fundamental", 0, NULL, FS_DTYPE_FLOAT64, &s->kf);
     if (st == FS_OK)
         st = fs_h5_output_attr_numbers(o, "power_factor", 0, NULL, FS_DTYPE_FLOAT64, &s->factor);
-    int64_t los = s->los;
+    int64_t los = s->los, per[FS_LAYOUT_MAX_DIMS];
     if (st == FS_OK && s->los >= 0)
         st = fs_h5_output_attr_int64s(o, "los", -1, &los);
+    for (int i = 0; i < s->nper; i++)
+        per[i] = s->per[i];
+    if (st == FS_OK && s->nper)
+        st = fs_h5_output_attr_int64s(o, "spectrum_per", s->nper, per);
+    static const char *const windows[] = {"none", "ngp", "cic", "tsc", "pcs"};
+    if (st == FS_OK && s->window)
+        st = fs_h5_output_attr_string(o, "compensate", windows[s->window]);
+    double shot = shot_of(s, cross);
+    if (st == FS_OK && s->shot_given && !cross)
+        st = fs_h5_output_attr_numbers(o, "shot_noise", 0, NULL, FS_DTYPE_FLOAT64, &shot);
     return st;
 }
 
@@ -699,14 +792,27 @@ static fs_status table(fs_h5_output *o, const char *group, const char *name, int
     return fs_h5_output_table(o, path, rank, dims, type, values);
 }
 
-/* The tables of one accumulator: k, the power quantities and modes, over
- * `cells` cells of shape dims. */
+/* The shape of a table: the slices' axes (per_slice), then the cells'. */
+static int table_dims(const fs_spectrum *s, int per_slice, int ncell, const int64_t *cell,
+                      int64_t *dims)
+{
+    int rank = 0;
+    for (int i = 0; per_slice && i < s->nper; i++)
+        dims[rank++] = s->g.n[s->per[i]];
+    for (int i = 0; i < ncell; i++)
+        dims[rank++] = cell[i];
+    return rank;
+}
+
+/* The tables of one accumulator over its cells of shape cell (ncell
+ * axes): k, mu and modes of the first slice (every slice has the same
+ * modes), the power quantities and multipoles of every slice. */
 static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char *group,
-                              const double *acc, int rank, const int64_t *dims, const char *suffix,
+                              const double *acc, int ncell, const int64_t *cell, const char *suffix,
                               int cross)
 {
-    int cells = (int)(dims[0] * (rank > 1 ? dims[1] : 1));
-    double *v = malloc(sizeof *v * (size_t)cells);
+    int64_t cells = cell[0] * (ncell > 1 ? cell[1] : 1), all = cells * s->nslices;
+    double *v = malloc(sizeof *v * (size_t)all);
     int64_t *m = malloc(sizeof *m * (size_t)cells);
     if (!v || !m) {
         free(v);
@@ -715,34 +821,38 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     }
     const struct {
         const char *name;
-        int q, scaled;
+        int q, per_slice;
+        double factor, shot;
     } cols[] = {
-        {"k", Q_K, 0},
-        {"power", cross ? Q_CROSS : Q_POWER, 1},
-        {"power_a", Q_POWER_A, 1},
-        {"power_b", Q_POWER_B, 1},
-        {"mu", Q_MU, 0},
+        {"k", Q_K, 0, 1.0, 0.0},
+        {"power", cross ? Q_CROSS : Q_POWER, 1, s->factor, shot_of(s, cross)},
+        {"power_a", Q_POWER_A, 1, s->factor, 0.0},
+        {"power_b", Q_POWER_B, 1, s->factor, 0.0},
+        {"mu", Q_MU, 0, 1.0, 0.0},
     };
     int ncols = cross ? 4 : 2;
     fs_status st = FS_OK;
     char name[32];
-    for (int i = 0; i < ncols + (rank > 1) && st == FS_OK; i++) {
+    int64_t dims[FS_LAYOUT_MAX_DIMS + 2];
+    for (int i = 0; i < ncols + (ncell > 1) && st == FS_OK; i++) {
         int c = i < ncols ? i : 4;
-        means(s, acc, cells, cols[c].q, cols[c].scaled ? s->factor : 1.0, v);
+        means(s, acc, (int)(cols[c].per_slice ? all : cells), cols[c].q, cols[c].factor,
+              cols[c].shot, v);
         snprintf(name, sizeof name, "%s%s", cols[c].name, c == 4 ? "" : suffix);
+        int rank = table_dims(s, cols[c].per_slice, ncell, cell, dims);
         st = table(o, group, name, rank, dims, FS_DTYPE_FLOAT64, v);
     }
-    for (int i = 0; rank == 1 && i < s->npoles && st == FS_OK; i++) {
+    for (int i = 0; ncell == 1 && i < s->npoles && st == FS_OK; i++) {
         double f;
         int q = pole_column(s, i, cross, &f);
-        means(s, acc, cells, q, f, v);
+        means(s, acc, (int)all, q, f, s->ell[i] == 0 ? shot_of(s, cross) : 0.0, v);
         snprintf(name, sizeof name, "power_%d", s->ell[i]);
-        st = table(o, group, name, rank, dims, FS_DTYPE_FLOAT64, v);
+        st = table(o, group, name, table_dims(s, 1, ncell, cell, dims), dims, FS_DTYPE_FLOAT64, v);
     }
-    modes(s, acc, cells, m);
+    modes(s, acc, (int)cells, m);
     snprintf(name, sizeof name, "modes%s", suffix);
     if (st == FS_OK)
-        st = table(o, group, name, rank, dims, FS_DTYPE_INTEGER, m);
+        st = table(o, group, name, ncell, cell, FS_DTYPE_INTEGER, m);
     free(v);
     free(m);
     return st;
@@ -754,14 +864,14 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
     fs_status st = fs_h5_output_group(o, group, replace);
     if (st == FS_OK)
         st = write_attrs(s, o, cross, inputs);
-    int64_t dims[2] = {s->nbins, s->nmu};
+    int64_t cell[2] = {s->nbins, s->nmu};
     if (st == FS_OK)
-        st = write_tables(s, o, group, s->acc, 1, dims, "", cross);
+        st = write_tables(s, o, group, s->acc, 1, cell, "", cross);
     int64_t nedges = s->nbins + 1;
     if (st == FS_OK)
         st = table(o, group, "edges", 1, &nedges, FS_DTYPE_FLOAT64, s->edges);
     if (st == FS_OK && s->acc_mu)
-        st = write_tables(s, o, group, s->acc_mu, 2, dims, "_mu", cross);
+        st = write_tables(s, o, group, s->acc_mu, 2, cell, "_mu", cross);
     if (st == FS_OK && s->acc_mu) {
         double e[1001];
         int64_t n = s->nmu + 1;
@@ -785,15 +895,25 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const char *c
 
 /* ---------------------------------------------------------------- report */
 
-static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q, double factor)
+/* A column of the report: over the bins, or with --spectrum-per an array
+ * over the slices of arrays over the bins. */
+static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q, double factor,
+                        double shot, int per_slice)
 {
+    int64_t nsl = per_slice ? s->nslices : 1;
     fs_json_open(j, key, '[');
-    for (int i = 0; i < s->nbins; i++) {
-        double w = s->acc[(size_t)i * (size_t)s->nq + Q_MODES];
-        if (w > 0)
-            fs_json_num(j, NULL, s->acc[(size_t)i * (size_t)s->nq + q] / w * factor);
-        else
-            fs_json_null(j, NULL);
+    for (int64_t sl = 0; sl < nsl; sl++) {
+        if (per_slice && s->nper)
+            fs_json_open(j, NULL, '[');
+        for (int i = 0; i < s->nbins; i++) {
+            const double *cell = s->acc + ((size_t)sl * (size_t)s->nbins + (size_t)i) * (size_t)s->nq;
+            if (cell[Q_MODES] > 0)
+                fs_json_num(j, NULL, cell[q] / cell[Q_MODES] * factor - shot);
+            else
+                fs_json_null(j, NULL);
+        }
+        if (per_slice && s->nper)
+            fs_json_close(j, ']');
     }
     fs_json_close(j, ']');
 }
@@ -810,18 +930,18 @@ static void json_group(fs_json *j, const fs_spectrum *s, const char *name, int c
         fs_json_ints(j, "modes", s->nbins, m);
         free(m);
     }
-    json_column(j, "k", s, Q_K, 1.0);
-    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor);
+    json_column(j, "k", s, Q_K, 1.0, 0.0, 0);
+    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor, shot_of(s, cross), 1);
     if (cross) {
-        json_column(j, "power_a", s, Q_POWER_A, s->factor);
-        json_column(j, "power_b", s, Q_POWER_B, s->factor);
+        json_column(j, "power_a", s, Q_POWER_A, s->factor, 0.0, 1);
+        json_column(j, "power_b", s, Q_POWER_B, s->factor, 0.0, 1);
     }
     for (int i = 0; i < s->npoles; i++) {
         char key[32];
         double f;
         int q = pole_column(s, i, cross, &f);
         snprintf(key, sizeof key, "power_%d", s->ell[i]);
-        json_column(j, key, s, q, f);
+        json_column(j, key, s, q, f, s->ell[i] == 0 ? shot_of(s, cross) : 0.0, 1);
     }
     fs_json_close(j, '}');
 }
@@ -840,7 +960,10 @@ void fs_spectrum_json(fs_json *j, const void *arg)
 
 void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, size_t size)
 {
-    snprintf(buf, size, "  spectrum: %d bins (%s, k_f %.6g) in %s:%s%s, %.4f s\n", s->nbins,
-             rule_name(s), s->kf, output, s->power ? "/power_spectrum" : "/cross_spectrum",
+    char slices[48] = "";
+    if (s->nper)
+        snprintf(slices, sizeof slices, " x %lld slices", (long long)s->nslices);
+    snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s, %.4f s\n", s->nbins,
+             slices, rule_name(s), s->kf, output, s->power ? "/power_spectrum" : "/cross_spectrum",
              s->power && s->cross ? " and /cross_spectrum" : "", s->seconds);
 }

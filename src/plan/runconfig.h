@@ -104,6 +104,11 @@ typedef struct fs_run_config {
     int mu_bins;                 /* 0: the default */
     int npoles;                  /* --multipoles: the even l, increasing (0: none) */
     int poles[FS_MAX_POLES];
+    int nper;                    /* --spectrum-per: batch axes with a spectrum per index */
+    int per[FS_MAX_DIMS];        /* as given; negative counts from the end */
+    int compensate;              /* the mass assignment window's power, 1 ngp .. 4 pcs (0: none) */
+    double shot_noise;           /* subtracted from the power spectrum */
+    int shot_given;
     /* Operators in Fourier space (operators.h). */
     const char *apply;           /* --apply's list as given, NULL: none */
     /* Messages. */
