@@ -16,6 +16,7 @@
 
 #include "analysis/kgrid.h"
 #include "core/dtype.h"
+#include "io/h5scales.h"
 
 /* What each bin sums; then, with --multipoles, the sums of |X|^2 L_l(mu)
  * (from NQ) and of Re(X_a conj X_b) L_l(mu) (from NQ + npoles). */
@@ -858,6 +859,120 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     return st;
 }
 
+/* What a table's dimensions are: the coordinates of its axes. */
+typedef struct group_dims {
+    char per[FS_LAYOUT_MAX_DIMS][256]; /* the slices' axes */
+    char k[256], mu[256], edges[256], mu_edges[256];
+} group_dims;
+
+/* One table's dimensions, units and long name. */
+static fs_status label(const fs_spectrum *s, fs_h5_output *o, const char *group,
+                       const group_dims *g, const char *name, int per_slice, int mu,
+                       const char *units, const char *long_name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", group, name);
+    const char *dims[FS_LAYOUT_MAX_DIMS + 2];
+    int n = 0;
+    for (int i = 0; per_slice && i < s->nper; i++)
+        dims[n++] = g->per[i];
+    dims[n++] = g->k;
+    if (mu)
+        dims[n++] = g->mu;
+    fs_status st = strcmp(name, "k") == 0 ? FS_OK : fs_h5_scales_attach(o, path, n, dims);
+    if (st == FS_OK && units)
+        st = fs_h5_text_attr(o, path, "units", units);
+    if (st == FS_OK)
+        st = fs_h5_text_attr(o, path, "long_name", long_name);
+    return st;
+}
+
+/* The group's coordinates: k (the bins' mean |k|) and edges are scales
+ * themselves, the slices' axes and the mu bins get index and centre
+ * coordinates. */
+static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char *group,
+                              const char *ku, group_dims *g)
+{
+    snprintf(g->k, sizeof g->k, "%s/k", group);
+    snprintf(g->edges, sizeof g->edges, "%s/edges", group);
+    snprintf(g->mu_edges, sizeof g->mu_edges, "%s/mu_edges", group);
+    fs_status st = fs_h5_scale_set(o, g->k);
+    if (st == FS_OK)
+        st = fs_h5_scale_set(o, g->edges);
+    if (st == FS_OK)
+        st = fs_h5_text_attr(o, g->edges, "units", ku);
+    if (st == FS_OK)
+        st = fs_h5_text_attr(o, g->edges, "long_name", "edges of the |k| bins, [E_i, E_i+1)");
+    for (int i = 0; i < s->nper && st == FS_OK; i++) {
+        int64_t n = s->g.n[s->per[i]], *v = malloc(sizeof *v * (size_t)n);
+        char name[32], text[96];
+        snprintf(name, sizeof name, "axis%d", s->per[i]);
+        snprintf(text, sizeof text, "index along axis %d of the input", s->per[i]);
+        for (int64_t j = 0; v && j < n; j++)
+            v[j] = j;
+        fs_h5_coord c = {name, NULL, n, FS_DTYPE_INTEGER, v, NULL, text};
+        st = v ? fs_h5_coord_make(o, group, &c, g->per[i], sizeof g->per[i])
+               : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        free(v);
+    }
+    if (st == FS_OK && s->acc_mu) {
+        double v[1000];
+        for (int i = 0; i < s->nmu; i++)
+            v[i] = (i + 0.5) / s->nmu;
+        fs_h5_coord c = {"mu_bin", NULL, s->nmu, FS_DTYPE_FLOAT64, v, "1",
+                         "centre of the |mu| bin"};
+        st = fs_h5_coord_make(o, group, &c, g->mu, sizeof g->mu);
+        if (st == FS_OK)
+            st = fs_h5_scale_set(o, g->mu_edges);
+        if (st == FS_OK)
+            st = fs_h5_text_attr(o, g->mu_edges, "long_name", "edges of the |mu| bins");
+    }
+    return st;
+}
+
+/* Every table's dimensions, units and long name: netCDF-4 and xarray read
+ * the group with named dimensions and coordinates. */
+static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const char *group,
+                                int cross)
+{
+    char ku[64], pu[64];
+    snprintf(ku, sizeof ku, s->g.box_given ? "rad/box_length_unit" : "rad/grid_spacing");
+    snprintf(pu, sizeof pu, s->g.box_given ? "box_length_unit^%d" : "1", s->g.naxes);
+    group_dims g;
+    fs_status st = group_coords(s, o, group, ku, &g);
+    const char *what = cross ? "mean Re(X_a conj X_b) of the bin's modes"
+                             : "mean |X|^2 of the bin's modes";
+    const struct {
+        const char *name;
+        int per_slice, on, mu;
+        const char *units, *long_name;
+    } t[] = {
+        {"k", 0, 1, 0, ku, "mean |k| of the bin's modes"},
+        {"modes", 0, 1, 0, "1", "number of modes in the bin"},
+        {"power", 1, 1, 0, pu, what},
+        {"power_a", 1, cross, 0, pu, "mean |X_a|^2 of the bin's modes"},
+        {"power_b", 1, cross, 0, pu, "mean |X_b|^2 of the bin's modes"},
+        {"k_mu", 0, s->acc_mu != NULL, 1, ku, "mean |k| of the cell's modes"},
+        {"modes_mu", 0, s->acc_mu != NULL, 1, "1", "number of modes in the cell"},
+        {"mu", 0, s->acc_mu != NULL, 1, "1", "mean |mu| of the cell's modes"},
+        {"power_mu", 1, s->acc_mu != NULL, 1, pu, what},
+        {"power_a_mu", 1, cross && s->acc_mu, 1, pu, "mean |X_a|^2 of the cell's modes"},
+        {"power_b_mu", 1, cross && s->acc_mu, 1, pu, "mean |X_b|^2 of the cell's modes"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0] && st == FS_OK; i++)
+        if (t[i].on)
+            st = label(s, o, group, &g, t[i].name, t[i].per_slice, t[i].mu, t[i].units,
+                       t[i].long_name);
+    for (int i = 0; i < s->npoles && st == FS_OK; i++) {
+        char name[32], text[96];
+        snprintf(name, sizeof name, "power_%d", s->ell[i]);
+        snprintf(text, sizeof text, "Legendre multipole l = %d: (2l + 1) <%s L_l(mu)>", s->ell[i],
+                 cross ? "Re(X_a conj X_b)" : "|X|^2");
+        st = label(s, o, group, &g, name, 1, 0, pu, text);
+    }
+    return st;
+}
+
 static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *group, int cross,
                              const char *const *inputs, int replace)
 {
@@ -879,6 +994,8 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
             e[i] = (double)i / s->nmu;
         st = table(o, group, "mu_edges", 1, &n, FS_DTYPE_FLOAT64, e);
     }
+    if (st == FS_OK)
+        st = describe_group(s, o, group, cross);
     return st;
 }
 
