@@ -213,6 +213,32 @@ print(p['compensate'], p['shot_noise'], c['compensate'], 'shot_noise' in c, p['c
     assert_output "cic 2.0 cic False mean |k| and mean |X|^2 / W(k)^2, W = prod_a sinc(pi f_a / n_a)^2 of the modes, less shot_noise"
 }
 
+@test "E(k) for any --box-size: 0.5 power modes / V over the shells adds up to the mean kinetic energy 1/2 <|u|^2>" {
+    oracle make snap.h5 /u=9x8x7:float64 /v=9x8x7:float64 /w=9x8x7:float64
+    local box
+    for box in 6.283185307179586 7.5 3,4,5 none; do
+        if [ "$box" = none ]; then
+            fftshard 3 -q --real --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w e_$box.h5
+        else
+            fftshard 2 -q --real --box-size=$box --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w e_$box.h5
+        fi
+    done
+    run python_serial -c "
+import h5py, math, numpy as np
+f = h5py.File('snap.h5')
+energy = 0.5 * np.mean(f['u'][()]**2 + f['v'][()]**2 + f['w'][()]**2)
+for box, V in ('6.283185307179586', (2 * math.pi)**3), ('7.5', 7.5**3), ('3,4,5', 60.0), ('none', (9 * 8 * 7)**2):
+    g = h5py.File('e_%s.h5' % box)['power_spectrum']
+    p, m, kf = np.nan_to_num(g['power'][()]), g['modes'][()], g.attrs['k_fundamental']
+    E = 0.5 * p * m / V
+    assert abs(E.sum() / energy - 1) < 1e-12, (box, E.sum(), energy)
+    if box == '6.283185307179586':
+        assert kf == 1.0 and abs((0.5 * p * m / (2 * math.pi)**3 * kf).sum() / energy - 1) < 1e-12
+print('ok')"
+    assert_success
+    assert_output ok
+}
+
 # bats test_tags=sanitized
 @test "several inputs add their power; --cross gives Re(Xa conj Xb) and both power spectra" {
     oracle make snap.h5 /u=8x6x5:float64 /v=8x6x5:float64 /w=8x6x5:float64
