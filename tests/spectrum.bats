@@ -180,6 +180,13 @@ print(g['power'].shape, g['power_mu'].shape, g['modes'].shape, list(g.attrs['spe
     run --separate-stderr fftshard 2 --real --axes=1,2 --spectrum-per=0 --spectrum-only r3.h5 s.h5
     assert_success
     [[ "$stderr" == *"spectrum: 7 bins x 7 slices (shells of k_f"* ]]
+    # Sums beyond 1 GiB per rank: refused before any work.
+    oracle make many.h5 3000x2x2:float64
+    run --separate-stderr fftshard 2 --axes=1,2 --spectrum-per=0 --los=1 --mu-bins=1000 \
+        --multipoles=0,2,4,6,8,10,12,14 --spectrum-only many.h5 m.h5
+    assert_failure "$EXIT_USAGE"
+    [[ "$stderr" == "fftshard: error: --spectrum-per: 3000 spectra of 2 bins need 1.0 GiB of sums"* ]]
+    [ ! -e m.h5 ]
 }
 
 @test "--compensate divides by prod_a sinc(pi f_a / n_a)^2p, --shot-noise subtracts P0: odd shapes, every strategy, slab and pencil, 1 to 5 ranks" {

@@ -28,6 +28,7 @@ typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 #define MAX_SHELLS (1 << 22)
 #define MAX_LUT (1 << 22)      /* norms up to this are binned by a table, beyond by a search */
 #define EDGE_SNAP 1e-9         /* an edge this close (relative) to a lattice norm is that norm */
+#define MAX_SUMS_BYTES (1024.0 * 1024 * 1024) /* the sums per bin of every slice, per rank */
 
 struct fs_spectrum {
     int power, cross;               /* which groups */
@@ -191,9 +192,6 @@ static fs_status take_slices(fs_spectrum *s, const fs_run_config *o)
     for (int a = 0; a < s->g.ndim; a++)
         if (mark[a])
             s->per[s->nper++] = a;
-    if (s->nslices > (1 << 24))
-        return fs_error_set(FS_ERR_USAGE, "--spectrum-per: %lld spectra (at most %d)",
-                            (long long)s->nslices, 1 << 24);
     return FS_OK;
 }
 
@@ -255,6 +253,13 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
         st = take_bins(s, o);
     if (st != FS_OK)
         return st;
+    /* Every rank holds every slice's sums (one reduction): they must fit. */
+    double bytes = (double)s->nslices * s->nbins * s->nq * (1.0 + (s->los >= 0 ? s->nmu : 0)) * 8;
+    if (bytes > MAX_SUMS_BYTES)
+        return fs_error_set(FS_ERR_USAGE, "--spectrum-per: %lld spectra of %d bins need %.1f GiB "
+                            "of sums on every rank (at most %.0f GiB); name fewer axes, or give "
+                            "fewer bins", (long long)s->nslices, s->nbins, bytes / (1 << 30),
+                            MAX_SUMS_BYTES / (1 << 30));
     size_t cells = (size_t)s->nslices * (size_t)s->nbins * (size_t)s->nq;
     s->acc = calloc(cells, sizeof *s->acc);
     if (s->los >= 0)
