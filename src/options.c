@@ -94,6 +94,42 @@ static void strategies_using(unsigned param, char *buf, size_t size)
     }
 }
 
+/* The --help lines of the spectra and the operators (Fourier space). */
+static void print_fourier_help(FILE *out)
+{
+    fputs(
+        "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n"
+        "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
+        "                          INPUTs add their power (of u, v, w: E(k) =\n"
+        "                          0.5 power modes / (V k_f) with --box-size)\n"
+        "      --spectrum-only     the spectrum alone: no transformed array written\n"
+        "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
+        "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
+        "                          axis's length); power then times V / N^2\n"
+        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
+        "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"
+        "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
+        "      --mu-bins=N         mu bins with --los (default 5)\n"
+        "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
+        "                          even l (power_0, power_2, ...)\n"
+        "      --spectrum-per=AXIS[,AXIS..]\n"
+        "                          a spectrum per index of these batch axes\n"
+        "                          (power[i, bin]) instead of one over them all\n"
+        "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
+        "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
+        "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"
+        "\n"
+        "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
+        "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
+        "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
+        "                          N, default 2), deriv:AXIS, laplacian,\n"
+        "                          poisson (-1/k^2, 0 at k = 0),\n"
+        "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
+        "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
+        "\n",
+        out);
+}
+
 void fs_options_print_help(FILE *out)
 {
     fputs(
@@ -174,36 +210,10 @@ void fs_options_print_help(FILE *out)
         "                          a virtual dataset that reads them as one array\n"
         "      --chunks=SHAPE      store the output in chunks of SHAPE (e.g. 16x64x64)\n"
         "      --deflate=LEVEL     compress the output chunks (shuffle + deflate 1-9)\n"
-        "\n"
-        "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n"
-        "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
-        "                          INPUTs add their power (of u, v, w: E(k) =\n"
-        "                          0.5 power modes / (V k_f) with --box-size)\n"
-        "      --spectrum-only     the spectrum alone: no transformed array written\n"
-        "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
-        "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
-        "                          axis's length); power then times V / N^2\n"
-        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
-        "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"
-        "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
-        "      --mu-bins=N         mu bins with --los (default 5)\n"
-        "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
-        "                          even l (power_0, power_2, ...)\n"
-        "      --spectrum-per=AXIS[,AXIS..]\n"
-        "                          a spectrum per index of these batch axes\n"
-        "                          (power[i, bin]) instead of one over them all\n"
-        "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
-        "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
-        "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"
-        "\n"
-        "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
-        "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
-        "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
-        "                          N, default 2), deriv:AXIS, laplacian,\n"
-        "                          poisson (-1/k^2, 0 at k = 0),\n"
-        "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
-        "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
-        "\n"
+        "\n",
+        out);
+    print_fourier_help(out);
+    fputs(
         "Output and messages:\n"
         "      --add               add the results to an existing OUTPUT, keeping its\n"
         "                          other datasets (with -f, replacing those of the\n"
