@@ -58,17 +58,19 @@ def frequencies(n):
     return np.rint(np.fft.fftfreq(n, 1.0 / n))
 
 
-def geometry(shape, axes, box):
-    """k squared, the components by axis, k_f, kmax, factor and the lattice
-    norms m = (|k| / k_f)^2 as integers (None unless every L_max / L_a is
-    an integer)."""
-    nd = len(shape)
+def box_lengths(shape, axes, box):
+    """L_a of each transformed axis: --box-size's, else the axis's length."""
     if box is None:
-        L = {a: float(shape[a]) for a in axes}
-    elif len(box) == 1:
-        L = {a: box[0] for a in axes}
-    else:
-        L = dict(zip(sorted(axes), box))
+        return {a: float(shape[a]) for a in axes}
+    if len(box) == 1:
+        return {a: box[0] for a in axes}
+    return dict(zip(sorted(axes), box))
+
+
+def geometry(shape, axes, box):
+    """k squared, the components by axis, k_f, kmax and factor."""
+    nd = len(shape)
+    L = box_lengths(shape, axes, box)
     q = np.zeros(shape)
     comp = {}
     qmax = 0.0
@@ -84,18 +86,25 @@ def geometry(shape, axes, box):
     V = np.prod([L[a] for a in axes])
     N = float(np.prod([shape[a] for a in axes]))
     factor = V / (N * N) if box is not None else 1.0
+    return q, comp, kf, np.sqrt(qmax), factor
+
+
+def lattice_norms(shape, axes, box):
+    """The lattice norms m = (|k| / k_f)^2 as integers (None unless every
+    L_max / L_a is an integer)."""
+    nd = len(shape)
+    L = box_lengths(shape, axes, box)
     Lmax = max(L.values())
     ratios = {a: Lmax / L[a] for a in axes}
-    lattice = all(abs(r - round(r)) <= 1e-12 * r for r in ratios.values())
-    m = None
-    if lattice:
-        m = np.zeros(shape, np.int64)
-        for a in axes:
-            view = [1] * nd
-            view[a] = shape[a]
-            f = np.rint(np.fft.fftfreq(shape[a], 1.0 / shape[a])).astype(np.int64) * round(ratios[a])
-            m = m + (f * f).reshape(view)
-    return q, comp, kf, np.sqrt(qmax), factor, m
+    if not all(abs(r - round(r)) <= 1e-12 * r for r in ratios.values()):
+        return None
+    m = np.zeros(shape, np.int64)
+    for a in axes:
+        view = [1] * nd
+        view[a] = shape[a]
+        f = np.rint(np.fft.fftfreq(shape[a], 1.0 / shape[a])).astype(np.int64) * round(ratios[a])
+        m = m + (f * f).reshape(view)
+    return m
 
 
 def lattice_bins(m, kf, bins):
@@ -182,7 +191,8 @@ def reference(fields, axes, box, bins, opts):
     shape = fields[0].shape
     nd = len(shape)
     X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
-    q, comp, kf, kmax, factor, m = geometry(shape, axes, box)
+    q, comp, kf, kmax, factor = geometry(shape, axes, box)
+    m = lattice_norms(shape, axes, box)
     k = np.sqrt(q)
     if m is not None:
         idx, nb, edges = lattice_bins(m, kf, bins)
