@@ -186,3 +186,22 @@ AS_IF([test -n "$fs_mpi_libs"],
   [AC_MSG_RESULT([`AS_ECHO(["$fs_mpi_libs"]) | sed 's/=.*//' | tr '\n' ' '`(one MPI)])],
   [AC_MSG_RESULT([not known (static, or no ldd)])])
 ])
+
+# FS_HDF5_HL: HDF5's high-level library (dimension scales, H5DS) beside the
+# parallel HDF5 FS_PARALLEL_HDF5 found: libhdf5_hl in the same directory for
+# every flavour (hdf5/mpich, hdf5/openmpi, --with-hdf5's lib), so -lhdf5_hl
+# goes before -lhdf5 (or before libhdf5.a/.so named whole); with neither
+# named (the compiler brings HDF5 itself) it goes first.
+AC_DEFUN([FS_HDF5_HL], [
+AC_MSG_CHECKING([for HDF5's dimension scales (H5DSattach_scale in -lhdf5_hl)])
+fs_hdf5_hl_libs=`AS_ECHO([" $HDF5_LIBS "]) | sed 's/ -lhdf5 / -lhdf5_hl -lhdf5 /; s,\( [[^ ]]*/\)libhdf5\.\(a\|so\) ,\1libhdf5_hl.\2\1libhdf5.\2 ,'`
+AS_CASE([$fs_hdf5_hl_libs], [*hdf5_hl*], [], [fs_hdf5_hl_libs="-lhdf5_hl $HDF5_LIBS"])
+fs_save_CPPFLAGS=$CPPFLAGS; fs_save_LIBS=$LIBS
+CPPFLAGS="$CPPFLAGS $HDF5_CFLAGS"; LIBS="$fs_hdf5_hl_libs $LIBS"
+AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <hdf5_hl.h>]], [[return H5DSattach_scale(0, 0, 0) < 0;]])],
+  [AC_MSG_RESULT([yes])
+   HDF5_LIBS=`AS_ECHO(["$fs_hdf5_hl_libs"]) | sed 's/^ *//; s/ *$//'`],
+  [AC_MSG_RESULT([no])
+   AC_MSG_ERROR([HDF5's high-level library (libhdf5_hl, dimension scales) not found beside the HDF5 of $fs_hdf5_from ($HDF5_LIBS): install the package of this HDF5 that brings it (Debian: libhdf5-mpich-dev or libhdf5-openmpi-dev), or name it in HDF5_LIBS])])
+CPPFLAGS=$fs_save_CPPFLAGS; LIBS=$fs_save_LIBS
+])

@@ -21,7 +21,9 @@
 # scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
 # for share/fftshard-plot (tests/plot.bats); clang and its runtime
 # libraries (libFuzzer, the sanitizers) for `make fuzz`; libsimgrid-dev (smpicc,
-# smpirun; needs no MPI package) for `make simulate`.
+# smpirun; needs no MPI package) for `make simulate`; python3-netcdf4,
+# python3-xarray and python3-h5netcdf for the netCDF and xarray reads of
+# tests/netcdf.bats.
 #
 # Idempotent: when every package is installed it changes nothing and needs
 # no network; otherwise it runs apt-get update once, then apt-get install.
@@ -34,6 +36,7 @@ openmpi-bin libopenmpi-dev libhdf5-openmpi-dev
 slurm-wlm slurmd slurmctld munge
 bats bats-assert bats-support
 python3-numpy python3-h5py python3-scipy python3-matplotlib valgrind iproute2
+python3-netcdf4 python3-xarray python3-h5netcdf
 clang libclang-rt-14-dev
 libsimgrid-dev"
 

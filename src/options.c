@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,9 @@ static const opt_name plan_names[] = {
     {"estimate", FS_PLAN_ESTIMATE}, {"measure", FS_PLAN_MEASURE}, {"patient", FS_PLAN_PATIENT}, {NULL, 0}};
 static const opt_name decomp_names[] = {
     {"auto", FS_DECOMP_AUTO}, {"slab", FS_DECOMP_SLAB}, {"pencil", FS_DECOMP_PENCIL}, {NULL, 0}};
+/* --compensate: the power p of the window sinc^p of each scheme. */
+static const opt_name window_names[] = {
+    {"none", 0}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
 /* --dtype keeps the name itself: the values only tell the names apart. */
 static const opt_name dtype_names[] = {
     {"float32", 0}, {"float64", 1}, {"complex64", 2}, {"complex128", 3}, {NULL, 0}};
@@ -88,6 +92,42 @@ static void strategies_using(unsigned param, char *buf, size_t size)
                  fs_exchange_strategies[i]->name);
         k++;
     }
+}
+
+/* The --help lines of the spectra and the operators (Fourier space). */
+static void print_fourier_help(FILE *out)
+{
+    fputs(
+        "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n"
+        "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
+        "                          INPUTs add their power (of u, v, w: E(k) =\n"
+        "                          0.5 power modes / (V k_f) with --box-size)\n"
+        "      --spectrum-only     the spectrum alone: no transformed array written\n"
+        "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
+        "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
+        "                          axis's length); power then times V / N^2\n"
+        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
+        "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"
+        "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
+        "      --mu-bins=N         mu bins with --los (default 5)\n"
+        "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
+        "                          even l (power_0, power_2, ...)\n"
+        "      --spectrum-per=AXIS[,AXIS..]\n"
+        "                          a spectrum per index of these batch axes\n"
+        "                          (power[i, bin]) instead of one over them all\n"
+        "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
+        "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
+        "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"
+        "\n"
+        "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
+        "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
+        "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
+        "                          N, default 2), deriv:AXIS, laplacian,\n"
+        "                          poisson (-1/k^2, 0 at k = 0),\n"
+        "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
+        "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
+        "\n",
+        out);
 }
 
 void fs_options_print_help(FILE *out)
@@ -170,26 +210,10 @@ void fs_options_print_help(FILE *out)
         "                          a virtual dataset that reads them as one array\n"
         "      --chunks=SHAPE      store the output in chunks of SHAPE (e.g. 16x64x64)\n"
         "      --deflate=LEVEL     compress the output chunks (shuffle + deflate 1-9)\n"
-        "\n"
-        "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n"
-        "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
-        "                          INPUTs add their power (kinetic energy: half)\n"
-        "      --spectrum-only     the spectrum alone: no transformed array written\n"
-        "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
-        "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
-        "                          axis's length); power then times V / N^2\n"
-        "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, or these edges\n"
-        "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"
-        "      --mu-bins=N         mu bins with --los (default 5)\n"
-        "\n"
-        "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
-        "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
-        "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
-        "                          N, default 2), deriv:AXIS, laplacian,\n"
-        "                          poisson (-1/k^2, 0 at k = 0),\n"
-        "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
-        "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
-        "\n"
+        "\n",
+        out);
+    print_fourier_help(out);
+    fputs(
         "Output and messages:\n"
         "      --add               add the results to an existing OUTPUT, keeping its\n"
         "                          other datasets (with -f, replacing those of the\n"
@@ -502,6 +526,19 @@ static fs_status set_check_tolerance(const opt_spec *spec, const char *arg, fs_o
     return FS_OK;
 }
 
+static fs_status set_shot_noise(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v >= 0) || v >= 1e300)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0)", arg);
+    opts->shot_noise = v;
+    opts->shot_given = 1;
+    return FS_OK;
+}
+
 static fs_status set_grid(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
@@ -597,11 +634,37 @@ static fs_status set_box_size(const opt_spec *spec, const char *arg, fs_options 
     return FS_OK;
 }
 
-/* --bins=N, or --bins=E0,E1,... (increasing edges). */
+/* --bins=KMIN:KMAX:DK: the edges KMIN + i DK up to KMAX. */
+static fs_status set_bin_range(const char *arg, fs_options *opts)
+{
+    double r[3] = {0, 0, 0};
+    char *end = NULL;
+    const char *p = arg;
+    int n = 0;
+    for (; n < 3; n++, p = end + 1) {
+        errno = 0;
+        r[n] = strtod(p, &end);
+        if (errno || end == p || *end != (n < 2 ? ':' : '\0') || !(r[n] >= 0 && r[n] < 1e300))
+            break;
+    }
+    double count = n == 3 && r[2] > 0 ? floor((r[1] - r[0]) / r[2] + 1e-9) : 0;
+    if (!(count >= 1 && count < FS_MAX_EDGES))
+        return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected KMIN:KMAX:DK with 0 <= KMIN, "
+                            "KMIN + DK <= KMAX and at most %d bins", arg, FS_MAX_EDGES - 1);
+    for (int i = 0; i <= (int)count; i++)
+        opts->edges[i] = r[0] + i * r[2];
+    opts->nedges = (int)count + 1;
+    opts->bins = 0;
+    return FS_OK;
+}
+
+/* --bins=N, --bins=E0,E1,... (increasing edges) or --bins=KMIN:KMAX:DK. */
 static fs_status set_bins(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
     long n;
+    if (strchr(arg, ':'))
+        return set_bin_range(arg, opts);
     if (!strchr(arg, ',')) {
         if (parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
             return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected a number of bins from 1 to %d, "
@@ -656,6 +719,48 @@ static fs_status check_apply(const fs_options *opts)
     if (opts->shard_output)
         return fs_error_set(FS_ERR_USAGE, "--apply, --shard-output: the filtered field is written "
                             "into OUTPUT itself");
+    return FS_OK;
+}
+
+/* --multipoles=0,2,4: increasing even degrees. */
+static fs_status set_multipoles(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int n = 0;
+    const char *p = arg;
+    for (char *end = NULL;; p = end + 1) {
+        errno = 0;
+        long l = strtol(p, &end, 10);
+        if (errno || end == p || l < 0 || l > 2 * (FS_MAX_POLES - 1) || l % 2 ||
+            (n && l <= opts->poles[n - 1]) || n == FS_MAX_POLES || (*end && *end != ','))
+            return fs_error_set(FS_ERR_USAGE, "--multipoles=%s: expected increasing even degrees "
+                                "from 0 to %d (e.g. 0,2,4)", arg, 2 * (FS_MAX_POLES - 1));
+        opts->poles[n++] = (int)l;
+        if (!*end)
+            break;
+    }
+    opts->npoles = n;
+    return FS_OK;
+}
+
+/* --spectrum-per=AXIS[,AXIS...]: axes, checked against the input later. */
+static fs_status set_spectrum_per(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    int n = 0;
+    const char *p = arg;
+    for (char *end = NULL;; p = end + 1) {
+        errno = 0;
+        long a = strtol(p, &end, 10);
+        if (errno || end == p || a < -FS_MAX_DIMS || a >= FS_MAX_DIMS || n == FS_MAX_DIMS ||
+            (*end && *end != ','))
+            return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%s: expected axes (integers from "
+                                "%d to %d) separated by commas", arg, -FS_MAX_DIMS, FS_MAX_DIMS - 1);
+        opts->per[n++] = (int)a;
+        if (!*end)
+            break;
+    }
+    opts->nper = n;
     return FS_OK;
 }
 
@@ -715,6 +820,10 @@ static const opt_spec specs[] = {
     {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000"},
     {OPT("apply", 0, required_argument, set_apply, apply)},
+    {OPT("multipoles", 0, required_argument, set_multipoles, poles)},
+    {OPT("spectrum-per", 0, required_argument, set_spectrum_per, per)},
+    {OPT("compensate", 0, required_argument, set_enum, compensate), .names = window_names},
+    {OPT("shot-noise", 0, required_argument, set_shot_noise, shot_noise)},
     {OPT("force", 'f', no_argument, set_flag, force)},
     {OPT("quiet", 'q', no_argument, set_flag, quiet)},
     {OPT("verbose", 'v', no_argument, set_flag, verbose)},
@@ -833,11 +942,17 @@ static fs_status check_spectrum(fs_options *opts)
     if (!spectrum && !opts->apply && opts->nbox)
         return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
                             "--spectrum-only or --apply");
-    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins))
-        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins: only with "
+    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
+                      opts->npoles || opts->nper || opts->compensate || opts->shot_given))
+        return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins, --multipoles, "
+                            "--spectrum-per, --compensate, --shot-noise: only with "
                             "--power-spectrum, --cross or --spectrum-only");
-    if (opts->mu_bins && !opts->los_given)
-        return fs_error_set(FS_ERR_USAGE, "--mu-bins: only with --los=AXIS");
+    if (opts->shot_given && !opts->power_spectrum)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise: subtracted from the power spectrum; "
+                            "give --power-spectrum with --cross");
+    if ((opts->mu_bins || opts->npoles) && !opts->los_given)
+        return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
+                            opts->mu_bins ? "--mu-bins" : "--multipoles");
     if (!spectrum)
         return FS_OK;
     if (opts->inverse)
@@ -1001,7 +1116,9 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .add = o->add, .force = o->force,
         .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
-        .los_given = o->los_given, .mu_bins = o->mu_bins, .apply = o->apply,
+        .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles,
+        .nper = o->nper, .compensate = o->compensate, .shot_noise = o->shot_noise,
+        .shot_given = o->shot_given, .apply = o->apply,
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };
@@ -1010,4 +1127,6 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
     memcpy(c->chunks, o->chunks, sizeof c->chunks);
     memcpy(c->box, o->box, sizeof c->box);
     memcpy(c->edges, o->edges, sizeof c->edges);
+    memcpy(c->poles, o->poles, sizeof c->poles);
+    memcpy(c->per, o->per, sizeof c->per);
 }

@@ -78,6 +78,13 @@ typedef struct fs_options {
     int los_given;
     int mu_bins;           /* --mu-bins (0: the default) */
     char *apply;           /* --apply=OP[,OP...] (operators.h), NULL when not given */
+    int npoles;            /* --multipoles=0,2,4: the even l, increasing (0: none) */
+    int poles[FS_MAX_POLES];
+    int nper;              /* --spectrum-per: batch axes with a spectrum per index (0: none) */
+    int per[FS_MAX_DIMS];  /* as given */
+    int compensate;        /* --compensate: the window's power, 1 ngp .. 4 pcs (0: none) */
+    double shot_noise;     /* --shot-noise: subtracted from the power spectrum */
+    int shot_given;
     int force, quiet, verbose;
     char *argv_joined;     /* the command line, for the report and messages */
 } fs_options;

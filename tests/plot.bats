@@ -133,3 +133,32 @@ with h5py.File("inner.h5", "w") as f:
     done
     [ -z "$(ls ./*.png 2>/dev/null)" ] || fail "a picture was written: $(ls ./*.png)"
 }
+
+@test "spectrum: real outputs with a spectrum per slice, mu bins and multipoles, and --cross: panels of curves" {
+    oracle make b3.h5 6x9x8:float64 -- uv.h5 /u=9x8x7:float64 /v=9x8x7:float64
+    fftshard 2 -q --real --axes=1,2 --spectrum-per=0 --los=1 --multipoles=0,2,4 --box-size=50 \
+        --spectrum-only b3.h5 per.h5
+    fftshard 2 -q --real --cross --power-spectrum --spectrum-only uv.h5:/u uv.h5:/v cross.h5
+    run --separate-stderr plot spectrum per.h5 -o per.png
+    assert_success
+    assert_png per.png
+    assert_output "2100x500"
+    run --separate-stderr plot spectrum cross.h5 -o cross.png
+    assert_success
+    assert_png cross.png
+    assert_output "700x500"
+}
+
+@test "a Python without h5py: the system's Python stands in, or the message names the interpreter and the module" {
+    mkdir bin
+    ln -s "$PYTHON_ORACLE" bin/python3
+    oracle make r3.h5 9x8x7:float64
+    fftshard 2 -q --real --spectrum-only r3.h5 p.h5
+    # -S: no site packages, so no numpy, h5py or matplotlib in this interpreter.
+    run --separate-stderr bin/python3 -S "$FFTSHARD_PLOT" spectrum p.h5 -o p.png
+    assert_success
+    assert_png p.png
+    run --separate-stderr env FFTSHARD_PLOT_REEXEC=1 bin/python3 -S "$FFTSHARD_PLOT" spectrum p.h5
+    assert_failure 1
+    [[ "$stderr" == "fftshard-plot: error: $BATS_TEST_TMPDIR/bin/python3 lacks the modules numpy, h5py, matplotlib"* ]]
+}

@@ -11,8 +11,16 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         out=FILE          fftshard's OUTPUT
         axes=LIST         --axes (default all)
         box=L[,L...]      --box-size
-        bins=N | bins=E0,E1,...   --bins
+        bins=N | bins=E0,E1,... | bins=KMIN:KMAX:DK   --bins
         los=AXIS mubins=N --los, --mu-bins (default 5)
+        per=AXIS[,AXIS]   --spectrum-per: each slice's spectra against the
+                          reference of the sub-array with those axes taken out
+        window=ngp|cic|tsc|pcs  --compensate: every |X|^2 and Re(X_a conj X_b)
+                          divided by prod_a numpy.sinc(fftfreq(n_a))^(2p)
+        shot=P0           --shot-noise: P0 less in the power spectrum's power,
+                          power_mu and power_0
+        poles=L,L...      --multipoles: power_L = (2L + 1) times the mean of
+                          |X|^2 L_L(mu) (numpy.polynomial.legendre) per bin
         cross             --cross (two inputs)
         only              --spectrum-only: OUTPUT holds nothing but spectra
         tol=X             relative tolerance of k and power (default 1e-10,
@@ -50,15 +58,19 @@ def frequencies(n):
     return np.rint(np.fft.fftfreq(n, 1.0 / n))
 
 
-def geometry(shape, axes, box):
-    """k squared, the components by axis, the box lengths, k_f, kmax, factor."""
-    nd = len(shape)
+def box_lengths(shape, axes, box):
+    """L_a of each transformed axis: --box-size's, else the axis's length."""
     if box is None:
-        L = {a: float(shape[a]) for a in axes}
-    elif len(box) == 1:
-        L = {a: box[0] for a in axes}
-    else:
-        L = dict(zip(sorted(axes), box))
+        return {a: float(shape[a]) for a in axes}
+    if len(box) == 1:
+        return {a: box[0] for a in axes}
+    return dict(zip(sorted(axes), box))
+
+
+def geometry(shape, axes, box):
+    """k squared, the components by axis, k_f, kmax and factor."""
+    nd = len(shape)
+    L = box_lengths(shape, axes, box)
     q = np.zeros(shape)
     comp = {}
     qmax = 0.0
@@ -75,6 +87,50 @@ def geometry(shape, axes, box):
     N = float(np.prod([shape[a] for a in axes]))
     factor = V / (N * N) if box is not None else 1.0
     return q, comp, kf, np.sqrt(qmax), factor
+
+
+def lattice_norms(shape, axes, box):
+    """The lattice norms m = (|k| / k_f)^2 as integers (None unless every
+    L_max / L_a is an integer)."""
+    nd = len(shape)
+    L = box_lengths(shape, axes, box)
+    Lmax = max(L.values())
+    ratios = {a: Lmax / L[a] for a in axes}
+    if not all(abs(r - round(r)) <= 1e-12 * r for r in ratios.values()):
+        return None
+    m = np.zeros(shape, np.int64)
+    for a in axes:
+        view = [1] * nd
+        view[a] = shape[a]
+        f = np.rint(np.fft.fftfreq(shape[a], 1.0 / shape[a])).astype(np.int64) * round(ratios[a])
+        m = m + (f * f).reshape(view)
+    return m
+
+
+def lattice_bins(m, kf, bins):
+    """The bins decided on the integer norms m = (|k| / k_f)^2: numpy.digitize
+    of m on each edge's (E / k_f)^2, an edge within 1e-9 of an integer norm
+    being that norm; --bins=N on i^2 mmax / N^2 in integers, its last bin
+    closed."""
+    mmax = int(m.max())
+    if bins is None:
+        nb = int(np.floor(np.sqrt(mmax) + 0.5)) + 1
+        edges = np.array([0.0] + [(i - 0.5) * kf for i in range(1, nb + 1)])
+        t = np.array([0.0] + [(i - 0.5) ** 2 for i in range(1, nb + 1)])
+        return np.digitize(m, t) - 1, nb, edges
+    if len(bins) == 1:
+        nb = int(bins[0])
+        kmax = kf * np.sqrt(mmax)
+        edges = np.array([i * (kmax / nb) for i in range(nb)] + [kmax])
+        idx = np.digitize(m * nb * nb, np.arange(nb + 1, dtype=np.int64) ** 2 * mmax) - 1
+        return np.minimum(idx, nb - 1), nb, edges
+    edges = np.array(bins)
+    t = (edges / kf) ** 2
+    near = np.rint(t)
+    t = np.where(np.abs(t - near) <= 1e-9 * np.maximum(t, 1), near, t)
+    idx = np.digitize(m, t) - 1
+    idx[idx == len(edges) - 1] = -1
+    return idx, len(edges) - 1, edges
 
 
 def bin_index(k, kf, kmax, bins):
@@ -94,8 +150,7 @@ def bin_index(k, kf, kmax, bins):
     edges = np.array(bins)
     nb = len(edges) - 1
     idx = np.searchsorted(edges, k, side="right") - 1
-    idx[k == edges[-1]] = nb - 1
-    idx[(k < edges[0]) | (k > edges[-1])] = -1
+    idx[(k < edges[0]) | (k >= edges[-1])] = -1
     return idx, nb, edges
 
 
@@ -130,6 +185,107 @@ def compare(problems, what, got, ref, tol, exact=False):
         problems.append("%s: relative error %.3g > %.3g" % (what, err, tol))
 
 
+def reference(fields, axes, box, bins, opts):
+    """The documented spectra of fields (transformed over axes, every other
+    axis pooled): {group: {dataset: array}}."""
+    shape = fields[0].shape
+    nd = len(shape)
+    X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
+    q, comp, kf, kmax, factor = geometry(shape, axes, box)
+    m = lattice_norms(shape, axes, box)
+    k = np.sqrt(q)
+    if m is not None:
+        idx, nb, edges = lattice_bins(m, kf, bins)
+    else:
+        idx, nb, edges = bin_index(k, kf, kmax, bins)
+    idx = idx.ravel()
+    kflat = k.ravel()
+    ones = np.ones(kflat.shape)
+    modes = binned(idx, nb, ones)
+    power = [np.abs(x.ravel()) ** 2 for x in X]
+    cross = np.real(X[0] * np.conj(X[1])).ravel() if "cross" in opts else None
+    if "window" in opts:
+        # W = prod_a sinc(f_a / n_a)^p, numpy's sinc(x) = sin(pi x) / (pi x)
+        p = {"ngp": 1, "cic": 2, "tsc": 3, "pcs": 4}[opts["window"]]
+        W = np.ones(shape)
+        for a in axes:
+            view = [1] * nd
+            view[a] = shape[a]
+            W = W * (np.sinc(np.fft.fftfreq(shape[a])) ** p).reshape(view)
+        power = [x / W.ravel() ** 2 for x in power]
+        cross = cross / W.ravel() ** 2 if cross is not None else None
+    shot = float(opts.get("shot", 0))
+    groups = {}
+    if "cross" in opts:
+        groups["/cross_spectrum"] = [cross, power[0], power[1]]
+    if "cross" not in opts or "power" in opts:
+        groups["/power_spectrum"] = [sum(power)]
+    out = {}
+    for name, quantities in groups.items():
+        r = out[name] = {}
+        r["modes"] = modes.astype(np.int64)
+        r["k"] = means(idx, nb, kflat, modes)
+        noise = shot if name == "/power_spectrum" else 0.0
+        r["power"] = means(idx, nb, quantities[0], modes, factor) - noise
+        r["edges"] = edges
+        if len(quantities) == 3:
+            r["power_a"] = means(idx, nb, quantities[1], modes, factor)
+            r["power_b"] = means(idx, nb, quantities[2], modes, factor)
+        if "los" not in opts:
+            continue
+        los = opts["los"]
+        nmu = int(opts.get("mubins", 5))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
+        for ell in (int(x) for x in opts["poles"].split(",")) if "poles" in opts else ():
+            L = np.polynomial.legendre.legval(mu, [0] * ell + [1])
+            r["power_%d" % ell] = (2 * ell + 1) * means(idx, nb, quantities[0] * L, modes, factor)
+            r["power_%d" % ell] -= noise if ell == 0 else 0.0
+        mb = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
+        cell = np.where(idx >= 0, idx * nmu + mb, -1)
+        cmodes = binned(cell, nb * nmu, ones)
+        r["modes_mu"] = cmodes.reshape(nb, nmu).astype(np.int64)
+        r["power_mu"] = means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu) - noise
+        r["mu"] = means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu)
+    return out
+
+
+PER_SLICE = ("power", "power_a", "power_b", "power_mu")
+
+
+def per_slice(name):
+    return name in PER_SLICE or name[6:].isdigit()
+
+
+def sliced_reference(fields, axes, box, bins, opts, per):
+    """With --spectrum-per: the reference of each slice's sub-array (the
+    per axes taken out), stacked over the slices; every slice's modes, k
+    and mu must be the same."""
+    shape = fields[0].shape
+    keep = [a for a in range(len(shape)) if a not in per]
+    sub_axes = [keep.index(a) for a in axes]
+    sub_opts = dict(opts)
+    if "los" in opts:
+        sub_opts["los"] = keep.index(opts["los"])
+    refs = []
+    for index in np.ndindex(*[shape[a] for a in per]):
+        sel = [slice(None)] * len(shape)
+        for a, i in zip(per, index):
+            sel[a] = i
+        refs.append(reference([f[tuple(sel)] for f in fields], sub_axes, box, bins, sub_opts))
+    out = {}
+    for group in refs[0]:
+        out[group] = {}
+        for name, first in refs[0][group].items():
+            stack = np.array([r[group][name] for r in refs])
+            if per_slice(name):
+                out[group][name] = stack.reshape(tuple(shape[a] for a in per) + first.shape)
+            else:
+                assert all(np.array_equal(x, first, equal_nan=True) for x in stack), name
+                out[group][name] = first
+    return out
+
+
 def check_case(text):
     opts = {"in": []}
     for tok in text.split():
@@ -146,59 +302,39 @@ def check_case(text):
     axes = list(range(nd)) if "axes" not in opts else sorted(
         int(a) % nd for a in opts["axes"].split(","))
     box = [float(x) for x in opts["box"].split(",")] if "box" in opts else None
-    bins = [float(x) for x in opts["bins"].split(",")] if "bins" in opts else None
-    X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
-    q, comp, kf, kmax, factor = geometry(shape, axes, box)
-    k = np.sqrt(q)
-    idx, nb, edges = bin_index(k, kf, kmax, bins)
-    idx = idx.ravel()
-    kflat = k.ravel()
-    ones = np.ones(kflat.shape)
-    modes = binned(idx, nb, ones)
-    power = [np.abs(x.ravel()) ** 2 for x in X]
+    bins = None
+    if "bins" in opts and ":" in opts["bins"]:
+        lo, hi, dk = (float(x) for x in opts["bins"].split(":"))
+        bins = list(lo + dk * np.arange(int((hi - lo) / dk + 1e-9) + 1))
+    elif "bins" in opts:
+        bins = [float(x) for x in opts["bins"].split(",")]
+    if "los" in opts:
+        opts["los"] = int(opts["los"]) % nd
+    if "per" in opts:
+        per = sorted(int(a) % nd for a in opts["per"].split(","))
+        ref = sliced_reference(fields, axes, box, bins, opts, per)
+    else:
+        ref = reference(fields, axes, box, bins, opts)
     problems = []
     with h5py.File(opts["out"], "r") as f:
-        groups = []
-        if "cross" in opts:
-            groups.append(("/cross_spectrum", [np.real(X[0] * np.conj(X[1])).ravel(),
-                                               power[0], power[1]]))
-        if "cross" not in opts or "power" in opts:
-            groups.append(("/power_spectrum", [sum(power)]))
         if "only" in opts:
             names = []
             f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
             stray = [n for n in names if not n.split("/")[0].endswith("_spectrum")]
             if stray:
                 problems.append("--spectrum-only wrote datasets %s" % stray)
-        for name, quantities in groups:
+        for name, r in ref.items():
             if name not in f:
                 problems.append("%s: missing" % name)
                 continue
             g = f[name]
-            compare(problems, name + "/modes", g["modes"][()], modes.astype(np.int64), 0, exact=True)
-            compare(problems, name + "/k", g["k"][()], means(idx, nb, kflat, modes), tol)
-            compare(problems, name + "/power", g["power"][()],
-                    means(idx, nb, quantities[0], modes, factor), tol)
-            compare(problems, name + "/edges", g["edges"][()], edges, 1e-12)
-            if len(quantities) == 3:
-                compare(problems, name + "/power_a", g["power_a"][()],
-                        means(idx, nb, quantities[1], modes, factor), tol)
-                compare(problems, name + "/power_b", g["power_b"][()],
-                        means(idx, nb, quantities[2], modes, factor), tol)
-            if "los" in opts:
-                los = int(opts["los"]) % nd
-                nmu = int(opts.get("mubins", 5))
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    mu = np.where(k > 0, np.abs(comp[los]) / np.where(k > 0, k, 1), 0.0).ravel()
-                m = np.minimum(np.floor(mu * nmu).astype(np.int64), nmu - 1)
-                cell = np.where(idx >= 0, idx * nmu + m, -1)
-                cmodes = binned(cell, nb * nmu, ones)
-                compare(problems, name + "/modes_mu", g["modes_mu"][()],
-                        cmodes.reshape(nb, nmu).astype(np.int64), 0, exact=True)
-                compare(problems, name + "/power_mu", g["power_mu"][()],
-                        means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu), tol)
-                compare(problems, name + "/mu", g["mu"][()],
-                        means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu), tol)
+            for ds, value in r.items():
+                if ds not in g:
+                    problems.append("%s/%s: missing" % (name, ds))
+                    continue
+                exact = ds.startswith("modes")
+                compare(problems, name + "/" + ds, g[ds][()], value,
+                        0 if exact else 1e-12 if ds == "edges" else tol, exact=exact)
     return problems
 
 

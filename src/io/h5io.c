@@ -1078,6 +1078,16 @@ fs_status fs_h5_output_copy_attrs(fs_h5_output *o, const fs_input_attrs *a)
     return collective_failed(o, fs_h5_attrs_write(o->did, a, output_name(o)));
 }
 
+int64_t fs_h5_output_file(const fs_h5_output *o)
+{
+    return o->fid;
+}
+
+fs_status fs_h5_output_failed(const fs_h5_output *o, fs_status st)
+{
+    return collective_failed(o, st);
+}
+
 fs_status fs_h5_output_close(fs_h5_output **o)
 {
     fs_status ret = FS_OK;

@@ -185,6 +185,10 @@ fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
 fs_status fs_h5_output_copy_attrs(fs_h5_output *o, const fs_input_attrs *a);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
+/* The open file, for the metadata calls of h5scales.h; and the failure of
+ * such a collective call (on an MPI-IO file the job ends, as above). */
+int64_t fs_h5_output_file(const fs_h5_output *o); /* an hid_t */
+fs_status fs_h5_output_failed(const fs_h5_output *o, fs_status st);
 
 /* What is at a dataset path of an existing file. */
 typedef enum fs_h5_path_state {

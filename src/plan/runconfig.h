@@ -25,6 +25,7 @@
 
 #define FS_MAX_DIMS FS_LAYOUT_MAX_DIMS
 #define FS_MAX_EDGES 1025
+#define FS_MAX_POLES 8
 
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
@@ -101,6 +102,13 @@ typedef struct fs_run_config {
     double edges[FS_MAX_EDGES];
     int los, los_given;          /* the line-of-sight axis as given */
     int mu_bins;                 /* 0: the default */
+    int npoles;                  /* --multipoles: the even l, increasing (0: none) */
+    int poles[FS_MAX_POLES];
+    int nper;                    /* --spectrum-per: batch axes with a spectrum per index */
+    int per[FS_MAX_DIMS];        /* as given; negative counts from the end */
+    int compensate;              /* the mass assignment window's power, 1 ngp .. 4 pcs (0: none) */
+    double shot_noise;           /* subtracted from the power spectrum */
+    int shot_given;
     /* Operators in Fourier space (operators.h). */
     const char *apply;           /* --apply's list as given, NULL: none */
     /* Messages. */

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* h5scales: coordinates as HDF5 dimension scales (H5DS, HDF5's high-level
+ * library), the convention netCDF-4 and xarray (h5netcdf) read dimensions
+ * and coordinates by.
+ *
+ * A coordinate is a 1-D dataset made a dimension scale under its own name,
+ * which becomes the dimension's name, with the attributes units and
+ * long_name; each axis of a result gets one attached. A coordinate already
+ * in the group with the same values is shared (the results /u, /v, /w of
+ * one shape have one set), a different one gives way to another name. It
+ * owns nothing beyond the calls: the file is the output's (h5io.h), and
+ * like every metadata change over an MPI-IO file each call is collective. */
+#ifndef FS_H5SCALES_H
+#define FS_H5SCALES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
+#include "core/errors.h"
+#include "io/h5io.h"
+
+/* What a coordinate holds and says. */
+typedef struct fs_h5_coord {
+    const char *name;      /* its dataset's (and the dimension's) name */
+    const char *alt;       /* the name used when `name` holds other values (NULL: none) */
+    int64_t n;
+    fs_dtype type;         /* FS_DTYPE_FLOAT64 or FS_DTYPE_INTEGER */
+    const void *values;
+    const char *units;     /* NULL: none */
+    const char *long_name;
+} fs_h5_coord;
+
+/* Collective: the coordinate c in group (path "/" or "/g"), made or
+ * shared; its path into path[size]. */
+fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c, char *path,
+                           size_t size);
+
+/* Collective: the 1-D dataset at path made a dimension scale, named by
+ * the last part of the path. */
+fs_status fs_h5_scale_set(fs_h5_output *o, const char *path);
+
+/* Collective: the scales at scales[i] attached to axis i of `dataset`. */
+fs_status fs_h5_scales_attach(fs_h5_output *o, const char *dataset, int ndim,
+                              const char *const *scales);
+
+/* Collective: a text attribute (UTF-8) of the object at `object`, replacing
+ * one of that name. */
+fs_status fs_h5_text_attr(fs_h5_output *o, const char *object, const char *name,
+                          const char *value);
+
+#endif
