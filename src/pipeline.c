@@ -22,6 +22,7 @@
 #include "compute/compute.h"
 #include "compute/overlap.h"
 #include "core/signals.h"
+#include "io/finite.h"
 #include "io/shards.h"
 #include "output/output.h"
 #include "plan/decomp.h"
@@ -187,14 +188,22 @@ static fs_status plan_overlap(run *r)
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
 
-static fs_status stage_read(run *r)
+/* This rank's part of the current dataset into the buffer; NaN and Inf
+ * counted on the way (finite: NULL when not: --allow-nonfinite, integers). */
+static fs_status read_input(run *r, fs_finite *finite)
 {
     const dataset *ds = r->cur;
     /* fs_h5_read checks the input it read is the one probed; so here. */
-    if (fs_overlap_reads(r->overlap))
+    if (fs_overlap_reads(r->overlap)) {
+        if (finite)
+            fs_finite_begin(finite, ds->info->ndim, ds->info->shape, 0);
         return fs_h5_input_unchanged(r->comm, ds->file, ds->info,
-                                     fs_overlap_read(r->overlap, &r->cur->timers, &r->progress));
+                                     fs_overlap_read(r->overlap, &r->cur->timers, &r->progress,
+                                                     finite));
+    }
     fs_io_map m = fs_transform_read_map(ds->t, fs_decomposition_first(r->d));
+    if (finite)
+        fs_finite_begin(finite, ds->info->ndim, ds->info->shape, m.fold_inner);
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */
     memset(r->buf.data, 0, (size_t)r->buf.elems * fs_complex_bytes(ds->t->prec));
@@ -202,9 +211,24 @@ static fs_status stage_read(run *r)
     fs_progress_begin(&r->progress, "read",
                       (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
     fs_status st = fs_h5_read(r->comm, ds->file, ds->info, input_shards(r), &m, r->buf.data,
-                              fs_progress_callback, &r->progress);
+                              fs_progress_callback, &r->progress, finite);
     fs_progress_end(&r->progress);
     return st;
+}
+
+/* The read, then an input holding NaN or Inf refused (status 3) unless
+ * --allow-nonfinite: every rank's count added up once the read is done. */
+static fs_status stage_read(run *r)
+{
+    const dataset *ds = r->cur;
+    fs_finite finite;
+    int counts = !r->opts->allow_nonfinite && ds->info->dtype != FS_DTYPE_INTEGER;
+    fs_status st = read_input(r, counts ? &finite : NULL);
+    if (!counts || fs_error_agree_quiet(r->comm, st) != FS_OK)
+        return st;
+    char name[2 * FS_PATH_MAX + 2];
+    snprintf(name, sizeof name, "%s:%s", ds->file, ds->info->dataset);
+    return fs_finite_agree(r->comm, &finite, name);
 }
 
 static fs_status stage_check(run *r)

@@ -172,7 +172,7 @@ static fs_status begin_pieces(fs_compute_pieces *p, void *progress)
 
 /* The read's pieces queued, then each one's FFTs as soon as it is there. */
 static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *progress,
-                             fs_rawio_times *times)
+                             fs_finite *finite, fs_rawio_times *times)
 {
     const fs_overlap_args *a = &o->a;
     fs_compute_pieces *p = o->first;
@@ -195,7 +195,11 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     fs_progress_begin(progress, "read", (double)box_elems * (double)eb, "B");
     for (int64_t i = 0; i < n && st == FS_OK; i++) {
         fs_box piece = fs_compute_pieces_piece(p, i);
-        st = fft_step(timers, fs_rawio_wait(io, i + 1), run_read_piece, p, &i);
+        st = fs_rawio_wait(io, i + 1);
+        /* its values as read, before its FFTs */
+        if (st == FS_OK && finite)
+            fs_finite_box(finite, &piece, &box, a->buf->data, fs_complex_dtype(a->t->prec));
+        st = fft_step(timers, st, run_read_piece, p, &i);
         fs_progress_callback(progress,
                              (double)(fs_box_offset_in(&piece, &box) + fs_box_elems(&piece)) * (double)eb);
     }
@@ -206,11 +210,12 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     return fft_step(timers, st, end_pieces, p, progress);
 }
 
-fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress)
+fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress,
+                          fs_finite *finite)
 {
     double fft_before = timers->t_s[FS_PHASE_FFT];
     fs_rawio_times times = {0, 0};
-    fs_status st = read_pieces(o, timers, progress, &times);
+    fs_status st = read_pieces(o, timers, progress, finite, &times);
     count_io(&timers->io.read_s, &timers->io.read_hidden_s, &times);
     timers->t_s[FS_PHASE_READ] -= timers->t_s[FS_PHASE_FFT] - fft_before;
     return st;

@@ -18,6 +18,7 @@
 
 #include "compute/compute.h"
 #include "core/errors.h"
+#include "io/finite.h"
 #include "io/h5io.h"
 #include "io/shards.h"
 #include "plan/decomp.h"
@@ -58,8 +59,11 @@ int fs_overlap_writes(const fs_overlap *o);
 
 /* The input into the data buffer with stage 0's FFTs. The FFT time is
  * counted in timers' FFT phase and taken out of its read phase; the
- * thread's time in timers->io. This rank's status. */
-fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress);
+ * thread's time in timers->io. With `finite` (may be NULL; begun with the
+ * dataset's shape) each piece's NaN and Inf are counted there before its
+ * FFTs (finite.h). This rank's status. */
+fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress,
+                          fs_finite *finite);
 
 /* The last stage's FFTs from the data buffer as it is now, written in
  * pieces; the FFT time as for the read, out of the write phase. Agreed
