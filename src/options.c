@@ -160,6 +160,9 @@ void fs_options_print_help(FILE *out)
         "                          exit 5 and keep nothing above the tolerance\n"
         "      --check-tolerance=X relative error allowed (default 1e-9 double,\n"
         "                          1e-3 single)\n"
+        "      --allow-nonfinite   transform input holding NaN or Inf (else exit 3);\n"
+        "                          the result's NaN and Inf may lie elsewhere than\n"
+        "                          numpy's\n"
         "\n"
         "Parallel algorithm:\n"
         "      --transpose=NAME    all-to-all exchange strategy; by default the fastest\n"
@@ -795,6 +798,7 @@ static const opt_spec specs[] = {
     {OPT("plan", 0, required_argument, set_enum, plan), .names = plan_names},
     {OPT("check", 0, no_argument, set_flag, check)},
     {OPT("check-tolerance", 0, required_argument, set_check_tolerance, check_tolerance)},
+    {OPT("allow-nonfinite", 0, no_argument, set_flag, allow_nonfinite)},
     {OPT("decomp", 0, required_argument, set_enum, decomp), .names = decomp_names},
     {OPT("grid", 0, required_argument, set_grid, grid)},
     {OPT("dry-run", 0, no_argument, set_flag, dry_run)},
@@ -1108,6 +1112,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .inverse = o->inverse, .real = o->real, .last_size = o->last_size,
         .precision = o->precision, .plan = o->plan, .norm = o->norm, .norm_given = o->norm_given,
         .naxes = o->naxes, .check = o->check, .check_tolerance = o->check_tolerance,
+        .allow_nonfinite = o->allow_nonfinite,
         .strategy = strategy_of(o->transpose), .seed = o->seed, .packet_bytes = o->packet_bytes,
         .queues = o->queues, .decomp = o->decomp, .grid = {o->grid[0], o->grid[1]},
         .output_file = o->output_file, .output_dataset = o->output_dataset,

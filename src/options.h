@@ -40,6 +40,7 @@ typedef struct fs_options {
     fs_plan_effort plan;   /* --plan */
     int check;             /* --check */
     double check_tolerance; /* --check-tolerance (0: by precision) */
+    int allow_nonfinite;   /* --allow-nonfinite */
     fs_norm norm;          /* --norm */
     int norm_given;        /* --norm was given (else an inverse takes the forward run's) */
     int naxes;             /* 0: all axes */

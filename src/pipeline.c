@@ -173,6 +173,7 @@ static fs_status plan_overlap(run *r)
         .comm = r->comm, .t = r->cur->t, .d = r->d, .c = r->c, .buf = &r->buf,
         .input_file = r->cur->file, .info = r->cur->info, .shards = input_shards(r),
         .h5 = fs_output_h5(&r->out), .keep = o->check, .io_thread = r->node.io_thread,
+        .refuse_nonfinite = !o->allow_nonfinite && r->cur->info->dtype != FS_DTYPE_INTEGER,
         /* a spectrum bins the whole result in memory before the write; --apply
          * writes the field from the first stage's boxes after its inverse */
         .whole_result = o->shard_output || r->spectrum || r->cur->t->round_trip,
@@ -180,7 +181,7 @@ static fs_status plan_overlap(run *r)
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
 
-/* In pieces overlapped with the first FFTs, or through HDF5 as a whole. */
+/* In pieces with the first FFTs, or as a whole; NaN and Inf refused there. */
 static fs_status stage_read(run *r)
 {
     return fs_overlap_read(r->overlap, &r->cur->timers, &r->progress);
@@ -189,8 +190,7 @@ static fs_status stage_read(run *r)
 static fs_status stage_check(run *r)
 {
     dataset *ds = r->cur;
-    fs_check_args a = {
-        .comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
+    fs_check_args a = {.comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
         .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
         .input_file = ds->file, .info = ds->info, .shards = input_shards(r),
         .tolerance = r->opts->check_tolerance};
@@ -412,10 +412,8 @@ static fs_status run_phases(run *r)
         st = commit(r, &summary);
     if (st == FS_OK) /* the result is in place: a signal from here on says so */
         fs_signals_set_phase("report");
-    if (st == FS_OK && summary) {
-        fputs(summary, stderr);
-        fflush(stderr);
-    }
+    if (st == FS_OK && summary)
+        fputs(summary, stderr); /* unbuffered */
     free(summary);
     return st;
 }

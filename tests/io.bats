@@ -5,7 +5,8 @@
 # spread into complex memory), real output, reads in small pieces, progress
 # lines while a read runs (FFTSHARD_SLOW_READ slows it down), and the report
 # in the units of the values read and written, reads and writes overlapped
-# with the FFTs (the helper thread of rawio.h). Values against numpy
+# with the FFTs (the helper thread of rawio.h), input holding NaN or Inf
+# refused with numpy's count and first index. Values against numpy
 # (tests/oracle.py).
 
 load helpers
@@ -230,4 +231,118 @@ overlapped() {
     assert_output "- -"
     run overlapped s4.json
     assert_output "read write"
+}
+
+# not_finite FILE:DATASET: the refusal fftshard owes that dataset, from
+# numpy: the count of its values that are not finite and the first of them
+# in np.argwhere's order (a complex value counts once).
+not_finite() {
+    python_serial - "$1" <<'PY'
+import sys
+import h5py, numpy as np
+name, path = sys.argv[1].split(":")
+with h5py.File(name) as f:
+    a = f[path][()]
+bad = np.argwhere(~np.isfinite(a))
+at = ", ".join(str(i) for i in bad[0])
+if len(bad) == 1:
+    print(f"{sys.argv[1]}: 1 value is not finite (NaN or Inf), at [{at}]; "
+          "give --allow-nonfinite to transform it anyway")
+else:
+    print(f"{sys.argv[1]}: {len(bad)} values are not finite (NaN or Inf), the first at [{at}]; "
+          "give --allow-nonfinite to transform them anyway")
+PY
+}
+
+# plant FILE SHAPE TYPE INDEX=VALUE...: a dataset /u of random values with
+# these set (VALUE nan, inf, -inf, or re,im for complex types).
+plant() {
+    python_serial - "$@" <<'PY'
+import sys
+import h5py, numpy as np
+name, shape, dtype = sys.argv[1], tuple(int(n) for n in sys.argv[2].split("x")), sys.argv[3]
+rng = np.random.default_rng(7)
+a = rng.standard_normal(shape).astype(dtype)
+if a.dtype.kind == "c":
+    a += 1j * rng.standard_normal(shape)
+for spec in sys.argv[4:]:
+    where, value = spec.split("=")
+    parts = [float(v) for v in value.split(",")]
+    a[tuple(int(i) for i in where.split(","))] = complex(*parts) if len(parts) == 2 else parts[0]
+with h5py.File(name, "w") as f:
+    f["u"] = a
+PY
+}
+
+# bats test_tags=sanitized
+@test "NaN or Inf in the input: exit 3 with numpy's count and first index, nothing written; --allow-nonfinite transforms it" {
+    # 2x5x4 on 3 ranks: a rank owns nothing
+    plant f32.h5 2x5x4 float32 1,0,2=nan 0,4,1=inf 1,4,3=-inf
+    plant f64.h5 2x5x4 float64 1,1,1=-inf
+    # an infinite imaginary part; both parts NaN (one value)
+    plant c128.h5 2x5x4 complex128 1,2,0=1,inf 0,0,3=nan,nan 1,4,3=-inf,0
+    # 1-D on 2 and 3 ranks: read through the four-step's folded view
+    plant line.h5 60 float64 50=inf 37=nan
+    local f n want
+    for f in f32 f64 c128 line; do
+        want=$(not_finite "$f.h5:/u")
+        for n in 1 2 3; do
+            run --separate-stderr fftshard "$n" "$f.h5" out.h5
+            assert_error "$EXIT_INPUT"
+            assert_equal "${stderr_lines[0]}" "fftshard: error: $want"
+            [ ! -e out.h5 ] || fail "$f on $n ranks: out.h5 written"
+            assert_no_temporaries
+        done
+        fftshard 2 --quiet --allow-nonfinite "$f.h5" ok.h5
+        assert_equal "$(python_serial -c 'import h5py; print(h5py.File("ok.h5")["u"].shape)')" \
+            "$(python_serial -c "import h5py; print(h5py.File('$f.h5')['u'].shape)")"
+        rm ok.h5
+    done
+    # an inverse's complex input, whole and as rfftn's half (the c2r reads it)
+    plant half.h5 6x4x3 complex128 5,1,2=nan,0 3,0,2=0,-inf
+    want=$(not_finite "half.h5:/u")
+    for opts in --inverse "--inverse --real"; do
+        # shellcheck disable=SC2086
+        run --separate-stderr fftshard 3 $opts half.h5 out.h5
+        assert_error "$EXIT_INPUT"
+        assert_equal "${stderr_lines[0]}" "fftshard: error: $want"
+        [ ! -e out.h5 ] || fail "$opts: out.h5 written"
+    done
+    # an existing OUTPUT stays as it was, byte for byte
+    plant good.h5 2x5x4 float64
+    fftshard 1 --quiet good.h5 out.h5
+    local sum
+    sum=$(checksum out.h5)
+    run --separate-stderr fftshard 2 --force f64.h5 out.h5
+    assert_error "$EXIT_INPUT" "f64.h5:/u: 1 value is not finite (NaN or Inf), at [1, 1, 1]"
+    assert_equal "$(checksum out.h5)" "$sum"
+    assert_no_temporaries
+    # several inputs: each is checked, the one that holds them named
+    python_serial -c 'import h5py; h5py.File("good.h5", "a").move("u", "g")'
+    run --separate-stderr fftshard 3 good.h5:/g c128.h5:/u both.h5
+    assert_error "$EXIT_INPUT"
+    assert_equal "${stderr_lines[0]}" "fftshard: error: $(not_finite c128.h5:/u)"
+    [ ! -e both.h5 ] || fail "both.h5 written"
+    assert_no_temporaries
+}
+
+@test "NaN or Inf in the input read overlapped with the FFTs: each piece counted before its FFTs" {
+    # 18.75 MiB: several pieces of about 4 MiB on 1 rank; values in later ones
+    plant z.h5 100x128x96 complex128 99,127,95=inf,0 80,0,0=0,nan 71,3,5=-inf,1
+    local want
+    want=$(not_finite z.h5:/u)
+    export FFTSHARD_IO_THREAD=on
+    run --separate-stderr fftshard 1 z.h5 out.h5
+    assert_error "$EXIT_INPUT"
+    assert_equal "${stderr_lines[0]}" "fftshard: error: $want"
+    [ ! -e out.h5 ] || fail "out.h5 written"
+    assert_no_temporaries
+    # the same run let through reads in pieces
+    fftshard 1 --quiet --allow-nonfinite --report=r.json z.h5 ok.h5
+    run overlapped r.json
+    assert_output "read -"
+    # and through HDF5
+    FFTSHARD_IO_THREAD=off run --separate-stderr fftshard 1 z.h5 out.h5
+    assert_error "$EXIT_INPUT"
+    assert_equal "${stderr_lines[0]}" "fftshard: error: $want"
 }

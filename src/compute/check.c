@@ -177,7 +177,7 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
         int64_t first = p * per_piece;
         int64_t n = first < rows ? (rows - first < per_piece ? rows - first : per_piece) : 0;
         fs_io_map piece = piece_map(&rm, first, n);
-        st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL, NULL);
+        st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL, NULL, NULL);
         if (st == FS_OK && n > 0) {
             cmp->shift = piece_shift(&rm, first);
             /* visit the piece's elements as they sit in the whole buffer */

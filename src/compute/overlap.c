@@ -10,6 +10,7 @@
 
 #include "core/collective.h"
 #include "core/testhooks.h"
+#include "io/finite.h"
 #include "io/rawio.h"
 
 /* Pieces of the input read, and of the output written, while the FFTs of
@@ -166,7 +167,7 @@ static fs_status begin_pieces(fs_compute_pieces *p, void *progress)
 
 /* The read's pieces queued, then each one's FFTs as soon as it is there. */
 static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *progress,
-                             fs_rawio_times *times)
+                             fs_finite *finite, fs_rawio_times *times)
 {
     const fs_overlap_args *a = &o->a;
     fs_compute_pieces *p = o->first;
@@ -189,7 +190,11 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     fs_progress_begin(progress, "read", (double)box_elems * (double)eb, "B");
     for (int64_t i = 0; i < n && st == FS_OK; i++) {
         fs_box piece = fs_compute_pieces_piece(p, i);
-        st = fft_step(timers, fs_rawio_wait(io, i + 1), run_read_piece, p, &i);
+        st = fs_rawio_wait(io, i + 1);
+        /* its values as read, before its FFTs */
+        if (st == FS_OK && finite)
+            fs_finite_box(finite, &piece, &box, a->buf->data, fs_complex_dtype(a->t->prec));
+        st = fft_step(timers, st, run_read_piece, p, &i);
         fs_progress_callback(progress,
                              (double)(fs_box_offset_in(&piece, &box) + fs_box_elems(&piece)) * (double)eb);
     }
@@ -202,9 +207,11 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
 
 /* The read through HDF5 as a whole (fs_h5_read checks the input it read
  * is the one probed). */
-static fs_status read_whole(const fs_overlap_args *a, fs_progress *progress)
+static fs_status read_whole(const fs_overlap_args *a, fs_progress *progress, fs_finite *finite)
 {
     fs_io_map m = fs_transform_read_map(a->t, fs_decomposition_first(a->d));
+    if (finite)
+        fs_finite_begin(finite, a->info->ndim, a->info->shape, m.fold_inner);
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */
     memset(a->buf->data, 0, (size_t)a->buf->elems * fs_complex_bytes(a->t->prec));
@@ -212,22 +219,39 @@ static fs_status read_whole(const fs_overlap_args *a, fs_progress *progress)
     fs_progress_begin(progress, "read",
                       (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
     fs_status st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &m, a->buf->data,
-                              fs_progress_callback, progress);
+                              fs_progress_callback, progress, finite);
     fs_progress_end(progress);
     return st;
 }
 
-fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress)
+/* The read as planned, NaN and Inf counted into finite (NULL: not). */
+static fs_status read_any(fs_overlap *o, fs_timers *timers, fs_progress *progress,
+                          fs_finite *finite)
 {
     if (!o->first)
-        return read_whole(&o->a, progress);
+        return read_whole(&o->a, progress, finite);
+    if (finite)
+        fs_finite_begin(finite, o->a.info->ndim, o->a.info->shape, 0);
     double fft_before = timers->t_s[FS_PHASE_FFT];
     fs_rawio_times times = {0, 0};
-    fs_status st = read_pieces(o, timers, progress, &times);
+    fs_status st = read_pieces(o, timers, progress, finite, &times);
     count_io(&timers->io.read_s, &timers->io.read_hidden_s, &times);
     timers->t_s[FS_PHASE_READ] -= timers->t_s[FS_PHASE_FFT] - fft_before;
     /* As fs_h5_read does: the input read is the one probed. */
     return fs_h5_input_unchanged(o->a.comm, o->a.input_file, o->a.info, st);
+}
+
+fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress)
+{
+    const fs_overlap_args *a = &o->a;
+    fs_finite finite, *counts = a->refuse_nonfinite ? &finite : NULL;
+    fs_status st = read_any(o, timers, progress, counts);
+    /* every rank's count added up once every read is done */
+    if (!counts || fs_error_agree_quiet(a->comm, st) != FS_OK)
+        return st;
+    char name[2 * FS_PATH_MAX + 2];
+    snprintf(name, sizeof name, "%s:%s", a->input_file, a->info->dataset);
+    return fs_finite_agree(a->comm, &finite, name);
 }
 
 /* This rank's part of the output: the last FFT pass piece by piece into

@@ -44,6 +44,7 @@ typedef struct fs_overlap_args {
                                      * (shard output, spectra): no write in pieces */
     int keep;                       /* --check: the result stays in data too */
     int io_thread;                  /* every rank's thread has a core (fs_node.io_thread) */
+    int refuse_nonfinite;           /* an input holding NaN or Inf is refused */
 } fs_overlap_args;
 
 /* Collective: which I/O of the dataset overlaps its FFTs, the same on
@@ -63,8 +64,11 @@ int fs_overlap_writes(const fs_overlap *o);
  * read overlaps (the FFT time counted in timers' FFT phase and taken out
  * of its read phase; the thread's time in timers->io), else through HDF5
  * as a whole, the slots the read leaves alone zeroed. Either way the input
- * read is checked to be the one probed (fs_h5_input_unchanged). This
- * rank's status. */
+ * read is checked to be the one probed (fs_h5_input_unchanged). With
+ * refuse_nonfinite the NaN and Inf of the values read are counted (each
+ * piece before its FFTs) and, once every rank's read succeeded, a count
+ * above zero is the refusal (fs_finite_agree, status 3). This rank's
+ * status. */
 fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress);
 
 /* The last stage's FFTs from the data buffer as it is now, written in

@@ -82,6 +82,31 @@ fs_status fs_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_
                                              fs_mpi_strerror(err));
 }
 
+/* MPI's user operation for fs_allreduce_sum_min: pairs (sum, min). */
+static void sum_min(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    const int64_t *a = in;
+    int64_t *b = inout;
+    for (int i = 0; i + 1 < *len; i += 2) {
+        b[i] += a[i];
+        if (a[i + 1] < b[i + 1])
+            b[i + 1] = a[i + 1];
+    }
+}
+
+fs_status fs_allreduce_sum_min(MPI_Comm comm, const int64_t mine[2], int64_t all[2])
+{
+    MPI_Op op;
+    int err = MPI_Op_create(sum_min, 1, &op);
+    if (err != MPI_SUCCESS)
+        return fs_error_set(FS_ERR_RUNTIME, "MPI_Op_create failed: %s", fs_mpi_strerror(err));
+    fs_status st = fs_allreduce(comm, mine, all, 2, MPI_INT64_T, op);
+    if ((err = MPI_Op_free(&op)) != MPI_SUCCESS && st == FS_OK)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Op_free failed: %s", fs_mpi_strerror(err));
+    return st;
+}
+
 fs_status fs_every_rank(MPI_Comm comm, int mine, int *all)
 {
     *all = 0;

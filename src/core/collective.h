@@ -10,7 +10,7 @@
  *   one rank, so N ranks never print N messages or race on one file, and
  *   then shared with the checked broadcasts (fs_bcast_bytes,
  *   fs_bcast_string).
- * - Checked reductions (fs_allreduce, fs_every_rank).
+ * - Checked reductions (fs_allreduce, fs_allreduce_sum_min, fs_every_rank).
  * - The waits (fs_wait_all, fs_wait_any, fs_wait_some): on a node with
  *   more ranks than cores a rank polls and gives its core up between polls
  *   instead of spinning in MPI, which would hold off the peers it waits
@@ -81,6 +81,11 @@ fs_status fs_bcast_bytes(MPI_Comm comm, int root, void *buf, int64_t bytes);
  * message set; the callers agree at their stage's end. */
 fs_status fs_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_Datatype type,
                        MPI_Op op);
+
+/* One reduction of pairs: all[0] the sum of every rank's mine[0], all[1]
+ * the least mine[1] (a count and the first place found). Not agreed, as
+ * fs_allreduce. */
+fs_status fs_allreduce_sum_min(MPI_Comm comm, const int64_t mine[2], int64_t all[2]);
 
 /* Whether `mine` (nonzero) holds on every rank: *all (out), the same on
  * every rank. */

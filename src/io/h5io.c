@@ -289,6 +289,7 @@ typedef struct io_transfer {
     const char *name;    /* FILE or FILE:DATASET */
     const char *disk;    /* writes: the file on disk (is its file system full?) */
     int abandon_on_failure; /* collective writes: a failure ends the job (fs_h5_abandon) */
+    fs_finite *finite;   /* reads: NaN and Inf counted here (NULL: not counted) */
 } io_transfer;
 
 static void pause_seconds(double s)
@@ -317,6 +318,23 @@ static fs_status begin_transfer(const io_transfer *x, const fs_io_map *map, io_p
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the staging buffer of %s", x->name);
     pc->ncalls = all[0];
     return FS_OK;
+}
+
+/* The values of a piece just read counted (finite.h): packed in the
+ * staging buffer, or in place in the map's memory (never strided then). */
+static void count_piece(fs_finite *f, const fs_io_map *map, const fs_box *piece, const void *buf,
+                        int staged, int64_t n)
+{
+    if (staged) {
+        fs_finite_packed(f, piece, buf, n, map->mem_type);
+        return;
+    }
+    fs_box outer = map->file_box;
+    for (int k = 0; k < outer.ndim; k++) {
+        outer.start[k] = map->file_box.start[k] - map->mem_start[k];
+        outer.count[k] = map->mem_dims[k];
+    }
+    fs_finite_box(f, piece, &outer, buf, map->mem_type);
 }
 
 /* Every call of a read or a write (begin_transfer first): the pieces of the
@@ -353,6 +371,8 @@ static fs_status run_transfer(const io_transfer *x, const fs_io_map *map, const 
                 fs_h5_abandon(ret, 1);
             break;
         }
+        if (!x->writing && x->finite && n > 0)
+            count_piece(x->finite, map, &piece, buf, staged, n);
         if (!x->writing && staged && n > 0)
             stage_copy(map, &piece, data, stage, 1);
         if (x->pause_s > 0)
@@ -529,7 +549,7 @@ fs_status fs_h5_input_unchanged(MPI_Comm comm, const char *file, const fs_input_
 
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
-                     fs_io_progress progress, void *ctx)
+                     fs_io_progress progress, void *ctx, fs_finite *finite)
 {
     hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
     char name[2 * FS_PATH_MAX + 2];
@@ -545,6 +565,7 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                                                    : FS_IO_CALL_BYTES,
         .pause_s = fs_testhooks_slow_read_seconds(),
         .name = name,
+        .finite = finite,
     };
     io_pieces pc = plan_pieces(map, x.piece_bytes);
     void *stage = NULL;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
+#include "io/finite.h"
 #include "io/h5attrs.h"
 #include "io/h5probe.h"
 #include "plan/layout.h"
@@ -64,10 +65,12 @@ fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type);
  * makes the same number of calls, those with less or nothing to read
  * selecting nothing. HDF5 converts the file's type to mem_type. With
  * `shards` (may be NULL) the array is the shards' (info->dataset in each),
- * not file's. The memory outside the map's elements is left as it is. */
+ * not file's. The memory outside the map's elements is left as it is.
+ * With `finite` (may be NULL; begun with the map's fold_inner) each piece's
+ * NaN and Inf are counted there as it arrives (finite.h), on this rank. */
 fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
-                     fs_io_progress progress, void *ctx);
+                     fs_io_progress progress, void *ctx, fs_finite *finite);
 
 /* Collective, after every rank's read of the input (local: this rank's
  * status of it): once every rank is done, rank 0 looks at `file` again and

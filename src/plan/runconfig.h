@@ -73,6 +73,7 @@ typedef struct fs_run_config {
     int axes[FS_MAX_DIMS];       /* as given; negative counts from the end */
     int check;
     double check_tolerance;      /* 0: by precision */
+    int allow_nonfinite;         /* an input holding NaN or Inf is transformed */
     /* The parallel algorithm. */
     fs_strategy_request strategy;
     uint64_t seed;
