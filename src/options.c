@@ -126,6 +126,13 @@ static void print_fourier_help(FILE *out)
         "                          poisson (-1/k^2, 0 at k = 0),\n"
         "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
         "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"
+        "\n"
+        "Combined spectra (two INPUTs a, b of one shape; N points transformed):\n"
+        "      --correlate         ifftn(X_a conj X_b) / N (/correlation); one INPUT:\n"
+        "                          its autocorrelation\n"
+        "      --convolve          ifftn(X_a X_b), circular (/convolution)\n"
+        "      --phase-correlate   ifftn(R / |R|), R = X_a conj X_b (/phase_correlation);\n"
+        "                          the peak's shift in the summary and the report\n"
         "\n",
         out);
 }
@@ -709,6 +716,49 @@ static fs_status set_apply(const opt_spec *spec, const char *arg, fs_options *op
     return st == FS_OK ? store_string(spec, arg, opts) : st;
 }
 
+/* --correlate, --convolve, --phase-correlate: one of them, by the option's name. */
+static fs_status set_combine(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)arg;
+    static const char *const names[] = {"", "correlate", "convolve", "phase-correlate"};
+    int op = 1;
+    while (op < 3 && strcmp(names[op], spec->long_name) != 0)
+        op++;
+    if (opts->combine && opts->combine != op)
+        return fs_error_set(FS_ERR_USAGE, "--%s, --%s: one operation per run", names[opts->combine],
+                            names[op]);
+    opts->combine = op;
+    return FS_OK;
+}
+
+/* The combined spectra give the field back as --apply does, from one or two
+ * INPUTs alike; what needs a spectrum, an inverse or one INPUT's result
+ * does not go with them. */
+static fs_status check_combine(const fs_options *opts)
+{
+    static const char *const names[] = {"", "--correlate", "--convolve", "--phase-correlate"};
+    const char *name = names[opts->combine];
+    int need = opts->combine == FS_COMBINE_CORRELATE ? 0 : 2; /* 0: one or two */
+    if (opts->apply)
+        return fs_error_set(FS_ERR_USAGE, "%s, --apply: one operation per run", name);
+    if (opts->inverse || opts->check)
+        return fs_error_set(FS_ERR_USAGE, "%s: runs the forward transforms and the inverse itself "
+                            "(no %s)", name, opts->inverse ? "--inverse" : "--check");
+    if (opts->power_spectrum || opts->cross || opts->spectrum_only)
+        return fs_error_set(FS_ERR_USAGE, "%s: writes a field, not a spectrum; compute the "
+                            "spectrum in a run of its own", name);
+    if (opts->shard_output)
+        return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: the result is written into OUTPUT "
+                            "itself", name);
+    if (opts->nbox)
+        return fs_error_set(FS_ERR_USAGE, "%s: uses no wave vector; --box-size does not apply",
+                            name);
+    if (!opts->dry_run && (need ? opts->ninputs != need : opts->ninputs > 2))
+        return fs_error_set(FS_ERR_USAGE, "%s: expected %s INPUTs (got %d)", name,
+                            need ? "two" : "one or two", opts->ninputs);
+    return FS_OK;
+}
+
 /* --apply returns the field: what needs a spectrum as the result, or undoes
  * the transform, does not go with it. */
 static fs_status check_apply(const fs_options *opts)
@@ -824,6 +874,9 @@ static const opt_spec specs[] = {
     {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000"},
     {OPT("apply", 0, required_argument, set_apply, apply)},
+    {OPT("correlate", 0, no_argument, set_combine, combine)},
+    {OPT("convolve", 0, no_argument, set_combine, combine)},
+    {OPT("phase-correlate", 0, no_argument, set_combine, combine)},
     {OPT("multipoles", 0, required_argument, set_multipoles, poles)},
     {OPT("spectrum-per", 0, required_argument, set_spectrum_per, per)},
     {OPT("compensate", 0, required_argument, set_enum, compensate), .names = window_names},
@@ -921,7 +974,7 @@ static fs_status add_input(fs_options *opts, const char *arg)
  * apply. */
 static fs_status check_several_inputs(const fs_options *opts)
 {
-    if (opts->output_dataset)
+    if (opts->output_dataset && !opts->combine) /* the combined result is one */
         return fs_error_set(FS_ERR_USAGE, "%s:%s: a dataset path for OUTPUT applies to one INPUT "
                             "only (with %d, each result goes under its input's path)",
                             opts->output_file, opts->output_dataset, opts->ninputs);
@@ -939,6 +992,8 @@ static fs_status check_several_inputs(const fs_options *opts)
 static fs_status check_spectrum(fs_options *opts)
 {
     if (opts->apply && check_apply(opts) != FS_OK)
+        return fs_error_status();
+    if (opts->combine && check_combine(opts) != FS_OK)
         return fs_error_status();
     if (opts->spectrum_only && !opts->cross)
         opts->power_spectrum = 1;
@@ -1123,7 +1178,8 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
         .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles,
         .nper = o->nper, .compensate = o->compensate, .shot_noise = o->shot_noise,
-        .shot_given = o->shot_given, .apply = o->apply,
+        .shot_given = o->shot_given, .apply = o->apply, .combine = (fs_combine_op)o->combine,
+        .keep_first = o->cross || (o->combine && (o->ninputs > 1 || o->dry_run)),
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };

@@ -79,6 +79,7 @@ typedef struct fs_options {
     int los_given;
     int mu_bins;           /* --mu-bins (0: the default) */
     char *apply;           /* --apply=OP[,OP...] (operators.h), NULL when not given */
+    int combine;           /* --correlate, --convolve, --phase-correlate (FS_COMBINE_*, 0: none) */
     int npoles;            /* --multipoles=0,2,4: the even l, increasing (0: none) */
     int poles[FS_MAX_POLES];
     int nper;              /* --spectrum-per: batch axes with a spectrum per index (0: none) */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analysis/combine.h"
 #include "analysis/operators.h"
 #include "analysis/spectrum.h"
 #include "compute/check.h"
@@ -53,6 +54,7 @@ typedef struct run {
     dataset *ds;
     dataset *cur;                 /* the one being worked on */
     fs_shard_set shards;          /* --shards: the files (n 0 for one file) */
+    const fs_shard_set *in_shards; /* &shards with --shards, else NULL */
     /* The compute plan, kept across datasets that ask for the same. */
     const dataset *planned_for;   /* NULL: none */
     fs_decomposition *d;
@@ -66,6 +68,7 @@ typedef struct run {
     fs_report_sections *sections; /* several inputs */
     fs_spectrum *spectrum;        /* NULL: none asked for */
     fs_operators ops;             /* --apply (n 0: none), with each dataset's grid */
+    fs_combine *combine;          /* --correlate ... (NULL: none) */
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
 } run;
@@ -79,18 +82,13 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
         .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
         .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
-        .first = fs_decomposition_first(r->d),
-        /* --apply writes the field from the first stage's boxes */
+        .first = fs_decomposition_first(r->d), /* a round trip writes the field from it */
         .last = ds->t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .output_dataset = r->out.dataset, .exchange_before = &ds->exchange_before,
-        .plans_before = ds->plans_before, .spectrum = r->spectrum, .operation = r->opts->apply,
+        .plans_before = ds->plans_before, .spectrum = r->spectrum, .combine = r->combine,
+        .operation = r->opts->apply ? r->opts->apply : fs_combine_name(r->opts->combine),
     };
-}
-
-static const fs_shard_set *input_shards(const run *r)
-{
-    return r->infos[0].nshards ? &r->shards : NULL;
 }
 
 /* Rank 0 probes every input; every rank plans every transform from what it
@@ -109,6 +107,7 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
         return st;
     if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
         return st;
+    r->in_shards = r->infos[0].nshards ? &r->shards : NULL;
     fs_planner_notes *notes = calloc((size_t)r->n, sizeof *notes);
     if (!notes)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -123,6 +122,8 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
     }
     if (st == FS_OK)
         st = fs_spectrum_new(o, ts, r->n, &r->spectrum);
+    if (st == FS_OK)
+        st = fs_combine_new(o, ts, r->n, &r->combine);
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
         fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
@@ -151,7 +152,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom, &ds->rq, {o->check, o->cross}, &r->node};
+                           r->wisdom, &ds->rq, {o->check, o->keep_first}, &r->node};
     st = fs_planner_choose(&o->strategy, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
@@ -171,11 +172,10 @@ static fs_status plan_overlap(run *r)
     fs_overlap_free(&r->overlap);
     fs_overlap_args a = {
         .comm = r->comm, .t = r->cur->t, .d = r->d, .c = r->c, .buf = &r->buf,
-        .input_file = r->cur->file, .info = r->cur->info, .shards = input_shards(r),
+        .input_file = r->cur->file, .info = r->cur->info, .shards = r->in_shards,
         .h5 = fs_output_h5(&r->out), .keep = o->check, .io_thread = r->node.io_thread,
         .refuse_nonfinite = !o->allow_nonfinite && r->cur->info->dtype != FS_DTYPE_INTEGER,
-        /* a spectrum bins the whole result in memory before the write; --apply
-         * writes the field from the first stage's boxes after its inverse */
+        /* spectra bin, round trips operate on, the whole result before the write */
         .whole_result = o->shard_output || r->spectrum || r->cur->t->round_trip,
     };
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
@@ -192,7 +192,7 @@ static fs_status stage_check(run *r)
     dataset *ds = r->cur;
     fs_check_args a = {.comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
         .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
-        .input_file = ds->file, .info = ds->info, .shards = input_shards(r),
+        .input_file = ds->file, .info = ds->info, .shards = r->in_shards,
         .tolerance = r->opts->check_tolerance};
     fs_timer_start(&ds->timers, FS_PHASE_CHECK); /* agreed and said inside: not again */
     fs_status st = fs_check_run(&a, &ds->check);
@@ -220,19 +220,22 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
-/* --apply on the forward result in its last layout (no exchange), then the
- * inverse back to the first layout, where the write takes the field. */
-static fs_status operate(run *r)
+/* --apply or the combined spectra on the forward result in its last layout,
+ * then (unless it is kept) the inverse back to the first, for the write. */
+static fs_status operate(run *r, int i)
 {
     dataset *ds = r->cur;
+    const fs_box *last = fs_decomposition_last(r->d);
     fs_timer_start(&ds->timers, FS_PHASE_OPERATE);
-    fs_status st = fs_operators_apply(&r->ops, (int)(ds - r->ds), ds->t,
-                                      fs_decomposition_last(r->d), r->buf.data);
+    fs_status st = r->combine ? fs_combine_apply(r->combine, i, ds->t, last, r->buf.data)
+                              : fs_operators_apply(&r->ops, i, ds->t, last, r->buf.data);
     fs_timer_stop(&ds->timers, FS_PHASE_OPERATE);
-    st = fs_error_agree(r->comm, st);
-    if (st == FS_OK)
-        st = fs_error_agree(r->comm, fs_compute_undo_timed(r->c, r->buf.data, &ds->timers,
-                                                           &r->progress));
+    if ((st = fs_error_agree(r->comm, st)) != FS_OK || !fs_combine_writes(r->combine, i))
+        return st;
+    st = fs_error_agree(r->comm,
+                        fs_compute_undo_timed(r->c, r->buf.data, &ds->timers, &r->progress));
+    if (st == FS_OK && r->combine) /* agreed */
+        st = fs_combine_peak(r->combine, r->comm, ds->t, fs_decomposition_first(r->d), r->buf.data);
     return st;
 }
 
@@ -254,7 +257,7 @@ static fs_status prepare(run *r)
     if (st == FS_OK && o->apply) /* the operators, checked against each grid */
         st = fs_operators_prepare(r->comm, o->apply, o->box, o->nbox, ts, r->n, &r->ops);
     if (st == FS_OK)
-        st = fs_output_begin(r->comm, o, r->infos, r->n, input_shards(r), &r->out);
+        st = fs_output_begin(r->comm, o, r->infos, r->n, r->in_shards, &r->out);
     if (st == FS_OK && r->n > 1)
         st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
     if (st == FS_OK)
@@ -299,11 +302,10 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     if (o->apply)
         fs_output_set_operation(&r->out, r->ops.text,
                                 fs_kgrid_lengths(fs_operators_grid(&r->ops, i), box), box);
-    if (st == FS_OK && o->verbose && r->rank == 0) {
-        fs_run_view v = view(r, NULL);
-        fs_report_verbose_plan(&v);
-    }
-    if (st == FS_OK && !o->spectrum_only)
+    if (st == FS_OK && o->verbose && r->rank == 0)
+        fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
+    int writes = !o->spectrum_only && fs_combine_writes(r->combine, i);
+    if (st == FS_OK && writes)
         st = phase(r, FS_PHASE_WRITE, create_output);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_PLAN, plan_overlap);
@@ -317,28 +319,25 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     if (st == FS_OK && r->spectrum) /* the result into the spectra */
         st = fs_error_agree(r->comm, fs_spectrum_add(r->spectrum, i, ds->t,
                                                      fs_decomposition_last(r->d), r->buf.data));
-    if (st == FS_OK && o->apply)
-        st = operate(r); /* agreed */
-    if (st == FS_OK && !o->spectrum_only) {
+    if (st == FS_OK && ds->t->round_trip)
+        st = operate(r, i); /* agreed */
+    if (st == FS_OK && writes) {
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
     }
     if (st == FS_OK && o->check)
         st = stage_check(r); /* timed and agreed */
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
-    if (st == FS_OK && r->sections) {
-        fs_run_view v = view(r, NULL);
-        st = fs_report_add_section(r->comm, &v, r->sections); /* agreed */
-    }
+    if (st == FS_OK && r->sections) /* agreed */
+        st = fs_report_add_section(r->comm, (const fs_run_view[]){view(r, NULL)}, r->sections);
     return st;
 }
 
-/* The wisdom and the report into their temporaries, then the result, the
- * report and the wisdom into place in one commit: a report or wisdom that
- * cannot be written fails the run with OUTPUT untouched. The figures are
- * taken before the commit, so the renames are not counted (commit: the
- * wisdom's merge and write; total: up to the report's write). summary
- * (out, rank 0): the summary, printed once the result is in place. */
+/* The wisdom and the report into their temporaries, then the result, the report and
+ * the wisdom into place in one commit: a report or wisdom that cannot be written fails
+ * the run with OUTPUT untouched. The figures are taken before the commit (commit: the
+ * wisdom's merge and write; total: up to the report's write). summary (out, rank 0):
+ * the summary, printed once the result is in place. */
 static fs_status commit(run *r, char **summary)
 {
     fs_timer_start(&r->timers, FS_PHASE_COMMIT);
@@ -349,8 +348,8 @@ static fs_status commit(run *r, char **summary)
     for (int i = 0; i < r->n; i++)
         fs_timers_add(&all, &r->ds[i].timers);
     if (st == FS_OK && r->sections)
-        st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, r->spectrum, &all,
-                                r->out.report_tmp, summary);
+        st = fs_report_run_many(r->comm, r->opts, r->nranks, r->sections, r->spectrum,
+                                r->combine, &all, r->out.report_tmp, summary);
     else if (st == FS_OK) {
         fs_run_view v = view(r, &all);
         st = fs_report_run(r->comm, &v, r->out.report_tmp, summary);
@@ -444,6 +443,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *opts)
     fs_report_sections_free(&r.sections);
     fs_spectrum_free(&r.spectrum);
     fs_operators_free(&r.ops);
+    fs_combine_free(&r.combine);
     free(r.ds);
     free(r.infos);
     return st;

@@ -131,3 +131,14 @@ sys.exit(json.load(open(sys.argv[1]))["io_overlap"]["write_seconds"] <= 0)' "$1"
     dry_vs_real 2 alltoall slab in.h5 --apply=deriv:0,poisson
     dry_vs_real 4 pairwise pencil apply.h5 --real --apply=lowpass:0.5
 }
+
+# --convolve (and --correlate, --phase-correlate) of two INPUTs keeps the
+# first one's forward result, its last-stage box, while the second is
+# transformed: the dry run counts it as it counts --cross's.
+@test "dry run within 10% of the real peak with two INPUTs combined: random, slab; xorswap, pencil" {
+    [ -e apply.h5 ] || mkdata 2 -q --type=float64 256x192x192 apply.h5
+    [ -e apply2.h5 ] || mkdata 2 -q --type=float64 --seed=2 256x192x192 apply2.h5
+    dry_vs_real 2 random slab apply2.h5 --real --convolve apply.h5
+    dry_vs_real 4 xorswap pencil apply2.h5 --real --phase-correlate apply.h5
+    [[ $dry_output == *"copy"* ]] || fail "the kept result is not counted: $dry_output"
+}

@@ -19,13 +19,18 @@
 #include "output/atomic.h"
 #include "output/destinations.h"
 #include "report/report.h"
+#include "analysis/combine.h"
 #include "analysis/spectrum.h"
 
-/* The output dataset of an input: OUTPUT's path when given, else the
- * input's own. */
-static const char *dataset_for(const fs_output *out, const fs_input_info *info)
+/* The output dataset of input i (infos: the probed inputs): the combined
+ * result's on its turn (NULL: none on this turn, combine.h), else OUTPUT's
+ * path when given, else the input's own. */
+static const char *dataset_for(const fs_output *out, const fs_input_info *infos, int i)
 {
-    return out->opts->output_dataset ? out->opts->output_dataset : info->dataset;
+    const fs_run_config *o = out->opts;
+    if (o->combine != FS_COMBINE_NONE)
+        return fs_combine_result(o, i);
+    return o->output_dataset ? o->output_dataset : infos[i].dataset;
 }
 
 /* Whether the dataset at `inner` would lie inside the one at `outer`. */
@@ -49,7 +54,8 @@ static int result_paths(paths_args *a, const char **paths)
 {
     int n = 0;
     for (int i = 0; i < a->n && !a->out->opts->spectrum_only; i++)
-        paths[n++] = dataset_for(a->out, &a->infos[i]);
+        if (dataset_for(a->out, a->infos, i))
+            paths[n++] = dataset_for(a->out, a->infos, i);
     a->results = n;
     for (const char *g; (g = fs_spectrum_group(a->out->opts, n - a->results)) != NULL;)
         paths[n++] = g;
@@ -129,7 +135,7 @@ static fs_status check_paths_on_root(void *arg)
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
     "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
-    "operation", "box_size", "k_convention", NULL,
+    "operation", "box_size", "k_convention", "second_input", NULL,
 };
 
 /* Collective: rank 0 reads each input dataset's own attributes, every
@@ -170,10 +176,24 @@ fs_h5_output *fs_output_h5(const fs_output *out)
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks)
 {
-    out->dataset = dataset_for(out, info);
+    const fs_run_config *o = out->opts;
+    out->dataset = dataset_for(out, out->infos, i);
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
-                                   NULL, 0, {0}};
+                                   NULL, 0, {0}, NULL, NULL};
+    if (o->combine != FS_COMBINE_NONE && out->ninfos > 0) {
+        /* the combined result: the first INPUT's name and attributes, the
+         * second's name beside them */
+        out->attrs.input_file = o->inputs[0].file;
+        out->attrs.input_dataset = out->infos[0].dataset;
+        out->attrs.copied = out->n_input_attrs ? &out->input_attrs[0] : NULL;
+        out->attrs.operation = fs_combine_name(o->combine);
+        out->dataset = fs_combine_result(o, out->ninfos - 1); /* what each turn goes into */
+        if (out->ninfos > 1) {
+            out->attrs.second_file = o->inputs[1].file;
+            out->attrs.second_dataset = out->infos[1].dataset;
+        }
+    }
 }
 
 void fs_output_set_operation(fs_output *out, const char *text, int nbox, const double *box)
@@ -193,7 +213,7 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_
     out->ninfos = n;
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    out->dataset = dataset_for(out, &infos[0]);
+    out->dataset = dataset_for(out, infos, 0);
     const char *inputs[n > 0 ? n : 1];
     for (int i = 0; i < n; i++)
         inputs[i] = o->inputs[i].file;
@@ -519,11 +539,19 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t)
     return st;
 }
 
-/* --apply's result: what was applied, in which units of k. */
+/* --apply's result: what was applied, in which units of k; a combined
+ * result (no box): the operation and the second INPUT. */
 static fs_status round_trip_attributes(const fs_output_attrs *a, fs_h5_output *h5)
 {
     int64_t n = a->nbox;
     fs_status st = fs_h5_output_attr_string(h5, "operation", a->operation ? a->operation : "");
+    if (st == FS_OK && a->second_file) {
+        char second[2 * FS_PATH_MAX + 2];
+        snprintf(second, sizeof second, "%s:%s", a->second_file, a->second_dataset);
+        st = fs_h5_output_attr_string(h5, "second_input", second);
+    }
+    if (st != FS_OK || !n)
+        return st;
     if (st == FS_OK)
         st = fs_h5_output_attr_numbers(h5, "box_size", 1, &n, FS_DTYPE_FLOAT64, a->box);
     if (st == FS_OK)

@@ -36,6 +36,8 @@ typedef struct fs_output_attrs {
     const char *operation;
     int nbox;
     double box[FS_LAYOUT_MAX_DIMS];
+    /* a combined result of two INPUTs (combine.h): the second (NULL: none) */
+    const char *second_file, *second_dataset;
 } fs_output_attrs;
 
 typedef struct fs_output {
@@ -67,7 +69,9 @@ void fs_output_init(fs_output *out);
 fs_h5_output *fs_output_h5(const fs_output *out);
 
 /* The result of input i (info, in input_file) is written next: its
- * dataset's path and its attributes (strategy: the one that ran). */
+ * dataset's path and its attributes (strategy: the one that ran). With
+ * combined spectra (combine.h) the path is the combined result's (also on
+ * a turn that writes none) and the attributes the first INPUT's. */
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks);
 

@@ -78,7 +78,7 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
                                 int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
-    fs_footprint_keeps keeps = {opts->check, opts->cross};
+    fs_footprint_keeps keeps = {opts->check, opts->keep_first};
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
@@ -175,7 +175,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, {opts->check, opts->cross}, node->mem_per_rank, node->mem_source,
+        fs_default_args da = {rq, &params, {opts->check, opts->keep_first}, node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
@@ -208,7 +208,7 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     if (st == FS_OK)
-        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->cross},
+        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->keep_first},
                              io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
@@ -348,7 +348,8 @@ static void print_memory(FILE *out, const dry_plan *p)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
     char cross[64] = "";
     if (m->cross_bytes)
-        snprintf(cross, sizeof cross, " + --cross's copy %.1f MiB", mib((double)m->cross_bytes));
+        snprintf(cross, sizeof cross, " + %s copy %.1f MiB",
+                 p->opts->cross ? "--cross's" : "the first INPUT's", mib((double)m->cross_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),

@@ -24,13 +24,14 @@ typedef struct fs_footprint {
     /* Bytes per rank, resident (huge pages whole), of the rank that needs
      * most: total_bytes is the sum of the five. */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
-    int64_t cross_bytes;               /* --cross's copy of the first input's result */
+    int64_t cross_bytes;               /* the copy of the first input's result (keeps.cross) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
 typedef struct fs_footprint_keeps {
     int check;          /* --check: the inverse plans, and the input read again in pieces */
-    int cross;          /* --cross: the first input's result (the rank's last-stage box) */
+    int cross;          /* --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
+                           the first input's result (the rank's last-stage box) */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks

@@ -194,7 +194,7 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
                                                      : FS_DOUBLE;
     rq->norm = o->norm;
     /* --apply: the inverse that follows undoes any scaling, so none is made */
-    rq->round_trip = o->apply != NULL;
+    rq->round_trip = o->apply != NULL || o->combine != FS_COMBINE_NONE;
     if (rq->round_trip)
         rq->norm = FS_NORM_BACKWARD;
     rq->last_size = o->last_size ? o->last_size : in->last_size_attr;

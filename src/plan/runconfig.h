@@ -29,6 +29,13 @@
 
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
+/* The spectra of the inputs combined (analysis/combine.h). */
+typedef enum fs_combine_op {
+    FS_COMBINE_NONE,
+    FS_COMBINE_CORRELATE,     /* --correlate: ifftn(X_a conj X_b) / N */
+    FS_COMBINE_CONVOLVE,      /* --convolve: ifftn(X_a X_b) */
+    FS_COMBINE_PHASE,         /* --phase-correlate: ifftn(R / |R|), R = X_a conj X_b */
+} fs_combine_op;
 
 /* One INPUT operand: FILE.h5[:/path]. */
 typedef struct fs_location {
@@ -112,6 +119,11 @@ typedef struct fs_run_config {
     int shot_given;
     /* Operators in Fourier space (operators.h). */
     const char *apply;           /* --apply's list as given, NULL: none */
+    /* Several inputs' spectra combined (combine.h). */
+    fs_combine_op combine;       /* FS_COMBINE_NONE: none */
+    /* What the run keeps beside the data buffer, for the footprint: the
+     * first input's forward result (--cross, --correlate of two INPUTs...) */
+    int keep_first;
     /* Messages. */
     int progress, quiet, verbose;
     const char *command_line;    /* for the report and messages */

@@ -220,6 +220,18 @@ static void with_spectrum(const fs_spectrum *s, const fs_run_config *o, fs_repor
     info->extra_line = line;
 }
 
+/* The combined spectra's part of the report and of the summary. */
+static void with_combine(const fs_combine *cb, const fs_run_config *o, fs_report_info *info,
+                         char *line, size_t size)
+{
+    if (!cb)
+        return;
+    fs_combine_summary(cb, o->output_file, line, size);
+    info->extra_json = fs_combine_json;
+    info->extra_arg = cb;
+    info->extra_line = line;
+}
+
 fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
 {
     info_text text;
@@ -229,6 +241,7 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     rank_record(v, &rec);
     char line[FS_PATH_MAX + 256];
     with_spectrum(v->spectrum, v->opts, &info, line, sizeof line);
+    with_combine(v->combine, v->opts, &info, line, sizeof line);
     return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
                             v->opts->report_file, report_tmp);
 }
@@ -338,7 +351,7 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
 
 fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
                              const fs_report_sections *s, const fs_spectrum *spectrum,
-                             const fs_timers *run_timers,
+                             const fs_combine *combine, const fs_timers *run_timers,
                              const char *report_tmp, char **summary)
 {
     char title[FS_PATH_MAX + 64];
@@ -354,7 +367,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .flops = s->flops,
         .array_bytes = s->array_bytes,
         .check = s->check.done ? &s->check : NULL,
-        .operation = o->apply,
+        .operation = o->apply ? o->apply : fs_combine_name(o->combine),
         .ndatasets = s->added,
         .dataset_inputs = s->inputs,
         .dataset_json = s->json,
@@ -362,6 +375,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
     };
     char line[FS_PATH_MAX + 256];
     with_spectrum(spectrum, o, &info, line, sizeof line);
+    with_combine(combine, o, &info, line, sizeof line);
     fs_rank_record total = s->total;
     memcpy(total.t_s, run_timers->t_s, sizeof total.t_s);
     total.peak_memory_bytes = fs_peak_memory_bytes();

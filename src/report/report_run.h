@@ -15,6 +15,7 @@
 #include "io/h5io.h"
 #include "plan/runconfig.h"
 #include "report/report.h"
+#include "analysis/combine.h"
 #include "analysis/spectrum.h"
 #include "plan/transform.h"
 
@@ -43,7 +44,9 @@ typedef struct fs_run_view {
     const fs_exchange_stats *exchange_before;
     const int64_t *plans_before;       /* made, from wisdom */
     const fs_spectrum *spectrum;       /* NULL: none */
-    const char *operation;             /* --apply's operators as recorded (NULL: none) */
+    const char *operation;             /* --apply's operators as recorded, or the
+                                          combined spectra's operation (NULL: none) */
+    const fs_combine *combine;         /* NULL: none */
 } fs_run_view;
 
 /* --verbose, rank 0: the plan before any data moves. */
@@ -72,7 +75,7 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
  * included), as fs_report_run. */
 fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
                              const fs_report_sections *s, const fs_spectrum *spectrum,
-                             const fs_timers *run_timers,
+                             const fs_combine *combine, const fs_timers *run_timers,
                              const char *report_tmp, char **summary);
 
 #endif
