@@ -36,6 +36,15 @@ on float64 input next to the plain --real transform and the numpy/scipy
 script a user would write (read, rfftn, numpy.bincount over shells), whose
 result they compare with fftshard's.
 
+The operator rows (skipped with --no-operators; alone with
+--only-operators) time --real --apply=gaussian:2 on float64 input and
+--real --vector=helmholtz on three float32 components (when the binary has
+--vector) on the first rank count, in turns with the plain --real forward
+of the same input and the scipy script a user writes for the same job
+(read, rfftn with every core, multiply, irfftn, write): medians of 5 turns,
+the ratios to both, the operate phase, the exchanges made and the peak
+memory over the plain forward's.
+
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
 or writing back another run's file. The default fftshard command and the
@@ -98,17 +107,24 @@ def fresh(out):
 
 def fftshard(mpiexec, exe, ranks, inp, out, extra):
     """Run fftshard; the figures of its JSON report and the wall time."""
+    return fftshard_many(mpiexec, exe, ranks, [inp], out, extra)
+
+
+def fftshard_many(mpiexec, exe, ranks, inputs, out, extra):
+    """fftshard() with several INPUTs."""
     report = out + ".json"
     fresh(out)
     t0 = time.perf_counter()
     run([mpiexec, "-n", str(ranks), exe, "--force", "--quiet", "--report=" + report]
-        + list(extra) + [inp, out])
+        + list(extra) + list(inputs) + [out])
     wall = time.perf_counter() - t0
     with open(report) as f:
         r = json.load(f)
     fig = {ph: r["phases"][ph]["max"] for ph in PHASES}
     fig["wall"] = wall
     fig["transform"] = fig["fft"] + fig["exchange"]
+    fig["operate"] = r["phases"].get("operate", {}).get("max", 0.0)
+    fig["exchanges"] = r["exchange"].get("count", 0)
     fig["gflops"] = r["gflops"]
     fig["gbs"] = r["exchange"]["bandwidth_gbs"]
     fig["peak_mib"] = r["memory"]["peak_bytes_max"] / 1048576.0
@@ -289,6 +305,115 @@ def spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok):
     print()
 
 
+# argv: input, output, R. A Gaussian smoothing as a user writes it with
+# scipy: read, rfftn, multiply by exp(-k^2 R^2 / 2) (k = 2 pi f, grid
+# units, as fftshard's --apply=gaussian:R without --box-size), irfftn, write.
+GAUSSIAN_SCRIPT = r"""
+import sys, h5py, numpy as np, scipy.fft
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["data"][...]
+r = float(sys.argv[3])
+X = scipy.fft.rfftn(a, workers=-1)
+k2 = 0
+for ax, n in enumerate(a.shape):
+    fr = np.fft.rfftfreq(n) if ax == a.ndim - 1 else np.fft.fftfreq(n)
+    shape = [1] * a.ndim
+    shape[ax] = len(fr)
+    k2 = k2 + (2 * np.pi * fr.reshape(shape)) ** 2
+X *= np.exp(-0.5 * k2 * r * r)
+b = scipy.fft.irfftn(X, s=a.shape, workers=-1)
+with h5py.File(sys.argv[2], "w") as f:
+    f.create_dataset("data", data=b)
+"""
+
+# argv: the files of u, v, w (dataset data), output. The Helmholtz split as
+# a user writes it: three rfftn, C = k (k.V) / k^2 (k = 0: into S), S = V -
+# C, six irfftn, six datasets written.
+HELMHOLTZ_SCRIPT = r"""
+import sys, h5py, numpy as np, scipy.fft
+v = []
+for name in sys.argv[1:4]:
+    with h5py.File(name, "r") as f:
+        v.append(f["data"][...])
+shape = v[0].shape
+V = [scipy.fft.rfftn(c, workers=-1) for c in v]
+k = []
+for ax, n in enumerate(shape):
+    fr = np.fft.rfftfreq(n) if ax == 2 else np.fft.fftfreq(n)
+    s = [1, 1, 1]
+    s[ax] = len(fr)
+    k.append((2 * np.pi * fr).reshape(s))
+k2 = k[0] ** 2 + k[1] ** 2 + k[2] ** 2
+k2[0, 0, 0] = 1
+kv = (k[0] * V[0] + k[1] * V[1] + k[2] * V[2]) / k2
+with h5py.File(sys.argv[4], "w") as f:
+    for a, c in enumerate("xyz"):
+        comp = k[a] * kv
+        f.create_dataset("compressive_" + c, data=scipy.fft.irfftn(comp, s=shape, workers=-1))
+        f.create_dataset("solenoidal_" + c, data=scipy.fft.irfftn(V[a] - comp, s=shape, workers=-1))
+"""
+
+
+def script_wall(script, inputs, out, extra):
+    fresh(out)
+    t0 = time.perf_counter()
+    run(["/usr/bin/python3", "-c", script] + list(inputs) + [out] + list(extra), serial_env())
+    return time.perf_counter() - t0
+
+
+def has_option(exe, name):
+    p = subprocess.run([exe, "--help"], capture_output=True, text=True)
+    return name in p.stdout
+
+
+def operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok, pairs=5):
+    """--apply=gaussian and --vector=helmholtz against the plain --real
+    forward of the same input and the scipy script for the same job, the
+    three in turns, medians of `pairs` turns; peak memory per rank over the
+    plain forward's; the exchanges each run made (the report's count)."""
+    ranks = int(args.ranks.split(",")[0])
+    print("# operators, %d ranks, medians of %d turns (operator, plain --real forward, "
+          "scipy script); peak: the largest rank's VmHWM" % (ranks, pairs))
+    print("%-34s %-16s %7s %7s %8s %7s %9s %8s %8s" % (
+        "command", "size", "wall s", "fft+ex", "operate", "exch", "peak MiB", "x plain",
+        "x scipy"))
+    out = os.path.join(work, "op.h5")
+    for size in args.sizes.split(","):
+        if len(size.split("x")) != 3:
+            continue
+        cases = [("--real --apply=gaussian:2", "float64", size, ["--real", "--apply=gaussian:2"],
+                  1, GAUSSIAN_SCRIPT, ["2"])]
+        if has_option(exe, "--vector"):
+            cases.append(("--real --vector=helmholtz", "float32", "3x" + size,
+                          ["--real", "--vector=helmholtz"], 3, HELMHOLTZ_SCRIPT, []))
+        for name, dtype, label, opts, ncomp, script, sargs in cases:
+            inputs = [os.path.join(work, "op-%s-%s-%d.h5" % (dtype, size, c)) for c in range(ncomp)]
+            for c, inp in enumerate(inputs):
+                if not os.path.exists(inp):
+                    run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", dtype, "--seed",
+                         str(c + 1), size, inp])
+            op, plain, sp = [], [], []
+            for _ in range(pairs):
+                op.append(fftshard_many(mpiexec, exe, ranks, inputs, out, opts))
+                plain.append(fftshard(mpiexec, exe, ranks, inputs[0], out, ["--real"]))
+                if scipy_ok:
+                    sp.append(script_wall(script, inputs[:1] if ncomp == 1 else inputs,
+                                          out, sargs))
+            w, wp = median([d["wall"] for d in op]), median([d["wall"] for d in plain])
+            t = median(sp) if sp else None
+            best = min(op, key=lambda d: d["wall"])
+            print("%-34s %-16s %7.3f %7.3f %8.3f %7d %9.1f %8.2f %8s" % (
+                name, label, w, best["transform"], best["operate"], best["exchanges"],
+                best["peak_mib"], w / wp, "%.2f" % (w / t) if t else "-"), flush=True)
+            b = min(plain, key=lambda d: d["wall"])
+            print("%-34s %-16s %7.3f %7.3f %8s %7d %9.1f %8s %8s   (peak %.2f x plain)" % (
+                "  fftshard --real (plain forward)", size, wp, b["transform"], "-", b["exchanges"],
+                b["peak_mib"], "1.00", "-", best["peak_mib"] / b["peak_mib"]))
+            if t:
+                print("%-34s %-16s %7.3f" % ("  scipy script, same job", label, t))
+    print()
+
+
 def median(values):
     return sorted(values)[len(values) // 2]
 
@@ -380,6 +505,10 @@ def main():
                     help="skip the real and vector-field input rows")
     ap.add_argument("--no-spectrum", action="store_true",
                     help="skip the power spectrum rows")
+    ap.add_argument("--no-operators", action="store_true",
+                    help="skip the --apply and --vector rows")
+    ap.add_argument("--only-operators", action="store_true",
+                    help="only the --apply and --vector rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -389,6 +518,9 @@ def main():
     work = os.environ.get("BENCH_DIR") or tempfile.mkdtemp(prefix="fftshard-bench.")
     refs = []
     try:
+        if args.only_operators:
+            operator_rows(args, mpiexec, exe, mkdata, work, have_scipy())
+            return
         tiny = os.path.join(work, "tiny.h5")
         run([mpiexec, "-n", "1", mkdata, "-q", "-f", "1x1x1", tiny])
         print("# fftshard file to file, complex128 input, best of %d runs by wall time"
@@ -455,6 +587,8 @@ def main():
             real_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_spectrum:
             spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
+        if not args.no_operators:
+            operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])
