@@ -6,7 +6,8 @@
 # --force, the other groups left bit for bit), never through a link and
 # never over a file that another program changed meanwhile. Each group
 # carries the attributes of its input's dataset (time, viscosity, units),
-# xarray and netCDF4 read it by its path.
+# xarray and netCDF4 read it by its path, and the report names what was
+# written, the axes as given and the array's bytes as fftshard(1) says.
 
 load helpers
 
@@ -235,4 +236,44 @@ e3.h5 power_spectrum 2.5 None False uvw.h5:/u, uvw.h5:/v, uvw.h5:/w"
         "in=uvw.h5:/u in=uvw.h5:/v out=e.h5 group=/t1 cross power only" \
         "in=uvw.h5:/u in=uvw.h5:/v in=uvw.h5:/w out=e3.h5 group=/t1 only"
     assert_success
+}
+
+@test "the report names what was written: the spectrum's group, the axes as given, array_bytes as fftshard(1) says" {
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("in.h5", "w") as f:
+    f["u"] = np.random.default_rng(1).standard_normal((12, 10, 8)).astype(np.float32)
+    f["v"] = np.random.default_rng(2).standard_normal((12, 10, 8))'
+    run --separate-stderr fftshard 2 --spectrum-only --axes=2,0 --report=a.json in.h5:/u ser.h5:/t7
+    assert_success
+    [[ "$stderr" == *"spectrum: "*" in ser.h5:/t7/power_spectrum, "* ]] || fail "$stderr"
+    fftshard 2 -q --real --axes=1,0,2 --report=b.json in.h5:/u out.h5
+    fftshard 2 -q --real --axes=2,0,1 --report=e.json in.h5:/u e.h5
+    fftshard 2 -q --precision=double --spectrum-only --cross --power-spectrum --report=c.json \
+        in.h5:/u in.h5:/v c.h5:/t0
+    fftshard 2 -q --axes=1,0 --report=d.json in.h5:/v d.h5
+    run python_serial - <<'PY'
+import json, h5py
+a, b, c, d, e = (json.load(open(n + ".json")) for n in "abcde")
+with h5py.File("out.h5") as f:
+    attr_axes = list(f["u"].attrs["axes"])
+with h5py.File("d.h5") as f:
+    attr_axes_d = list(f["v"].attrs["axes"])
+# "output": what was written
+print(a["output"], a["spectra"]["power_spectrum"]["group"], b["output"])
+print(c["output"], [s["output"] for s in c["datasets"]],
+      c["spectra"]["power_spectrum"]["group"], c["spectra"]["cross_spectrum"]["group"])
+# the axes in the order given, as the result's attribute
+print(a["axes"], b["axes"], attr_axes, d["axes"], attr_axes_d)
+# the working array the ranks hold, in complex of the precision computed:
+# float32 -> complex64 (8 bytes), float64 -> complex128 (16); --real
+# holds n/2+1 along the halved axis when it is the last in memory (FFTW's
+# padded layout), else the whole complex array
+print(a["memory"]["array_bytes"] == 12 * 10 * 8 * 8, b["memory"]["array_bytes"] == 12 * 10 * 5 * 8,
+      e["memory"]["array_bytes"] == 12 * 10 * 8 * 8, d["memory"]["array_bytes"] == 12 * 10 * 8 * 16)
+PY
+    assert_success
+    assert_output "ser.h5:/t7/power_spectrum /t7/power_spectrum out.h5:/u
+c.h5 ['c.h5:/t0/power_spectrum', 'c.h5:/t0/power_spectrum'] /t0/power_spectrum /t0/cross_spectrum
+[2, 0] [1, 0, 2] [1, 0, 2] [1, 0] [1, 0]
+True True True True"
 }
