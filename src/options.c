@@ -102,7 +102,8 @@ static void print_fourier_help(FILE *out)
         "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
         "                          INPUTs add their power (of u, v, w: E(k) =\n"
         "                          0.5 power modes / (V k_f) with --box-size)\n"
-        "      --spectrum-only     the spectrum alone: no transformed array written\n"
+        "      --spectrum-only     the spectrum alone: no transformed array written;\n"
+        "                          OUTPUT:/GROUP puts its group under GROUP\n"
         "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"
         "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
         "                          axis's length); power then times V / N^2\n"
@@ -974,7 +975,8 @@ static fs_status add_input(fs_options *opts, const char *arg)
  * apply. */
 static fs_status check_several_inputs(const fs_options *opts)
 {
-    if (opts->output_dataset && !opts->combine) /* the combined result is one */
+    /* the combined result is one; --spectrum-only: the path of the spectrum's group */
+    if (opts->output_dataset && !opts->combine && !opts->spectrum_only)
         return fs_error_set(FS_ERR_USAGE, "%s:%s: a dataset path for OUTPUT applies to one INPUT "
                             "only (with %d, each result goes under its input's path)",
                             opts->output_file, opts->output_dataset, opts->ninputs);
@@ -1021,9 +1023,12 @@ static fs_status check_spectrum(fs_options *opts)
                             "itself; compute it in a run without --shard-output");
     if (opts->cross && !opts->dry_run && opts->ninputs != 2)
         return fs_error_set(FS_ERR_USAGE, "--cross: expected two INPUTs (got %d)", opts->ninputs);
-    if (opts->spectrum_only && opts->output_dataset)
-        return fs_error_set(FS_ERR_USAGE, "%s:%s: --spectrum-only writes no dataset; name OUTPUT "
-                            "without a path", opts->output_file, opts->output_dataset);
+    /* --spectrum-only: OUTPUT's path is the group the spectra's groups go in. */
+    if (opts->spectrum_only && opts->output_dataset &&
+        strlen(opts->output_dataset) + sizeof "/cross_spectrum" > FS_PATH_MAX)
+        return fs_error_set(FS_ERR_USAGE, "%s:%s: group path too long (at most %d bytes)",
+                            opts->output_file, opts->output_dataset,
+                            (int)(FS_PATH_MAX - sizeof "/cross_spectrum"));
     return FS_OK;
 }
 

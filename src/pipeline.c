@@ -375,9 +375,9 @@ static fs_status write_spectrum(run *r)
 {
     fs_status st = fs_error_agree(r->comm, fs_spectrum_reduce(r->spectrum, r->comm));
     fs_timer_start(&r->timers, FS_PHASE_WRITE);
+    fs_spectrum_inputs in = {r->opts->inputs, r->infos, r->out.input_attrs, r->n};
     if (st == FS_OK)
-        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out),
-                                                       r->opts->inputs, r->infos, r->n,
+        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out), &in,
                                                        r->opts->add && r->opts->force));
     fs_timer_stop(&r->timers, FS_PHASE_WRITE);
     return st;

@@ -297,8 +297,12 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
         [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]
         [ "$(cat out.h5)" = keep ]
     done
-    run --separate-stderr fftshard 2 -f --spectrum-only r3.h5 'out.h5:/x'
+    # OUTPUT's path is the group the spectrum goes under (series.bats): one
+    # too long for the spectrum's path is refused
+    run --separate-stderr fftshard 2 -f --spectrum-only r3.h5 "out.h5:/$(printf 'x%.0s' {1..1010})"
     assert_failure "$EXIT_USAGE"
+    [[ "$stderr" == *": group path too long (at most 1008 bytes)"* ]] || fail "$stderr"
+    [ "$(cat out.h5)" = keep ]
 }
 
 @test "--add: an existing spectrum needs --force, which replaces it and keeps the rest" {

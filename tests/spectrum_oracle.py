@@ -22,7 +22,10 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         poles=L,L...      --multipoles: power_L = (2L + 1) times the mean of
                           |X|^2 L_L(mu) (numpy.polynomial.legendre) per bin
         cross             --cross (two inputs)
-        only              --spectrum-only: OUTPUT holds nothing but spectra
+        group=PATH        --spectrum-only with OUTPUT:/PATH: the groups are
+                          under PATH (PATH/power_spectrum)
+        only              --spectrum-only: OUTPUT (under PATH with group=)
+                          holds nothing but spectra
         tol=X             relative tolerance of k and power (default 1e-10,
                           1e-4 when an input is single precision)
       modes must be equal; k and power (and the mu tables) within tol of
@@ -317,13 +320,16 @@ def check_case(text):
         ref = reference(fields, axes, box, bins, opts)
     problems = []
     with h5py.File(opts["out"], "r") as f:
+        under = opts.get("group", "").strip("/")
+        top = f[under] if under else f
         if "only" in opts:
             names = []
-            f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+            top.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
             stray = [n for n in names if not n.split("/")[0].endswith("_spectrum")]
             if stray:
                 problems.append("--spectrum-only wrote datasets %s" % stray)
         for name, r in ref.items():
+            name = ("/" + under if under else "") + name
             if name not in f:
                 problems.append("%s: missing" % name)
                 continue

@@ -29,6 +29,7 @@ typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 #define MAX_LUT (1 << 22)      /* norms up to this are binned by a table, beyond by a search */
 #define EDGE_SNAP 1e-9         /* an edge this close (relative) to a lattice norm is that norm */
 #define MAX_SUMS_BYTES (1024.0 * 1024 * 1024) /* the sums per bin of every slice, per rank */
+#define TABLE_PATH_MAX (FS_PATH_MAX + 64) /* a group's path and a table's name in it */
 
 struct fs_spectrum {
     int power, cross;               /* which groups */
@@ -56,6 +57,9 @@ struct fs_spectrum {
     void *keep;                     /* --cross: input 0's result on this rank */
     size_t keep_bytes;
     double seconds;
+    int ngroups;                    /* the groups written, in fs_spectrum_group's order */
+    char group[2][FS_PATH_MAX];
+    int group_cross[2];             /* the group holds the cross spectrum */
 };
 
 /* The integer lattice of the grid: m = (|k| / k_f)^2 = sum_a (f_a L_max /
@@ -231,6 +235,9 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     s->power = o->power_spectrum;
     s->cross = o->cross;
     s->los = -1;
+    for (; fs_spectrum_group(o, s->ngroups, s->group[s->ngroups], sizeof s->group[0]);
+         s->ngroups++)
+        s->group_cross[s->ngroups] = !s->power || s->ngroups == 1;
     fs_status st = take_box(s, o, t);
     if (st != FS_OK)
         return st;
@@ -680,15 +687,25 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
     return st;
 }
 
-const char *fs_spectrum_group(const fs_run_config *o, int i)
+int fs_spectrum_group(const fs_run_config *o, int i, char *path, size_t size)
 {
     const char *groups[2];
     int n = 0;
     if (o->power_spectrum)
-        groups[n++] = "/power_spectrum";
+        groups[n++] = "power_spectrum";
     if (o->cross)
-        groups[n++] = "/cross_spectrum";
-    return i >= 0 && i < n ? groups[i] : NULL;
+        groups[n++] = "cross_spectrum";
+    if (i < 0 || i >= n)
+        return 0;
+    /* OUTPUT's path, resolved as HDF5 does (no trailing '/', never "/") */
+    const char *under = o->spectrum_only && o->output_dataset ? o->output_dataset : "";
+    snprintf(path, size, "%s/%s", under, groups[i]);
+    return 1;
+}
+
+const char *fs_spectrum_path(const fs_spectrum *s, int i)
+{
+    return i >= 0 && i < s->ngroups ? s->group[i] : NULL;
 }
 
 /* --------------------------------------------------------------- results */
@@ -794,7 +811,7 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
 static fs_status table(fs_h5_output *o, const char *group, const char *name, int rank,
                        const int64_t *dims, fs_dtype type, const void *values)
 {
-    char path[256];
+    char path[TABLE_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", group, name);
     return fs_h5_output_table(o, path, rank, dims, type, values);
 }
@@ -865,16 +882,10 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     return st;
 }
 
-/* in: the inputs, their probed infos and their count. */
-typedef struct named_inputs {
-    const fs_location *inputs;
-    const fs_input_info *infos;
-    int n;
-} named_inputs;
 /* What a table's dimensions are: the coordinates of its axes. */
 typedef struct group_dims {
-    char per[FS_LAYOUT_MAX_DIMS][256]; /* the slices' axes */
-    char k[256], mu[256], edges[256], mu_edges[256];
+    char per[FS_LAYOUT_MAX_DIMS][TABLE_PATH_MAX]; /* the slices' axes */
+    char k[TABLE_PATH_MAX], mu[TABLE_PATH_MAX], edges[TABLE_PATH_MAX], mu_edges[TABLE_PATH_MAX];
 } group_dims;
 
 /* One table's dimensions, units and long name. */
@@ -882,7 +893,7 @@ static fs_status label(const fs_spectrum *s, fs_h5_output *o, const char *group,
                        const group_dims *g, const char *name, int per_slice, int mu,
                        const char *units, const char *long_name)
 {
-    char path[256];
+    char path[TABLE_PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", group, name);
     const char *dims[FS_LAYOUT_MAX_DIMS + 2];
     int n = 0;
@@ -985,12 +996,24 @@ static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const cha
     return st;
 }
 
+/* The group's own attribute names (write_attrs), and those of the
+ * dimension scales', which mean something else on a group: an input's
+ * attribute of one of these names is not copied onto the group. */
+static const char *const group_attrs[] = {
+    "convention", "inputs", "fftshard_version", "axes", "box_size", "k_fundamental",
+    "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "CLASS", "NAME", NULL,
+};
+
+/* shared: the inputs' attributes that go on the group (NULL: none). */
 static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *group, int cross,
-                             const named_inputs *in, int replace)
+                             const fs_spectrum_inputs *in, const fs_input_attrs *shared,
+                             int replace)
 {
     fs_status st = fs_h5_output_group(o, group, replace);
     if (st == FS_OK)
         st = write_attrs(s, o, cross, in->inputs, in->infos, in->n);
+    if (st == FS_OK && shared && shared->count)
+        st = fs_h5_output_copy_attrs(o, shared);
     int64_t cell[2] = {s->nbins, s->nmu};
     if (st == FS_OK)
         st = write_tables(s, o, group, s->acc, 1, cell, "", cross);
@@ -1011,15 +1034,15 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
     return st;
 }
 
-fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_location *inputs,
-                            const fs_input_info *infos, int n, int replace)
+fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_spectrum_inputs *in,
+                            int replace)
 {
-    named_inputs in = {inputs, infos, n};
-    fs_status st = FS_OK;
-    if (s->power)
-        st = write_group(s, o, "/power_spectrum", 0, &in, replace);
-    if (st == FS_OK && s->cross)
-        st = write_group(s, o, "/cross_spectrum", 1, &in, replace);
+    fs_input_attrs shared = {0};
+    fs_status st = in->attrs ? fs_input_attrs_shared(in->attrs, in->n, group_attrs, &shared)
+                             : FS_OK;
+    for (int i = 0; i < s->ngroups && st == FS_OK; i++)
+        st = write_group(s, o, s->group[i], s->group_cross[i], in, &shared, replace);
+    fs_input_attrs_free(&shared);
     return st;
 }
 
@@ -1048,9 +1071,11 @@ static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q
     fs_json_close(j, ']');
 }
 
-static void json_group(fs_json *j, const fs_spectrum *s, const char *name, int cross)
+static void json_group(fs_json *j, const fs_spectrum *s, int g)
 {
-    fs_json_open(j, name, '{');
+    int cross = s->group_cross[g];
+    fs_json_open(j, cross ? "cross_spectrum" : "power_spectrum", '{');
+    fs_json_str(j, "group", s->group[g]);
     fs_json_str(j, "bins", rule_name(s));
     fs_json_num(j, "k_fundamental", s->kf);
     fs_json_num(j, "power_factor", s->factor);
@@ -1081,10 +1106,8 @@ void fs_spectrum_json(fs_json *j, const void *arg)
     const fs_spectrum *s = arg;
     fs_json_open(j, "spectra", '{');
     fs_json_num(j, "seconds", s->seconds);
-    if (s->power)
-        json_group(j, s, "power_spectrum", 0);
-    if (s->cross)
-        json_group(j, s, "cross_spectrum", 1);
+    for (int i = 0; i < s->ngroups; i++)
+        json_group(j, s, i);
     fs_json_close(j, '}');
 }
 
@@ -1093,7 +1116,7 @@ void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, si
     char slices[48] = "";
     if (s->nper)
         snprintf(slices, sizeof slices, " x %lld slices", (long long)s->nslices);
-    snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s, %.4f s\n", s->nbins,
-             slices, rule_name(s), s->kf, output, s->power ? "/power_spectrum" : "/cross_spectrum",
-             s->power && s->cross ? " and /cross_spectrum" : "", s->seconds);
+    snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s%s, %.4f s\n", s->nbins,
+             slices, rule_name(s), s->kf, output, s->group[0], s->ngroups > 1 ? " and " : "",
+             s->ngroups > 1 ? s->group[1] : "", s->seconds);
 }

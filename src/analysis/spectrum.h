@@ -47,19 +47,35 @@ fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs
 /* Collective, once every input is binned: the sums over all ranks. */
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm);
 
+/* The n inputs of a spectrum: each one's location as given, its dataset
+ * as probed, and the dataset's own attributes (attrs NULL: none). */
+typedef struct fs_spectrum_inputs {
+    const fs_location *inputs;
+    const fs_input_info *infos;
+    const fs_input_attrs *attrs;
+    int n;
+} fs_spectrum_inputs;
+
 /* Collective: the spectra into the open output o as the groups named by
  * fs_spectrum_group (replacing what is there with `replace`), each with
- * its convention as attributes and the fields' names, "FILE:DATASET" of
- * each of the n inputs (its file, and its dataset as infos[i] probed it). */
-fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_location *inputs,
-                            const fs_input_info *infos, int n, int replace);
+ * its convention as attributes, the fields' names ("FILE:DATASET" of each
+ * input: its file, and its dataset as probed), then the attributes every
+ * input's dataset holds alike (a time, a viscosity, units), but for the
+ * group's own names. */
+fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_spectrum_inputs *in,
+                            int replace);
 
-/* The groups the options ask for: "/power_spectrum", "/cross_spectrum" (i
- * from 0; NULL past the last). */
-const char *fs_spectrum_group(const fs_run_config *o, int i);
+/* The path of group i (from 0) of the spectra the options ask for, into
+ * path (size bytes; FS_PATH_MAX will do): "/power_spectrum", then
+ * "/cross_spectrum"; with --spectrum-only under OUTPUT's path, the group
+ * that names ("/t0001/power_spectrum"). 0 past the last, else 1. */
+int fs_spectrum_group(const fs_run_config *o, int i, char *path, size_t size);
 
-/* The report's "spectra" member (a JSON object per group) and the
- * summary's line (rank 0). */
+/* The path of group i of s as written (NULL past the last). */
+const char *fs_spectrum_path(const fs_spectrum *s, int i);
+
+/* The report's "spectra" member (a JSON object per group, with its path)
+ * and the summary's line (rank 0). */
 void fs_spectrum_json(fs_json *j, const void *s);
 void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, size_t size);
 

@@ -110,6 +110,59 @@ static int next_record(const fs_input_attrs *a, int64_t *pos, record *r)
     return 0;
 }
 
+/* Whether b holds the record rec (bytes long, named name) byte for byte:
+ * the same name, type, shape and values. */
+static int holds_alike(const fs_input_attrs *b, const unsigned char *rec, int64_t bytes,
+                       const char *name)
+{
+    int64_t pos = 0;
+    record r;
+    for (int i = 0; i < b->count; i++) {
+        int64_t at = pos;
+        if (next_record(b, &pos, &r) != 0)
+            return 0;
+        if (strcmp(r.name, name) == 0)
+            return pos - at == bytes && memcmp(b->block + at, rec, (size_t)bytes) == 0;
+    }
+    return 0;
+}
+
+static int named_in(const char *const *names, const char *name)
+{
+    for (; names && *names; names++)
+        if (strcmp(*names, name) == 0)
+            return 1;
+    return 0;
+}
+
+fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *const *skip,
+                                fs_input_attrs *out)
+{
+    memset(out, 0, sizeof *out);
+    builder b = {out, 0, 1};
+    int64_t pos = 0;
+    record r;
+    for (int i = 0; n > 0 && i < a[0].count; i++) {
+        int64_t at = pos;
+        if (next_record(&a[0], &pos, &r) != 0) {
+            fs_input_attrs_free(out);
+            return fs_error_set(FS_ERR_RUNTIME, "the copied attributes are damaged");
+        }
+        int alike = !named_in(skip, r.name);
+        for (int k = 1; k < n && alike; k++)
+            alike = holds_alike(&a[k], a[0].block + at, pos - at, r.name);
+        if (alike) {
+            put(&b, a[0].block + at, (size_t)(pos - at));
+            out->count++;
+        }
+    }
+    if (!b.ok) {
+        fs_input_attrs_free(out);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the shared attributes");
+    }
+    return FS_OK;
+}
+
 /* ------------------------------------------------------------------ read */
 
 /* Why type cannot be copied as bytes, or NULL. A variable-length string at

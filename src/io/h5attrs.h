@@ -14,8 +14,9 @@
  * has its own values for those), references (they point into the input
  * file), other variable-length types, and attributes of more than
  * FS_ATTR_MAX_BYTES (the output's object header holds no larger one).
- * Owns the block (fs_input_attrs); every hid_t it opens is closed before
- * it returns. */
+ * What several inputs hold alike goes on what they make together (a
+ * spectrum's group: fs_input_attrs_shared). Owns the block
+ * (fs_input_attrs); every hid_t it opens is closed before it returns. */
 #ifndef FS_H5ATTRS_H
 #define FS_H5ATTRS_H
 
@@ -48,6 +49,14 @@ fs_status fs_h5_attrs_read(const char *file, const char *dataset, const char *co
 /* Collective: root's *a to every rank (in on root; out elsewhere, where *a
  * starts zeroed). The status is agreed and printed. */
 fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a);
+
+/* What n inputs share, for what all of them make (a spectrum): the
+ * attributes of a[0] that every a[1..n-1] holds alike (the same name,
+ * type, shape and values), those named in skip (a NULL-ended list) left
+ * out, into *out (out; free with fs_input_attrs_free). Not collective;
+ * the same blocks give the same result on every rank. */
+fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *const *skip,
+                                fs_input_attrs *out);
 
 /* Free the block and zero *a. */
 void fs_input_attrs_free(fs_input_attrs *a);

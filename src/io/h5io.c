@@ -873,7 +873,17 @@ fs_status fs_h5_output_open(MPI_Comm comm, const char *tmp_path, int existing, f
  * MPI-IO file, like every metadata change). */
 static fs_status unlink_old(fs_h5_output *o, const char *dataset)
 {
-    htri_t exists = H5Lexists(o->fid, dataset, H5P_DEFAULT);
+    /* Each group on the way first: H5Lexists fails where one is missing. */
+    char prefix[FS_PATH_MAX];
+    size_t len = strlen(dataset);
+    htri_t exists = len < sizeof prefix ? 1 : -1;
+    for (size_t end = 1; end <= len && exists > 0; end++) {
+        if (end < len && dataset[end] != '/')
+            continue;
+        memcpy(prefix, dataset, end);
+        prefix[end] = '\0';
+        exists = H5Lexists(o->fid, prefix, H5P_DEFAULT);
+    }
     if (exists < 0)
         return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot look up %s",
                                                output_name(o), dataset));
@@ -1194,7 +1204,7 @@ static fs_status path_state_in(hid_t fid, const char *file, const char *path, fs
             return FS_OK;
         }
         if (type != H5I_GROUP) {
-            *state = FS_H5_PATH_OTHER;
+            *state = FS_H5_PATH_BLOCKED;
             return FS_OK;
         }
     }

@@ -184,7 +184,7 @@ fs_status fs_h5_output_attr_int64s(fs_h5_output *o, const char *name, int n, con
 fs_status fs_h5_output_attr_numbers(fs_h5_output *o, const char *name, int rank,
                                     const int64_t *dims, fs_dtype type, const void *values);
 /* Collective, the same block on every rank: the input's own attributes
- * (h5attrs.h) onto the dataset. */
+ * (h5attrs.h) onto the dataset, or the group of fs_h5_output_group. */
 fs_status fs_h5_output_copy_attrs(fs_h5_output *o, const fs_input_attrs *a);
 /* Collective: close everything; *o set to NULL. Returns the close status. */
 fs_status fs_h5_output_close(fs_h5_output **o);
@@ -197,7 +197,8 @@ fs_status fs_h5_output_failed(const fs_h5_output *o, fs_status st);
 typedef enum fs_h5_path_state {
     FS_H5_PATH_FREE,      /* nothing: a dataset can be created there */
     FS_H5_PATH_DATASET,   /* a dataset, which only --force replaces */
-    FS_H5_PATH_OTHER,     /* a group, a type, a broken link, or something not a group on the way */
+    FS_H5_PATH_OTHER,     /* a group, a type, or a link that leads nowhere */
+    FS_H5_PATH_BLOCKED,   /* something not a group on the way: nothing can be created there */
 } fs_h5_path_state;
 
 /* One process (rank 0), serially: what `file` holds at `path` (messages

@@ -46,6 +46,7 @@ typedef struct paths_args {
     int n;
     int results;      /* result_paths: how many of the paths are datasets */
     char what[2][FS_PATH_MAX + 32];
+    char groups[2][FS_PATH_MAX]; /* the spectra's */
 } paths_args;
 
 /* What OUTPUT gets: each input's result (none with --spectrum-only),
@@ -57,8 +58,9 @@ static int result_paths(paths_args *a, const char **paths)
         if (dataset_for(a->out, a->infos, i))
             paths[n++] = dataset_for(a->out, a->infos, i);
     a->results = n;
-    for (const char *g; (g = fs_spectrum_group(a->out->opts, n - a->results)) != NULL;)
-        paths[n++] = g;
+    for (int g = 0; g < 2 && fs_spectrum_group(a->out->opts, g, a->groups[g], sizeof a->groups[g]);
+         g++)
+        paths[n++] = a->groups[g];
     return n;
 }
 
@@ -74,8 +76,9 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 }
 
 /* Rank 0, --add: every result needs a place in `file` (OUTPUT, or its
- * copy) that its other contents leave free (a dataset there only with
- * --force, which replaces it), reached through no link. */
+ * copy) that its other contents leave free (a dataset there, or a
+ * spectrum's group, only with --force, which replaces it), reached through
+ * no link and only through groups. */
 static fs_status check_add_paths(paths_args *a, const char *file)
 {
     const fs_run_config *o = a->out->opts;
@@ -87,6 +90,10 @@ static fs_status check_add_paths(paths_args *a, const char *file)
         fs_status ret = fs_h5_output_path_state(file, o->output_file, p, &state);
         if (ret != FS_OK)
             return ret;
+        if (i >= a->results && state == FS_H5_PATH_BLOCKED)
+            return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a dataset or another object "
+                                "that is not a group on the way; --add writes only inside groups",
+                                o->output_file, p);
         if (i >= a->results && state != FS_H5_PATH_FREE && !o->force)
             return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a spectrum or another object "
                                 "there; use --force to replace it", o->output_file, p);
@@ -95,7 +102,7 @@ static fs_status check_add_paths(paths_args *a, const char *file)
         if (state == FS_H5_PATH_DATASET && !o->force)
             return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the dataset exists; use --force to replace "
                                 "it", o->output_file, p);
-        if (state == FS_H5_PATH_OTHER)
+        if (state == FS_H5_PATH_OTHER || state == FS_H5_PATH_BLOCKED)
             return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a group or another object "
                                 "there or on the way; --add writes datasets only where there is "
                                 "none or a dataset", o->output_file, p);

@@ -292,11 +292,9 @@ static void json_dataset(json *j, const fs_report_info *info)
     else
         fputs("null", j->f);
     int64_t axes[FS_LAYOUT_MAX_DIMS];
-    int naxes = 0;
-    for (int k = 0; k < info->ndim; k++)
-        if (info->transform_axis[k])
-            axes[naxes++] = k;
-    json_ints(j, "axes", naxes, axes, 1);
+    for (int i = 0; i < info->naxes; i++)
+        axes[i] = info->axes[i];
+    json_ints(j, "axes", info->naxes, axes, 1);
 
     json_open(j, "decomposition", '{');
     json_str(j, "type", info->decomposition);

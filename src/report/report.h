@@ -106,7 +106,8 @@ typedef struct fs_report_info {
     const char *direction, *norm;
     int ndim;
     const int64_t *shape;
-    const int *transform_axis;
+    int naxes;                      /* the transformed axes in the order asked (as the */
+    const int *axes;                /* result's attribute axes) */
     const char *decomposition;      /* "slab" */
     int split_from, split_to;       /* axes split before / after the exchange (-1: gathered) */
     int grid[2];                    /* the P1 x P2 process grid */

@@ -82,6 +82,17 @@ static void verbose_hyperslabs(const fs_run_view *v)
             fs_dtype_name(t->out_type));
 }
 
+/* What the dataset's result is written as in OUTPUT: its dataset, or with
+ * --spectrum-only the (first) spectrum's group. */
+static const char *written(const fs_run_view *v)
+{
+    if (v->opts->spectrum_only && v->spectrum)
+        return fs_spectrum_path(v->spectrum, 0);
+    return v->output_dataset ? v->output_dataset
+           : v->opts->output_dataset ? v->opts->output_dataset
+                                     : v->info->dataset;
+}
+
 void fs_report_verbose_plan(const fs_run_view *v)
 {
     const fs_transform *t = v->t;
@@ -99,11 +110,7 @@ void fs_report_verbose_plan(const fs_run_view *v)
         fs_note("real axis %d of length %lld (%lld complex values), %s", t->real_axis,
                 (long long)t->real_len, (long long)t->half_len,
                 t->padded ? "FFTW's padded real layout" : "computed as a complex transform");
-    fs_note("output: %s:%s via temporary %s", o->output_file,
-            v->output_dataset   ? v->output_dataset
-            : o->output_dataset ? o->output_dataset
-                                : v->info->dataset,
-            v->tmp_path);
+    fs_note("output: %s:%s via temporary %s", o->output_file, written(v), v->tmp_path);
     if (v->strategy_note && strcmp(v->strategy_note, "default") == 0)
         fs_note("strategy: %s (default: %s)", v->strategy, v->strategy_reason);
     else if (v->strategy_note)
@@ -168,10 +175,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
     describe_run(v, text->title, sizeof text->title);
     snprintf(text->input, sizeof text->input, "%s:%s", v->input_file ? v->input_file : o->input_file,
              v->info->dataset);
-    snprintf(text->output, sizeof text->output, "%s:%s", o->output_file,
-             v->output_dataset         ? v->output_dataset
-             : o->output_dataset ? o->output_dataset
-                                 : v->info->dataset);
+    snprintf(text->output, sizeof text->output, "%s:%s", o->output_file, written(v));
     int64_t n = 1;
     for (int k = 0; k < t->ndim; k++)
         n *= t->shape[k];
@@ -186,7 +190,8 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .norm = fs_norm_name(t->norm),
         .ndim = v->info->ndim,
         .shape = v->info->shape,
-        .transform_axis = t->transform_axis,
+        .naxes = t->naxes,
+        .axes = t->axes,
         .decomposition = t->pencil ? "pencil" : t->fold ? "four-step" : "slab",
         .split_from = t->split[0][0],
         .split_to = t->split[t->nstages - 1][0] == FS_GATHER ? -1 : t->split[t->nstages - 1][0],
@@ -239,7 +244,7 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     describe(v, &text, &info);
     fs_rank_record rec;
     rank_record(v, &rec);
-    char line[FS_PATH_MAX + 256];
+    char line[3 * FS_PATH_MAX + 256]; /* OUTPUT and two groups */
     with_spectrum(v->spectrum, v->opts, &info, line, sizeof line);
     with_combine(v->combine, v->opts, &info, line, sizeof line);
     return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
@@ -373,7 +378,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .dataset_json = s->json,
         .dataset_lines = s->lines,
     };
-    char line[FS_PATH_MAX + 256];
+    char line[3 * FS_PATH_MAX + 256]; /* OUTPUT and two groups */
     with_spectrum(spectrum, o, &info, line, sizeof line);
     with_combine(combine, o, &info, line, sizeof line);
     fs_rank_record total = s->total;
