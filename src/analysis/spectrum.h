@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 
+#include "analysis/correlation.h"
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/layout.h"
@@ -44,6 +45,15 @@ void fs_spectrum_free(fs_spectrum **s);
 fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs_box *last,
                           const void *data);
 
+/* --correlation-function's part (correlation.h), NULL for none or s NULL. */
+fs_correlation *fs_spectrum_correlation(const fs_spectrum *s);
+
+/* Collective, after input i is binned and written: its part in the
+ * correlation function; with
+ * --cross the first input's result is kept for the second's turn, whose
+ * product uses it and frees it. */
+fs_status fs_spectrum_correlate(fs_spectrum *s, int i, const fs_correlation_args *a);
+
 /* Collective, once every input is binned: the sums over all ranks. */
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm);
 
@@ -54,7 +64,8 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm);
 fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_location *inputs,
                             const fs_input_info *infos, int n, int replace);
 
-/* The groups the options ask for: "/power_spectrum", "/cross_spectrum" (i
+/* The groups the options ask for: "/power_spectrum", "/cross_spectrum",
+ * "/correlation_function" (i
  * from 0; NULL past the last). */
 const char *fs_spectrum_group(const fs_run_config *o, int i);
 
