@@ -122,7 +122,7 @@ assert b["total_bytes"] - a["total_bytes"] == b["exchange_bytes"] - a["exchange_
     [ ! -e dry.h5 ]
 }
 
-@test "refusals: --check, --apply, --inverse, --r-bins alone, bad --r-bins" {
+@test "refusals: --check, --apply, --inverse, --correlate, --r-bins alone, bad --r-bins" {
     oracle make r.h5 6x5:float64
     run --separate-stderr fftshard 1 --correlation-function --check r.h5 o.h5
     assert_error "$EXIT_USAGE" "--check, --correlation-function"
@@ -130,6 +130,8 @@ assert b["total_bytes"] - a["total_bytes"] == b["exchange_bytes"] - a["exchange_
     assert_error "$EXIT_USAGE" "--apply"
     run --separate-stderr fftshard 1 --correlation-function --inverse r.h5 o.h5
     assert_error "$EXIT_USAGE" "--inverse"
+    run --separate-stderr fftshard 1 --correlation-function --correlate r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--correlate" "not a spectrum"
     run --separate-stderr fftshard 1 --r-bins=4 r.h5 o.h5
     assert_error "$EXIT_USAGE" "--r-bins: only with --correlation-function"
     run --separate-stderr fftshard 1 --correlation-function --r-bins=3,2 r.h5 o.h5
