@@ -119,6 +119,13 @@ static void print_fourier_help(FILE *out)
         "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
         "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
         "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"
+        "      --correlation-function  xi(r): the mean of C = ifftn(|fftn(x)|^2) / N in\n"
+        "                          shells of the minimum-image separation r, one cell\n"
+        "                          wide (/correlation_function); x as given (pass the\n"
+        "                          overdensity); with --cross, of the two INPUTs\n"
+        "      --r-bins=N|E0,E1,..  N equal bins of r up to the largest, these edges,\n"
+        "                          or RMIN:RMAX:DR; each [E_i, E_i+1); r in cells, or\n"
+        "                          in box units with --box-size\n"
         "\n"
         "Operators (forward, multiply on the ranks, inverse: the field is written):\n"
         "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
@@ -645,8 +652,15 @@ static fs_status set_box_size(const opt_spec *spec, const char *arg, fs_options 
     return FS_OK;
 }
 
-/* --bins=KMIN:KMAX:DK: the edges KMIN + i DK up to KMAX. */
-static fs_status set_bin_range(const char *arg, fs_options *opts)
+/* The edges of a bin option: where --bins and --r-bins put them. */
+typedef struct bin_target {
+    const char *name;   /* "--bins" or "--r-bins" */
+    int *bins, *nedges;
+    double *edges;
+} bin_target;
+
+/* NAME=LO:HI:STEP: the edges LO + i STEP up to HI. */
+static fs_status set_bin_range(const char *arg, const bin_target *b)
 {
     double r[3] = {0, 0, 0};
     char *end = NULL;
@@ -659,41 +673,58 @@ static fs_status set_bin_range(const char *arg, fs_options *opts)
             break;
     }
     double count = n == 3 && r[2] > 0 ? floor((r[1] - r[0]) / r[2] + 1e-9) : 0;
+    const char *v = b->name[2] == 'b' ? "K" : "R"; /* --bins speaks of k, --r-bins of r */
     if (!(count >= 1 && count < FS_MAX_EDGES))
-        return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected KMIN:KMAX:DK with 0 <= KMIN, "
-                            "KMIN + DK <= KMAX and at most %d bins", arg, FS_MAX_EDGES - 1);
+        return fs_error_set(FS_ERR_USAGE, "%s=%s: expected %sMIN:%sMAX:D%s with 0 <= %sMIN, "
+                            "%sMIN + D%s <= %sMAX and at most %d bins", b->name, arg, v, v, v, v,
+                            v, v, v, FS_MAX_EDGES - 1);
     for (int i = 0; i <= (int)count; i++)
-        opts->edges[i] = r[0] + i * r[2];
-    opts->nedges = (int)count + 1;
-    opts->bins = 0;
+        b->edges[i] = r[0] + i * r[2];
+    *b->nedges = (int)count + 1;
+    *b->bins = 0;
     return FS_OK;
 }
 
-/* --bins=N, --bins=E0,E1,... (increasing edges) or --bins=KMIN:KMAX:DK. */
+/* NAME=N, NAME=E0,E1,... (increasing edges) or NAME=LO:HI:STEP. */
+static fs_status set_bins_of(const char *arg, const bin_target *b)
+{
+    long n;
+    if (strchr(arg, ':'))
+        return set_bin_range(arg, b);
+    if (!strchr(arg, ',')) {
+        if (parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
+            return fs_error_set(FS_ERR_USAGE, "%s=%s: expected a number of bins from 1 to %d, "
+                                "or increasing edges E0,E1,...", b->name, arg, FS_MAX_EDGES - 1);
+        *b->bins = (int)n;
+        *b->nedges = 0;
+        return FS_OK;
+    }
+    int m = parse_numbers(arg, b->edges, FS_MAX_EDGES, 1);
+    for (int i = 1; i < m; i++)
+        if (!(b->edges[i] > b->edges[i - 1]))
+            m = -1;
+    if (m < 2)
+        return fs_error_set(FS_ERR_USAGE, "%s=%s: expected at most %d increasing edges "
+                            "E0,E1,... (%s from E0 up to E1 in the first bin)", b->name, arg,
+                            FS_MAX_EDGES, b->name[2] == 'b' ? "|k|" : "r");
+    *b->nedges = m;
+    *b->bins = 0;
+    return FS_OK;
+}
+
+/* --bins: of |k| for the spectra. */
 static fs_status set_bins(const opt_spec *spec, const char *arg, fs_options *opts)
 {
     (void)spec;
-    long n;
-    if (strchr(arg, ':'))
-        return set_bin_range(arg, opts);
-    if (!strchr(arg, ',')) {
-        if (parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
-            return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected a number of bins from 1 to %d, "
-                                "or increasing edges E0,E1,...", arg, FS_MAX_EDGES - 1);
-        opts->bins = (int)n;
-        opts->nedges = 0;
-        return FS_OK;
-    }
-    int m = parse_numbers(arg, opts->edges, FS_MAX_EDGES, 1);
-    for (int i = 1; i < m; i++)
-        if (!(opts->edges[i] > opts->edges[i - 1]))
-            m = -1;
-    if (m < 2)
-        return fs_error_set(FS_ERR_USAGE, "--bins=%s: expected at most %d increasing edges "
-                            "E0,E1,... (|k| from E0 up to E1 in the first bin)", arg, FS_MAX_EDGES);
-    opts->nedges = m;
-    opts->bins = 0;
-    return FS_OK;
+    return set_bins_of(arg, &(bin_target){"--bins", &opts->bins, &opts->nedges, opts->edges});
+}
+
+/* --r-bins: of the separation r for --correlation-function. */
+static fs_status set_r_bins(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    return set_bins_of(arg, &(bin_target){"--r-bins", &opts->r_bins, &opts->r_nedges,
+                                          opts->r_edges});
 }
 
 static fs_status set_los(const opt_spec *spec, const char *arg, fs_options *opts)
@@ -745,7 +776,7 @@ static fs_status check_combine(const fs_options *opts)
     if (opts->inverse || opts->check)
         return fs_error_set(FS_ERR_USAGE, "%s: runs the forward transforms and the inverse itself "
                             "(no %s)", name, opts->inverse ? "--inverse" : "--check");
-    if (opts->power_spectrum || opts->cross || opts->spectrum_only)
+    if (opts->power_spectrum || opts->cross || opts->spectrum_only || opts->correlation)
         return fs_error_set(FS_ERR_USAGE, "%s: writes a field, not a spectrum; compute the "
                             "spectrum in a run of its own", name);
     if (opts->shard_output)
@@ -767,7 +798,7 @@ static fs_status check_apply(const fs_options *opts)
     if (opts->inverse || opts->check)
         return fs_error_set(FS_ERR_USAGE, "%s: --apply runs the forward transform and its inverse "
                             "itself", opts->inverse ? "--inverse" : "--check");
-    if (opts->power_spectrum || opts->cross || opts->spectrum_only)
+    if (opts->power_spectrum || opts->cross || opts->spectrum_only || opts->correlation)
         return fs_error_set(FS_ERR_USAGE, "--apply: writes the field, not a spectrum; compute the "
                             "spectrum in a run of its own");
     if (opts->shard_output)
@@ -871,6 +902,8 @@ static const opt_spec specs[] = {
     {OPT("cross", 0, no_argument, set_flag, cross)},
     {OPT("box-size", 0, required_argument, set_box_size, box)},
     {OPT("bins", 0, required_argument, set_bins, bins)},
+    {OPT("correlation-function", 0, no_argument, set_flag, correlation)},
+    {OPT("r-bins", 0, required_argument, set_r_bins, r_bins)},
     {OPT("los", 0, required_argument, set_los, los)},
     {OPT("mu-bins", 0, required_argument, set_long, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000"},
@@ -987,6 +1020,19 @@ static fs_status check_several_inputs(const fs_options *opts)
     return FS_OK;
 }
 
+/* --correlation-function: its bins asked for with it; --check would undo
+ * the transform it has made its own product of. */
+static fs_status check_correlation(const fs_options *opts)
+{
+    if ((opts->r_bins || opts->r_nedges) && !opts->correlation)
+        return fs_error_set(FS_ERR_USAGE, "--r-bins: only with --correlation-function");
+    if (opts->correlation && opts->check)
+        return fs_error_set(FS_ERR_USAGE, "--check, --correlation-function: the correlation "
+                            "function takes the transformed array's place in memory; check the "
+                            "transform in a run of its own");
+    return FS_OK;
+}
+
 /* The spectrum options together: what needs a spectrum asks for one, and
  * what a spectrum cannot go with (an inverse: it bins a forward result;
  * --shard-output: the spectrum goes into OUTPUT itself). --spectrum-only
@@ -997,14 +1043,17 @@ static fs_status check_spectrum(fs_options *opts)
         return fs_error_status();
     if (opts->combine && check_combine(opts) != FS_OK)
         return fs_error_status();
-    if (opts->spectrum_only && !opts->cross)
+    if (opts->spectrum_only && !opts->cross && !opts->correlation)
         opts->power_spectrum = 1;
-    int spectrum = opts->power_spectrum || opts->cross;
+    if (check_correlation(opts) != FS_OK)
+        return fs_error_status();
+    int spectrum = opts->power_spectrum || opts->cross || opts->correlation;
     if (!spectrum && !opts->apply && opts->nbox)
         return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
-                            "--spectrum-only or --apply");
-    if (!spectrum && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
-                      opts->npoles || opts->nper || opts->compensate || opts->shot_given))
+                            "--spectrum-only, --correlation-function or --apply");
+    int binned = opts->power_spectrum || opts->cross; /* in k */
+    if (!binned && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
+                    opts->npoles || opts->nper || opts->compensate || opts->shot_given))
         return fs_error_set(FS_ERR_USAGE, "--box-size, --bins, --los, --mu-bins, --multipoles, "
                             "--spectrum-per, --compensate, --shot-noise: only with "
                             "--power-spectrum, --cross or --spectrum-only");
@@ -1181,6 +1230,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .add = o->add, .force = o->force,
         .power_spectrum = o->power_spectrum, .spectrum_only = o->spectrum_only, .cross = o->cross,
         .nbox = o->nbox, .bins = o->bins, .nedges = o->nedges, .los = o->los,
+        .correlation = o->correlation, .r_bins = o->r_bins, .r_nedges = o->r_nedges,
         .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles,
         .nper = o->nper, .compensate = o->compensate, .shot_noise = o->shot_noise,
         .shot_given = o->shot_given, .apply = o->apply, .combine = (fs_combine_op)o->combine,
@@ -1193,6 +1243,7 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
     memcpy(c->chunks, o->chunks, sizeof c->chunks);
     memcpy(c->box, o->box, sizeof c->box);
     memcpy(c->edges, o->edges, sizeof c->edges);
+    memcpy(c->r_edges, o->r_edges, sizeof c->r_edges);
     memcpy(c->poles, o->poles, sizeof c->poles);
     memcpy(c->per, o->per, sizeof c->per);
 }

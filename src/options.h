@@ -75,6 +75,10 @@ typedef struct fs_options {
     int bins;              /* --bins=N: N equal bins up to the largest |k| (0: shells of k_f) */
     int nedges;            /* --bins=E0,E1,...: explicit edges (0: none) */
     double edges[FS_MAX_EDGES];
+    int correlation;       /* --correlation-function: xi(r) into /correlation_function */
+    int r_bins;            /* --r-bins=N: N equal bins of r (0: shells one cell wide) */
+    int r_nedges;          /* --r-bins=E0,E1,...: explicit edges of r (0: none) */
+    double r_edges[FS_MAX_EDGES];
     int los;               /* --los: the line-of-sight axis as given */
     int los_given;
     int mu_bins;           /* --mu-bins (0: the default) */

@@ -145,14 +145,14 @@ static fs_status stage_plan(run *r)
     r->planned_for = NULL;
     fs_compute_free(&r->c); /* it borrows the decomposition */
     fs_decomposition_free(&r->d);
-    int undo = o->check || ds->planned.plain.round_trip; /* --apply undoes it too */
+    int undo = o->check || o->correlation || ds->planned.plain.round_trip; /* as --apply's */
     fs_status st = fs_error_agree(r->comm, fs_decomposition_new(r->comm, &ds->planned.plain,
                                                                 undo, &r->d));
     if (st != FS_OK)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
     fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom, &ds->rq, {o->check, o->keep_first}, &r->node};
+                           r->wisdom, &ds->rq, {o->check, o->keep_first, o->correlation}, &r->node};
     st = fs_planner_choose(&o->strategy, &trial, &r->buf, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
@@ -325,8 +325,10 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
     }
-    if (st == FS_OK && o->check)
-        st = stage_check(r); /* timed and agreed */
+    if (st == FS_OK && (o->check || o->correlation)) /* the result undone: one or the other */
+        st = o->check ? stage_check(r) /* timed and agreed; xi(r): the result its own product */
+                      : fs_spectrum_correlate(r->spectrum, i, &(fs_correlation_args){r->comm,
+                            ds->t, r->c, r->d, r->buf.data, &ds->timers, &r->progress});
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
     if (st == FS_OK && r->sections) /* agreed */
         st = fs_report_add_section(r->comm, (const fs_run_view[]){view(r, NULL)}, r->sections);
@@ -390,10 +392,8 @@ static fs_status run_phases(run *r)
 {
     int opened = 0, write_failed = 0; /* the same on every rank */
     fs_status st = prepare(r);
-    if (st == FS_OK) {
-        st = output_step(r, fs_output_open);
-        opened = st == FS_OK;
-    }
+    if (st == FS_OK)
+        opened = (st = output_step(r, fs_output_open)) == FS_OK;
     for (int i = 0; i < r->n && st == FS_OK; i++)
         st = run_dataset(r, i, &write_failed);
     fs_signals_set_dataset(0);

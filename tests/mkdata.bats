@@ -134,3 +134,59 @@ PY
     assert_equal "${stderr_lines[0]}" "fftshard-mkdata: error: '--bogus': unknown option"
     [ ! -e out.h5 ] || fail "wrote out.h5"
 }
+
+# tables FILE...: P(k) in p.txt (a bump on a falling slope) and T(k) in
+# t.txt, both on 0 .. 2 in 301 rows.
+tables() {
+    python_serial -c 'import numpy as np
+k = np.linspace(0, 2, 301)
+np.savetxt("p.txt", np.c_[k, 2e4 * np.exp(-k / 0.3) + 3e3 * np.exp(-((k - 0.8) / 0.1) ** 2) + 10],
+           header="k P")
+np.savetxt("t.txt", np.c_[k, 1 / (1 + (k / 0.4) ** 2)], header="k T")'
+}
+
+@test "--power-table: fftshard measures the table within its cosmic variance, and T^2 times it after --apply=transfer" {
+    tables
+    mkdata 3 --quiet --type=float64 --power-table=p.txt --box-size=100 --seed=5 32x32x32 g.h5
+    fftshard 2 -q --power-spectrum --spectrum-only --box-size=100 g.h5 pk.h5
+    run python_serial "$srcdir/tests/power_table_oracle.py" check pk.h5 p.txt 32x32x32 100
+    echo "$output"
+    assert_success
+    fftshard 2 -q --real --apply=transfer:t.txt --box-size=100 g.h5 f.h5
+    fftshard 3 -q --power-spectrum --spectrum-only --box-size=100 f.h5 pf.h5
+    run python_serial "$srcdir/tests/power_table_oracle.py" check pf.h5 p.txt 32x32x32 100 t.txt
+    echo "$output"
+    assert_success
+    # the filtered field's spectrum is not the table's
+    run python_serial "$srcdir/tests/power_table_oracle.py" check pf.h5 p.txt 32x32x32 100
+    assert_failure
+    # the same file on 1 rank; the attributes say how it was made
+    mkdata 1 --quiet --type=float64 --power-table=p.txt --box-size=100 --seed=5 32x32x32 g1.h5
+    cmp <(h5dump -d /data g.h5 | tail -n +3) <(h5dump -d /data g1.h5 | tail -n +3)
+    run python_serial -c 'import h5py; a = h5py.File("g.h5")["data"].attrs
+print(a["generator"], a["power_table"], "power_law_index" in a)'
+    assert_output "gaussian random field p.txt False"
+}
+
+@test "--power-table: a table that does not cover the grid's |k|, or is not k P, is refused in one line" {
+    python_serial -c 'import numpy as np
+np.savetxt("short.txt", np.c_[np.linspace(0.1, 1, 10), np.ones(10)])
+np.savetxt("late.txt", np.c_[np.linspace(0.5, 3, 10), np.ones(10)])
+np.savetxt("neg.txt", np.c_[np.linspace(0, 3, 10), np.linspace(1, -1, 10)])'
+    printf '0 1\n0.5 2 3\n' > bad.txt
+    local f
+    for f in short late neg bad missing; do
+        run --separate-stderr mkdata 2 --type=float64 --power-table=$f.txt --box-size=10 8x8x8 out.h5
+        assert_equal "$status" "$EXIT_INPUT"
+        assert_equal "${#stderr_lines[@]}" 1
+        [[ ${stderr_lines[0]} == "fftshard-mkdata: error: --power-table=$f.txt: "* ]] || fail "$stderr"
+        [ ! -e out.h5 ] || fail "$f: wrote out.h5"
+    done
+    run --separate-stderr mkdata 2 --power-table=short.txt 8x8x8 out.h5
+    [[ ${stderr_lines[0]} == *"does not cover the grid's nonzero |k| from 0.78539816339744828 to 5.441398092702653"* ]] ||
+        fail "$stderr"
+    run --separate-stderr mkdata 2 --power-table=p.txt --power-law=-2 8x8x8 out.h5
+    assert_equal "$status" "$EXIT_USAGE"
+    run --separate-stderr mkdata 2 --power-table=p.txt --waves=2 8x8x8 out.h5
+    assert_equal "$status" "$EXIT_USAGE"
+}

@@ -162,3 +162,53 @@ with h5py.File("inner.h5", "w") as f:
     assert_failure 1
     [[ "$stderr" == "fftshard-plot: error: $BATS_TEST_TMPDIR/bin/python3 lacks the modules numpy, h5py, matplotlib"* ]]
 }
+
+@test "xi: a PNG of xi(r) and r^2 xi(r) from a real --correlation-function output; one-line errors; the system's Python stands in" {
+    oracle make r3.h5 9x8x7:float64
+    fftshard 2 -q --real --correlation-function --spectrum-only --box-size=90,80,70 r3.h5 xi.h5
+    run --separate-stderr plot xi xi.h5
+    assert_success
+    assert_png xi.png
+    assert_output "1400x500"
+    mkdir bin
+    ln -s "$PYTHON_ORACLE" bin/python3
+    run --separate-stderr bin/python3 -S "$FFTSHARD_PLOT" xi xi.h5 -o s.png
+    assert_success
+    assert_png s.png
+    run --separate-stderr env FFTSHARD_PLOT_REEXEC=1 bin/python3 -S "$FFTSHARD_PLOT" xi xi.h5
+    assert_failure 1
+    [[ "$stderr" == "fftshard-plot: error: $BATS_TEST_TMPDIR/bin/python3 lacks the modules numpy, h5py, matplotlib"* ]]
+    rm -f ./*.png
+    python_serial - <<'PY'
+import h5py, numpy as np
+with h5py.File("plain.h5", "w") as f:
+    f["x"] = [1.0]
+with h5py.File("dataset.h5", "w") as f:
+    f["correlation_function"] = [1.0]
+with h5py.File("text.h5", "w") as f:
+    g = f.create_group("correlation_function")
+    g["r"], g["xi"], g["cells"] = np.array([b"a", b"b"]), [1.0, 2.0], [1, 2]
+with h5py.File("short.h5", "w") as f:
+    g = f.create_group("correlation_function")
+    g["r"], g["xi"], g["cells"] = [0.0, 1.0, 2.0], [1.0, 2.0], [1, 2]
+with h5py.File("empty.h5", "w") as f:
+    g = f.create_group("correlation_function")
+    g["r"], g["xi"], g["cells"] = [0.0, 1.0], [np.nan, np.nan], [0, 0]
+with h5py.File("noxi.h5", "w") as f:
+    g = f.create_group("correlation_function")
+    g["r"], g["cells"] = [0.0, 1.0], [1, 2]
+PY
+    local args
+    for args in "missing.h5|missing.h5: cannot read" "plain.h5|plain.h5: no group /correlation_function" \
+        "dataset.h5|dataset.h5:/correlation_function: not a group" \
+        "text.h5|text.h5:/correlation_function/r: not numeric" \
+        "short.h5|short.h5:/correlation_function: r, xi and cells are not arrays over the same bins" \
+        "empty.h5|empty.h5:/correlation_function: no bin with cells" \
+        "noxi.h5|noxi.h5:/correlation_function: no dataset xi (expected r, xi and cells)"; do
+        run --separate-stderr plot xi "${args%%|*}"
+        assert_equal "$status" 1
+        assert_equal "${#stderr_lines[@]}" 1
+        [[ ${stderr_lines[0]} == "fftshard-plot: error: ${args#*|}"* ]] || fail "'${args%%|*}': $stderr"
+    done
+    [ -z "$(ls ./*.png 2>/dev/null)" ] || fail "a picture was written: $(ls ./*.png)"
+}

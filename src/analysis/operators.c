@@ -132,7 +132,7 @@ void fs_operators_free(fs_operators *ops)
 {
     for (int i = 0; i < ops->n; i++) {
         free(ops->op[i].file);
-        free(ops->op[i].k);
+        fs_table_free(&ops->op[i].table);
     }
     free(ops->grids);
     memset(ops, 0, sizeof *ops);
@@ -140,12 +140,12 @@ void fs_operators_free(fs_operators *ops)
 
 /* ------------------------------------------------------------ tables */
 
-/* Rank 0: the table of op from its file. */
-static fs_status read_table(fs_operator *op)
+/* Rank 0: the table t from `file`; what + file names it in messages. */
+static fs_status read_table(fs_table *t, const char *file, const char *what)
 {
-    FILE *f = fopen(op->file, "r");
+    FILE *f = fopen(file, "r");
     if (!f)
-        return fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: %s", op->file, strerror(errno));
+        return fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
     fs_status st = FS_OK;
     char line[4096];
     int cap = 0, lineno = 0;
@@ -154,85 +154,116 @@ static fs_status read_table(fs_operator *op)
         char *p = line + strspn(line, " \t");
         if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
             continue;
-        double k, T;
+        double k, v;
         char extra;
-        if (sscanf(p, "%lf %lf %c", &k, &T, &extra) != 2 || !isfinite(k) || !isfinite(T) || k < 0)
-            st = fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: line %d: expected two numbers "
-                              "k T (k >= 0)", op->file, lineno);
-        else if (op->nrows > 0 && !(k > op->k[op->nrows - 1]))
-            st = fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: line %d: k must increase",
-                              op->file, lineno);
-        else if (op->nrows == MAX_TABLE_ROWS)
-            st = fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: more than %d rows", op->file,
-                              MAX_TABLE_ROWS);
-        if (st == FS_OK && op->nrows == cap) {
+        if (sscanf(p, "%lf %lf %c", &k, &v, &extra) != 2 || !isfinite(k) || !isfinite(v) || k < 0)
+            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: expected two numbers k %s (k >= 0)",
+                              what, file, lineno, t->column);
+        else if (t->nrows > 0 && !(k > t->k[t->nrows - 1]))
+            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: k must increase", what, file, lineno);
+        else if (t->nrows == MAX_TABLE_ROWS)
+            st = fs_error_set(FS_ERR_INPUT, "%s%s: more than %d rows", what, file, MAX_TABLE_ROWS);
+        if (st == FS_OK && t->nrows == cap) {
             cap = cap ? 2 * cap : 256;
-            double *grown = realloc(op->k, sizeof(double) * 2 * (size_t)cap);
+            double *grown = realloc(t->k, sizeof(double) * 2 * (size_t)cap);
             if (!grown) {
                 st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
                 break;
             }
-            /* k in the first half, T in the second: move the T's up. */
-            if (op->nrows)
-                memmove(grown + cap, grown + cap / 2, sizeof(double) * (size_t)op->nrows);
-            op->k = grown;
-            op->T = grown + cap;
+            /* k in the first half, the values in the second: move them up. */
+            if (t->nrows)
+                memmove(grown + cap, grown + cap / 2, sizeof(double) * (size_t)t->nrows);
+            t->k = grown;
+            t->v = grown + cap;
         }
         if (st == FS_OK) {
-            op->k[op->nrows] = k;
-            op->T[op->nrows++] = T;
+            t->k[t->nrows] = k;
+            t->v[t->nrows++] = v;
         }
     }
     if (st == FS_OK && ferror(f))
-        st = fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: %s", op->file, strerror(errno));
-    if (st == FS_OK && op->nrows < 2)
-        st = fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: expected at least two rows k T",
-                          op->file);
+        st = fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
+    if (st == FS_OK && t->nrows < 2)
+        st = fs_error_set(FS_ERR_INPUT, "%s%s: expected at least two rows k %s", what, file,
+                          t->column);
     fclose(f);
     return st;
 }
 
-/* The table as one array (k then T), packed for the broadcast. */
-static fs_status share_table(MPI_Comm comm, int rank, fs_operator *op)
+/* The table as one array (k then the values), packed for the broadcast. */
+static fs_status share_table(MPI_Comm comm, int rank, fs_table *t)
 {
-    int64_t n = op->nrows;
+    int64_t n = t->nrows;
     fs_status st = fs_bcast_bytes(comm, 0, &n, sizeof n);
     if (st != FS_OK)
         return st;
     double *both = malloc(sizeof(double) * 2 * (size_t)(n > 0 ? n : 1));
     if (both && rank == 0) {
-        memcpy(both, op->k, sizeof(double) * (size_t)n);
-        memcpy(both + n, op->T, sizeof(double) * (size_t)n);
+        memcpy(both, t->k, sizeof(double) * (size_t)n);
+        memcpy(both + n, t->v, sizeof(double) * (size_t)n);
     }
     st = fs_error_agree(comm, both ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     if (st == FS_OK)
         st = fs_bcast_bytes(comm, 0, both, (int64_t)sizeof(double) * 2 * n);
-    free(op->k);
-    op->k = both;
-    op->T = both ? both + n : NULL;
-    op->nrows = (int)n;
+    free(t->k);
+    t->k = both;
+    t->v = both ? both + n : NULL;
+    t->nrows = (int)n;
     return st;
 }
 
-static fs_status read_tables(void *arg)
+typedef struct table_read {
+    fs_table *t;
+    const char *file, *what;
+} table_read;
+
+static fs_status read_one(void *arg)
 {
-    fs_operators *ops = arg;
-    fs_status st = FS_OK;
-    for (int i = 0; i < ops->n && st == FS_OK; i++)
-        if (ops->op[i].kind == FS_OPER_TRANSFER)
-            st = read_table(&ops->op[i]);
-    return st;
+    table_read *r = arg;
+    return read_table(r->t, r->file, r->what);
 }
 
-fs_status fs_operators_load(MPI_Comm comm, fs_operators *ops)
+fs_status fs_table_load(MPI_Comm comm, const char *file, const char *what, fs_table *t)
 {
     int rank = 0;
     if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    fs_status st = fs_root_decides(comm, read_tables, ops);
+    table_read r = {t, file, what};
+    fs_status st = fs_root_decides(comm, read_one, &r);
+    return st == FS_OK ? share_table(comm, rank, t) : st;
+}
+
+void fs_table_free(fs_table *t)
+{
+    free(t->k);
+    t->k = t->v = NULL;
+    t->nrows = 0;
+}
+
+double fs_table_at(const fs_table *t, double k)
+{
+    int lo = 0, hi = t->nrows - 1;
+    if (k >= t->k[hi])
+        return t->v[hi];
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (t->k[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double w = (k - t->k[lo]) / (t->k[hi] - t->k[lo]);
+    return t->v[lo] + w * (t->v[hi] - t->v[lo]);
+}
+
+fs_status fs_operators_load(MPI_Comm comm, fs_operators *ops)
+{
+    fs_status st = FS_OK;
     for (int i = 0; i < ops->n && st == FS_OK; i++)
-        if (ops->op[i].kind == FS_OPER_TRANSFER)
-            st = share_table(comm, rank, &ops->op[i]);
+        if (ops->op[i].kind == FS_OPER_TRANSFER) {
+            ops->op[i].table.column = "T";
+            st = fs_table_load(comm, ops->op[i].file, "--apply: transfer:", &ops->op[i].table);
+        }
     return st;
 }
 
@@ -245,32 +276,16 @@ fs_status fs_operators_check(const fs_operators *ops, const fs_kgrid *g)
         if (op->kind == FS_OPER_DERIV && (a < 0 || a >= g->ndim || !g->transformed[a]))
             return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: not a transformed axis of the "
                                 "%d-D input", op->axis, g->ndim);
-        if (op->kind == FS_OPER_TRANSFER && (op->k[0] > 0 || op->k[op->nrows - 1] < kmax))
+        const fs_table *t = &op->table;
+        if (op->kind == FS_OPER_TRANSFER && (t->k[0] > 0 || t->k[t->nrows - 1] < kmax))
             return fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: the table's k from %.17g to "
                                 "%.17g does not cover the grid's |k| from 0 to %.17g", op->file,
-                                op->k[0], op->k[op->nrows - 1], kmax);
+                                t->k[0], t->k[t->nrows - 1], kmax);
     }
     return FS_OK;
 }
 
 /* ------------------------------------------------------------ factors */
-
-/* T(k) by linear interpolation (k inside the table: checked). */
-static double interpolate(const fs_operator *op, double k)
-{
-    int lo = 0, hi = op->nrows - 1;
-    if (k >= op->k[hi])
-        return op->T[hi];
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (op->k[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    double w = (k - op->k[lo]) / (op->k[hi] - op->k[lo]);
-    return op->T[lo] + w * (op->T[hi] - op->T[lo]);
-}
 
 static double tophat(double x)
 {
@@ -293,7 +308,7 @@ static double radial(const fs_operator *op, double k2)
     case FS_OPER_HIGHPASS: q = pow(k / op->param, 2.0 * op->order); return q / (1.0 + q);
     case FS_OPER_LAPLACIAN: return -k2;
     case FS_OPER_POISSON: return k2 > 0 ? -1.0 / k2 : 0.0;
-    case FS_OPER_TRANSFER: return interpolate(op, k);
+    case FS_OPER_TRANSFER: return fs_table_at(&op->table, k);
     case FS_OPER_DERIV: break;
     }
     return 1.0;

@@ -42,14 +42,33 @@ typedef enum fs_operator_kind {
     FS_OPER_TRANSFER,   /* T(|k|) from a table, linearly interpolated */
 } fs_operator_kind;
 
+/* A two-column table of numbers, k increasing from k >= 0, read by rank 0
+ * and shared ('#' starts a comment line): --apply's transfer:FILE (k T),
+ * fftshard-mkdata's --power-table=FILE (k P). */
+typedef struct fs_table {
+    const char *column;  /* the second column's name in messages ("T", "P") */
+    int nrows;
+    double *k, *v;
+} fs_table;
+
+/* Collective: rank 0 reads the table in `file`, every rank gets it; what
+ * + file names it in messages ("--apply: transfer:"). FS_ERR_INPUT
+ * (status 3) for a table that cannot be read or is not two columns of
+ * numbers with k increasing; agreed and printed once. */
+fs_status fs_table_load(MPI_Comm comm, const char *file, const char *what, fs_table *t);
+void fs_table_free(fs_table *t);
+
+/* The table's value at k by linear interpolation between its rows (k at
+ * or past the last row: the last value; the caller checks the range). */
+double fs_table_at(const fs_table *t, double k);
+
 typedef struct fs_operator {
     fs_operator_kind kind;
     double param;       /* R or K */
     int order;          /* N of lowpass and highpass */
     int axis;           /* deriv: as given (negative counts from the end) */
     char *file;         /* transfer: the table's file */
-    int nrows;          /* transfer: the table, k increasing */
-    double *k, *T;
+    fs_table table;     /* transfer: T(k), k increasing */
 } fs_operator;
 
 typedef struct fs_operators {

@@ -55,11 +55,13 @@ struct fs_spectrum {
     int shot_given;
     double *acc, *acc_mu;           /* [slice][nbins][nq], [slice][nbins][nmu][nq] */
     void *keep;                     /* --cross: input 0's result on this rank */
+    fs_correlation *xi;             /* --correlation-function (NULL: none) */
     size_t keep_bytes;
     double seconds;
-    int ngroups;                    /* the groups written, in fs_spectrum_group's order */
+    int ngroups;                    /* the spectra's groups, in fs_spectrum_group's order */
     char group[2][FS_PATH_MAX];
     int group_cross[2];             /* the group holds the cross spectrum */
+    char xi_group[FS_PATH_MAX];     /* the correlation function's, after them */
 };
 
 /* The integer lattice of the grid: m = (|k| / k_f)^2 = sum_a (f_a L_max /
@@ -222,7 +224,7 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
                           fs_spectrum **out)
 {
     *out = NULL;
-    if (!o->power_spectrum && !o->cross)
+    if (!o->power_spectrum && !o->cross && !o->correlation)
         return FS_OK;
     const fs_transform *t = ts[0];
     for (int i = 1; i < n; i++)
@@ -235,9 +237,13 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     s->power = o->power_spectrum;
     s->cross = o->cross;
     s->los = -1;
-    for (; fs_spectrum_group(o, s->ngroups, s->group[s->ngroups], sizeof s->group[0]);
-         s->ngroups++)
+    int nspectra = !!s->power + !!s->cross;
+    for (; s->ngroups < nspectra; s->ngroups++) {
+        fs_spectrum_group(o, s->ngroups, s->group[s->ngroups], sizeof s->group[0]);
         s->group_cross[s->ngroups] = !s->power || s->ngroups == 1;
+    }
+    if (o->correlation)
+        fs_spectrum_group(o, nspectra, s->xi_group, sizeof s->xi_group);
     fs_status st = take_box(s, o, t);
     if (st != FS_OK)
         return st;
@@ -258,6 +264,8 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     st = take_slices(s, o);
     if (st == FS_OK)
         st = take_bins(s, o);
+    if (st == FS_OK && o->correlation)
+        st = fs_correlation_new(o, t, &s->xi);
     if (st != FS_OK)
         return st;
     /* Every rank holds every slice's sums (one reduction): they must fit. */
@@ -286,6 +294,7 @@ void fs_spectrum_free(fs_spectrum **s)
     free((*s)->acc);
     free((*s)->acc_mu);
     free((*s)->keep);
+    fs_correlation_free(&(*s)->xi);
     free(*s);
     *s = NULL;
 }
@@ -647,6 +656,8 @@ fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs
         s->keep_bytes = bytes;
     }
     const void *other = c.role == 2 ? s->keep : NULL;
+    if (!s->power && !s->cross) /* the correlation function alone */
+        return FS_OK;
     scratch sc;
     int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
     fs_status st = scratch_new(&sc, rowlen);
@@ -661,11 +672,26 @@ fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs
         tables_free(tab, last->ndim);
     }
     scratch_free(&sc);
-    if (c.role == 2) {
+    if (c.role == 2 && !s->xi) { /* else the correlation function's turn frees it */
         free(s->keep);
         s->keep = NULL;
     }
     s->seconds += MPI_Wtime() - t0;
+    return st;
+}
+
+fs_correlation *fs_spectrum_correlation(const fs_spectrum *s)
+{
+    return s ? s->xi : NULL;
+}
+
+fs_status fs_spectrum_correlate(fs_spectrum *s, int i, const fs_correlation_args *a)
+{
+    if (s->cross && i == 0) /* kept by fs_spectrum_add for the second's turn */
+        return FS_OK;
+    fs_status st = fs_correlation_add(s->xi, a, s->cross ? s->keep : NULL, s->cross || i == 0);
+    free(s->keep);
+    s->keep = NULL;
     return st;
 }
 
@@ -684,17 +710,19 @@ fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
         }
     }
     s->seconds += MPI_Wtime() - t0;
-    return st;
+    return st == FS_OK && s->xi ? fs_correlation_reduce(s->xi, comm) : st;
 }
 
 int fs_spectrum_group(const fs_run_config *o, int i, char *path, size_t size)
 {
-    const char *groups[2];
+    const char *groups[3];
     int n = 0;
     if (o->power_spectrum)
         groups[n++] = "power_spectrum";
     if (o->cross)
         groups[n++] = "cross_spectrum";
+    if (o->correlation)
+        groups[n++] = "correlation_function";
     if (i < 0 || i >= n)
         return 0;
     /* OUTPUT's path, resolved as HDF5 does (no trailing '/', never "/") */
@@ -746,6 +774,23 @@ static const char *rule_name(const fs_spectrum *s)
     return s->rule == BINS_SHELLS ? "shells of k_f" : s->rule == BINS_LINEAR ? "linear" : "edges";
 }
 
+/* Every input, whole, however many and long: "FILE:DATASET, ..." in one
+ * allocated string (NULL: out of memory). */
+static char *inputs_text(const fs_location *inputs, const fs_input_info *infos, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) + 2;
+    char *fields = malloc(len);
+    if (!fields)
+        return NULL;
+    fields[0] = '\0';
+    for (int i = 0, used = 0; i < n; i++)
+        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s", i ? ", " : "",
+                         inputs[i].file, infos[i].dataset);
+    return fields;
+}
+
 /* The group's attributes: its convention. */
 static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
                              const fs_location *inputs, const fs_input_info *infos, int n)
@@ -759,17 +804,9 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
              cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
              cross ? "Re(X_a conj X_b)" : "|X|^2", window, s->g.box_given ? ", times V / N^2" : "",
              s->shot_given && !cross ? ", less shot_noise" : "", rule_name(s));
-    /* Every input, whole, however many and long: one variable-length string. */
-    size_t len = 1;
-    for (int i = 0; i < n; i++)
-        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) + 2;
-    char *fields = malloc(len);
+    char *fields = inputs_text(inputs, infos, n);
     if (!fields)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
-    fields[0] = '\0';
-    for (int i = 0, used = 0; i < n; i++)
-        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s", i ? ", " : "",
-                         inputs[i].file, infos[i].dataset);
     double box[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
     for (int a = 0; a < s->g.ndim; a++)
@@ -1043,6 +1080,12 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_spec
     for (int i = 0; i < s->ngroups && st == FS_OK; i++)
         st = write_group(s, o, s->group[i], s->group_cross[i], in, &shared, replace);
     fs_input_attrs_free(&shared);
+    if (st == FS_OK && s->xi) {
+        char *fields = inputs_text(in->inputs, in->infos, in->n);
+        st = fields ? fs_correlation_write(s->xi, o, s->xi_group, fields, replace)
+                    : fs_error_set(FS_ERR_RUNTIME, "out of memory for the correlation function");
+        free(fields);
+    }
     return st;
 }
 
@@ -1108,6 +1151,8 @@ void fs_spectrum_json(fs_json *j, const void *arg)
     fs_json_num(j, "seconds", s->seconds);
     for (int i = 0; i < s->ngroups; i++)
         json_group(j, s, i);
+    if (s->xi)
+        fs_correlation_json(j, s->xi, s->xi_group);
     fs_json_close(j, '}');
 }
 
@@ -1116,7 +1161,14 @@ void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, si
     char slices[48] = "";
     if (s->nper)
         snprintf(slices, sizeof slices, " x %lld slices", (long long)s->nslices);
-    snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s%s, %.4f s\n", s->nbins,
-             slices, rule_name(s), s->kf, output, s->group[0], s->ngroups > 1 ? " and " : "",
-             s->ngroups > 1 ? s->group[1] : "", s->seconds);
+    int used = 0;
+    if (s->ngroups)
+        used = snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s%s, %.4f s\n",
+                        s->nbins, slices, rule_name(s), s->kf, output, s->group[0],
+                        s->ngroups > 1 ? " and " : "", s->ngroups > 1 ? s->group[1] : "",
+                        s->seconds);
+    else if (size)
+        buf[0] = '\0';
+    if (s->xi && used >= 0 && (size_t)used < size)
+        fs_correlation_summary(s->xi, output, s->xi_group, buf + used, size - (size_t)used);
 }

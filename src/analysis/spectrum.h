@@ -21,6 +21,7 @@
 
 #include <mpi.h>
 
+#include "analysis/correlation.h"
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/layout.h"
@@ -43,6 +44,15 @@ void fs_spectrum_free(fs_spectrum **s);
  * collective. */
 fs_status fs_spectrum_add(fs_spectrum *s, int i, const fs_transform *t, const fs_box *last,
                           const void *data);
+
+/* --correlation-function's part (correlation.h), NULL for none or s NULL. */
+fs_correlation *fs_spectrum_correlation(const fs_spectrum *s);
+
+/* Collective, after input i is binned and written: its part in the
+ * correlation function; with
+ * --cross the first input's result is kept for the second's turn, whose
+ * product uses it and frees it. */
+fs_status fs_spectrum_correlate(fs_spectrum *s, int i, const fs_correlation_args *a);
 
 /* Collective, once every input is binned: the sums over all ranks. */
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm);
@@ -67,8 +77,9 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_spec
 
 /* The path of group i (from 0) of the spectra the options ask for, into
  * path (size bytes; FS_PATH_MAX will do): "/power_spectrum", then
- * "/cross_spectrum"; with --spectrum-only under OUTPUT's path, the group
- * that names ("/t0001/power_spectrum"). 0 past the last, else 1. */
+ * "/cross_spectrum", then "/correlation_function"; with --spectrum-only
+ * under OUTPUT's path, the group that names ("/t0001/power_spectrum").
+ * 0 past the last, else 1. */
 int fs_spectrum_group(const fs_run_config *o, int i, char *path, size_t size);
 
 /* The path of group i of s as written (NULL past the last). */

@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Element e of a map's memory side as a complex number (real maps: imag 0). */
-static void map_element(fs_precision prec, const fs_io_map *m, const void *base, int64_t offset,
-                        double *re, double *im)
+void fs_map_element(fs_precision prec, const fs_io_map *m, const void *base, int64_t offset,
+                    double *re, double *im)
 {
     int single = prec == FS_SINGLE;
     int complex_mem = m->mem_type == FS_DTYPE_COMPLEX64 || m->mem_type == FS_DTYPE_COMPLEX128;
@@ -24,12 +23,10 @@ static void map_element(fs_precision prec, const fs_io_map *m, const void *base,
     }
 }
 
-/* Visit every element a map selects, rows [first_row, first_row + rows) of
- * its file box: fn(memory offset, global coordinates). The memory array is
- * walked as a box in file coordinates, in steps of mem_stride_last along
- * the last axis (layout.h explains the mapping). */
-typedef void (*visit_fn)(void *ctx, int64_t mem_offset, const int64_t *at);
-static void map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, visit_fn fn, void *ctx)
+/* The memory array is walked as a box in file coordinates, in steps of
+ * mem_stride_last along the last axis (layout.h explains the mapping). */
+void fs_map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, fs_map_visit_fn fn,
+                  void *ctx)
 {
     if (fs_box_elems(&m->file_box) == 0 || rows <= 0)
         return;
@@ -82,7 +79,7 @@ static void add_square(void *ctx, int64_t off, const int64_t *at)
 {
     sum_ctx *s = ctx;
     double re, im;
-    map_element(s->t->prec, s->m, s->base, off, &re, &im);
+    fs_map_element(s->t->prec, s->m, s->base, off, &re, &im);
     s->sum += (re * re + im * im) * (s->weighted ? half_weight(s->t, at, s->folded) : 1.0);
 }
 
@@ -100,8 +97,8 @@ static void compare(void *ctx, int64_t off, const int64_t *at)
 {
     cmp_ctx *c = ctx;
     double a, ai, b, bi;
-    map_element(c->t->prec, c->m, c->expect, off - c->shift, &a, &ai);
-    map_element(c->t->prec, c->m, c->got, off, &b, &bi);
+    fs_map_element(c->t->prec, c->m, c->expect, off - c->shift, &a, &ai);
+    fs_map_element(c->t->prec, c->m, c->got, off, &b, &bi);
     b *= c->factor;
     bi *= c->factor;
     double err = hypot(a - b, ai - bi), ref = hypot(a, ai);
@@ -181,7 +178,7 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
         if (st == FS_OK && n > 0) {
             cmp->shift = piece_shift(&rm, first);
             /* visit the piece's elements as they sit in the whole buffer */
-            map_visit(&rm, first, n, compare, cmp);
+            fs_map_visit(&rm, first, n, compare, cmp);
         }
         st = fs_error_agree(a->comm, st);
     }
@@ -198,7 +195,7 @@ fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
     /* Parseval on the result, while it is still there. */
     fs_io_map wm = fs_transform_write_map(t, a->last);
     sum_ctx out = {t, &wm, a->data, t->kind == FS_R2C, t->fold, 0};
-    map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
+    fs_map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
 
     fs_status st = fs_error_agree(a->comm, fs_compute_undo(a->c, a->data));
     /* The undo may leave the data in the exchange's second array. */

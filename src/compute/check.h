@@ -21,6 +21,18 @@
  * array and the inverse plans (the dry run counts it). */
 #define FS_CHECK_PIECE_BYTES ((int64_t)16 << 20)
 
+/* The elements of a rank's part in the file's coordinates, for --check
+ * and the correlation function. fs_map_visit calls fn(ctx, memory offset,
+ * global coordinates) for every element map selects in rows [first_row,
+ * first_row + rows) of its file box (a 1-D four-step map's coordinates are
+ * folded: index at[0] * fold_inner + at[1]); fs_map_element reads the
+ * element at a memory offset as a complex number (real maps: imag 0). */
+typedef void (*fs_map_visit_fn)(void *ctx, int64_t mem_offset, const int64_t *at);
+void fs_map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, fs_map_visit_fn fn,
+                  void *ctx);
+void fs_map_element(fs_precision prec, const fs_io_map *m, const void *base, int64_t offset,
+                    double *re, double *im);
+
 typedef struct fs_check_args {
     MPI_Comm comm;
     const fs_transform *t;

@@ -46,11 +46,11 @@ typedef struct paths_args {
     int n;
     int results;      /* result_paths: how many of the paths are datasets */
     char what[2][FS_PATH_MAX + 32];
-    char groups[2][FS_PATH_MAX]; /* the spectra's */
+    char groups[3][FS_PATH_MAX]; /* the spectra's and the correlation function's */
 } paths_args;
 
 /* What OUTPUT gets: each input's result (none with --spectrum-only),
- * then the spectra's groups. Returns how many (at most n + 2). */
+ * then the spectra's groups. Returns how many (at most n + 3). */
 static int result_paths(paths_args *a, const char **paths)
 {
     int n = 0;
@@ -58,7 +58,7 @@ static int result_paths(paths_args *a, const char **paths)
         if (dataset_for(a->out, a->infos, i))
             paths[n++] = dataset_for(a->out, a->infos, i);
     a->results = n;
-    for (int g = 0; g < 2 && fs_spectrum_group(a->out->opts, g, a->groups[g], sizeof a->groups[g]);
+    for (int g = 0; g < 3 && fs_spectrum_group(a->out->opts, g, a->groups[g], sizeof a->groups[g]);
          g++)
         paths[n++] = a->groups[g];
     return n;
@@ -82,7 +82,7 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 static fs_status check_add_paths(paths_args *a, const char *file)
 {
     const fs_run_config *o = a->out->opts;
-    const char *paths[a->n + 2];
+    const char *paths[a->n + 3];
     int n = result_paths(a, paths);
     for (int i = 0; i < n; i++) {
         const char *p = paths[i];
@@ -116,7 +116,7 @@ static fs_status check_paths_on_root(void *arg)
 {
     paths_args *a = arg;
     const fs_run_config *o = a->out->opts;
-    const char *paths[a->n + 2];
+    const char *paths[a->n + 3];
     int n = result_paths(a, paths);
     for (int i = 0; i < n; i++) {
         const char *p = paths[i];

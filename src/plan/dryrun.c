@@ -78,7 +78,7 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
                                 int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
-    fs_footprint_keeps keeps = {opts->check, opts->keep_first};
+    fs_footprint_keeps keeps = {opts->check, opts->keep_first, opts->correlation};
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
@@ -175,7 +175,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, {opts->check, opts->keep_first}, node->mem_per_rank, node->mem_source,
+        fs_default_args da = {rq, &params, {opts->check, opts->keep_first, opts->correlation}, node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
@@ -208,7 +208,7 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     if (st == FS_OK)
-        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->keep_first},
+        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->keep_first, opts->correlation},
                              io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);

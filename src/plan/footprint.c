@@ -91,8 +91,9 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
 {
     memset(need, 0, sizeof *need);
     size_t cb = fs_complex_bytes(t->prec);
-    /* --apply's round trip plans the inverse exchanges as --check does */
-    int second = 0, check = keeps->check || t->round_trip;
+    /* --apply's round trip and the correlation function plan the inverse
+     * exchanges as --check does */
+    int second = 0, check = keeps->check || keeps->undo || t->round_trip;
     if (io_thread && !t->round_trip) /* --apply writes without the pieces */
         need->staging_bytes = staging_of(t, c);
     if (keeps->cross) {

@@ -32,12 +32,13 @@ typedef struct fs_footprint_keeps {
     int check;          /* --check: the inverse plans, and the input read again in pieces */
     int cross;          /* --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
                            the first input's result (the rank's last-stage box) */
+    int undo;           /* --correlation-function: the inverse plans */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
  * for a strategy that runs them) with strategy ops; ops NULL, or a request
  * without exchange: no exchange (out->ops NULL), the rest still counted.
- * keeps: what --check and --cross keep besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
+ * keeps: what --check, --cross and --correlation-function keep besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
  * buffers of the write in pieces count (fs_overlap_staging_bytes: also
  * where the run then writes as a whole, with shard output or spectra; not
  * for one stage whose input map is plain, which the run reads in pieces

@@ -108,6 +108,10 @@ typedef struct fs_run_config {
     int bins;                    /* N equal bins up to the largest |k| (0: shells of k_f) */
     int nedges;                  /* explicit bin edges (0: none) */
     double edges[FS_MAX_EDGES];
+    int correlation;             /* --correlation-function (correlation.h) */
+    int r_bins;                  /* N equal bins of r up to the largest (0: shells of one cell) */
+    int r_nedges;                /* explicit edges of r (0: none) */
+    double r_edges[FS_MAX_EDGES];
     int los, los_given;          /* the line-of-sight axis as given */
     int mu_bins;                 /* 0: the default */
     int npoles;                  /* --multipoles: the even l, increasing (0: none) */

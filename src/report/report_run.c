@@ -244,7 +244,7 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     describe(v, &text, &info);
     fs_rank_record rec;
     rank_record(v, &rec);
-    char line[3 * FS_PATH_MAX + 256]; /* OUTPUT and two groups */
+    char line[3 * FS_PATH_MAX + 512]; /* OUTPUT, the spectra's groups, the correlation function's */
     with_spectrum(v->spectrum, v->opts, &info, line, sizeof line);
     with_combine(v->combine, v->opts, &info, line, sizeof line);
     return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
@@ -378,7 +378,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .dataset_json = s->json,
         .dataset_lines = s->lines,
     };
-    char line[3 * FS_PATH_MAX + 256]; /* OUTPUT and two groups */
+    char line[3 * FS_PATH_MAX + 512]; /* OUTPUT, the spectra's groups, the correlation function's */
     with_spectrum(spectrum, o, &info, line, sizeof line);
     with_combine(combine, o, &info, line, sizeof line);
     fs_rank_record total = s->total;

@@ -63,7 +63,8 @@ static double complex mode_value(const fs_grf *g, const int64_t *h, const int64_
         return 0;
     int64_t n_last = g->shape[last];
     int paired = j[last] == 0 || (n_last % 2 == 0 && j[last] == n_last / 2);
-    double amp = scale * pow(k2, g->index / 4);
+    double amp = g->table ? scale * sqrt(fs_table_at(g->table, sqrt(k2)))
+                          : scale * pow(k2, g->index / 4);
     double z1, z2;
     if (paired && mirror == index) {
         normal_pair(g->seed, index, &z1, &z2);
@@ -75,13 +76,27 @@ static double complex mode_value(const fs_grf *g, const int64_t *h, const int64_
     return amp * M_SQRT1_2 * (z1 + sign * z2 * I);
 }
 
+void fs_grf_k_range(int ndim, const int64_t *shape, const double *box, double *kmin,
+                    double *kmax)
+{
+    double k2 = 0;
+    *kmin = 0;
+    for (int a = 0; a < ndim; a++) {
+        double k = 2 * M_PI * (double)(shape[a] / 2) / box[a], kf = 2 * M_PI / box[a];
+        k2 += k * k;
+        if (shape[a] > 1 && (*kmin == 0 || kf < *kmin))
+            *kmin = kf;
+    }
+    *kmax = sqrt(k2);
+}
+
 /* The coefficients of this rank's box of the half spectrum, row-major. */
 static void fill_modes(const fs_grf *g, const int64_t *h, const fs_box *box, double complex *data)
 {
     double volume = 1;
     for (int a = 0; a < g->ndim; a++)
         volume *= g->box_size[a];
-    double scale = sqrt(g->amplitude / volume);
+    double scale = sqrt((g->table ? 1.0 : g->amplitude) / volume);
     int64_t n = fs_box_elems(box), at[FS_LAYOUT_MAX_DIMS];
     for (int a = 0; a < g->ndim; a++)
         at[a] = box->start[a];

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* grf: a Gaussian random field with a power-law spectrum, computed by the
- * ranks together (fftshard-mkdata --power-law).
+/* grf: a Gaussian random field with a power-law spectrum, or one
+ * tabulated, computed by the ranks together (fftshard-mkdata --power-law,
+ * --power-table).
  *
  * The definition is fftshard's spectrum convention: the wave vector of
  * element [j0, j1, ...] is k_a = 2 pi f_a / L_a with f_a the integer
  * frequency of j_a (numpy.fft.fftfreq(n_a, 1/n_a)), |k| its norm, and the
  * field's expected power spectrum is
  *     P(k) = <|X(k)|^2> V / N^2 = A |k|^n      (P = 0 at k = 0),
+ * or with a table P(k) interpolated linearly between its rows (k > 0),
  * X the unnormalised forward transform, V = prod L_a, N the number of points.
  *
  * Construction: the Fourier coefficients are drawn directly, each a complex
@@ -37,6 +39,7 @@
 
 #include "core/dtype.h"
 #include "core/errors.h"
+#include "analysis/operators.h"
 #include "plan/layout.h"
 
 typedef struct fs_grf {
@@ -46,7 +49,13 @@ typedef struct fs_grf {
     double index;                        /* n */
     double amplitude;                    /* A, > 0 */
     uint64_t seed;
+    const fs_table *table;               /* P(k) tabulated (NULL: A |k|^n); covers the grid */
 } fs_grf;
+
+/* The smallest nonzero and the largest |k| of the grid of shape and box
+ * lengths (kmin 0 when every axis has length 1). */
+void fs_grf_k_range(int ndim, const int64_t *shape, const double *box, double *kmin,
+                    double *kmax);
 
 /* Collective: fill `out` (row-major, fs_box_elems(box) elements of type t)
  * with this rank's slab of the field, where box must be

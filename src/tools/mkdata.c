@@ -31,6 +31,7 @@ typedef struct mkdata_options {
     uint64_t seed;
     int waves;
     int power_law;                      /* --power-law given: a Gaussian random field */
+    const char *power_table;            /* --power-table=FILE: one of P(k) tabulated */
     double index, amplitude;            /* n and A of P(k) = A k^n */
     int amplitude_given;
     int nbox;                           /* --box-size: 0 (n_a), 1 (every axis) or ndim values */
@@ -45,7 +46,12 @@ typedef struct mkdata_options {
     "forward FFT, k_a = 2 pi f_a / box_size_a, f_a = numpy.fft.fftfreq(n_a, 1/n_a), "       \
     "V = prod box_size_a, N points; P(0) = 0"
 
-enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE };
+#define TABLE_CONVENTION                                                                      \
+    "P(k) = <|X(k)|^2> V / N^2 interpolated linearly in the table power_table (k P), X the "  \
+    "unnormalised forward FFT, k_a = 2 pi f_a / box_size_a, f_a = numpy.fft.fftfreq(n_a, "    \
+    "1/n_a), V = prod box_size_a, N points; P(0) = 0"
+
+enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE, OPT_POWER_TABLE };
 
 /* A whole finite number; 0 on success. */
 static int parse_finite(const char *arg, double *v)
@@ -95,6 +101,11 @@ static fs_status parse_box_size(const char *arg, mkdata_options *o)
 /* After the shape is known: what --power-law needs and refuses. */
 static fs_status check_power_law(mkdata_options *o)
 {
+    if (o->power_table && (o->power_law || o->amplitude_given))
+        return fs_error_set(FS_ERR_USAGE, "--power-table and --%s: choose one",
+                            o->power_law ? "power-law" : "amplitude");
+    if (o->power_table)
+        o->power_law = 1; /* a Gaussian random field all the same */
     if (!o->power_law) {
         if (o->amplitude_given || o->nbox)
             return fs_error_set(FS_ERR_USAGE, "--%s needs --power-law",
@@ -102,7 +113,8 @@ static fs_status check_power_law(mkdata_options *o)
         return FS_OK;
     }
     if (o->waves)
-        return fs_error_set(FS_ERR_USAGE, "--power-law and --waves: choose one");
+        return fs_error_set(FS_ERR_USAGE, "--%s and --waves: choose one",
+                            o->power_table ? "power-table" : "power-law");
     if (o->nbox > 1 && o->nbox != o->ndim)
         return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths for %d axes", o->nbox, o->ndim);
     for (int a = 0; a < o->ndim; a++)
@@ -128,7 +140,10 @@ static void print_help(FILE *out)
             "      --power-law=N a Gaussian random field of power spectrum A k^N instead\n"
             "                    (real; complex types get zero imaginary parts)\n"
             "      --amplitude=A A of --power-law (default 1)\n"
-            "      --box-size=L  --power-law's box length of every axis, or L0,L1,...\n"
+            "      --power-table=FILE  a Gaussian random field of the power spectrum\n"
+            "                    tabulated in FILE (lines k P, k increasing, covering\n"
+            "                    the grid's nonzero |k|; linear between rows)\n"
+            "      --box-size=L  the field's box length of every axis, or L0,L1,...\n"
             "                    one per axis (default the axis lengths)\n"
             "  -f, --force       replace OUTPUT if it exists\n"
             "  -q, --quiet       print nothing on success\n"
@@ -147,6 +162,7 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
         {"power-law", required_argument, NULL, OPT_POWER_LAW},
         {"amplitude", required_argument, NULL, OPT_AMPLITUDE},
         {"box-size", required_argument, NULL, OPT_BOX_SIZE},
+        {"power-table", required_argument, NULL, OPT_POWER_TABLE},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -200,6 +216,9 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
                                     optarg);
             o->amplitude_given = 1;
             break;
+        case OPT_POWER_TABLE:
+            o->power_table = optarg;
+            break;
         case OPT_BOX_SIZE:
             if (parse_box_size(optarg, o) != FS_OK)
                 return fs_error_status();
@@ -252,15 +271,20 @@ static fs_status write_attrs(fs_h5_output *out, const mkdata_options *o, const f
         st = fs_h5_output_attr_string(out, "generator", generator);
     if (st == FS_OK && o->power_law) {
         int64_t dims = o->ndim;
-        st = fs_h5_output_attr_numbers(out, "power_law_index", 0, NULL, FS_DTYPE_FLOAT64, &o->index);
-        if (st == FS_OK)
+        if (o->power_table)
+            st = fs_h5_output_attr_string(out, "power_table", o->power_table);
+        else
+            st = fs_h5_output_attr_numbers(out, "power_law_index", 0, NULL, FS_DTYPE_FLOAT64,
+                                           &o->index);
+        if (st == FS_OK && !o->power_table)
             st = fs_h5_output_attr_numbers(out, "amplitude", 0, NULL, FS_DTYPE_FLOAT64,
                                            &o->amplitude);
         if (st == FS_OK)
             st = fs_h5_output_attr_numbers(out, "box_size", 1, &dims, FS_DTYPE_FLOAT64,
                                            o->box_size);
         if (st == FS_OK)
-            st = fs_h5_output_attr_string(out, "convention", GRF_CONVENTION);
+            st = fs_h5_output_attr_string(out, "convention",
+                                          o->power_table ? TABLE_CONVENTION : GRF_CONVENTION);
     }
     if (st == FS_OK && o->waves) {
         int64_t dims[2] = {synth->nwaves, o->ndim};
@@ -279,8 +303,29 @@ static fs_status write_attrs(fs_h5_output *out, const mkdata_options *o, const f
     return st;
 }
 
+/* Collective, before any work: --power-table's table, read by rank 0 and
+ * shared, with P >= 0 and k covering the grid's nonzero |k| (status 3). */
+static fs_status load_table(MPI_Comm comm, int rank, const mkdata_options *o, fs_table *t)
+{
+    t->column = "P";
+    fs_status st = fs_table_load(comm, o->power_table, "--power-table=", t); /* agreed */
+    if (st != FS_OK)
+        return st;
+    double kmin, kmax;
+    fs_grf_k_range(o->ndim, o->shape, o->box_size, &kmin, &kmax);
+    for (int i = 0; i < t->nrows && st == FS_OK; i++)
+        if (t->v[i] < 0)
+            st = fs_error_set(FS_ERR_INPUT, "--power-table=%s: P(%.17g) = %.17g: a power is not "
+                              "negative", o->power_table, t->k[i], t->v[i]);
+    if (st == FS_OK && kmax > 0 && (t->k[0] > kmin || t->k[t->nrows - 1] < kmax))
+        st = fs_error_set(FS_ERR_INPUT, "--power-table=%s: the table's k from %.17g to %.17g "
+                          "does not cover the grid's nonzero |k| from %.17g to %.17g",
+                          o->power_table, t->k[0], t->k[t->nrows - 1], kmin, kmax);
+    return fs_error_agree(comm, rank == 0 ? st : FS_OK);
+}
+
 /* Collective: generate and write the file. */
-static fs_status generate(MPI_Comm comm, const mkdata_options *o)
+static fs_status generate(MPI_Comm comm, const mkdata_options *o, const fs_table *table)
 {
     int rank, nranks;
     int err = MPI_Comm_rank(comm, &rank);
@@ -307,7 +352,8 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o)
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
     if (o->power_law) {
-        fs_grf g = {.ndim = o->ndim, .index = o->index, .amplitude = o->amplitude, .seed = o->seed};
+        fs_grf g = {.ndim = o->ndim, .index = o->index, .amplitude = o->amplitude, .seed = o->seed,
+                    .table = table};
         memcpy(g.shape, o->shape, sizeof g.shape);
         memcpy(g.box_size, o->box_size, sizeof g.box_size);
         st = fs_grf_fill(comm, &g, &box, o->type, buf);
@@ -373,7 +419,12 @@ static fs_status run_command(MPI_Comm comm, int rank, int argc, char **argv)
         if (rank == 0)
             printf("fftshard-mkdata %s\n", PACKAGE_VERSION);
     } else {
-        st = generate(comm, &o);
+        fs_table table = {0};
+        if (o.power_table)
+            st = load_table(comm, rank, &o, &table);
+        if (st == FS_OK)
+            st = generate(comm, &o, o.power_table ? &table : NULL);
+        fs_table_free(&table);
     }
     free(o.file);
     free(o.dataset);

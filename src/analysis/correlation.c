@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* correlation: see correlation.h. The product is made in place over the
+ * rank's last-stage box (a run of complex numbers whatever the layout),
+ * the inverse is the compute plan's undo, and the real-space values are
+ * visited through the read map of the rank's first-stage box, which gives
+ * each one's coordinates in the input (check.h). The sums are doubles
+ * (cell counts stay exact below 2^53) reduced once over all ranks. */
+#include "config.h"
+
+#include "analysis/correlation.h"
+#include "core/collective.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/kgrid.h"
+#include "compute/check.h"
+#include "io/h5scales.h"
+
+/* What each bin sums. */
+enum { Q_CELLS, Q_R, Q_XI, NQ };
+
+typedef enum r_rule { R_SHELLS, R_LINEAR, R_EDGES } r_rule;
+
+#define MAX_SHELLS (1 << 22)
+
+struct fs_correlation {
+    fs_kgrid g;                     /* the grid and its box lengths (kgrid.h) */
+    double h[FS_LAYOUT_MAX_DIMS];   /* the cell L_a / n_a of each transformed axis */
+    double hmax, rmax;              /* the largest cell, the largest separation */
+    double scale;                   /* turns the forward result's product into C's */
+    r_rule rule;
+    int nbins;
+    double width;                   /* R_LINEAR */
+    double *edges;                  /* nbins + 1 */
+    double *acc;                    /* [nbins][NQ] */
+    double seconds;
+};
+
+static fs_status take_bins(fs_correlation *c, const fs_run_config *o)
+{
+    if (o->r_nedges) {
+        c->rule = R_EDGES;
+        c->nbins = o->r_nedges - 1;
+    } else if (o->r_bins) {
+        c->rule = R_LINEAR;
+        c->nbins = o->r_bins;
+        c->width = c->rmax / o->r_bins;
+    } else {
+        c->rule = R_SHELLS;
+        if (c->rmax / c->hmax > MAX_SHELLS)
+            return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
+                                "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
+                                MAX_SHELLS);
+        c->nbins = (int)floor(c->rmax / c->hmax + 0.5) + 1;
+    }
+    c->edges = malloc(sizeof *c->edges * (size_t)(c->nbins + 1));
+    c->acc = calloc((size_t)c->nbins * NQ, sizeof *c->acc);
+    if (!c->edges || !c->acc)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i <= c->nbins; i++)
+        c->edges[i] = c->rule == R_EDGES    ? o->r_edges[i]
+                      : c->rule == R_LINEAR ? i * c->width
+                                            : (i == 0 ? 0.0 : (i - 0.5) * c->hmax);
+    if (c->rule == R_LINEAR)
+        c->edges[c->nbins] = c->rmax;
+    return FS_OK;
+}
+
+fs_status fs_correlation_new(const fs_run_config *o, const fs_transform *t, fs_correlation **out)
+{
+    *out = NULL;
+    fs_correlation *c = calloc(1, sizeof *c);
+    if (!c)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *out = c;
+    fs_status st = fs_kgrid_init(&c->g, t, o->box, o->nbox);
+    if (st != FS_OK)
+        return st;
+    double npts = 1, r2 = 0;
+    for (int a = 0; a < c->g.ndim; a++) {
+        if (!c->g.transformed[a])
+            continue;
+        npts *= (double)c->g.n[a];
+        c->h[a] = c->g.L[a] / (double)c->g.n[a];
+        c->hmax = c->h[a] > c->hmax ? c->h[a] : c->hmax;
+        double d = c->h[a] * (double)(c->g.n[a] / 2);
+        r2 += d * d;
+    }
+    c->rmax = sqrt(r2);
+    /* The forward result is t->scale times numpy's, and the undo is the
+     * unnormalised inverse divided by t->scale: C = U(|F|^2) / N^2. */
+    c->scale = 1.0 / (t->scale * npts * npts);
+    return take_bins(c, o);
+}
+
+void fs_correlation_free(fs_correlation **c)
+{
+    if (!*c)
+        return;
+    free((*c)->edges);
+    free((*c)->acc);
+    free(*c);
+    *c = NULL;
+}
+
+/* data[j] = (other ? other[j] conj data[j] : |data[j]|^2) * f, n complex. */
+static void product(void *data, const void *other, fs_precision p, int64_t n, double f)
+{
+    for (int64_t j = 0; j < n; j++) {
+        double a, b, x, y;
+        if (p == FS_SINGLE) {
+            x = ((float *)data)[2 * j];
+            y = ((float *)data)[2 * j + 1];
+            a = other ? ((const float *)other)[2 * j] : x;
+            b = other ? ((const float *)other)[2 * j + 1] : y;
+        } else {
+            x = ((double *)data)[2 * j];
+            y = ((double *)data)[2 * j + 1];
+            a = other ? ((const double *)other)[2 * j] : x;
+            b = other ? ((const double *)other)[2 * j + 1] : y;
+        }
+        /* (a + ib)(x - iy) */
+        double re = (a * x + b * y) * f, im = (b * x - a * y) * f;
+        if (p == FS_SINGLE) {
+            ((float *)data)[2 * j] = (float)re;
+            ((float *)data)[2 * j + 1] = (float)im;
+        } else {
+            ((double *)data)[2 * j] = re;
+            ((double *)data)[2 * j + 1] = im;
+        }
+    }
+}
+
+/* The bin of r (-1: outside every bin). */
+static int bin_of(const fs_correlation *c, double r)
+{
+    if (c->rule == R_SHELLS)
+        return (int)floor(r / c->hmax + 0.5);
+    if (c->rule == R_LINEAR) {
+        int b = c->width > 0 ? (int)floor(r / c->width) : 0;
+        return b < c->nbins ? b : c->nbins - 1;
+    }
+    const double *e = c->edges;
+    if (r < e[0] || r >= e[c->nbins])
+        return -1;
+    int lo = 0, hi = c->nbins; /* e[lo] <= r < e[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (e[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+typedef struct visit {
+    fs_correlation *c;
+    const fs_transform *t;
+    const fs_io_map *m;
+    const void *data;
+    int count_cells;
+} visit;
+
+/* One real-space value into its bin: r from its coordinates in the input. */
+static void add_cell(void *ctx, int64_t off, const int64_t *at)
+{
+    visit *v = ctx;
+    const fs_correlation *c = v->c;
+    double r2 = 0;
+    if (v->m->fold_inner > 0) { /* the 1-D four-step's folded coordinates */
+        double d = c->h[0] * (double)fs_kgrid_freq(at[0] * v->m->fold_inner + at[1], c->g.n[0]);
+        r2 = d * d;
+    } else {
+        for (int a = 0; a < c->g.ndim; a++)
+            if (c->g.transformed[a]) {
+                double d = c->h[a] * (double)fs_kgrid_freq(at[a], c->g.n[a]);
+                r2 = r2 + d * d;
+            }
+    }
+    double r = sqrt(r2), re, im;
+    int b = bin_of(c, r);
+    if (b < 0)
+        return;
+    fs_map_element(v->t->prec, v->m, v->data, off, &re, &im);
+    double *cell = v->c->acc + (size_t)b * NQ;
+    if (v->count_cells) {
+        cell[Q_CELLS] += 1;
+        cell[Q_R] += r;
+    }
+    cell[Q_XI] += re;
+}
+
+fs_status fs_correlation_add(fs_correlation *c, const fs_correlation_args *a, const void *other,
+                             int count_cells)
+{
+    double t0 = MPI_Wtime();
+    product(a->data, other, a->t->prec, fs_box_elems(fs_decomposition_last(a->d)), c->scale);
+    fs_status st = fs_error_agree(a->comm, fs_compute_undo_timed(a->c, a->data, a->timers,
+                                                                  a->progress));
+    if (st != FS_OK)
+        return st;
+    /* The undo may leave the values in the exchange's second array. */
+    fs_io_map rm = fs_transform_read_map(a->t, fs_decomposition_first(a->d));
+    visit v = {c, a->t, &rm, fs_compute_data(a->c), count_cells};
+    fs_map_visit(&rm, 0, rm.file_box.count[0], add_cell, &v);
+    c->seconds += MPI_Wtime() - t0;
+    return FS_OK;
+}
+
+fs_status fs_correlation_reduce(fs_correlation *c, MPI_Comm comm)
+{
+    double t0 = MPI_Wtime();
+    fs_status st = FS_OK;
+    int64_t total = (int64_t)c->nbins * NQ; /* below INT_MAX: at most MAX_SHELLS bins */
+    st = fs_allreduce(comm, MPI_IN_PLACE, c->acc, (int)total, MPI_DOUBLE, MPI_SUM);
+    c->seconds += MPI_Wtime() - t0;
+    return st;
+}
+
+static const char *rule_name(const fs_correlation *c)
+{
+    return c->rule == R_SHELLS ? "shells of one cell" : c->rule == R_LINEAR ? "linear" : "edges";
+}
+
+/* The mean of quantity q over each bin's cells (NaN: no cell). */
+static void means(const fs_correlation *c, int q, double *out)
+{
+    for (int i = 0; i < c->nbins; i++) {
+        const double *cell = c->acc + (size_t)i * NQ;
+        out[i] = cell[Q_CELLS] > 0 ? cell[q] / cell[Q_CELLS] : NAN;
+    }
+}
+
+/* The group's attributes: its convention, inputs, axes, box and cell. */
+static fs_status write_attrs(const fs_correlation *c, fs_h5_output *o, const char *fields)
+{
+    char text[512];
+    snprintf(text, sizeof text,
+             "two-point correlation function per bin of r: C = Re ifftn(fftn(a) conj(fftn(b))) / N "
+             "over the transformed axes (a = b but with --cross; N their points), element d at "
+             "separation r = sqrt(sum_a (h_a d_a)^2), d_a = fftfreq(n_a, 1/n_a)[j_a], h_a = L_a / "
+             "n_a; xi: mean C, r: mean r of the bin's cells; bins: %s, [E_i, E_i+1)",
+             rule_name(c));
+    double box[FS_LAYOUT_MAX_DIMS], cell[FS_LAYOUT_MAX_DIMS];
+    int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
+    for (int a = 0; a < c->g.ndim; a++)
+        if (c->g.transformed[a]) {
+            axes[naxes] = a;
+            cell[naxes] = c->h[a];
+            box[naxes++] = c->g.L[a];
+        }
+    fs_status st = fs_h5_output_attr_string(o, "convention", text);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "inputs", fields);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(o, "axes", (int)naxes, axes);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "cell_size", 1, &naxes, FS_DTYPE_FLOAT64, cell);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "bins", rule_name(c));
+    return st;
+}
+
+/* The tables xi, r, cells and edges. */
+static fs_status write_tables(const fs_correlation *c, fs_h5_output *o, const char *group)
+{
+    int64_t n = c->nbins, ne = c->nbins + 1;
+    double *v = malloc(sizeof *v * (size_t)n);
+    int64_t *cells = malloc(sizeof *cells * (size_t)n);
+    fs_status st = v && cells ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    char path[256];
+    if (st == FS_OK) {
+        means(c, Q_XI, v);
+        snprintf(path, sizeof path, "%s/xi", group);
+        st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
+    }
+    if (st == FS_OK) {
+        means(c, Q_R, v);
+        snprintf(path, sizeof path, "%s/r", group);
+        st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
+    }
+    if (st == FS_OK) {
+        for (int i = 0; i < c->nbins; i++)
+            cells[i] = (int64_t)c->acc[(size_t)i * NQ + Q_CELLS];
+        snprintf(path, sizeof path, "%s/cells", group);
+        st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_INTEGER, cells);
+    }
+    if (st == FS_OK) {
+        snprintf(path, sizeof path, "%s/edges", group);
+        st = fs_h5_output_table(o, path, 1, &ne, FS_DTYPE_FLOAT64, c->edges);
+    }
+    free(v);
+    free(cells);
+    return st;
+}
+
+/* r and edges are dimension scales; xi and cells lie along r. */
+static fs_status describe(const fs_correlation *c, fs_h5_output *o, const char *group)
+{
+    const char *ru = c->g.box_given ? "box_length_unit" : "grid_spacing";
+    char r[256], edges[256], path[256];
+    snprintf(r, sizeof r, "%s/r", group);
+    snprintf(edges, sizeof edges, "%s/edges", group);
+    fs_status st = fs_h5_scale_set(o, r);
+    if (st == FS_OK)
+        st = fs_h5_scale_set(o, edges);
+    const struct {
+        const char *name, *units, *long_name;
+    } t[] = {
+        {"r", ru, "mean separation r of the bin's cells"},
+        {"edges", ru, "edges of the r bins, [E_i, E_i+1)"},
+        {"xi", "1", "two-point correlation function: mean C of the bin's cells"},
+        {"cells", "1", "number of separations (times batch indices) in the bin"},
+    };
+    const char *dims[1] = {r};
+    for (size_t i = 0; i < sizeof t / sizeof t[0] && st == FS_OK; i++) {
+        snprintf(path, sizeof path, "%s/%s", group, t[i].name);
+        if (i >= 2)
+            st = fs_h5_scales_attach(o, path, 1, dims);
+        if (st == FS_OK)
+            st = fs_h5_text_attr(o, path, "units", t[i].units);
+        if (st == FS_OK)
+            st = fs_h5_text_attr(o, path, "long_name", t[i].long_name);
+    }
+    return st;
+}
+
+fs_status fs_correlation_write(const fs_correlation *c, fs_h5_output *o, const char *group,
+                               const char *fields, int replace)
+{
+    fs_status st = fs_h5_output_group(o, group, replace);
+    if (st == FS_OK)
+        st = write_attrs(c, o, fields);
+    if (st == FS_OK)
+        st = write_tables(c, o, group);
+    if (st == FS_OK)
+        st = describe(c, o, group);
+    return st;
+}
+
+void fs_correlation_json(fs_json *j, const fs_correlation *c, const char *group)
+{
+    fs_json_open(j, "correlation_function", '{');
+    fs_json_str(j, "group", group);
+    fs_json_str(j, "bins", rule_name(c));
+    fs_json_num(j, "seconds", c->seconds);
+    const char *keys[] = {"cells", "r", "xi"};
+    for (int q = 0; q < NQ; q++) {
+        fs_json_open(j, keys[q], '[');
+        for (int i = 0; i < c->nbins; i++) {
+            const double *cell = c->acc + (size_t)i * NQ;
+            if (q == Q_CELLS)
+                fs_json_int(j, NULL, (int64_t)cell[Q_CELLS]);
+            else if (cell[Q_CELLS] > 0)
+                fs_json_num(j, NULL, cell[q] / cell[Q_CELLS]);
+            else
+                fs_json_null(j, NULL);
+        }
+        fs_json_close(j, ']');
+    }
+    fs_json_close(j, '}');
+}
+
+void fs_correlation_summary(const fs_correlation *c, const char *output, const char *group,
+                            char *buf, size_t size)
+{
+    snprintf(buf, size, "  correlation function: %d bins (%s, cell %.6g) in %s:%s, %.4f s\n",
+             c->nbins, rule_name(c), c->hmax, output, group, c->seconds);
+}
