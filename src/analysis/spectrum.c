@@ -762,14 +762,15 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
     /* Every input, whole, however many and long: one variable-length string. */
     size_t len = 1;
     for (int i = 0; i < n; i++)
-        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) + 2;
+        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) +
+               strlen(infos[i].slice.text) + 2;
     char *fields = malloc(len);
     if (!fields)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
     fields[0] = '\0';
     for (int i = 0, used = 0; i < n; i++)
-        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s", i ? ", " : "",
-                         inputs[i].file, infos[i].dataset);
+        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s%s", i ? ", " : "",
+                         inputs[i].file, infos[i].dataset, infos[i].slice.text);
     double box[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
     for (int a = 0; a < s->g.ndim; a++)
