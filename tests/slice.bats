@@ -76,7 +76,7 @@ with h5py.File("a.h5", "w") as f:
     check_slices
 }
 
-@test "several inputs, --cross and --shards take slices; the spectrum names them" {
+@test "several inputs, --cross, --correlate and --shards take slices; the results name them" {
     make_inputs
     run --separate-stderr fftshard 3 --quiet "a.h5:/u[1:4]" "a.h5:/r[..., 2]" m.h5
     assert_success
@@ -111,6 +111,21 @@ for n in names:
 print(a["cross_spectrum"].attrs["inputs"])'
     assert_success
     assert_output "a.h5:/u[:, 0:8, :], a.h5:/r[:, 2:10, :]"
+    # --correlate of two slices: ifftn(X_a conj X_b) / N, the second named with its slice
+    run --separate-stderr fftshard 3 --quiet --correlate "a.h5:/u[0:6]" "a.h5:/u[6:12, :, ::2]" \
+        cc.h5
+    assert_error "$EXIT_USAGE" "one shape" # 6x10x8 and 6x10x4
+    run --separate-stderr fftshard 3 --quiet --correlate "a.h5:/u[0:6]" "a.h5:/u[6:]" cc.h5
+    assert_success
+    run python_serial -c 'import h5py, numpy as np
+f = h5py.File("a.h5", "r")
+a, b = f["u"][0:6], f["u"][6:]
+want = np.fft.ifftn(np.fft.fftn(a) * np.conj(np.fft.fftn(b))) / a.size
+d = h5py.File("cc.h5", "r")["correlation"]
+assert np.abs(d[()] - want).max() < 1e-12 * np.abs(want).max()
+print(d.attrs["input_slice"], d.attrs["second_input"])'
+    assert_success
+    assert_output "[0:6, :, :] a.h5:/u[6:12, :, :]"
 }
 
 # bats test_tags=sanitized
