@@ -154,8 +154,10 @@ void fs_options_print_help(FILE *out)
         "INPUT and OUTPUT are FILE.h5 or FILE.h5:/path/to/dataset. Without a path,\n"
         "INPUT's only dataset is used and OUTPUT gets the same dataset path. With\n"
         "several INPUTs, each result goes under its input's path in the one OUTPUT\n"
-        "file, written as a whole or not at all. The\n"
-        "result is complex in natural order (complex64 for float32/complex64\n"
+        "file, written as a whole or not at all. INPUT may end in a slice, numpy's\n"
+        "basic slicing, read alone: FILE.h5:/path[0:64:2, :, -1] (STEP 1 or more,\n"
+        "an index drops its axis, '...'; a name ending in ']' takes '[]' after it).\n"
+        "The result is complex in natural order (complex64 for float32/complex64\n"
         "input, else complex128): element [k0,k1,...] equals\n"
         "numpy.fft.fftn(input)[k0,k1,...].\n"
         "\n"
@@ -995,8 +997,14 @@ static fs_status add_input(fs_options *opts, const char *arg)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     opts->inputs = grown;
     fs_location *in = &opts->inputs[opts->ninputs];
+    memset(in, 0, sizeof *in);
     if (fs_split_location(arg, &in->file, &in->dataset) != FS_OK)
         return fs_error_status();
+    if (in->dataset && fs_slice_parse(arg, in->dataset, &in->slice) != FS_OK) {
+        free(in->file);
+        free(in->dataset);
+        return fs_error_status();
+    }
     opts->ninputs++;
     opts->input_file = opts->inputs[0].file;
     opts->input_dataset = opts->inputs[0].dataset;

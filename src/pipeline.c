@@ -98,8 +98,8 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
     const fs_run_config *o = r->opts;
     fs_status st = FS_OK;
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
-        st = fs_input_probe(o->shards, o->inputs[i].file, o->inputs[i].dataset, &r->infos[i],
-                            &r->shards);
+        st = fs_input_probe(o->shards, o->inputs[i].file, o->inputs[i].dataset,
+                            &o->inputs[i].slice, &r->infos[i], &r->shards);
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;

@@ -780,14 +780,15 @@ static char *inputs_text(const fs_location *inputs, const fs_input_info *infos, 
 {
     size_t len = 1;
     for (int i = 0; i < n; i++)
-        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) + 2;
+        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) +
+               strlen(infos[i].slice.text) + 2;
     char *fields = malloc(len);
     if (!fields)
         return NULL;
     fields[0] = '\0';
     for (int i = 0, used = 0; i < n; i++)
-        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s", i ? ", " : "",
-                         inputs[i].file, infos[i].dataset);
+        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s%s", i ? ", " : "",
+                         inputs[i].file, infos[i].dataset, infos[i].slice.text);
     return fields;
 }
 

@@ -174,8 +174,8 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     fs_box box = fs_compute_pieces_box(p);
     size_t eb = fs_complex_bytes(a->t->prec);
     int64_t n = fs_compute_pieces_count(p), box_elems = fs_box_elems(&box);
-    char name[2 * FS_PATH_MAX + 2];
-    snprintf(name, sizeof name, "%s:%s", a->input_file, a->info->dataset);
+    char name[FS_INPUT_NAME_MAX];
+    fs_input_name(a->input_file, a->info, name, sizeof name);
     /* The read fills the box; what lies past it starts as zeros, as ever. */
     memset((char *)a->buf->data + (size_t)box_elems * eb, 0,
            (size_t)(a->buf->elems - box_elems) * eb);
@@ -249,8 +249,8 @@ fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progres
     /* every rank's count added up once every read is done */
     if (!counts || fs_error_agree_quiet(a->comm, st) != FS_OK)
         return st;
-    char name[2 * FS_PATH_MAX + 2];
-    snprintf(name, sizeof name, "%s:%s", a->input_file, a->info->dataset);
+    char name[FS_INPUT_NAME_MAX];
+    fs_input_name(a->input_file, a->info, name, sizeof name);
     return fs_finite_agree(a->comm, &finite, name);
 }
 

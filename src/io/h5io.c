@@ -123,34 +123,74 @@ static fs_box piece_box(const fs_io_map *map, const io_pieces *pc, int64_t c)
     return p;
 }
 
-/* Select a piece of a box of the dataset itself in the file, and, when
- * mspace is valid, where it goes in the map's memory. Returns the elements
- * selected, or -1. */
-static int64_t select_box_piece(const fs_io_map *map, const fs_box *piece, hid_t fspace,
-                                hid_t mspace)
+/* Select in fspace the box (start, count: ndim axes of the array read)
+ * with operator op: the box itself, or, when the input is sliced
+ * (slice->given), its elements in the dataset of the file (slice.h). */
+static herr_t select_file_box(hid_t fspace, H5S_seloper_t op, const fs_input_slice *slice,
+                              int ndim, const int64_t *start, const int64_t *count)
+{
+    hsize_t fstart[FS_LAYOUT_MAX_DIMS], fstride[FS_LAYOUT_MAX_DIMS], fcount[FS_LAYOUT_MAX_DIMS];
+    int64_t s[FS_LAYOUT_MAX_DIMS], st[FS_LAYOUT_MAX_DIMS], c[FS_LAYOUT_MAX_DIMS];
+    if (!slice || !slice->given) {
+        for (int k = 0; k < ndim; k++) {
+            fstart[k] = (hsize_t)start[k];
+            fcount[k] = (hsize_t)count[k];
+        }
+        return H5Sselect_hyperslab(fspace, op, fstart, NULL, fcount, NULL);
+    }
+    fs_slice_file_box(slice, ndim, start, count, s, st, c);
+    for (int k = 0; k < slice->file_ndim; k++) {
+        fstart[k] = (hsize_t)s[k];
+        fstride[k] = (hsize_t)st[k];
+        fcount[k] = (hsize_t)c[k];
+    }
+    return H5Sselect_hyperslab(fspace, op, fstart, fstride, fcount, NULL);
+}
+
+/* Select a piece of a box of the dataset itself in the file (of its slice
+ * when `slice` is given), and, when mspace is valid, where it goes in the
+ * map's memory. Returns the elements selected, or -1. */
+static int64_t select_box_piece(const fs_io_map *map, const fs_input_slice *slice,
+                                const fs_box *piece, hid_t fspace, hid_t mspace)
 {
     const fs_box *box = &map->file_box;
     int last = box->ndim - 1;
-    hsize_t fstart[FS_LAYOUT_MAX_DIMS], count[FS_LAYOUT_MAX_DIMS];
-    hsize_t mstart[FS_LAYOUT_MAX_DIMS], mstride[FS_LAYOUT_MAX_DIMS];
+    hsize_t count[FS_LAYOUT_MAX_DIMS], mstart[FS_LAYOUT_MAX_DIMS], mstride[FS_LAYOUT_MAX_DIMS];
     for (int k = 0; k <= last; k++) {
         int64_t step = k == last ? map->mem_stride_last : 1;
-        fstart[k] = (hsize_t)piece->start[k];
         count[k] = (hsize_t)piece->count[k];
         mstart[k] = (hsize_t)(map->mem_start[k] + (piece->start[k] - box->start[k]) * step);
         mstride[k] = (hsize_t)step;
     }
-    if (H5Sselect_hyperslab(fspace, H5S_SELECT_SET, fstart, NULL, count, NULL) < 0 ||
+    if (select_file_box(fspace, H5S_SELECT_SET, slice, box->ndim, piece->start, piece->count) < 0 ||
         (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_SET, mstart, mstride, count, NULL) < 0))
         return -1;
     return fs_box_elems(piece);
 }
 
+/* The file side of a folded piece of a sliced 1-D array: `rows` rows of
+ * `cols` positions from `first`, `inner` apart; one selection when the rows
+ * are whole (their positions follow each other), else one per row. */
+static herr_t select_folded_slice(hid_t fspace, const fs_input_slice *slice, int64_t first,
+                                  int64_t rows, int64_t cols, int64_t inner)
+{
+    if (cols == inner) {
+        int64_t n = rows * cols;
+        return select_file_box(fspace, H5S_SELECT_OR, slice, 1, &first, &n);
+    }
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t at = first + r * inner;
+        if (select_file_box(fspace, H5S_SELECT_OR, slice, 1, &at, &cols) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Select a piece (rows of the view) of a box of a 1-D file seen as (rows,
  * inner): rows of `cols` elements `inner` apart, the positions from the
  * limit on left out; in memory too when mspace is valid. */
-static int64_t select_folded_piece(const fs_io_map *map, const fs_box *piece, hid_t fspace,
-                                   hid_t mspace)
+static int64_t select_folded_piece(const fs_io_map *map, const fs_input_slice *slice,
+                                   const fs_box *piece, hid_t fspace, hid_t mspace)
 {
     int64_t inner = map->fold_inner, r0 = piece->start[0], c0 = piece->start[1],
             cols = piece->count[1], rows = piece->count[0];
@@ -170,14 +210,17 @@ static int64_t select_folded_piece(const fs_io_map *map, const fs_box *piece, hi
         hsize_t fs = (hsize_t)(r0 * inner + c0), fst = (hsize_t)inner, fc = (hsize_t)full,
                 fb = (hsize_t)cols;
         hsize_t mc[2] = {(hsize_t)full, (hsize_t)cols};
-        if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, &fst, &fc, &fb) < 0 ||
+        herr_t sel = slice && slice->given
+                         ? select_folded_slice(fspace, slice, r0 * inner + c0, full, cols, inner)
+                         : H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, &fst, &fc, &fb);
+        if (sel < 0 ||
             (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_OR, ms, mstride, mc, NULL) < 0))
             return -1;
     }
     if (partial > 0) {
-        hsize_t fs = (hsize_t)((r0 + full) * inner + c0), fc = (hsize_t)partial;
+        int64_t at = (r0 + full) * inner + c0;
         hsize_t mps[2] = {ms[0] + (hsize_t)full, ms[1]}, mc[2] = {1, (hsize_t)partial};
-        if (H5Sselect_hyperslab(fspace, H5S_SELECT_OR, &fs, NULL, &fc, NULL) < 0 ||
+        if (select_file_box(fspace, H5S_SELECT_OR, slice, 1, &at, &partial) < 0 ||
             (mspace >= 0 && H5Sselect_hyperslab(mspace, H5S_SELECT_OR, mps, mstride, mc, NULL) < 0))
             return -1;
     }
@@ -187,15 +230,15 @@ static int64_t select_folded_piece(const fs_io_map *map, const fs_box *piece, hi
 /* Select piece c of the map (nothing past this rank's pieces) in the file
  * space and in mspace: the map's memory, or with `staged` the first
  * elements of a 1-D staging space. Returns the elements selected, or -1. */
-static int64_t select_piece(const fs_io_map *map, const io_pieces *pc, int64_t c, hid_t fspace,
-                            hid_t mspace, int staged, fs_box *piece)
+static int64_t select_piece(const fs_io_map *map, const fs_input_slice *slice, const io_pieces *pc,
+                            int64_t c, hid_t fspace, hid_t mspace, int staged, fs_box *piece)
 {
     if (c >= pc->local)
         return H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0 ? -1 : 0;
     *piece = piece_box(map, pc, c);
     hid_t ms = staged ? H5I_INVALID_HID : mspace;
-    int64_t n = map->fold_inner > 0 ? select_folded_piece(map, piece, fspace, ms)
-                                    : select_box_piece(map, piece, fspace, ms);
+    int64_t n = map->fold_inner > 0 ? select_folded_piece(map, slice, piece, fspace, ms)
+                                    : select_box_piece(map, slice, piece, fspace, ms);
     if (n >= 0 && staged) {
         hsize_t zero = 0, count = (hsize_t)n;
         if ((n > 0 ? H5Sselect_hyperslab(mspace, H5S_SELECT_SET, &zero, NULL, &count, NULL)
@@ -290,6 +333,7 @@ typedef struct io_transfer {
     const char *disk;    /* writes: the file on disk (is its file system full?) */
     int abandon_on_failure; /* collective writes: a failure ends the job (fs_h5_abandon) */
     fs_finite *finite;   /* reads: NaN and Inf counted here (NULL: not counted) */
+    const fs_input_slice *slice; /* reads: the input's slice (NULL or not given: none) */
 } io_transfer;
 
 static void pause_seconds(double s)
@@ -353,7 +397,7 @@ static fs_status run_transfer(const io_transfer *x, const fs_io_map *map, const 
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot describe the %s hyperslab", x->name, side);
     for (int64_t c = 0; c < pc->ncalls && ret == FS_OK; c++) {
         fs_box piece;
-        int64_t n = select_piece(map, pc, c, fspace, mspace, staged, &piece);
+        int64_t n = select_piece(map, x->slice, pc, c, fspace, mspace, staged, &piece);
         if (n < 0) {
             ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot select the %s hyperslab", x->name, side);
             break;
@@ -437,16 +481,18 @@ static fs_status write_shards_map(const char *path, const fs_input_info *info,
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), space = H5I_INVALID_HID, type = H5I_INVALID_HID,
           fid = H5I_INVALID_HID, did = H5I_INVALID_HID;
     hsize_t dims[FS_LAYOUT_MAX_DIMS];
-    for (int k = 0; k < info->ndim; k++)
-        dims[k] = (hsize_t)info->shape[k];
+    int64_t shape[FS_LAYOUT_MAX_DIMS]; /* the whole array's, sliced or not */
+    int ndim = fs_input_file_shape(info, shape);
+    for (int k = 0; k < ndim; k++)
+        dims[k] = (hsize_t)shape[k];
     fs_status ret = FS_OK;
-    if (dcpl < 0 || (space = H5Screate_simple(info->ndim, dims, NULL)) < 0)
+    if (dcpl < 0 || (space = H5Screate_simple(ndim, dims, NULL)) < 0)
         ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the array the %lld shards make",
                          (long long)shards->n);
     if (ret == FS_OK)
         ret = fs_h5_element_type(info->dtype, 1, &type);
     if (ret == FS_OK)
-        ret = set_mappings(dcpl, info->ndim, info->shape, shards, info->dataset);
+        ret = set_mappings(dcpl, ndim, shape, shards, info->dataset);
     if (ret == FS_OK && ((fid = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
                          (did = H5Dcreate2(fid, "shards", type, space, H5P_DEFAULT, dcpl,
                                            H5P_DEFAULT)) < 0))
@@ -552,8 +598,8 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      fs_io_progress progress, void *ctx, fs_finite *finite)
 {
     hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
-    char name[2 * FS_PATH_MAX + 2];
-    snprintf(name, sizeof name, "%s:%s", file, info->dataset);
+    char name[FS_INPUT_NAME_MAX];
+    fs_input_name(file, info, name, sizeof name);
     int64_t slow_bytes = fs_testhooks_slow_read_bytes();
     io_transfer x = {
         .comm = comm,
@@ -566,6 +612,7 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
         .pause_s = fs_testhooks_slow_read_seconds(),
         .name = name,
         .finite = finite,
+        .slice = &info->slice,
     };
     io_pieces pc = plan_pieces(map, x.piece_bytes);
     void *stage = NULL;
@@ -640,7 +687,9 @@ fs_status fs_h5_raw_input(MPI_Comm comm, const char *file, const fs_input_info *
 {
     raw_input_args a = {file, info, mem_type, {0, -1}};
     fs_status st = FS_OK;
-    if (!shards && !info->is_virtual)
+    /* A slice is read through HDF5's hyperslabs (the raw path moves a
+     * rank's box as runs of the whole dataset). */
+    if (!shards && !info->is_virtual && !info->slice.given)
         st = fs_root_decides(comm, raw_input_on_root, &a);
     if (st == FS_OK)
         st = fs_error_agree(comm, fs_bcast_bytes(comm, 0, &a.raw, sizeof a.raw));

@@ -96,7 +96,8 @@ typedef struct fs_h5_raw {
 } fs_h5_raw;
 
 /* Collective: whether the input dataset of `file` (info from the probe;
- * shards and virtual datasets never are) can be read raw as mem_type. Rank
+ * shards, virtual datasets and slices never are) can be read raw as
+ * mem_type. Rank
  * 0 looks and tells the others; a file it cannot judge is not usable, and
  * that is no error. */
 fs_status fs_h5_raw_input(MPI_Comm comm, const char *file, const fs_input_info *info,

@@ -588,6 +588,12 @@ fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, 
 
 /* ------------------------------------------------------------------ probe */
 
+const char *fs_input_name(const char *file, const fs_input_info *info, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s:%s%s", file, info->dataset, info->slice.given ? info->slice.text : "");
+    return buf;
+}
+
 fs_file_stamp fs_file_stamp_of(const struct stat *st)
 {
     return (fs_file_stamp){1, (uint64_t)st->st_dev, (uint64_t)st->st_ino, (int64_t)st->st_size,

@@ -16,10 +16,12 @@
 #ifndef FS_H5PROBE_H
 #define FS_H5PROBE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/dtype.h"
 #include "core/errors.h"
+#include "io/slice.h"
 #include "plan/layout.h"
 
 #define FS_PATH_MAX 1024
@@ -64,6 +66,8 @@ typedef struct fs_input_info {
     int has_offset;              /* an "offset" attribute: a shard's place in the whole */
     int64_t offset[FS_LAYOUT_MAX_DIMS];
     int64_t nshards;             /* --shards: how many files make the array (0: one file) */
+    fs_input_slice slice;        /* INPUT's slice (given 0: none); ndim and shape above are
+                                  * then the sliced array's, the reads select the slice */
 } fs_input_info;
 
 /* The files of a sharded array: file i holds the box boxes[i] of the whole
@@ -85,6 +89,12 @@ fs_status fs_h5_init(void);
  * FS_ERR_INPUT with a message for every unusable case, FS_ERR_RUNTIME when
  * HDF5 fails in a way the file does not explain. */
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
+
+/* How messages and reports name an input: "FILE:DATASET", its slice after
+ * it when it has one ("FILE:DATASET[0:10:2, :, 5]"); buf (out) returned.
+ * FS_INPUT_NAME_MAX bytes hold any. */
+#define FS_INPUT_NAME_MAX (2 * FS_PATH_MAX + 2 + FS_SLICE_TEXT)
+const char *fs_input_name(const char *file, const fs_input_info *info, char *buf, size_t size);
 
 /* The stamp of a file from its stat. */
 struct stat;

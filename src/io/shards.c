@@ -420,10 +420,13 @@ fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set)
     return fs_error_agree(comm, st);
 }
 
-fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs_input_info *info,
-                         fs_shard_set *set)
+fs_status fs_input_probe(int sharded, const char *input, const char *dataset,
+                         const fs_slice_spec *slice, fs_input_info *info, fs_shard_set *set)
 {
     memset(set, 0, sizeof *set);
-    return sharded ? probe_shards(input, dataset, info, set)
-                   : fs_h5_probe_guarded(input, dataset, info);
+    fs_status st = sharded ? probe_shards(input, dataset, info, set)
+                           : fs_h5_probe_guarded(input, dataset, info);
+    if (st == FS_OK && slice && slice->given)
+        st = fs_slice_apply(slice, input, info);
+    return st;
 }

@@ -19,9 +19,10 @@
 #include "io/h5probe.h"
 
 /* Rank 0 only: the input of a run, shards (sharded nonzero) or one file
- * (checked in a child process: see probe_guard.h). */
-fs_status fs_input_probe(int sharded, const char *input, const char *dataset, fs_input_info *info,
-                         fs_shard_set *set);
+ * (checked in a child process: see probe_guard.h), and its slice (may be
+ * NULL; slice.h) taken of it. */
+fs_status fs_input_probe(int sharded, const char *input, const char *dataset,
+                         const fs_slice_spec *slice, fs_input_info *info, fs_shard_set *set);
 
 /* Collective: rank 0's set to every rank (others' *set is filled). */
 fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set);

@@ -45,7 +45,7 @@ typedef struct paths_args {
     const fs_input_info *infos;
     int n;
     int results;      /* result_paths: how many of the paths are datasets */
-    char what[2][FS_PATH_MAX + 32];
+    char what[2][FS_INPUT_NAME_MAX];
     char groups[3][FS_PATH_MAX]; /* the spectra's and the correlation function's */
 } paths_args;
 
@@ -69,7 +69,8 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 {
     char *buf = a->what[slot];
     if (i < a->results)
-        snprintf(buf, sizeof a->what[0], "%s:%s", a->out->opts->inputs[i].file, paths[i]);
+        snprintf(buf, sizeof a->what[0], "%s:%s%s", a->out->opts->inputs[i].file, paths[i],
+                 a->infos[i].slice.text); /* "" unsliced */
     else
         snprintf(buf, sizeof a->what[0], "the spectrum %s", paths[i]);
     return buf;
@@ -142,7 +143,7 @@ static fs_status check_paths_on_root(void *arg)
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
     "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
-    "operation", "box_size", "k_convention", "second_input", NULL,
+    "operation", "box_size", "k_convention", "second_input", "input_slice", NULL,
 };
 
 /* Collective: rank 0 reads each input dataset's own attributes, every
@@ -180,6 +181,12 @@ fs_h5_output *fs_output_h5(const fs_output *out)
     return out->h5;
 }
 
+/* The input's slice as the result records it (NULL: not sliced). */
+static const char *slice_text(const fs_input_info *info)
+{
+    return info->slice.given ? info->slice.text : NULL;
+}
+
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks)
 {
@@ -187,18 +194,20 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
     out->dataset = dataset_for(out, out->infos, i);
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
-                                   NULL, 0, {0}, NULL, NULL};
+                                   NULL, 0, {0}, NULL, NULL, NULL, slice_text(info)};
     if (o->combine != FS_COMBINE_NONE && out->ninfos > 0) {
         /* the combined result: the first INPUT's name and attributes, the
          * second's name beside them */
         out->attrs.input_file = o->inputs[0].file;
         out->attrs.input_dataset = out->infos[0].dataset;
         out->attrs.copied = out->n_input_attrs ? &out->input_attrs[0] : NULL;
+        out->attrs.input_slice = slice_text(&out->infos[0]);
         out->attrs.operation = fs_combine_name(o->combine);
         out->dataset = fs_combine_result(o, out->ninfos - 1); /* what each turn goes into */
         if (out->ninfos > 1) {
             out->attrs.second_file = o->inputs[1].file;
             out->attrs.second_dataset = out->infos[1].dataset;
+            out->attrs.second_slice = out->infos[1].slice.text;
         }
     }
 }
@@ -553,8 +562,9 @@ static fs_status round_trip_attributes(const fs_output_attrs *a, fs_h5_output *h
     int64_t n = a->nbox;
     fs_status st = fs_h5_output_attr_string(h5, "operation", a->operation ? a->operation : "");
     if (st == FS_OK && a->second_file) {
-        char second[2 * FS_PATH_MAX + 2];
-        snprintf(second, sizeof second, "%s:%s", a->second_file, a->second_dataset);
+        char second[FS_INPUT_NAME_MAX];
+        snprintf(second, sizeof second, "%s:%s%s", a->second_file, a->second_dataset,
+                 a->second_slice);
         st = fs_h5_output_attr_string(h5, "second_input", second);
     }
     if (st != FS_OK || !n)
@@ -608,6 +618,8 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
         st = fs_h5_output_attr_int64s(h5, "last_size", -1, &last_size);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "ranks", -1, &ranks);
+    if (st == FS_OK && a->input_slice)
+        st = fs_h5_output_attr_string(h5, "input_slice", a->input_slice);
     if (st == FS_OK && t->round_trip)
         st = round_trip_attributes(a, h5);
     if (st == FS_OK && a->copied)

@@ -37,7 +37,8 @@ typedef struct fs_output_attrs {
     int nbox;
     double box[FS_LAYOUT_MAX_DIMS];
     /* a combined result of two INPUTs (combine.h): the second (NULL: none) */
-    const char *second_file, *second_dataset;
+    const char *second_file, *second_dataset, *second_slice; /* slice: "" none */
+    const char *input_slice;       /* the input's slice as numpy spells it (NULL: none) */
 } fs_output_attrs;
 
 typedef struct fs_output {

@@ -111,7 +111,8 @@ static fs_status dry_input(MPI_Comm comm, int rank, const fs_run_config *opts, f
         snprintf(info->dataset, sizeof info->dataset, "(--shape)");
         info->dtype = opts->dtype;
     } else if (rank == 0) {
-        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset, info, shards);
+        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset,
+                            &opts->inputs[0].slice, info, shards);
     }
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         return st;
@@ -251,6 +252,12 @@ static void print_decomposition(FILE *out, const dry_plan *p)
     fprintf(out, "fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape,
             p->info->type_name, p->P, fs_kind_name(t->kind), fs_precision_name(t->prec),
             p->opts->inverse ? "inverse" : "forward");
+    if (p->info->slice.given) {
+        int64_t whole[FS_LAYOUT_MAX_DIMS];
+        fs_format_shape(fs_input_file_shape(p->info, whole), whole, shape, sizeof shape);
+        fprintf(out, "input: the slice %s of the %s dataset, read alone\n", p->info->slice.text,
+                shape);
+    }
     if (t->pencil)
         fprintf(out, "decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
                 t->exchanges ? "" : ", no exchange", pencil_reason(p));
@@ -392,8 +399,8 @@ static void json_problem(fs_json *j, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
     const fs_run_config *o = p->opts;
-    char input[2 * FS_PATH_MAX + 2];
-    snprintf(input, sizeof input, "%s:%s", o->input_file ? o->input_file : "", p->info->dataset);
+    char input[FS_INPUT_NAME_MAX];
+    fs_input_name(o->input_file ? o->input_file : "", p->info, input, sizeof input);
     fs_json_str(j, "schema", FS_DRY_RUN_SCHEMA);
     fs_json_str(j, "version", PACKAGE_VERSION);
     fs_json_str(j, "command_line", o->command_line);

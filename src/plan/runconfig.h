@@ -21,6 +21,7 @@
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "exchange/exchange.h"
+#include "io/slice.h"
 #include "plan/layout.h"
 
 #define FS_MAX_DIMS FS_LAYOUT_MAX_DIMS
@@ -37,10 +38,11 @@ typedef enum fs_combine_op {
     FS_COMBINE_PHASE,         /* --phase-correlate: ifftn(R / |R|), R = X_a conj X_b */
 } fs_combine_op;
 
-/* One INPUT operand: FILE.h5[:/path]. */
+/* One INPUT operand: FILE.h5[:/path[SLICE]]. */
 typedef struct fs_location {
     char *file;
     char *dataset;         /* NULL: the only dataset in the file */
+    fs_slice_spec slice;   /* given 0: the whole dataset */
 } fs_location;
 
 /* The exchange strategy asked for (--transpose). */

@@ -33,8 +33,15 @@ static void describe_run(const fs_run_view *v, char *buf, size_t size)
         snprintf(decomp, sizeof decomp, "gathered on rank 0 (1-D)");
     else
         snprintf(decomp, sizeof decomp, "slab, axis %d -> axis %d", t->from_axis, t->to_axis);
-    snprintf(buf, size, "%s %s, %s %s %s axes %s, %d rank%s, %s, %s", shape, v->info->type_name,
-             fs_kind_name(t->kind), fs_precision_name(t->prec),
+    char sliced[FS_SLICE_TEXT + 300] = ""; /* the slice, and the dataset's own shape */
+    if (v->info->slice.given) {
+        int64_t whole[FS_LAYOUT_MAX_DIMS];
+        char of[256];
+        fs_format_shape(fs_input_file_shape(v->info, whole), whole, of, sizeof of);
+        snprintf(sliced, sizeof sliced, " (slice %s of %s)", v->info->slice.text, of);
+    }
+    snprintf(buf, size, "%s %s%s, %s %s %s axes %s, %d rank%s, %s, %s", shape, v->info->type_name,
+             sliced, fs_kind_name(t->kind), fs_precision_name(t->prec),
              v->opts->inverse ? "inverse" : "forward", axes, v->nranks, v->nranks == 1 ? "" : "s",
              decomp, t->exchanges ? v->strategy : "no exchange");
 }
@@ -164,7 +171,7 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
 
 /* The strings a report's description points to. */
 typedef struct info_text {
-    char title[512], input[2 * FS_PATH_MAX + 2], output[2 * FS_PATH_MAX + 2];
+    char title[512], input[FS_INPUT_NAME_MAX], output[2 * FS_PATH_MAX + 2];
 } info_text;
 
 /* A dataset's description for the report (pointing into v and text). */
@@ -173,8 +180,8 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
     const fs_run_config *o = v->opts;
     const fs_transform *t = v->t;
     describe_run(v, text->title, sizeof text->title);
-    snprintf(text->input, sizeof text->input, "%s:%s", v->input_file ? v->input_file : o->input_file,
-             v->info->dataset);
+    fs_input_name(v->input_file ? v->input_file : o->input_file, v->info, text->input,
+                  sizeof text->input);
     snprintf(text->output, sizeof text->output, "%s:%s", o->output_file, written(v));
     int64_t n = 1;
     for (int k = 0; k < t->ndim; k++)
