@@ -57,7 +57,9 @@ def dataset_of(f, ds):
     if ds:
         return f[ds]
     names = []
-    f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+    # A result's coordinates (dimension scales) are not datasets to read.
+    f.visititems(lambda n, o: names.append(n)
+                 if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
     return f[names[0]]
 
 

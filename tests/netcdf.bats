@@ -3,8 +3,18 @@
 # Spectra read by the netCDF-4 library (netCDF4) and by xarray (h5netcdf)
 # without options: every table has named dimensions whose coordinates are
 # k, edges, the mu bins and the slices' axes, with units and long names.
+# Transformed results too: netCDF4.Dataset and xarray (h5netcdf and its
+# default engine) show each with the coordinates tests/coords_oracle.py
+# computes from the definition (2 pi numpy.fft.fftfreq / rfftfreq, the
+# positions of an inverse, the input's own batch coordinates), and complex
+# values equal to h5py's.
 
 load helpers
+
+# coords CASE...: tests/coords_oracle.py's check of each result.
+coords() {
+    python_serial "$srcdir/tests/coords_oracle.py" "$@"
+}
 
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
@@ -50,4 +60,96 @@ print(x['power_a'].dims, x['power'].attrs['long_name'])"
     assert_line --index 0 "cross_spectrum ['edges', 'k', 'modes', 'power', 'power_a', 'power_b'] ('k',) mean |k| of the bin's modes"
     assert_line --index 1 "power_spectrum ['edges', 'k', 'modes', 'power'] ('k',) mean |k| of the bin's modes"
     assert_line --index 2 "('k',) mean Re(X_a conj X_b) of the bin's modes"
+}
+
+@test "transformed results: netCDF4 and xarray see k = 2 pi fftfreq (rfftfreq for --real, 2 pi / L with --box-size), 1 and 3 ranks, float32 and float64" {
+    oracle make c3.h5 6x5x4:complex128 -- r3.h5 7x6x5:float32 -- one.h5 12:float64 \
+        -- b4.h5 5x6x4x3:float64
+    fftshard 1 -q c3.h5 o1.h5
+    fftshard 3 -q --real r3.h5 o2.h5
+    fftshard 3 -q --real --axes=2,0 --box-size=10,2.5 r3.h5 o3.h5
+    fftshard 1 -q --box-size=3 one.h5 o4.h5
+    fftshard 3 -q --decomp=pencil --axes=1,3 b4.h5 o5.h5
+    run coords "in=c3.h5 out=o1.h5" "in=r3.h5 out=o2.h5 real" \
+        "in=r3.h5 out=o3.h5 real axes=2,0 box=10,2.5" "in=one.h5 out=o4.h5 box=3" \
+        "in=b4.h5 out=o5.h5 axes=1,3"
+    assert_success
+    assert_output "ok 5"
+    # what each reader is given: netCDF4 a compound {r, i} of the type named as
+    # netCDF's complex convention, h5netcdf numpy complex, h5py numpy complex
+    run python_serial -c "
+import h5py, netCDF4, xarray as xr
+d = netCDF4.Dataset('o2.h5')
+print(sorted(d.variables), d['data'].dimensions, d['data'].datatype.name, d['data'].datatype.dtype.names)
+print(d['k2'].units, d['k2'].long_name)
+print(xr.open_dataset('o2.h5', engine='h5netcdf')['data'].dtype, h5py.File('o2.h5')['data'].dtype)
+x = xr.open_dataset('o5.h5')
+print(x['data'].dims, x['axis0'].attrs['units'], x['axis0'].attrs['long_name'])"
+    assert_success
+    assert_line --index 0 "['data', 'k0', 'k1', 'k2'] ('k0', 'k1', 'k2') _PFNC_FLOAT_COMPLEX_TYPE ('r', 'i')"
+    assert_line --index 1 "rad/grid_spacing wave number along axis 2: 2 pi numpy.fft.rfftfreq(5, L/5), L = 5"
+    assert_line --index 2 "complex64 complex64"
+    assert_line --index 3 "('axis0', 'k1', 'axis2', 'k3') 1 index along axis 0"
+}
+
+@test "batch axes keep the input's coordinates; several inputs share theirs; --inverse of a result reads it back with positions x" {
+    python_serial -c "
+import h5py, numpy as np
+r = np.random.default_rng(5)
+with h5py.File('snap.h5', 'w') as f:
+    t = f.create_dataset('time', data=np.array([0.5, 1.5, 2.5, 4.0]))
+    t.make_scale('time')
+    t.attrs['units'] = 's'
+    t.attrs['long_name'] = 'time of the snapshot'
+    for name, dt in ('u', '<f4'), ('v', '<f8'), ('w', '<f8'):
+        f[name] = r.standard_normal((4, 6, 5)).astype(dt)
+        f[name].dims[0].attach_scale(t)"
+    fftshard 2 -q --axes=1,2 snap.h5:/u snap.h5:/v snap.h5:/w out.h5
+    run coords "in=snap.h5:/u out=out.h5 axes=1,2" "in=snap.h5:/v out=out.h5 axes=1,2" \
+        "in=snap.h5:/w out=out.h5 axes=1,2"
+    assert_success
+    assert_output "ok 3"
+    run python_serial -c "
+import h5py, netCDF4
+f = h5py.File('out.h5')
+print(sorted(n for n, o in f.items() if isinstance(o, h5py.Dataset)), f['u'].dtype, f['v'].dtype)
+d = netCDF4.Dataset('out.h5')
+print(d['time'].units, d['time'].long_name, d['u'].dimensions == d['w'].dimensions)"
+    assert_success
+    assert_line --index 0 "['k1', 'k2', 'time', 'u', 'v', 'w'] complex64 complex128"
+    assert_line --index 1 "s time of the snapshot True"
+    # the result as INPUT: named, or the only dataset that is no coordinate
+    fftshard 2 -q --real --axes=2 snap.h5:/v half.h5
+    fftshard 3 -q --inverse --real --axes=2 half.h5 back.h5
+    fftshard 2 -q --inverse --axes=1,2 --box-size=3,2 out.h5:/v backv.h5
+    CASES=("in=half.h5 out=back.h5 inverse real axes=2 last=5 expect=snap.h5:/v")
+    check_all
+    run coords "in=half.h5 out=back.h5 inverse real axes=2 last=5" \
+        "in=out.h5:/v out=backv.h5 inverse axes=1,2 box=3,2"
+    assert_success
+    assert_output "ok 2"
+    # a listing of the datasets names no coordinate
+    run --separate-stderr fftshard 1 --inverse half.h5:/nothing back2.h5
+    assert_error "$EXIT_INPUT" "datasets in the file: /v)"
+}
+
+@test "--add onto a file with coordinates shares or adds them; --add --force replaces a result and detaches its own" {
+    oracle make a.h5 /u=6x4:float64 /v=6x4:float64 /w=6x5:float64
+    fftshard 2 -q a.h5:/u out.h5
+    fftshard 2 -q --add a.h5:/v out.h5
+    fftshard 2 -q --add a.h5:/w out.h5:/g/w
+    fftshard 2 -q --add --force --axes=1 --box-size=8 a.h5:/u out.h5
+    # /u's k1 (box 8) differs from /v's: it takes the next name
+    run coords "in=a.h5:/u out=out.h5 axes=1 box=8 names=axis0,k1_2" "in=a.h5:/v out=out.h5" \
+        "in=a.h5:/w out=out.h5:/g/w"
+    assert_success
+    assert_output "ok 3"
+    run python_serial -c "
+import h5py
+f = h5py.File('out.h5')
+print(sorted(n for n, o in f.items() if isinstance(o, h5py.Dataset)))
+print([f[r[0]].name for r in f['k1'].attrs['REFERENCE_LIST']], [f[r[0]].name for r in f['k1_2'].attrs['REFERENCE_LIST']])"
+    assert_success
+    assert_line --index 0 "['axis0', 'k0', 'k1', 'k1_2', 'u', 'v']"
+    assert_line --index 1 "['/v'] ['/u']"
 }

@@ -51,7 +51,9 @@ def read(location):
     with h5py.File(name, "r") as f:
         if ds is None:
             found = []
-            f.visititems(lambda n, o: found.append("/" + n) if isinstance(o, h5py.Dataset) else None)
+            # A result's coordinates (dimension scales) are not datasets to read.
+            f.visititems(lambda n, o: found.append("/" + n)
+                         if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
             ds = found[0]
         return f[ds][()]
 

@@ -870,6 +870,34 @@ static fs_status output_open_file(fs_h5_output *o, hid_t fapl, int existing)
     return ret;
 }
 
+/* netCDF-4 reads a compound element type only as a named (committed)
+ * datatype. Complex elements get the one of the name nc-complex (and
+ * netCDF4-python after it) gives them, at the root of the file, committed
+ * by the first result that needs it; where that name holds something else
+ * (--add), the type stays unnamed (h5py reads it alike). *ftype (in, out):
+ * the transient type, replaced by the named one. */
+static fs_status named_complex(const fs_h5_output *o, fs_dtype t, hid_t *ftype)
+{
+    if (t != FS_DTYPE_COMPLEX64 && t != FS_DTYPE_COMPLEX128)
+        return FS_OK;
+    const char *name = t == FS_DTYPE_COMPLEX64 ? "/_PFNC_FLOAT_COMPLEX_TYPE"
+                                               : "/_PFNC_DOUBLE_COMPLEX_TYPE";
+    htri_t exists = H5Lexists(o->fid, name, H5P_DEFAULT);
+    if (exists == 0) {
+        if (H5Tcommit2(o->fid, name, *ftype, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) < 0)
+            return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot name the complex "
+                                                   "type", output_name(o)));
+        return FS_OK;
+    }
+    hid_t obj = exists > 0 ? H5Oopen(o->fid, name, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (obj >= 0 && H5Iget_type(obj) == H5I_DATATYPE && H5Tequal(obj, *ftype) > 0) {
+        hid_t transient = *ftype;
+        *ftype = obj;
+        return fs_h5_close_ids(FS_OK, o->path, 1, transient);
+    }
+    return fs_h5_close_ids(FS_OK, o->path, 1, obj);
+}
+
 /* The dataset `dataset` of o's file (groups on its path too) with the
  * creation properties dcpl; the previous one is closed first. */
 static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int ndim,
@@ -894,6 +922,8 @@ static fs_status output_create_dataset(fs_h5_output *o, const char *dataset, int
         ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the output dataset");
     if (ret == FS_OK)
         ret = fs_h5_element_type(file_type, 0, &ftype);
+    if (ret == FS_OK)
+        ret = named_complex(o, file_type, &ftype);
     /* Creating a chunked dataset allocates its chunks: collective metadata
      * writes, which a full disk fails on some ranks only. */
     if (ret == FS_OK && (o->did = H5Dcreate2(o->fid, dataset, ftype, space, lcpl, dcpl, H5P_DEFAULT)) < 0)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
+#include <hdf5_hl.h>
 #include <libgen.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -110,10 +111,23 @@ typedef struct dataset_list {
     int count;     /* all datasets, even those not stored in names */
 } dataset_list;
 
+/* Whether the dataset `name` under obj is a dimension scale: a coordinate
+ * (fftshard's, netCDF-4's), metadata of other datasets, never an input
+ * picked for the user. */
+static int is_scale(hid_t obj, const char *name)
+{
+    hid_t did = H5Dopen2(obj, name, H5P_DEFAULT);
+    int scale = did >= 0 && H5DSis_scale(did) > 0;
+    if (did >= 0)
+        H5Dclose(did);
+    H5Eclear2(H5E_DEFAULT);
+    return scale;
+}
+
 static herr_t collect_dataset(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
 {
     dataset_list *list = data;
-    if (info->type == H5O_TYPE_DATASET) {
+    if (info->type == H5O_TYPE_DATASET && !is_scale(obj, name)) {
         if (list->count < (int)(sizeof list->names / sizeof list->names[0]))
             snprintf(list->names[list->count], FS_PATH_MAX, "/%s", name);
         list->count++;

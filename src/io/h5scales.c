@@ -75,22 +75,25 @@ fs_status fs_h5_scale_set(fs_h5_output *o, const char *path)
     return fs_h5_output_failed(o, ret);
 }
 
+/* How many names a coordinate tries: its own, its alt, then the last of
+ * those with _2, _3, ... appended. */
+#define COORD_NAMES 32
+
 fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c, char *path,
                            size_t size)
 {
     const char *sep = strcmp(group, "/") == 0 ? "" : "/";
-    const char *name = c->name;
-    snprintf(path, size, "%s%s%s", group, sep, name);
-    int same = same_values((hid_t)fs_h5_output_file(o), path, c);
+    const char *base = c->alt ? c->alt : c->name;
+    int same = 0;
+    for (int i = 0; i < COORD_NAMES && same == 0; i++) {
+        if (i == 0 || (i == 1 && c->alt))
+            snprintf(path, size, "%s%s%s", group, sep, i == 0 ? c->name : c->alt);
+        else
+            snprintf(path, size, "%s%s%s_%d", group, sep, base, i + (c->alt ? 0 : 1));
+        same = same_values((hid_t)fs_h5_output_file(o), path, c);
+    }
     if (same == 1)
         return FS_OK;
-    if (same == 0 && c->alt) {
-        name = c->alt;
-        snprintf(path, size, "%s%s%s", group, sep, name);
-        same = same_values((hid_t)fs_h5_output_file(o), path, c);
-        if (same == 1)
-            return FS_OK;
-    }
     if (same == 0)
         return fs_error_set(FS_ERR_OUTPUT, "%s: %s holds something else than the coordinate "
                             "fftshard writes there", fs_h5_output_name(o), path);
@@ -99,7 +102,7 @@ fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord
         st = fs_h5_scale_set(o, path);
     if (st == FS_OK && c->units)
         st = fs_h5_text_attr(o, path, "units", c->units);
-    if (st == FS_OK)
+    if (st == FS_OK && c->long_name)
         st = fs_h5_text_attr(o, path, "long_name", c->long_name);
     return st;
 }
@@ -123,4 +126,141 @@ fs_status fs_h5_scales_attach(fs_h5_output *o, const char *dataset, int ndim,
     if (did >= 0)
         H5Dclose(did);
     return fs_h5_output_failed(o, ret);
+}
+
+/* H5DSiterate_scales' visitor: every scale attached to the axis detached. */
+static herr_t detach_one(hid_t did, unsigned axis, hid_t sid, void *data)
+{
+    int *failed = data;
+    if (H5DSdetach_scale(did, sid, axis) < 0)
+        *failed = 1;
+    return *failed ? -1 : 1; /* one at a time: the list changes under the walk */
+}
+
+fs_status fs_h5_scales_detach(fs_h5_output *o, const char *dataset)
+{
+    hid_t fid = (hid_t)fs_h5_output_file(o);
+    hid_t did = H5Lexists(fid, dataset, H5P_DEFAULT) > 0 ? H5Oopen(fid, dataset, H5P_DEFAULT)
+                                                         : H5I_INVALID_HID;
+    hid_t space = H5I_INVALID_HID;
+    if (did < 0 || H5Iget_type(did) != H5I_DATASET)
+        return fs_h5_close_ids(FS_OK, fs_h5_output_name(o), 1, did); /* nothing attached */
+    int ndim = did >= 0 && (space = H5Dget_space(did)) >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    int failed = ndim < 0;
+    for (int a = 0; a < ndim && !failed; a++)
+        while (!failed && H5DSget_num_scales(did, (unsigned)a) > 0)
+            if (H5DSiterate_scales(did, (unsigned)a, NULL, detach_one, &failed) < 0)
+                failed = 1;
+    fs_status ret = failed ? fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot detach the coordinates of %s",
+                                        fs_h5_output_name(o), dataset)
+                           : FS_OK;
+    if (did >= 0)
+        H5Dclose(did);
+    return fs_h5_output_failed(o, fs_h5_close_ids(ret, fs_h5_output_name(o), 1, space));
+}
+
+/* The text of a string attribute `name` of obj into buf (size bytes); ""
+ * when there is none, it is no string, or it does not fit. */
+static void read_text(hid_t obj, const char *name, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    if (H5Aexists(obj, name) <= 0)
+        return;
+    hid_t attr = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t type = attr >= 0 ? H5Aget_type(attr) : H5I_INVALID_HID;
+    hid_t space = attr >= 0 ? H5Aget_space(attr) : H5I_INVALID_HID;
+    hid_t mtype = H5Tcopy(H5T_C_S1);
+    /* HDF5 converts no character set into another: the file's is read */
+    if (type >= 0 && space >= 0 && mtype >= 0 && H5Tget_class(type) == H5T_STRING &&
+        H5Sget_simple_extent_npoints(space) == 1 && H5Tset_cset(mtype, H5Tget_cset(type)) >= 0) {
+        if (H5Tis_variable_str(type) > 0) {
+            char *text = NULL;
+            if (H5Tset_size(mtype, H5T_VARIABLE) >= 0 && H5Aread(attr, mtype, &text) >= 0 && text) {
+                if (strlen(text) < size)
+                    snprintf(buf, size, "%s", text);
+                H5free_memory(text);
+            }
+        } else {
+            size_t n = H5Tget_size(type);
+            if (n > 0 && n < size && H5Tset_size(mtype, n + 1) >= 0 && H5Aread(attr, mtype, buf) < 0)
+                buf[0] = '\0';
+        }
+    }
+    fs_h5_close_ids(FS_OK, "an attribute", 4, mtype, space, type, attr);
+}
+
+/* H5DSiterate_scales' visitor: the first numeric 1-D scale of the axis's
+ * length, read into the fs_h5_found_coord at data. */
+typedef struct found_args {
+    fs_h5_found_coord *c;
+    int64_t n;
+    void *values;  /* n * 8 bytes */
+} found_args;
+
+static herr_t take_scale(hid_t did, unsigned axis, hid_t sid, void *data)
+{
+    found_args *a = data;
+    fs_h5_found_coord *c = a->c;
+    char path[1024], scale_name[128] = "";
+    hid_t space = H5Dget_space(sid), type = H5Dget_type(sid);
+    hsize_t dim = 0;
+    ssize_t len = H5Iget_name(sid, path, sizeof path);
+    const char *slash = len > 0 && (size_t)len < sizeof path ? strrchr(path, '/') : NULL;
+    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    int usable = slash && strlen(slash + 1) > 0 && strlen(slash + 1) < sizeof c->name &&
+                 space >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
+                 H5Sget_simple_extent_dims(space, &dim, NULL) == 1 && dim == (hsize_t)a->n &&
+                 (cls == H5T_INTEGER || cls == H5T_FLOAT);
+    if (usable) {
+        snprintf(c->name, sizeof c->name, "%s", slash + 1);
+        c->is_int = cls == H5T_INTEGER;
+        /* netCDF-4 gives a dimension without a coordinate variable a scale
+         * named thus, holding nothing meaningful: indices stand for it. */
+        if (H5DSget_scale_name(sid, scale_name, sizeof scale_name) < 0)
+            scale_name[0] = '\0';
+        c->has_values = strncmp(scale_name, "This is a netCDF dimension but not a netCDF variable",
+                                52) != 0;
+        if (c->has_values)
+            usable = H5Dread(sid, c->is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL,
+                             H5S_ALL, H5P_DEFAULT, a->values) >= 0;
+        read_text(sid, "units", c->units, sizeof c->units);
+        read_text(sid, "long_name", c->long_name, sizeof c->long_name);
+    }
+    c->found = usable;
+    fs_h5_close_ids(FS_OK, "a coordinate", 2, type, space);
+    return usable ? 1 : 0; /* the first usable one */
+}
+
+fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
+                            fs_h5_found_coord *found, void **values)
+{
+    for (int a = 0; a < ndim; a++) {
+        memset(&found[a], 0, sizeof found[a]);
+        values[a] = NULL;
+    }
+    hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t did = fid >= 0 ? H5Dopen2(fid, dataset, H5P_DEFAULT) : H5I_INVALID_HID;
+    fs_status ret = FS_OK;
+    for (int a = 0; a < ndim && did >= 0 && ret == FS_OK; a++) {
+        if (H5DSget_num_scales(did, (unsigned)a) <= 0)
+            continue;
+        values[a] = malloc((size_t)(shape[a] > 0 ? shape[a] : 1) * 8);
+        if (!values[a]) {
+            ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+            break;
+        }
+        found_args args = {&found[a], shape[a], values[a]};
+        if (H5DSiterate_scales(did, (unsigned)a, NULL, take_scale, &args) < 0)
+            found[a].found = 0;
+        if (!found[a].found) {
+            free(values[a]);
+            values[a] = NULL;
+        }
+    }
+    /* A file or scale that cannot be read gives its axes no coordinate:
+     * the probe judged the input itself. */
+    fs_h5_close_ids(FS_OK, file, 1, did);
+    if (fid >= 0)
+        H5Fclose(fid);
+    return ret;
 }

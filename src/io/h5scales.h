@@ -7,7 +7,10 @@
  * which becomes the dimension's name, with the attributes units and
  * long_name; each axis of a result gets one attached. A coordinate already
  * in the group with the same values is shared (the results /u, /v, /w of
- * one shape have one set), a different one gives way to another name. It
+ * one shape have one set), a different one gives way to another name (its
+ * alternative, then the name with _2, _3, ... appended). It reads the
+ * coordinates an input dataset carries, and detaches them from a dataset
+ * about to be replaced. It
  * owns nothing beyond the calls: the file is the output's (h5io.h), and
  * like every metadata change over an MPI-IO file each call is collective. */
 #ifndef FS_H5SCALES_H
@@ -28,7 +31,7 @@ typedef struct fs_h5_coord {
     fs_dtype type;         /* FS_DTYPE_FLOAT64 or FS_DTYPE_INTEGER */
     const void *values;
     const char *units;     /* NULL: none */
-    const char *long_name;
+    const char *long_name; /* NULL: none */
 } fs_h5_coord;
 
 /* Collective: the coordinate c in group (path "/" or "/g"), made or
@@ -48,5 +51,29 @@ fs_status fs_h5_scales_attach(fs_h5_output *o, const char *dataset, int ndim,
  * one of that name. */
 fs_status fs_h5_text_attr(fs_h5_output *o, const char *object, const char *name,
                           const char *value);
+
+/* Collective: every coordinate attached to the dataset at `dataset` (if
+ * there is one) detached, before --add --force replaces it: a scale that
+ * stays keeps no reference to a dataset that is gone. */
+fs_status fs_h5_scales_detach(fs_h5_output *o, const char *dataset);
+
+/* An axis's coordinate as an input holds it: the first numeric 1-D
+ * dimension scale of the axis's length attached to it. */
+typedef struct fs_h5_found_coord {
+    int found;             /* 0: none (the rest unset) */
+    char name[64];         /* its dataset's name (the dimension's) */
+    int is_int;            /* values int64, else float64 */
+    int has_values;        /* 0: a netCDF-4 dimension without a variable (indices stand for it) */
+    char units[128];       /* "": none (or too long) */
+    char long_name[256];
+} fs_h5_found_coord;
+
+/* One process (rank 0), serially: the coordinates of the ndim axes of
+ * `dataset` in `file` (shape its shape) into found[a], the values of each
+ * one found into values[a] (shape[a] int64 or float64, malloc'ed; NULL
+ * when none: the caller frees). An axis whose scale cannot be read has
+ * none; only running out of memory fails. */
+fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
+                            fs_h5_found_coord *found, void **values);
 
 #endif

@@ -18,6 +18,7 @@
 #include "core/signals.h"
 #include "output/atomic.h"
 #include "output/destinations.h"
+#include "io/h5scales.h"
 #include "report/report.h"
 #include "analysis/combine.h"
 #include "analysis/spectrum.h"
@@ -143,7 +144,11 @@ static fs_status check_paths_on_root(void *arg)
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
     "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
-    "operation", "box_size", "k_convention", "second_input", "input_slice", NULL,
+    "operation", "box_size", "k_convention", "second_input", "input_slice",
+    /* the coordinates' bookkeeping (HDF5's dimension scales, netCDF-4's):
+     * the result has its own */
+    "DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid", "_Netcdf4Coordinates",
+    NULL,
 };
 
 /* Collective: rank 0 reads each input dataset's own attributes, every
@@ -153,18 +158,26 @@ static fs_status take_input_attrs(fs_output *out, const fs_input_info *infos, in
 {
     const fs_run_config *o = out->opts;
     out->input_attrs = calloc((size_t)(n > 0 ? n : 1), sizeof *out->input_attrs);
-    fs_status st = out->input_attrs ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    out->input_coords = calloc((size_t)(n > 0 ? n : 1), sizeof *out->input_coords);
+    fs_status st = out->input_attrs && out->input_coords
+                       ? FS_OK
+                       : fs_error_set(FS_ERR_RUNTIME, "out of memory");
     if ((st = fs_error_agree(out->comm, st)) != FS_OK)
         return st;
     out->n_input_attrs = n;
+    int sharded = shards && shards->n;
     for (int i = 0; i < n && st == FS_OK; i++) {
         if (out->rank == 0)
-            st = fs_h5_attrs_read(shards && shards->n ? shards->files[0] : o->inputs[i].file,
+            st = fs_h5_attrs_read(sharded ? shards->files[0] : o->inputs[i].file,
                                   infos[i].dataset, own_attrs, o->verbose, o->quiet,
                                   &out->input_attrs[i]);
         st = fs_error_agree(out->comm, st);
         if (st == FS_OK)
             st = fs_h5_attrs_bcast(out->comm, 0, &out->input_attrs[i]); /* agreed */
+        /* The batch axes' coordinates: the whole array's, which no shard has. */
+        if (st == FS_OK && !o->shard_output && !o->spectrum_only)
+            st = fs_input_coords_take(out->comm, o->inputs[i].file, &infos[i], sharded,
+                                      &out->input_coords[i]);
     }
     return st;
 }
@@ -192,6 +205,7 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
 {
     const fs_run_config *o = out->opts;
     out->dataset = dataset_for(out, out->infos, i);
+    out->current = o->combine != FS_COMBINE_NONE ? 0 : i; /* whose coordinates */
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
                                    NULL, 0, {0}, NULL, NULL, NULL, slice_text(info)};
@@ -491,6 +505,8 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
     fs_status st = FS_OK;
     for (int i = n - 1; i >= 0 && st == FS_OK; i--)
         st = choose_storage(o, ts[i], &out->storage);
+    for (int i = 0; i < n && st == FS_OK && !o->shard_output; i++)
+        st = fs_coords_check(o, ts[i]);
     if (st == FS_OK && o->shard_output)
         st = fs_shard_output_plan(out->comm, ts[0], o->shard_output, o->output_file, &out->so);
     if (st == FS_OK && out->rank == 0)
@@ -542,6 +558,9 @@ fs_status fs_output_create(fs_output *out, const fs_transform *t)
     fs_status st = FS_OK;
     if (!out->opts->shard_output) {
         st = choose_storage(out->opts, t, &out->storage);
+        /* --add --force: the replaced dataset's coordinates stay for others */
+        if (st == FS_OK && out->opts->add && out->opts->force)
+            st = fs_h5_scales_detach(out->h5, out->dataset);
         if (st == FS_OK)
             st = fs_h5_output_add(out->h5, out->dataset, t->out_ndim, t->out_shape, t->out_type,
                                   &out->storage, out->opts->add && out->opts->force);
@@ -654,6 +673,11 @@ fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t)
     fs_status st = write_attributes(out, t, out->h5);
     if (st == FS_OK && out->opts->shard_output)
         st = fs_h5_output_attr_int64s(out->h5, "offset", t->out_ndim, out->so.box.start);
+    /* The shard files and their virtual master carry none (fftshard(1)). */
+    if (st == FS_OK && !out->opts->shard_output)
+        st = fs_coords_write(out->h5, out->dataset, t, out->opts,
+                             out->current < out->n_input_attrs ? &out->input_coords[out->current]
+                                                               : NULL);
     return st;
 }
 
@@ -786,9 +810,13 @@ void fs_output_finish(fs_output *out, fs_status st)
     free(out->report_tmp);
     free(out->wisdom_tmp);
     out->tmp_path = out->report_tmp = out->wisdom_tmp = NULL;
-    for (int i = 0; i < out->n_input_attrs; i++)
+    for (int i = 0; i < out->n_input_attrs; i++) {
         fs_input_attrs_free(&out->input_attrs[i]);
+        fs_input_coords_free(&out->input_coords[i]);
+    }
     free(out->input_attrs);
+    free(out->input_coords);
     out->input_attrs = NULL;
+    out->input_coords = NULL;
     out->n_input_attrs = 0;
 }

@@ -6,7 +6,7 @@
  * --deflate), the check of every destination (destinations.h) and the
  * free-space and file-size checks made before anything is written, the
  * attributes of the result (fftshard's own, then the input dataset's under
- * their own names), the write of the last stage's boxes and the
+ * their own names) and its coordinates (coords.h), the write of the last stage's boxes and the
  * commit that puts the result, the report and the wisdom in place together.
  * Every failure leaves no temporary; a write that fails part way through a
  * collective call ends the job (see fs_output_abandon). */
@@ -17,6 +17,7 @@
 
 #include "core/errors.h"
 #include "io/h5io.h"
+#include "output/coords.h"
 #include "plan/runconfig.h"
 #include "output/atomic.h"
 #include "report/progress.h"
@@ -60,7 +61,9 @@ typedef struct fs_output {
                                       result paths */
     int ninfos;
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
+    fs_input_coords *input_coords; /* each input dataset's coordinates (as many) */
     int n_input_attrs;
+    int current;                   /* the input whose result is written (fs_output_select) */
 } fs_output;
 
 /* Nothing begun: what fs_output_finish may be given before fs_output_begin. */
@@ -112,12 +115,12 @@ fs_status fs_output_open(fs_output *out);
 fs_status fs_output_create(fs_output *out, const fs_transform *t);
 
 /* Collective: write this rank's last-stage box `last` from data, then the
- * attributes. */
+ * attributes and the coordinates. */
 fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
                           const void *data, fs_progress *progress);
 
-/* Collective: the attributes alone, after the caller wrote the data
- * itself (fs_h5_output_raw). */
+/* Collective: the attributes and the coordinates alone, after the caller
+ * wrote the data itself (fs_h5_output_raw). */
 fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t);
 
 /* Collective: close the file(s) written. */
