@@ -7,7 +7,8 @@
  * is opened by every rank with the default driver and read independently;
  * so are shards, through a virtual dataset in a small temporary file that
  * maps them onto the whole array.
- * Output: a float or complex dataset (h5py's {r,i} compound) in an atomic
+ * Output: a float or complex dataset (h5py's {r,i} compound, committed
+ * as the named type netCDF-4 reads, _PFNC_*_COMPLEX_TYPE) in an atomic
  * temporary file (see atomic.h), written box by box (independent requests,
  * collective for compressed output), with the attributes listed in
  * fftshard(1) (FILES), or a virtual dataset over shard files.

@@ -85,7 +85,8 @@ void fs_shard_set_free(fs_shard_set *set);
  * before any other HDF5 call. FS_ERR_RUNTIME with a message on failure. */
 fs_status fs_h5_init(void);
 
-/* Rank 0 only (serial). dataset may be NULL: the only dataset in the file.
+/* Rank 0 only (serial). dataset may be NULL: the only dataset in the file
+ * (dimension scales, a result's coordinates, are not counted nor listed).
  * FS_ERR_INPUT with a message for every unusable case, FS_ERR_RUNTIME when
  * HDF5 fails in a way the file does not explain. */
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
