@@ -40,7 +40,10 @@ SERIES_X = 1e-2
 # and the result's own values hold (fftshard(1), FILES AND CONVENTIONS).
 OWN = {"fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
        "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
-       "operation", "box_size", "k_convention"}
+       "operation", "box_size", "k_convention",
+       # a result's coordinates' bookkeeping (fftshard(1), What readers see)
+       "DIMENSION_LIST", "REFERENCE_LIST", "CLASS", "NAME", "_Netcdf4Dimid",
+       "_Netcdf4Coordinates"}
 BUTTERWORTH_ORDER = 2
 
 

@@ -62,13 +62,13 @@ print(x['power_a'].dims, x['power'].attrs['long_name'])"
     assert_line --index 2 "('k',) mean Re(X_a conj X_b) of the bin's modes"
 }
 
-@test "transformed results: netCDF4 and xarray see k = 2 pi fftfreq (rfftfreq for --real, 2 pi / L with --box-size), 1 and 3 ranks, float32 and float64" {
+@test "transformed results: netCDF4 and xarray see k = 2 pi fftfreq (rfftfreq for --real, 2 pi / L with a spectrum's --box-size), 1 and 3 ranks, float32 and float64" {
     oracle make c3.h5 6x5x4:complex128 -- r3.h5 7x6x5:float32 -- one.h5 12:float64 \
         -- b4.h5 5x6x4x3:float64
     fftshard 1 -q c3.h5 o1.h5
     fftshard 3 -q --real r3.h5 o2.h5
-    fftshard 3 -q --real --axes=2,0 --box-size=10,2.5 r3.h5 o3.h5
-    fftshard 1 -q --box-size=3 one.h5 o4.h5
+    fftshard 3 -q --real --axes=2,0 --power-spectrum --box-size=10,2.5 r3.h5 o3.h5
+    fftshard 1 -q --power-spectrum --box-size=3 one.h5 o4.h5
     fftshard 3 -q --decomp=pencil --axes=1,3 b4.h5 o5.h5
     run coords "in=c3.h5 out=o1.h5" "in=r3.h5 out=o2.h5 real" \
         "in=r3.h5 out=o3.h5 real axes=2,0 box=10,2.5" "in=one.h5 out=o4.h5 box=3" \
@@ -121,11 +121,11 @@ print(d['time'].units, d['time'].long_name, d['u'].dimensions == d['w'].dimensio
     # the result as INPUT: named, or the only dataset that is no coordinate
     fftshard 2 -q --real --axes=2 snap.h5:/v half.h5
     fftshard 3 -q --inverse --real --axes=2 half.h5 back.h5
-    fftshard 2 -q --inverse --axes=1,2 --box-size=3,2 out.h5:/v backv.h5
+    fftshard 2 -q --inverse --axes=1,2 out.h5:/v backv.h5
     CASES=("in=half.h5 out=back.h5 inverse real axes=2 last=5 expect=snap.h5:/v")
     check_all
     run coords "in=half.h5 out=back.h5 inverse real axes=2 last=5" \
-        "in=out.h5:/v out=backv.h5 inverse axes=1,2 box=3,2"
+        "in=out.h5:/v out=backv.h5 inverse axes=1,2"
     assert_success
     assert_output "ok 2"
     # a listing of the datasets names no coordinate
@@ -138,7 +138,7 @@ print(d['time'].units, d['time'].long_name, d['u'].dimensions == d['w'].dimensio
     fftshard 2 -q a.h5:/u out.h5
     fftshard 2 -q --add a.h5:/v out.h5
     fftshard 2 -q --add a.h5:/w out.h5:/g/w
-    fftshard 2 -q --add --force --axes=1 --box-size=8 a.h5:/u out.h5
+    fftshard 2 -q --add --force --axes=1 --power-spectrum --box-size=8 a.h5:/u out.h5
     # /u's k1 (box 8) differs from /v's: it takes the next name
     run coords "in=a.h5:/u out=out.h5 axes=1 box=8 names=axis0,k1_2" "in=a.h5:/v out=out.h5" \
         "in=a.h5:/w out=out.h5:/g/w"

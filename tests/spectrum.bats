@@ -256,9 +256,10 @@ print('ok')"
         "in=snap.h5:/u in=snap.h5:/v out=cross.h5 cross los=1 only" \
         "in=snap.h5:/u in=snap.h5:/w out=both.h5 cross power"
     assert_success
-    # Beside the spectra, --power-spectrum keeps the transformed results.
+    # Beside the spectra, --power-spectrum keeps the transformed results
+    # (with their coordinates k0, k1, k2 and the complex type netCDF-4 reads).
     run python_serial -c "import h5py; f = h5py.File('both.h5'); print(sorted(f), f['u'].shape)"
-    assert_output "['cross_spectrum', 'power_spectrum', 'u', 'w'] (8, 6, 3)"
+    assert_output "['_PFNC_DOUBLE_COMPLEX_TYPE', 'cross_spectrum', 'k0', 'k1', 'k2', 'power_spectrum', 'u', 'w'] (8, 6, 3)"
 }
 
 @test "the report and the summary carry the spectrum" {
