@@ -122,7 +122,8 @@ print(list(f), a["operation"], a["direction"], a["input"], a["second_input"], a[
       "time" in a, list(h5py.File("named.h5")["grp"]), "operate" in r["phases"],
       [(d["output"], d["operation"]) for d in r["datasets"]],
       r["combine"]["operation"], r["combine"]["inputs"], r["exchange"]["count"])'
-    assert_output "['correlation'] correlate round trip a.h5:/u a.h5:/v km/s False ['conv'] True [('out.h5:/correlation', 'correlate'), ('out.h5:/correlation', 'correlate')] correlate 2 3"
+    # beside each result its coordinates x0, x1, x2 (fftshard(1), What readers see)
+    assert_output "['correlation', 'x0', 'x1', 'x2'] correlate round trip a.h5:/u a.h5:/v km/s False ['conv', 'x0', 'x1', 'x2'] True [('out.h5:/correlation', 'correlate'), ('out.h5:/correlation', 'correlate')] correlate 2 3"
 }
 
 @test "refusals: a third INPUT, one for --convolve, shapes or types that differ, with --apply, spectra or --inverse: status 2" {

@@ -61,7 +61,9 @@ def read(location):
     with h5py.File(name, "r") as f:
         if not ds:
             names = []
-            f.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+            # A result's coordinates (dimension scales) are not datasets to read.
+            f.visititems(lambda n, o: names.append(n)
+                         if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
             ds = "/" + names[0]
         d = f[ds]
         return d[...], f"{name}:{d.name}", dict(d.attrs)
