@@ -1120,3 +1120,14 @@ void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, si
              slices, rule_name(s), s->kf, output, s->group[0], s->ngroups > 1 ? " and " : "",
              s->ngroups > 1 ? s->group[1] : "", s->seconds);
 }
+
+fs_status fs_spectrum_finish(fs_spectrum *s, MPI_Comm comm, fs_h5_output *h5,
+                             const fs_spectrum_inputs *in, int replace, fs_timers *timers)
+{
+    fs_status st = fs_error_agree(comm, fs_spectrum_reduce(s, comm));
+    fs_timer_start(timers, FS_PHASE_WRITE);
+    if (st == FS_OK)
+        st = fs_error_agree(comm, fs_spectrum_write(s, h5, in, replace));
+    fs_timer_stop(timers, FS_PHASE_WRITE);
+    return st;
+}

@@ -15,6 +15,8 @@
 
 #include <mpi.h>
 
+#include "analysis/combine.h"
+#include "analysis/vector.h"
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/runconfig.h"
@@ -38,6 +40,8 @@ typedef struct fs_output_attrs {
     double box[FS_LAYOUT_MAX_DIMS];
     /* a combined result of two INPUTs (combine.h): the second (NULL: none) */
     const char *second_file, *second_dataset;
+    /* --vector of several INPUTs: FILE:/ds of each, comma separated (NULL: none) */
+    const char *components;
 } fs_output_attrs;
 
 typedef struct fs_output {
@@ -60,6 +64,10 @@ typedef struct fs_output {
     int ninfos;
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
     int n_input_attrs;
+    /* the combined spectra's results, written on the last INPUT's turn (combine.h) */
+    int nresults;
+    char results[FS_VECTOR_MAX_RESULTS][FS_COMBINE_PATH_MAX];
+    char components[FS_VECTOR_MAX_AXES * (2 * FS_PATH_MAX + 4)]; /* attrs.components */
 } fs_output;
 
 /* Nothing begun: what fs_output_finish may be given before fs_output_begin. */
@@ -74,6 +82,10 @@ fs_h5_output *fs_output_h5(const fs_output *out);
  * a turn that writes none) and the attributes the first INPUT's. */
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks);
+
+/* The combined spectra (combine.h): result k of the last turn is written
+ * next (its path; the attributes stay the turn's). */
+void fs_output_select_result(fs_output *out, int k);
 
 /* --apply: the selected result records the operators as text (kept by the
  * caller until the write) and the nbox box lengths box (copied). */

@@ -24,13 +24,15 @@ typedef struct fs_footprint {
     /* Bytes per rank, resident (huge pages whole), of the rank that needs
      * most: total_bytes is the sum of the five. */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
-    int64_t cross_bytes;               /* the copy of the first input's result (keeps.cross) */
+    int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
 typedef struct fs_footprint_keeps {
     int check;          /* --check: the inverse plans, and the input read again in pieces */
-    int cross;          /* --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
+    int cross;          /* how many forward results are kept (each the rank's last-stage box):
+                           --vector's spectra (vector.h), else 1 or 0 for
+                           --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
                            the first input's result (the rank's last-stage box) */
 } fs_footprint_keeps;
 
