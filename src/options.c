@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "analysis/operators.h"
+#include "analysis/vector.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
 #include <fftw3.h>
@@ -141,6 +142,11 @@ static void print_fourier_help(FILE *out)
         "      --convolve          ifftn(X_a X_b), circular (/convolution)\n"
         "      --phase-correlate   ifftn(R / |R|), R = X_a conj X_b (/phase_correlation);\n"
         "                          the peak's shift in the summary and the report\n"
+        "      --vector=OP         of the components along the transformed axes x, y, z\n"
+        "                          (one INPUT each): gradient (one INPUT: grad_x ..),\n"
+        "                          curl (three: curl_x ..), divergence (divergence),\n"
+        "                          helmholtz (solenoidal_x .., compressive_x ..);\n"
+        "                          i k' with the Nyquist plane of an even axis 0\n"
         "\n",
         out);
 }
@@ -765,14 +771,39 @@ static fs_status set_combine(const opt_spec *spec, const char *arg, fs_options *
     return FS_OK;
 }
 
+/* --vector=OP: an operation as the combined spectra's, after them. */
+static fs_status set_vector(const opt_spec *spec, const char *arg, fs_options *opts)
+{
+    (void)spec;
+    static const char *const ops[] = {"gradient", "curl", "divergence", "helmholtz"};
+    int op = 0;
+    while (op < 4 && strcmp(ops[op], arg) != 0)
+        op++;
+    if (op == 4)
+        return fs_error_set(FS_ERR_USAGE, "--vector=%s: expected gradient, curl, divergence or "
+                            "helmholtz", arg);
+    op += FS_COMBINE_GRADIENT;
+    if (opts->combine && opts->combine != op)
+        return fs_error_set(FS_ERR_USAGE, "--vector: one operation per run (with %s)",
+                            opts->combine < FS_COMBINE_GRADIENT ? "--correlate, --convolve or "
+                            "--phase-correlate" : "another --vector");
+    opts->combine = op;
+    return FS_OK;
+}
+
 /* The combined spectra give the field back as --apply does, from one or two
  * INPUTs alike; what needs a spectrum, an inverse or one INPUT's result
  * does not go with them. */
 static fs_status check_combine(const fs_options *opts)
 {
-    static const char *const names[] = {"", "--correlate", "--convolve", "--phase-correlate"};
+    static const char *const names[] = {"", "--correlate", "--convolve", "--phase-correlate",
+                                        "--vector=gradient", "--vector=curl",
+                                        "--vector=divergence", "--vector=helmholtz"};
     const char *name = names[opts->combine];
-    int need = opts->combine == FS_COMBINE_CORRELATE ? 0 : 2; /* 0: one or two */
+    int vector = fs_vector_is((fs_combine_op)opts->combine);
+    /* 0: one or two; --vector's divergence and helmholtz: one per transformed axis (combine.c) */
+    int need = opts->combine == FS_COMBINE_CORRELATE ? 0
+               : vector ? fs_vector_inputs((fs_combine_op)opts->combine, -1) : 2;
     if (opts->apply)
         return fs_error_set(FS_ERR_USAGE, "%s, --apply: one operation per run", name);
     if (opts->inverse || opts->check)
@@ -784,10 +815,14 @@ static fs_status check_combine(const fs_options *opts)
     if (opts->shard_output)
         return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: the result is written into OUTPUT "
                             "itself", name);
-    if (opts->nbox)
+    if (opts->nbox && !vector)
         return fs_error_set(FS_ERR_USAGE, "%s: uses no wave vector; --box-size does not apply",
                             name);
-    if (!opts->dry_run && (need ? opts->ninputs != need : opts->ninputs > 2))
+    if (vector && need > 0 && !opts->dry_run && opts->ninputs != need)
+        return fs_error_set(FS_ERR_USAGE, "%s: expected %s (got %d)", name,
+                            need == 1 ? "one INPUT" : "three INPUTs, the components x, y, z",
+                            opts->ninputs);
+    if (!vector && !opts->dry_run && (need ? opts->ninputs != need : opts->ninputs > 2))
         return fs_error_set(FS_ERR_USAGE, "%s: expected %s INPUTs (got %d)", name,
                             need ? "two" : "one or two", opts->ninputs);
     return FS_OK;
@@ -913,6 +948,7 @@ static const opt_spec specs[] = {
     {OPT("correlate", 0, no_argument, set_combine, combine)},
     {OPT("convolve", 0, no_argument, set_combine, combine)},
     {OPT("phase-correlate", 0, no_argument, set_combine, combine)},
+    {OPT("vector", 0, required_argument, set_vector, combine)},
     {OPT("multipoles", 0, required_argument, set_multipoles, poles)},
     {OPT("spectrum-per", 0, required_argument, set_spectrum_per, per)},
     {OPT("compensate", 0, required_argument, set_enum, compensate), .names = window_names},
@@ -1056,9 +1092,9 @@ static fs_status check_spectrum(fs_options *opts)
     if (check_correlation(opts) != FS_OK)
         return fs_error_status();
     int spectrum = opts->power_spectrum || opts->cross || opts->correlation;
-    if (!spectrum && !opts->apply && opts->nbox)
+    if (!spectrum && !opts->apply && !fs_vector_is((fs_combine_op)opts->combine) && opts->nbox)
         return fs_error_set(FS_ERR_USAGE, "--box-size: only with --power-spectrum, --cross, "
-                            "--spectrum-only, --correlation-function or --apply");
+                            "--spectrum-only, --correlation-function, --apply or --vector");
     int binned = opts->power_spectrum || opts->cross; /* in k */
     if (!binned && (opts->bins || opts->nedges || opts->los_given || opts->mu_bins ||
                     opts->npoles || opts->nper || opts->compensate || opts->shot_given))
@@ -1221,6 +1257,9 @@ static fs_dtype dtype_of(const char *name)
 
 void fs_options_config(const fs_options *o, fs_run_config *c)
 {
+    /* a dry run names one INPUT for the D components */
+    int per_axis = o->dry_run && (o->combine == FS_COMBINE_DIVERGENCE ||
+                                  o->combine == FS_COMBINE_HELMHOLTZ);
     *c = (fs_run_config){
         .input_file = o->input_file, .input_dataset = o->input_dataset,
         .ninputs = o->ninputs, .inputs = o->inputs, .shards = o->shards,
@@ -1242,7 +1281,11 @@ void fs_options_config(const fs_options *o, fs_run_config *c)
         .los_given = o->los_given, .mu_bins = o->mu_bins, .npoles = o->npoles,
         .nper = o->nper, .compensate = o->compensate, .shot_noise = o->shot_noise,
         .shot_given = o->shot_given, .apply = o->apply, .combine = (fs_combine_op)o->combine,
-        .keep_first = o->cross || (o->combine && (o->ninputs > 1 || o->dry_run)),
+        .keep_first = per_axis ? (o->combine == FS_COMBINE_DIVERGENCE ? -1 : 0)
+                      : fs_vector_is((fs_combine_op)o->combine)
+                          ? fs_vector_slots((fs_combine_op)o->combine, o->ninputs)
+                          : o->cross || (o->combine && (o->ninputs > 1 || o->dry_run)),
+        .keep_per_axis = per_axis,
         .progress = o->progress, .quiet = o->quiet, .verbose = o->verbose,
         .command_line = o->argv_joined,
     };

@@ -220,15 +220,16 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
-/* --apply or the combined spectra on the forward result in its last layout,
- * then (unless it is kept) the inverse back to the first, for the write. */
-static fs_status operate(run *r, int i)
+/* --apply or the combined spectra (result k) on the forward result in its last
+ * layout, then (unless it is kept) the inverse back to the first, for the write. */
+static fs_status operate(run *r, int i, int k)
 {
     dataset *ds = r->cur;
     const fs_box *last = fs_decomposition_last(r->d);
     fs_timer_start(&ds->timers, FS_PHASE_OPERATE);
-    fs_status st = r->combine ? fs_combine_apply(r->combine, i, ds->t, last, r->buf.data)
-                              : fs_operators_apply(&r->ops, i, ds->t, last, r->buf.data);
+    fs_status st = k > 0       ? fs_combine_next(r->combine, k, ds->t, last, r->buf.data)
+                   : r->combine ? fs_combine_apply(r->combine, i, ds->t, last, r->buf.data)
+                                : fs_operators_apply(&r->ops, i, ds->t, last, r->buf.data);
     fs_timer_stop(&ds->timers, FS_PHASE_OPERATE);
     if ((st = fs_error_agree(r->comm, st)) != FS_OK || !fs_combine_writes(r->combine, i))
         return st;
@@ -287,6 +288,20 @@ static fs_status write_output(run *r)
     return fs_output_write(&r->out, t, box, r->buf.data, &r->progress);
 }
 
+/* Result k of the current dataset (k > 0: --vector's others): made, then written. */
+static fs_status make_result(run *r, int i, int k, int writes, int *write_failed)
+{
+    fs_output_select_result(&r->out, k);
+    fs_status st = k > 0 ? phase(r, FS_PHASE_WRITE, create_output) : FS_OK;
+    if (st == FS_OK && r->cur->t->round_trip)
+        st = operate(r, i, k); /* agreed */
+    if (st == FS_OK && writes) {
+        st = phase(r, FS_PHASE_WRITE, write_output);
+        *write_failed = st != FS_OK;
+    }
+    return st;
+}
+
 /* One dataset through the man page's phases: plan (kept from the one
  * before when the same), create its dataset, read, FFT and exchange,
  * write, check. *write_failed (out) when a collective write failed. */
@@ -298,10 +313,11 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
     fs_output_select(&r->out, i, ds->info, ds->file, ds->strategy.name, r->nranks);
-    double box[FS_LAYOUT_MAX_DIMS]; /* --apply: the operators as the result records them */
-    if (o->apply)
-        fs_output_set_operation(&r->out, r->ops.text,
-                                fs_kgrid_lengths(fs_operators_grid(&r->ops, i), box), box);
+    double box[FS_LAYOUT_MAX_DIMS]; /* --apply, --vector: what the results record */
+    const fs_kgrid *g = o->apply ? fs_operators_grid(&r->ops, i) : fs_combine_grid(r->combine);
+    if (g)
+        fs_output_set_operation(&r->out, o->apply ? r->ops.text : fs_combine_name(o->combine),
+                                fs_kgrid_lengths(g, box), box);
     if (st == FS_OK && o->verbose && r->rank == 0)
         fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
     int writes = !o->spectrum_only && fs_combine_writes(r->combine, i);
@@ -319,12 +335,8 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     if (st == FS_OK && r->spectrum) /* the result into the spectra */
         st = fs_error_agree(r->comm, fs_spectrum_add(r->spectrum, i, ds->t,
                                                      fs_decomposition_last(r->d), r->buf.data));
-    if (st == FS_OK && ds->t->round_trip)
-        st = operate(r, i); /* agreed */
-    if (st == FS_OK && writes) {
-        st = phase(r, FS_PHASE_WRITE, write_output);
-        *write_failed = st != FS_OK;
-    }
+    for (int k = 0; st == FS_OK && (k == 0 || k < fs_combine_count(r->combine, i)); k++)
+        st = make_result(r, i, k, writes, write_failed);
     if (st == FS_OK && (o->check || o->correlation)) /* the result undone: one or the other */
         st = o->check ? stage_check(r) /* timed and agreed; xi(r): the result its own product */
                       : fs_spectrum_correlate(r->spectrum, i, &(fs_correlation_args){r->comm,
@@ -370,21 +382,6 @@ static fs_status output_step(run *r, fs_status (*fn)(fs_output *))
     return st;
 }
 
-/* Once every dataset is binned: the spectra summed over the ranks, into
- * OUTPUT beside the results. A failed write ends the job as any
- * collective write does. */
-static fs_status write_spectrum(run *r)
-{
-    fs_status st = fs_error_agree(r->comm, fs_spectrum_reduce(r->spectrum, r->comm));
-    fs_timer_start(&r->timers, FS_PHASE_WRITE);
-    fs_spectrum_inputs in = {r->opts->inputs, r->infos, r->out.input_attrs, r->n};
-    if (st == FS_OK)
-        st = fs_error_agree(r->comm, fs_spectrum_write(r->spectrum, fs_output_h5(&r->out), &in,
-                                                       r->opts->add && r->opts->force));
-    fs_timer_stop(&r->timers, FS_PHASE_WRITE);
-    return st;
-}
-
 /* The phases of the man page in order: probe, plan, create, then for every
  * dataset read, FFT and exchange, write, check; close, commit (with the
  * report's write), report. */
@@ -397,8 +394,10 @@ static fs_status run_phases(run *r)
     for (int i = 0; i < r->n && st == FS_OK; i++)
         st = run_dataset(r, i, &write_failed);
     fs_signals_set_dataset(0);
-    if (st == FS_OK && r->spectrum)
-        st = write_spectrum(r);
+    fs_spectrum_inputs in = {r->opts->inputs, r->infos, r->out.input_attrs, r->n};
+    if (st == FS_OK && r->spectrum) /* agreed */
+        st = fs_spectrum_finish(r->spectrum, r->comm, fs_output_h5(&r->out), &in,
+                                r->opts->add && r->opts->force, &r->timers);
     if (opened && !write_failed) {
         fs_status closed = output_step(r, fs_output_close);
         write_failed = closed != FS_OK;

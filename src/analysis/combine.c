@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/vector.h"
 #include "core/collective.h"
 #include "core/dtype.h"
 #include "io/h5io.h"
@@ -21,6 +22,11 @@ struct fs_combine {
                                       inverse that follows leaves the 1 / N to the caller) */
     void *kept;                    /* input a's forward result on this rank (two INPUTs) */
     int64_t kept_elems;
+    /* --vector (vector.h): the grid, the kept spectra, the results' paths */
+    fs_kgrid grid;
+    int nslots, nresults;
+    void *slot[FS_VECTOR_MAX_AXES];
+    char paths[FS_VECTOR_MAX_RESULTS][FS_COMBINE_PATH_MAX];
     /* --phase-correlate: the peak, the same on every rank once found */
     int found;
     int ndim;
@@ -30,38 +36,93 @@ struct fs_combine {
     int transformed[FS_LAYOUT_MAX_DIMS];
 };
 
-static const char *const names[] = {NULL, "correlate", "convolve", "phase-correlate"};
+static const char *const names[] = {NULL, "correlate", "convolve", "phase-correlate", "gradient",
+                                    "curl", "divergence", "helmholtz"};
 static const char *const paths[] = {NULL, "/correlation", "/convolution", "/phase_correlation"};
 
 const char *fs_combine_name(fs_combine_op op)
 {
-    return op > FS_COMBINE_NONE && op <= FS_COMBINE_PHASE ? names[op] : NULL;
+    return op > FS_COMBINE_NONE && op <= FS_COMBINE_HELMHOLTZ ? names[op] : NULL;
 }
 
-const char *fs_combine_result(const fs_run_config *o, int i)
+/* The transformed axes of an ndim-D INPUT (0 when the axes do not fit it). */
+static int transformed_axes(const fs_run_config *o, int ndim)
 {
-    if (o->combine <= FS_COMBINE_NONE || o->combine > FS_COMBINE_PHASE || i != o->ninputs - 1)
-        return NULL;
-    return o->output_dataset ? o->output_dataset : paths[o->combine];
+    int axes[FS_MAX_DIMS], D = 0;
+    if (fs_run_config_axes(o, ndim, axes) != FS_OK)
+        return 0;
+    for (int a = 0; a < FS_MAX_DIMS; a++)
+        D += axes[a] != 0;
+    return D;
+}
+
+int fs_combine_results(const fs_run_config *o, int ndim)
+{
+    if (!fs_combine_name(o->combine))
+        return 0;
+    if (!fs_vector_is(o->combine))
+        return 1;
+    int D = transformed_axes(o, ndim);
+    return fs_vector_results(o->combine, D < FS_VECTOR_MAX_AXES ? D : FS_VECTOR_MAX_AXES);
+}
+
+void fs_combine_result_path(const fs_run_config *o, int ndim, int k, char *buf, size_t size)
+{
+    const char *given = o->output_dataset;
+    if (!fs_vector_is(o->combine)) {
+        snprintf(buf, size, "%s", given ? given : paths[o->combine]);
+        return;
+    }
+    int D = transformed_axes(o, ndim);
+    char name[32];
+    fs_vector_result_name(o->combine, D, k, name, sizeof name);
+    size_t len = given ? strlen(given) : 0;
+    while (len > 0 && given[len - 1] == '/') /* OUTPUT:/group/ */
+        len--;
+    snprintf(buf, size, "%.*s/%s", (int)len, given ? given : "", name);
 }
 
 /* The two INPUTs' results lie in the same boxes: the same transform. */
-static fs_status check_alike(const char *name, const fs_transform *a, const fs_transform *b)
+static fs_status check_alike(fs_combine_op op, const fs_transform *a, const fs_transform *b)
 {
+    const char *count = fs_vector_is(op) ? "" : "two ";
+    char name[40];
+    snprintf(name, sizeof name, "%s%s", fs_vector_is(op) ? "vector=" : "", names[op]);
     int same = a->in_ndim == b->in_ndim &&
                memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
                memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0;
     if (!same)
-        return fs_error_set(FS_ERR_USAGE, "--%s: the two INPUTs must have one shape and the same "
-                            "transformed axes", name);
+        return fs_error_set(FS_ERR_USAGE, "--%s: the %sINPUTs must have one shape and the same "
+                            "transformed axes", name, count);
     if (a->kind != b->kind || a->prec != b->prec || a->ndim != b->ndim ||
         a->padded != b->padded || a->out_type != b->out_type ||
         memcmp(a->shape, b->shape, sizeof a->shape) != 0 ||
         memcmp(a->split, b->split, sizeof a->split) != 0 || a->grid[0] != b->grid[0] ||
         a->grid[1] != b->grid[1])
-        return fs_error_set(FS_ERR_USAGE, "--%s: the two INPUTs must be transformed alike (both "
-                            "real or both complex; give --precision= when one is single "
-                            "precision)", name);
+        return fs_error_set(FS_ERR_USAGE, "--%s: the %sINPUTs must be transformed alike (all "
+                            "real or all complex; give --precision= when one is single "
+                            "precision)", name, count);
+    return FS_OK;
+}
+
+/* --vector: the grid, and the INPUTs the operation takes on it. */
+static fs_status check_vector(const fs_run_config *o, const fs_transform *t, int n, fs_kgrid *g)
+{
+    const char *name = names[o->combine];
+    if (fs_kgrid_init(g, t, o->box, o->nbox) != FS_OK)
+        return fs_error_status();
+    int D = g->naxes;
+    if (D > FS_VECTOR_MAX_AXES)
+        return fs_error_set(FS_ERR_USAGE, "--vector=%s: takes one to three transformed axes (%d "
+                            "here; choose them with --axes)", name, D);
+    if (o->combine == FS_COMBINE_CURL && D != 3)
+        return fs_error_set(FS_ERR_USAGE, "--vector=curl: needs a 3-D transform (%d transformed "
+                            "axes here)", D);
+    int need = fs_vector_inputs(o->combine, D);
+    if (n != need)
+        return fs_error_set(FS_ERR_USAGE, "--vector=%s: expected %d INPUT%s, the components along "
+                            "the %d transformed axes (got %d)", name, need, need == 1 ? "" : "s",
+                            D, n);
     return FS_OK;
 }
 
@@ -72,7 +133,11 @@ fs_status fs_combine_new(const fs_run_config *o, const fs_transform *const *ts, 
     const char *name = fs_combine_name(o->combine);
     if (!name)
         return FS_OK;
-    if (n > 1 && check_alike(name, ts[0], ts[1]) != FS_OK)
+    for (int i = 1; i < n; i++)
+        if (check_alike(o->combine, ts[0], ts[i]) != FS_OK)
+            return fs_error_status();
+    fs_kgrid grid;
+    if (fs_vector_is(o->combine) && check_vector(o, ts[0], n, &grid) != FS_OK)
         return fs_error_status();
     fs_combine *cb = calloc(1, sizeof *cb);
     if (!cb)
@@ -84,7 +149,14 @@ fs_status fs_combine_new(const fs_run_config *o, const fs_transform *const *ts, 
             points *= (double)t->in_shape[k];
     cb->op = o->combine;
     cb->n = n;
-    cb->path = fs_combine_result(o, n - 1);
+    cb->nresults = fs_combine_results(o, t->in_ndim);
+    for (int k = 0; k < cb->nresults; k++)
+        fs_combine_result_path(o, t->in_ndim, k, cb->paths[k], sizeof cb->paths[k]);
+    cb->path = cb->paths[0];
+    if (fs_vector_is(o->combine)) {
+        cb->grid = grid;
+        cb->nslots = fs_vector_slots(o->combine, n);
+    }
     cb->inv_points = 1.0 / points;
     cb->ndim = t->in_ndim;
     memcpy(cb->shape, t->in_shape, sizeof cb->shape);
@@ -98,6 +170,8 @@ void fs_combine_free(fs_combine **cb)
     if (!*cb)
         return;
     free((*cb)->kept);
+    for (int s = 0; s < FS_VECTOR_MAX_AXES; s++)
+        free((*cb)->slot[s]);
     free(*cb);
     *cb = NULL;
 }
@@ -105,6 +179,57 @@ void fs_combine_free(fs_combine **cb)
 int fs_combine_writes(const fs_combine *cb, int i)
 {
     return !cb || i == cb->n - 1;
+}
+
+int fs_combine_count(const fs_combine *cb, int i)
+{
+    return !cb ? 1 : i == cb->n - 1 ? cb->nresults : 0;
+}
+
+const fs_kgrid *fs_combine_grid(const fs_combine *cb)
+{
+    return cb && fs_vector_is(cb->op) ? &cb->grid : NULL;
+}
+
+/* --vector: input i's spectrum kept in its slot, or (the last) result 0
+ * made, the slots that are left allocated first. */
+static fs_status vector_apply(fs_combine *cb, int i, const fs_transform *t, const fs_box *last,
+                              void *data)
+{
+    size_t bytes = (size_t)fs_box_elems(last) * fs_complex_bytes(t->prec);
+    for (int s = i; s < cb->nslots && (s == i || i == cb->n - 1); s++) {
+        free(cb->slot[s]);
+        cb->slot[s] = malloc(bytes ? bytes : 1);
+        if (!cb->slot[s])
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory keeping the spectra for --vector=%s "
+                                "(%zu bytes)", names[cb->op], bytes);
+    }
+    if (i < cb->n - 1) {
+        memcpy(cb->slot[i], data, bytes);
+        return FS_OK;
+    }
+    fs_status st = fs_vector_first(cb->op, &cb->grid, t, last, cb->slot, data, cb->inv_points);
+    for (int s = 0; s < FS_VECTOR_MAX_AXES && cb->nresults == 1; s++) {
+        free(cb->slot[s]); /* the only result made */
+        cb->slot[s] = NULL;
+    }
+    return st;
+}
+
+fs_status fs_combine_next(fs_combine *cb, int k, const fs_transform *t, const fs_box *last,
+                          void *data)
+{
+    fs_status st = fs_vector_next(cb->op, &cb->grid, t, last, cb->slot, data, k, cb->inv_points);
+    for (int s = 0; s < FS_VECTOR_MAX_AXES && k == cb->nresults - 1; s++) {
+        free(cb->slot[s]); /* the last result made */
+        cb->slot[s] = NULL;
+    }
+    return st;
+}
+
+const char *fs_combine_path(const fs_combine *cb, int k)
+{
+    return cb->paths[k];
 }
 
 /* One element: b becomes op(a, b) (a == b for one INPUT) times scale (the
@@ -153,6 +278,8 @@ static void combine_all(fs_combine_op op, double scale, fs_precision prec, const
 fs_status fs_combine_apply(fs_combine *cb, int i, const fs_transform *t, const fs_box *last,
                            void *data)
 {
+    if (fs_vector_is(cb->op))
+        return vector_apply(cb, i, t, last, data);
     int64_t n = fs_box_elems(last);
     size_t bytes = (size_t)n * fs_complex_bytes(t->prec);
     if (cb->n > 1 && i == 0) { /* a, kept while b is transformed */
@@ -267,12 +394,28 @@ static int64_t shift_of(const fs_combine *cb, int k)
     return cb->index[k] > cb->shape[k] / 2 ? cb->index[k] - cb->shape[k] : cb->index[k];
 }
 
+/* --vector's results, comma separated, into buf. */
+static void vector_results(const fs_combine *cb, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int k = 0; k < cb->nresults && used < size; k++) {
+        int w = snprintf(buf + used, size - used, "%s%s", k ? ", " : "", cb->paths[k]);
+        used += w > 0 ? (size_t)w : 0;
+    }
+}
+
 void fs_combine_json(fs_json *j, const void *arg)
 {
     const fs_combine *cb = arg;
     fs_json_open(j, "combine", '{');
     fs_json_str(j, "operation", names[cb->op]);
     fs_json_int(j, "inputs", cb->n);
+    if (fs_vector_is(cb->op)) {
+        char results[FS_VECTOR_MAX_RESULTS * FS_COMBINE_PATH_MAX];
+        vector_results(cb, results, sizeof results);
+        fs_json_str(j, "results", results);
+    }
     if (cb->found) {
         int64_t shift[FS_LAYOUT_MAX_DIMS], axes[FS_LAYOUT_MAX_DIMS];
         int na = 0;
@@ -293,6 +436,13 @@ void fs_combine_json(fs_json *j, const void *arg)
 
 void fs_combine_summary(const fs_combine *cb, const char *output, char *buf, size_t size)
 {
+    if (fs_vector_is(cb->op)) {
+        char results[FS_VECTOR_MAX_RESULTS * 64];
+        vector_results(cb, results, sizeof results);
+        snprintf(buf, size, "  %s of %d INPUT%s in %s: %s\n", names[cb->op], cb->n,
+                 cb->n == 1 ? "" : "s", output, results);
+        return;
+    }
     int used = snprintf(buf, size, "  %s: %s of %d INPUT%s in %s:%s", names[cb->op],
                         cb->op == FS_COMBINE_CONVOLVE ? "the convolution" : "the correlation",
                         cb->n, cb->n == 1 ? "" : "s", output, cb->path);

@@ -8,10 +8,13 @@
  *   --phase-correlate  ifftn(R / |R|), R = X_a conj X_b (|R| = 0: 0), and
  *                      the position of the largest real part, as the shift
  *                      of a against b (numpy's signed convention)
- * with X = fftn over the transformed axes, N their number of points.
+ * with X = fftn over the transformed axes, N their number of points; and
+ *   --vector=gradient|curl|divergence|helmholtz  vector.h's operations of
+ *                      the components, one result each (several per run)
  *
  * It owns the forward results kept on the ranks that hold them (input a's
- * last-stage box while b is transformed), the result's path in OUTPUT and
+ * last-stage box while b is transformed; --vector's spectra), the results'
+ * paths in OUTPUT, --vector's grid (kgrid.h, --box-size) and
  * the phase correlation's peak. The multiplication is the pipeline's
  * "operate" phase, as --apply's is. */
 #ifndef FS_COMBINE_H
@@ -21,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/kgrid.h"
 #include "core/errors.h"
 #include "plan/layout.h"
 #include "plan/runconfig.h"
@@ -33,12 +37,15 @@ typedef struct fs_combine fs_combine;
  * ("correlate", "convolve", "phase-correlate"; NULL for none). */
 const char *fs_combine_name(fs_combine_op op);
 
-/* The path in OUTPUT of the result written on input i's turn (OUTPUT's
- * dataset path when given, else /correlation, /convolution or
- * /phase_correlation on the last INPUT's turn), NULL when input i's turn
- * writes nothing (the first of two is kept, not written). Without an
- * operation, NULL. */
-const char *fs_combine_result(const fs_run_config *o, int i);
+#define FS_COMBINE_PATH_MAX 1100
+
+/* The results written on the last INPUT's turn for ndim-D INPUTs (0
+ * without an operation; 1 but for --vector), and the path in OUTPUT of
+ * result k into buf: OUTPUT's dataset path when given, else /correlation,
+ * /convolution or /phase_correlation; --vector: /NAME (vector.h's), under
+ * OUTPUT's path as a group when given. */
+int fs_combine_results(const fs_run_config *o, int ndim);
+void fs_combine_result_path(const fs_run_config *o, int ndim, int k, char *buf, size_t size);
 
 /* From the n transforms ts planned for the INPUTs (every rank): *out NULL
  * without an operation; FS_ERR_USAGE when the INPUTs are not transformed
@@ -47,14 +54,29 @@ fs_status fs_combine_new(const fs_run_config *o, const fs_transform *const *ts, 
                          fs_combine **out);
 void fs_combine_free(fs_combine **cb);
 
-/* Whether input i's turn writes a result (cb NULL: every turn does). */
+/* Whether input i's turn writes a result (cb NULL: every turn does), and
+ * how many (cb NULL: 1). */
 int fs_combine_writes(const fs_combine *cb, int i);
+int fs_combine_count(const fs_combine *cb, int i);
+
+/* The path of result k (fs_combine_result_path's). */
+const char *fs_combine_path(const fs_combine *cb, int k);
+
+/* --vector's grid (NULL: another operation, or cb NULL). */
+const fs_kgrid *fs_combine_grid(const fs_combine *cb);
 
 /* This rank's part of input i's forward result, the last-stage box `last`
- * of t at data: kept (the first of two), or combined with the one kept
- * into data, ready for the inverse. The status is this rank's. */
+ * of t at data: kept (the first of two, --vector's but the last), or
+ * combined with the ones kept into data (result 0), ready for the inverse.
+ * The status is this rank's. */
 fs_status fs_combine_apply(fs_combine *cb, int i, const fs_transform *t, const fs_box *last,
                            void *data);
+
+/* --vector, after result k - 1 is written: result k (k >= 1) into data
+ * from the kept spectra, ready for the inverse; the last frees them. The
+ * status is this rank's. */
+fs_status fs_combine_next(fs_combine *cb, int k, const fs_transform *t, const fs_box *last,
+                          void *data);
 
 /* Collective, after the inverse (--phase-correlate; nothing else): the
  * largest real part of the field in the first-stage boxes `first` at data,

@@ -1173,3 +1173,14 @@ void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, si
     if (s->xi && used >= 0 && (size_t)used < size)
         fs_correlation_summary(s->xi, output, s->xi_group, buf + used, size - (size_t)used);
 }
+
+fs_status fs_spectrum_finish(fs_spectrum *s, MPI_Comm comm, fs_h5_output *h5,
+                             const fs_spectrum_inputs *in, int replace, fs_timers *timers)
+{
+    fs_status st = fs_error_agree(comm, fs_spectrum_reduce(s, comm));
+    fs_timer_start(timers, FS_PHASE_WRITE);
+    if (st == FS_OK)
+        st = fs_error_agree(comm, fs_spectrum_write(s, h5, in, replace));
+    fs_timer_stop(timers, FS_PHASE_WRITE);
+    return st;
+}

@@ -82,6 +82,13 @@ fs_status fs_spectrum_write(const fs_spectrum *s, fs_h5_output *o, const fs_spec
  * 0 past the last, else 1. */
 int fs_spectrum_group(const fs_run_config *o, int i, char *path, size_t size);
 
+/* Collective, once every dataset is binned: the spectra summed over the
+ * ranks (fs_spectrum_reduce), then into h5 (fs_spectrum_write) beside the
+ * results, timed as timers' write phase. The status is agreed; a failed
+ * write ends the job as any collective write does. */
+fs_status fs_spectrum_finish(fs_spectrum *s, MPI_Comm comm, fs_h5_output *h5,
+                             const fs_spectrum_inputs *in, int replace, fs_timers *timers);
+
 /* The path of group i of s as written (NULL past the last). */
 const char *fs_spectrum_path(const fs_spectrum *s, int i);
 

@@ -30,7 +30,7 @@ static const char *dataset_for(const fs_output *out, const fs_input_info *infos,
 {
     const fs_run_config *o = out->opts;
     if (o->combine != FS_COMBINE_NONE)
-        return fs_combine_result(o, i);
+        return i == out->ninfos - 1 && out->nresults ? out->results[0] : NULL;
     return o->output_dataset ? o->output_dataset : infos[i].dataset;
 }
 
@@ -50,14 +50,17 @@ typedef struct paths_args {
     char groups[3][FS_PATH_MAX]; /* the spectra's and the correlation function's */
 } paths_args;
 
-/* What OUTPUT gets: each input's result (none with --spectrum-only),
- * then the spectra's groups. Returns how many (at most n + 3). */
+/* What OUTPUT gets: each input's result (none with --spectrum-only; the
+ * combined spectra's all), then the spectra's groups. Returns how many (at
+ * most n + 3 + FS_VECTOR_MAX_RESULTS). */
 static int result_paths(paths_args *a, const char **paths)
 {
     int n = 0;
     for (int i = 0; i < a->n && !a->out->opts->spectrum_only; i++)
         if (dataset_for(a->out, a->infos, i))
             paths[n++] = dataset_for(a->out, a->infos, i);
+    for (int k = 1; k < a->out->nresults && n > 0; k++) /* the combined spectra's others */
+        paths[n++] = a->out->results[k];
     a->results = n;
     for (int g = 0; g < 3 && fs_spectrum_group(a->out->opts, g, a->groups[g], sizeof a->groups[g]);
          g++)
@@ -70,8 +73,9 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 {
     char *buf = a->what[slot];
     if (i < a->results)
-        snprintf(buf, sizeof a->what[0], "%s:%s%s", a->out->opts->inputs[i].file, paths[i],
-                 a->infos[i].slice.text); /* "" unsliced */
+        snprintf(buf, sizeof a->what[0], "%s:%s%s",
+                 a->out->opts->inputs[a->out->nresults ? 0 : i].file, paths[i],
+                 a->infos[a->out->nresults ? 0 : i].slice.text); /* "" unsliced */
     else
         snprintf(buf, sizeof a->what[0], "the spectrum %s", paths[i]);
     return buf;
@@ -84,7 +88,7 @@ static const char *result_name(paths_args *a, const char **paths, int i, int slo
 static fs_status check_add_paths(paths_args *a, const char *file)
 {
     const fs_run_config *o = a->out->opts;
-    const char *paths[a->n + 3];
+    const char *paths[a->n + 3 + FS_VECTOR_MAX_RESULTS];
     int n = result_paths(a, paths);
     for (int i = 0; i < n; i++) {
         const char *p = paths[i];
@@ -118,7 +122,7 @@ static fs_status check_paths_on_root(void *arg)
 {
     paths_args *a = arg;
     const fs_run_config *o = a->out->opts;
-    const char *paths[a->n + 3];
+    const char *paths[a->n + 3 + FS_VECTOR_MAX_RESULTS];
     int n = result_paths(a, paths);
     for (int i = 0; i < n; i++) {
         const char *p = paths[i];
@@ -208,7 +212,7 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
     out->current = o->combine != FS_COMBINE_NONE ? 0 : i; /* whose coordinates */
     out->attrs = (fs_output_attrs){input_file, info->dataset, strategy, nranks,
                                    i < out->n_input_attrs ? &out->input_attrs[i] : NULL,
-                                   NULL, 0, {0}, NULL, NULL, NULL, slice_text(info)};
+                                   NULL, 0, {0}, NULL, NULL, NULL, slice_text(info), NULL};
     if (o->combine != FS_COMBINE_NONE && out->ninfos > 0) {
         /* the combined result: the first INPUT's name and attributes, the
          * second's name beside them */
@@ -217,13 +221,21 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
         out->attrs.copied = out->n_input_attrs ? &out->input_attrs[0] : NULL;
         out->attrs.input_slice = slice_text(&out->infos[0]);
         out->attrs.operation = fs_combine_name(o->combine);
-        out->dataset = fs_combine_result(o, out->ninfos - 1); /* what each turn goes into */
-        if (out->ninfos > 1) {
+        out->dataset = out->nresults ? out->results[0] : NULL; /* what each turn goes into */
+        if (out->ninfos > 1 && !fs_vector_is(o->combine)) {
             out->attrs.second_file = o->inputs[1].file;
             out->attrs.second_dataset = out->infos[1].dataset;
             out->attrs.second_slice = out->infos[1].slice.text;
         }
+        if (out->ninfos > 1 && fs_vector_is(o->combine))
+            out->attrs.components = out->components;
     }
+}
+
+void fs_output_select_result(fs_output *out, int k)
+{
+    if (k < out->nresults)
+        out->dataset = out->results[k];
 }
 
 void fs_output_set_operation(fs_output *out, const char *text, int nbox, const double *box)
@@ -241,6 +253,15 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_
     out->opts = o;
     out->infos = infos;
     out->ninfos = n;
+    out->nresults = n > 0 ? fs_combine_results(o, infos[0].ndim) : 0;
+    for (int k = 0; k < out->nresults; k++)
+        fs_combine_result_path(o, infos[0].ndim, k, out->results[k], sizeof out->results[k]);
+    size_t used = 0;
+    for (int i = 0; i < n && i < FS_VECTOR_MAX_AXES && used < sizeof out->components; i++) {
+        int w = snprintf(out->components + used, sizeof out->components - used, "%s%s:%s",
+                         i ? ", " : "", o->inputs[i].file, infos[i].dataset);
+        used += w > 0 ? (size_t)w : 0;
+    }
     if (MPI_Comm_rank(comm, &out->rank) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     out->dataset = dataset_for(out, infos, 0);
@@ -509,8 +530,14 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
         st = fs_coords_check(o, ts[i]);
     if (st == FS_OK && o->shard_output)
         st = fs_shard_output_plan(out->comm, ts[0], o->shard_output, o->output_file, &out->so);
+    const fs_transform *all[n + FS_VECTOR_MAX_RESULTS]; /* --vector: more results than INPUTs */
+    int nall = 0;
+    for (; nall < n; nall++)
+        all[nall] = ts[nall];
+    for (; n > 0 && nall < out->nresults; nall++)
+        all[nall] = ts[0];
     if (st == FS_OK && out->rank == 0)
-        st = check_space(out, ts, n);
+        st = check_space(out, all, nall);
     return fs_error_agree(out->comm,
                           out->rank == 0 || fs_error_status() == FS_ERR_RUNTIME ? st : FS_OK);
 }
@@ -586,6 +613,8 @@ static fs_status round_trip_attributes(const fs_output_attrs *a, fs_h5_output *h
                  a->second_slice);
         st = fs_h5_output_attr_string(h5, "second_input", second);
     }
+    if (st == FS_OK && a->components)
+        st = fs_h5_output_attr_string(h5, "components", a->components);
     if (st != FS_OK || !n)
         return st;
     if (st == FS_OK)

@@ -15,6 +15,8 @@
 
 #include <mpi.h>
 
+#include "analysis/combine.h"
+#include "analysis/vector.h"
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "output/coords.h"
@@ -40,6 +42,8 @@ typedef struct fs_output_attrs {
     /* a combined result of two INPUTs (combine.h): the second (NULL: none) */
     const char *second_file, *second_dataset, *second_slice; /* slice: "" none */
     const char *input_slice;       /* the input's slice as numpy spells it (NULL: none) */
+    /* --vector of several INPUTs: FILE:/ds of each, comma separated (NULL: none) */
+    const char *components;
 } fs_output_attrs;
 
 typedef struct fs_output {
@@ -64,6 +68,10 @@ typedef struct fs_output {
     fs_input_coords *input_coords; /* each input dataset's coordinates (as many) */
     int n_input_attrs;
     int current;                   /* the input whose result is written (fs_output_select) */
+    /* the combined spectra's results, written on the last INPUT's turn (combine.h) */
+    int nresults;
+    char results[FS_VECTOR_MAX_RESULTS][FS_COMBINE_PATH_MAX];
+    char components[FS_VECTOR_MAX_AXES * (2 * FS_PATH_MAX + 4)]; /* attrs.components */
 } fs_output;
 
 /* Nothing begun: what fs_output_finish may be given before fs_output_begin. */
@@ -78,6 +86,10 @@ fs_h5_output *fs_output_h5(const fs_output *out);
  * a turn that writes none) and the attributes the first INPUT's. */
 void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
                       const char *strategy, int nranks);
+
+/* The combined spectra (combine.h): result k of the last turn is written
+ * next (its path; the attributes stay the turn's). */
+void fs_output_select_result(fs_output *out, int k);
 
 /* --apply: the selected result records the operators as text (kept by the
  * caller until the write) and the nbox box lengths box (copied). */

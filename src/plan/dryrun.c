@@ -70,6 +70,17 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
     return fs_box_elems(&blk);
 }
 
+/* What the run keeps besides the transform: with --vector, the spectra of
+ * one component per transformed axis (runconfig.h). */
+static fs_footprint_keeps keeps_of(const fs_run_config *opts, const fs_transform_request *rq)
+{
+    int D = 0;
+    for (int a = 0; a < FS_LAYOUT_MAX_DIMS; a++)
+        D += rq->transform_axis[a] != 0;
+    return (fs_footprint_keeps){opts->check, opts->keep_first + opts->keep_per_axis * D,
+                                opts->correlation};
+}
+
 /* Each strategy's footprint (ops: the one named; NULL: all of them, as
  * `auto` and the default may pick any). *n of them in table order (none
  * without exchange), and *worst the index of the largest. */
@@ -78,7 +89,7 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
                                 int *n, int *worst)
 {
     fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
-    fs_footprint_keeps keeps = {opts->check, opts->keep_first, opts->correlation};
+    fs_footprint_keeps keeps = keeps_of(opts, rq);
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
@@ -176,7 +187,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
         fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, {opts->check, opts->keep_first, opts->correlation}, node->mem_per_rank, node->mem_source,
+        fs_default_args da = {rq, &params, keeps_of(opts, rq), node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
@@ -208,9 +219,9 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
+    fs_footprint_keeps keeps = keeps_of(opts, &rq);
     if (st == FS_OK)
-        st = fs_footprint_of(&rq, NULL, &params, &(fs_footprint_keeps){opts->check, opts->keep_first, opts->correlation},
-                             io, &p->none);
+        st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
@@ -355,8 +366,11 @@ static void print_memory(FILE *out, const dry_plan *p)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
     char cross[64] = "";
     if (m->cross_bytes)
-        snprintf(cross, sizeof cross, " + %s copy %.1f MiB",
-                 p->opts->cross ? "--cross's" : "the first INPUT's", mib((double)m->cross_bytes));
+        snprintf(cross, sizeof cross, " + %s %.1f MiB",
+                 p->opts->cross ? "--cross's copy"
+                 : p->opts->combine >= FS_COMBINE_GRADIENT ? "the kept spectra"
+                                                           : "the first INPUT's copy",
+                 mib((double)m->cross_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),

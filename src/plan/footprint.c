@@ -234,7 +234,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
-    out->cross_bytes = resident(need.kept_elems * (int64_t)fs_complex_bytes(t.prec));
+    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_complex_bytes(t.prec));
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
                        out->library_bytes + out->cross_bytes;
     return FS_OK;

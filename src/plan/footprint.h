@@ -24,13 +24,15 @@ typedef struct fs_footprint {
     /* Bytes per rank, resident (huge pages whole), of the rank that needs
      * most: total_bytes is the sum of the five. */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
-    int64_t cross_bytes;               /* the copy of the first input's result (keeps.cross) */
+    int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
 typedef struct fs_footprint_keeps {
     int check;          /* --check: the inverse plans, and the input read again in pieces */
-    int cross;          /* --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
+    int cross;          /* how many forward results are kept (each the rank's last-stage box):
+                           --vector's spectra (vector.h), else 1 or 0 for
+                           --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
                            the first input's result (the rank's last-stage box) */
     int undo;           /* --correlation-function: the inverse plans */
 } fs_footprint_keeps;
@@ -38,7 +40,8 @@ typedef struct fs_footprint_keeps {
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
  * for a strategy that runs them) with strategy ops; ops NULL, or a request
  * without exchange: no exchange (out->ops NULL), the rest still counted.
- * keeps: what --check, --cross and --correlation-function keep besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
+ * keeps: what --check, the kept results and --correlation-function need
+ * besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
  * buffers of the write in pieces count (fs_overlap_staging_bytes: also
  * where the run then writes as a whole, with shard output or spectra; not
  * for one stage whose input map is plain, which the run reads in pieces

@@ -36,6 +36,10 @@ typedef enum fs_combine_op {
     FS_COMBINE_CORRELATE,     /* --correlate: ifftn(X_a conj X_b) / N */
     FS_COMBINE_CONVOLVE,      /* --convolve: ifftn(X_a X_b) */
     FS_COMBINE_PHASE,         /* --phase-correlate: ifftn(R / |R|), R = X_a conj X_b */
+    FS_COMBINE_GRADIENT,      /* --vector=gradient ... --vector=helmholtz (analysis/vector.h) */
+    FS_COMBINE_CURL,
+    FS_COMBINE_DIVERGENCE,
+    FS_COMBINE_HELMHOLTZ,
 } fs_combine_op;
 
 /* One INPUT operand: FILE.h5[:/path[SLICE]]. */
@@ -127,9 +131,12 @@ typedef struct fs_run_config {
     const char *apply;           /* --apply's list as given, NULL: none */
     /* Several inputs' spectra combined (combine.h). */
     fs_combine_op combine;       /* FS_COMBINE_NONE: none */
-    /* What the run keeps beside the data buffer, for the footprint: the
-     * first input's forward result (--cross, --correlate of two INPUTs...) */
-    int keep_first;
+    /* What the run keeps beside the data buffer, for the footprint: how
+     * many forward results (--cross, --correlate of two INPUTs...: the
+     * first input's; --vector: vector.h's slots) and, for a dry run of
+     * --vector=divergence or helmholtz (one INPUT named for D components),
+     * as many more per transformed axis */
+    int keep_first, keep_per_axis;
     /* Messages. */
     int progress, quiet, verbose;
     const char *command_line;    /* for the report and messages */
