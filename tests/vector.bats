@@ -140,8 +140,15 @@ r = json.load(open("c.json"))
 print(sorted(f), a["operation"], a["direction"], a["input"], a["components"], "second_input" in a,
       a["units"], list(a["box_size"]),
       sorted(h5py.File("named.h5")["grp"]), list(h5py.File("div.h5")["d"]), "operate" in r["phases"],
-      r["combine"]["operation"], r["combine"]["inputs"], r["combine"]["results"])'
-    assert_output "['curl_x', 'curl_y', 'curl_z'] curl round trip a.h5:/u a.h5:/u, a.h5:/v, a.h5:/w False km/s [4.0, 4.0, 4.0] ['compressive_x', 'compressive_y', 'compressive_z', 'solenoidal_x', 'solenoidal_y', 'solenoidal_z'] ['divergence'] True curl 3 /curl_x, /curl_y, /curl_z"
+      r["combine"]["operation"], r["combine"]["inputs"], r["combine"]["results"])
+# every result on the coordinates x_a = j L_a / n_a of the box (fftshard(1), What readers see)
+import numpy as np
+for name in ("curl_x", "curl_y", "curl_z"):
+    for a, n in enumerate((8, 6, 5)):
+        scale = f[name].dims[a][0]
+        assert scale.name == "/x%d" % a, (name, a, scale.name)
+        assert np.allclose(scale[()], np.arange(n) * 4.0 / n, rtol=1e-14, atol=0), (name, a)'
+    assert_output "['curl_x', 'curl_y', 'curl_z', 'x0', 'x1', 'x2'] curl round trip a.h5:/u a.h5:/u, a.h5:/v, a.h5:/w False km/s [4.0, 4.0, 4.0] ['compressive_x', 'compressive_y', 'compressive_z', 'solenoidal_x', 'solenoidal_y', 'solenoidal_z', 'x0', 'x1', 'x2'] ['divergence', 'x0', 'x1', 'x2'] True curl 3 /curl_x, /curl_y, /curl_z"
 }
 
 @test "refusals: curl of two INPUTs or of a 2-D transform, counts, shapes, with --correlate or --apply: status 2" {
