@@ -128,9 +128,11 @@ def fftshard_many(mpiexec, exe, ranks, inputs, out, extra):
     fig["gflops"] = r["gflops"]
     fig["gbs"] = r["exchange"]["bandwidth_gbs"]
     fig["peak_mib"] = r["memory"]["peak_bytes_max"] / 1048576.0
-    fig["decomp"] = r["decomposition"]["type"]
-    fig["strategy_name"] = r["strategy"]["name"]
-    grid = r["decomposition"].get("grid")
+    # several INPUTs: the decomposition and strategy are each dataset's
+    first = r["datasets"][0] if "datasets" in r else r
+    fig["decomp"] = first["decomposition"]["type"]
+    fig["strategy_name"] = first["strategy"]["name"]
+    grid = first["decomposition"].get("grid")
     if grid and fig["decomp"] == "pencil":
         fig["decomp"] = "pencil %dx%d" % tuple(grid)
     return fig
