@@ -584,8 +584,9 @@ fs_status fs_h5_input_unchanged(MPI_Comm comm, const char *file, const fs_input_
         if (!what[0])
             stamp_change(&info->stamp, &now, what, sizeof what);
     }
-    if (MPI_Bcast(what, sizeof what, MPI_CHAR, 0, comm) != MPI_SUCCESS)
-        return fs_error_set(FS_ERR_RUNTIME, "MPI_Bcast failed");
+    fs_status shared = fs_bcast_bytes(comm, 0, what, sizeof what);
+    if (shared != FS_OK)
+        return shared;
     if (!what[0])
         return local;
     /* Whatever else failed, this is why: every rank says so. */
