@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bins.h"
 #include "analysis/kgrid.h"
 #include "compute/check.h"
 #include "io/h5scales.h"
@@ -22,7 +23,6 @@
 /* What each bin sums. */
 enum { Q_CELLS, Q_R, Q_XI, NQ };
 
-typedef enum r_rule { R_SHELLS, R_LINEAR, R_EDGES } r_rule;
 
 #define MAX_SHELLS (1 << 22)
 
@@ -31,9 +31,9 @@ struct fs_correlation {
     double h[FS_LAYOUT_MAX_DIMS];   /* the cell L_a / n_a of each transformed axis */
     double hmax, rmax;              /* the largest cell, the largest separation */
     double scale;                   /* turns the forward result's product into C's */
-    r_rule rule;
+    fs_bin_rule rule;
     int nbins;
-    double width;                   /* R_LINEAR */
+    double width;                   /* FS_BINS_LINEAR */
     double *edges;                  /* nbins + 1 */
     double *acc;                    /* [nbins][NQ] */
     double seconds;
@@ -42,14 +42,14 @@ struct fs_correlation {
 static fs_status take_bins(fs_correlation *c, const fs_run_config *o)
 {
     if (o->r_nedges) {
-        c->rule = R_EDGES;
+        c->rule = FS_BINS_EDGES;
         c->nbins = o->r_nedges - 1;
     } else if (o->r_bins) {
-        c->rule = R_LINEAR;
+        c->rule = FS_BINS_LINEAR;
         c->nbins = o->r_bins;
         c->width = c->rmax / o->r_bins;
     } else {
-        c->rule = R_SHELLS;
+        c->rule = FS_BINS_SHELLS;
         if (c->rmax / c->hmax > MAX_SHELLS)
             return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
                                 "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
@@ -61,10 +61,10 @@ static fs_status take_bins(fs_correlation *c, const fs_run_config *o)
     if (!c->edges || !c->acc)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     for (int i = 0; i <= c->nbins; i++)
-        c->edges[i] = c->rule == R_EDGES    ? o->r_edges[i]
-                      : c->rule == R_LINEAR ? i * c->width
+        c->edges[i] = c->rule == FS_BINS_EDGES    ? o->r_edges[i]
+                      : c->rule == FS_BINS_LINEAR ? i * c->width
                                             : (i == 0 ? 0.0 : (i - 0.5) * c->hmax);
-    if (c->rule == R_LINEAR)
+    if (c->rule == FS_BINS_LINEAR)
         c->edges[c->nbins] = c->rmax;
     return FS_OK;
 }
@@ -137,24 +137,7 @@ static void product(void *data, const void *other, fs_precision p, int64_t n, do
 /* The bin of r (-1: outside every bin). */
 static int bin_of(const fs_correlation *c, double r)
 {
-    if (c->rule == R_SHELLS)
-        return (int)floor(r / c->hmax + 0.5);
-    if (c->rule == R_LINEAR) {
-        int b = c->width > 0 ? (int)floor(r / c->width) : 0;
-        return b < c->nbins ? b : c->nbins - 1;
-    }
-    const double *e = c->edges;
-    if (r < e[0] || r >= e[c->nbins])
-        return -1;
-    int lo = 0, hi = c->nbins; /* e[lo] <= r < e[hi] */
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (e[mid] <= r)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return fs_bin_index(c->rule, r, c->hmax, c->width, c->nbins, c->edges);
 }
 
 typedef struct visit {
@@ -223,7 +206,7 @@ fs_status fs_correlation_reduce(fs_correlation *c, MPI_Comm comm)
 
 static const char *rule_name(const fs_correlation *c)
 {
-    return c->rule == R_SHELLS ? "shells of one cell" : c->rule == R_LINEAR ? "linear" : "edges";
+    return c->rule == FS_BINS_SHELLS ? "shells of one cell" : c->rule == FS_BINS_LINEAR ? "linear" : "edges";
 }
 
 /* The mean of quantity q over each bin's cells (NaN: no cell). */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/bins.h"
 #include "analysis/kgrid.h"
 #include "core/dtype.h"
 #include "io/h5scales.h"
@@ -22,7 +23,6 @@
  * (from NQ) and of Re(X_a conj X_b) L_l(mu) (from NQ + npoles). */
 enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
 
-typedef enum bin_rule { BINS_SHELLS, BINS_LINEAR, BINS_EDGES } bin_rule;
 
 #define DEFAULT_MU_BINS 5
 #define MAX_SHELLS (1 << 22)
@@ -35,9 +35,9 @@ struct fs_spectrum {
     int power, cross;               /* which groups */
     fs_kgrid g;                     /* the wave vectors (kgrid.h) */
     double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
-    bin_rule rule;
+    fs_bin_rule rule;
     int nbins;
-    double width;                   /* BINS_LINEAR */
+    double width;                   /* FS_BINS_LINEAR */
     double *edges;                  /* nbins + 1 */
     int lattice;                    /* every L_max / L_a an integer: bins decided on m */
     int64_t ratio[FS_LAYOUT_MAX_DIMS]; /* L_max / L_a of each transformed axis */
@@ -128,10 +128,10 @@ static fs_status take_thresholds(fs_spectrum *s)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     int64_t NN = (int64_t)nb * nb;
     for (int64_t i = 0; i <= nb; i++)
-        s->thr[i] = s->rule == BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
-                    : s->rule == BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
+        s->thr[i] = s->rule == FS_BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
+                    : s->rule == FS_BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
                                              : edge_norm(s, s->edges[i]);
-    if (s->rule == BINS_LINEAR)
+    if (s->rule == FS_BINS_LINEAR)
         s->thr[nb] = s->mmax + 1;
     if (s->mmax >= MAX_LUT)
         return FS_OK;
@@ -149,14 +149,14 @@ static fs_status take_thresholds(fs_spectrum *s)
 static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
 {
     if (o->nedges) {
-        s->rule = BINS_EDGES;
+        s->rule = FS_BINS_EDGES;
         s->nbins = o->nedges - 1;
     } else if (o->bins) {
-        s->rule = BINS_LINEAR;
+        s->rule = FS_BINS_LINEAR;
         s->nbins = o->bins;
         s->width = s->kmax / o->bins;
     } else {
-        s->rule = BINS_SHELLS;
+        s->rule = FS_BINS_SHELLS;
         /* Box lengths far apart make a shell of the longest's k_f a sliver. */
         if (s->kmax / s->kf > MAX_SHELLS)
             return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
@@ -168,10 +168,10 @@ static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
     if (!s->edges)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     for (int i = 0; i <= s->nbins; i++)
-        s->edges[i] = s->rule == BINS_EDGES    ? o->edges[i]
-                      : s->rule == BINS_LINEAR ? i * s->width
+        s->edges[i] = s->rule == FS_BINS_EDGES    ? o->edges[i]
+                      : s->rule == FS_BINS_LINEAR ? i * s->width
                                                : (i == 0 ? 0.0 : (i - 0.5) * s->kf);
-    if (s->rule == BINS_LINEAR)
+    if (s->rule == FS_BINS_LINEAR)
         s->edges[s->nbins] = s->kmax;
     return s->lattice ? take_thresholds(s) : FS_OK;
 }
@@ -302,24 +302,7 @@ void fs_spectrum_free(fs_spectrum **s)
 /* The bin of |k| (-1: outside every bin). */
 static int bin_of(const fs_spectrum *s, double k)
 {
-    if (s->rule == BINS_SHELLS)
-        return (int)floor(k / s->kf + 0.5);
-    if (s->rule == BINS_LINEAR) {
-        int b = s->width > 0 ? (int)floor(k / s->width) : 0;
-        return b < s->nbins ? b : s->nbins - 1;
-    }
-    const double *e = s->edges;
-    if (k < e[0] || k >= e[s->nbins])
-        return -1;
-    int lo = 0, hi = s->nbins; /* e[lo] <= k < e[hi] */
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (e[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return fs_bin_index(s->rule, k, s->kf, s->width, s->nbins, s->edges);
 }
 
 /* One input's part in the sums. */
@@ -426,7 +409,7 @@ static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int
             b[j] = bin_of_norm(s, m[j]);
         return;
     }
-    if (s->rule == BINS_SHELLS) {
+    if (s->rule == FS_BINS_SHELLS) {
         /* k / k_f, not k * (1 / k_f): the documented arithmetic, to the bit */
         for (int64_t j = 0; j < n; j++)
             b[j] = (int)floor(k[j] / s->kf + 0.5);
@@ -771,7 +754,7 @@ static int pole_column(const fs_spectrum *s, int i, int cross, double *factor)
 
 static const char *rule_name(const fs_spectrum *s)
 {
-    return s->rule == BINS_SHELLS ? "shells of k_f" : s->rule == BINS_LINEAR ? "linear" : "edges";
+    return s->rule == FS_BINS_SHELLS ? "shells of k_f" : s->rule == FS_BINS_LINEAR ? "linear" : "edges";
 }
 
 /* Every input, whole, however many and long: "FILE:DATASET, ..." in one
