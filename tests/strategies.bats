@@ -211,11 +211,13 @@ assert x - b <= 1.25 * local, ('xorswap', x - b, local)
 assert a > x, ('alltoall', a, 'xorswap', x)" "$base" "$xor" "$a2a"
 }
 
-# oracle_attr FILE NAME: a string attribute of the file's only dataset.
+# oracle_attr FILE NAME: a string attribute of the file's only result (the
+# datasets beside it are its coordinates, dimension scales).
 oracle_attr() {
     python_serial -c "import h5py, sys
 f = h5py.File(sys.argv[1], 'r')
-d = [f[k] for k in f][0]
+d = [f[k] for k in f if isinstance(f[k], h5py.Dataset)
+     and f[k].attrs.get('CLASS') != b'DIMENSION_SCALE'][0]
 print(d.attrs[sys.argv[2]])" "$1" "$2"
 }
 
