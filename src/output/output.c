@@ -536,8 +536,8 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
         all[nall] = ts[nall];
     for (; n > 0 && nall < out->nresults; nall++)
         all[nall] = ts[0];
-    if (st == FS_OK && out->rank == 0)
-        st = check_space(out, all, nall);
+    if (st == FS_OK && out->rank == 0) /* --spectrum-only: no result, ts[0] still the transform */
+        st = check_space(out, nall ? all : ts, nall);
     return fs_error_agree(out->comm,
                           out->rank == 0 || fs_error_status() == FS_ERR_RUNTIME ? st : FS_OK);
 }
