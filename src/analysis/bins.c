@@ -4,22 +4,56 @@
 #include "analysis/bins.h"
 
 #include <math.h>
+#include <stdlib.h>
 
-int fs_bin_index(fs_bin_rule rule, double x, double unit, double width, int nbins,
-                 const double *edges)
+fs_status fs_bins_make(fs_bins *b, int nedges, const double *edges, int n, double max,
+                       double unit)
 {
-    if (rule == FS_BINS_SHELLS)
-        return (int)floor(x / unit + 0.5);
-    if (rule == FS_BINS_LINEAR) {
-        int b = width > 0 ? (int)floor(x / width) : 0;
-        return b < nbins ? b : nbins - 1;
+    *b = (fs_bins){.unit = unit};
+    if (nedges) {
+        b->rule = FS_BINS_EDGES;
+        b->nbins = nedges - 1;
+    } else if (n) {
+        b->rule = FS_BINS_LINEAR;
+        b->nbins = n;
+        b->width = max / n;
+    } else {
+        b->rule = FS_BINS_SHELLS;
+        b->nbins = (int)floor(max / unit + 0.5) + 1;
     }
-    if (x < edges[0] || x >= edges[nbins])
+    b->edges = malloc(sizeof *b->edges * (size_t)(b->nbins + 1));
+    if (!b->edges)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int i = 0; i <= b->nbins; i++)
+        b->edges[i] = b->rule == FS_BINS_EDGES    ? edges[i]
+                      : b->rule == FS_BINS_LINEAR ? i * b->width
+                                                  : (i == 0 ? 0.0 : (i - 0.5) * unit);
+    if (b->rule == FS_BINS_LINEAR)
+        b->edges[b->nbins] = max;
+    return FS_OK;
+}
+
+void fs_bins_free(fs_bins *b)
+{
+    free(b->edges);
+    b->edges = NULL;
+}
+
+int fs_bins_of(const fs_bins *b, double x)
+{
+    if (b->rule == FS_BINS_SHELLS)
+        return (int)floor(x / b->unit + 0.5);
+    if (b->rule == FS_BINS_LINEAR) {
+        int i = b->width > 0 ? (int)floor(x / b->width) : 0;
+        return i < b->nbins ? i : b->nbins - 1;
+    }
+    const double *e = b->edges;
+    if (x < e[0] || x >= e[b->nbins])
         return -1;
-    int lo = 0, hi = nbins; /* edges[lo] <= x < edges[hi] */
+    int lo = 0, hi = b->nbins; /* e[lo] <= x < e[hi] */
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
-        if (edges[mid] <= x)
+        if (e[mid] <= x)
             lo = mid;
         else
             hi = mid;

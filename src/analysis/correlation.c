@@ -31,42 +31,22 @@ struct fs_correlation {
     double h[FS_LAYOUT_MAX_DIMS];   /* the cell L_a / n_a of each transformed axis */
     double hmax, rmax;              /* the largest cell, the largest separation */
     double scale;                   /* turns the forward result's product into C's */
-    fs_bin_rule rule;
-    int nbins;
-    double width;                   /* FS_BINS_LINEAR */
-    double *edges;                  /* nbins + 1 */
+    fs_bins bins;                   /* --bins (--r-bins): edges nbins + 1 */
     double *acc;                    /* [nbins][NQ] */
     double seconds;
 };
 
 static fs_status take_bins(fs_correlation *c, const fs_run_config *o)
 {
-    if (o->r_nedges) {
-        c->rule = FS_BINS_EDGES;
-        c->nbins = o->r_nedges - 1;
-    } else if (o->r_bins) {
-        c->rule = FS_BINS_LINEAR;
-        c->nbins = o->r_bins;
-        c->width = c->rmax / o->r_bins;
-    } else {
-        c->rule = FS_BINS_SHELLS;
-        if (c->rmax / c->hmax > MAX_SHELLS)
-            return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
-                                "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
-                                MAX_SHELLS);
-        c->nbins = (int)floor(c->rmax / c->hmax + 0.5) + 1;
-    }
-    c->edges = malloc(sizeof *c->edges * (size_t)(c->nbins + 1));
-    c->acc = calloc((size_t)c->nbins * NQ, sizeof *c->acc);
-    if (!c->edges || !c->acc)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int i = 0; i <= c->nbins; i++)
-        c->edges[i] = c->rule == FS_BINS_EDGES    ? o->r_edges[i]
-                      : c->rule == FS_BINS_LINEAR ? i * c->width
-                                            : (i == 0 ? 0.0 : (i - 0.5) * c->hmax);
-    if (c->rule == FS_BINS_LINEAR)
-        c->edges[c->nbins] = c->rmax;
-    return FS_OK;
+    if (!o->r_nedges && !o->r_bins && c->rmax / c->hmax > MAX_SHELLS)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
+                            "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
+                            MAX_SHELLS);
+    fs_status st = fs_bins_make(&c->bins, o->r_nedges, o->r_edges, o->r_bins, c->rmax, c->hmax);
+    c->acc = st == FS_OK ? calloc((size_t)c->bins.nbins * NQ, sizeof *c->acc) : NULL;
+    if (st == FS_OK && !c->acc)
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return st;
 }
 
 fs_status fs_correlation_new(const fs_run_config *o, const fs_transform *t, fs_correlation **out)
@@ -100,7 +80,7 @@ void fs_correlation_free(fs_correlation **c)
 {
     if (!*c)
         return;
-    free((*c)->edges);
+    fs_bins_free(&(*c)->bins);
     free((*c)->acc);
     free(*c);
     *c = NULL;
@@ -137,7 +117,7 @@ static void product(void *data, const void *other, fs_precision p, int64_t n, do
 /* The bin of r (-1: outside every bin). */
 static int bin_of(const fs_correlation *c, double r)
 {
-    return fs_bin_index(c->rule, r, c->hmax, c->width, c->nbins, c->edges);
+    return fs_bins_of(&c->bins, r);
 }
 
 typedef struct visit {
@@ -198,7 +178,7 @@ fs_status fs_correlation_reduce(fs_correlation *c, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
     fs_status st = FS_OK;
-    int64_t total = (int64_t)c->nbins * NQ; /* below INT_MAX: at most MAX_SHELLS bins */
+    int64_t total = (int64_t)c->bins.nbins * NQ; /* below INT_MAX: at most MAX_SHELLS bins */
     st = fs_allreduce(comm, MPI_IN_PLACE, c->acc, (int)total, MPI_DOUBLE, MPI_SUM);
     c->seconds += MPI_Wtime() - t0;
     return st;
@@ -206,13 +186,13 @@ fs_status fs_correlation_reduce(fs_correlation *c, MPI_Comm comm)
 
 static const char *rule_name(const fs_correlation *c)
 {
-    return c->rule == FS_BINS_SHELLS ? "shells of one cell" : c->rule == FS_BINS_LINEAR ? "linear" : "edges";
+    return c->bins.rule == FS_BINS_SHELLS ? "shells of one cell" : c->bins.rule == FS_BINS_LINEAR ? "linear" : "edges";
 }
 
 /* The mean of quantity q over each bin's cells (NaN: no cell). */
 static void means(const fs_correlation *c, int q, double *out)
 {
-    for (int i = 0; i < c->nbins; i++) {
+    for (int i = 0; i < c->bins.nbins; i++) {
         const double *cell = c->acc + (size_t)i * NQ;
         out[i] = cell[Q_CELLS] > 0 ? cell[q] / cell[Q_CELLS] : NAN;
     }
@@ -255,7 +235,7 @@ static fs_status write_attrs(const fs_correlation *c, fs_h5_output *o, const cha
 /* The tables xi, r, cells and edges. */
 static fs_status write_tables(const fs_correlation *c, fs_h5_output *o, const char *group)
 {
-    int64_t n = c->nbins, ne = c->nbins + 1;
+    int64_t n = c->bins.nbins, ne = c->bins.nbins + 1;
     double *v = malloc(sizeof *v * (size_t)n);
     int64_t *cells = malloc(sizeof *cells * (size_t)n);
     fs_status st = v && cells ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -271,14 +251,14 @@ static fs_status write_tables(const fs_correlation *c, fs_h5_output *o, const ch
         st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
     }
     if (st == FS_OK) {
-        for (int i = 0; i < c->nbins; i++)
+        for (int i = 0; i < c->bins.nbins; i++)
             cells[i] = (int64_t)c->acc[(size_t)i * NQ + Q_CELLS];
         snprintf(path, sizeof path, "%s/cells", group);
         st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_INTEGER, cells);
     }
     if (st == FS_OK) {
         snprintf(path, sizeof path, "%s/edges", group);
-        st = fs_h5_output_table(o, path, 1, &ne, FS_DTYPE_FLOAT64, c->edges);
+        st = fs_h5_output_table(o, path, 1, &ne, FS_DTYPE_FLOAT64, c->bins.edges);
     }
     free(v);
     free(cells);
@@ -338,7 +318,7 @@ void fs_correlation_json(fs_json *j, const fs_correlation *c, const char *group)
     const char *keys[] = {"cells", "r", "xi"};
     for (int q = 0; q < NQ; q++) {
         fs_json_open(j, keys[q], '[');
-        for (int i = 0; i < c->nbins; i++) {
+        for (int i = 0; i < c->bins.nbins; i++) {
             const double *cell = c->acc + (size_t)i * NQ;
             if (q == Q_CELLS)
                 fs_json_int(j, NULL, (int64_t)cell[Q_CELLS]);
@@ -356,5 +336,5 @@ void fs_correlation_summary(const fs_correlation *c, const char *output, const c
                             char *buf, size_t size)
 {
     snprintf(buf, size, "  correlation function: %d bins (%s, cell %.6g) in %s:%s, %.4f s\n",
-             c->nbins, rule_name(c), c->hmax, output, group, c->seconds);
+             c->bins.nbins, rule_name(c), c->hmax, output, group, c->seconds);
 }

@@ -35,10 +35,7 @@ struct fs_spectrum {
     int power, cross;               /* which groups */
     fs_kgrid g;                     /* the wave vectors (kgrid.h) */
     double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
-    fs_bin_rule rule;
-    int nbins;
-    double width;                   /* FS_BINS_LINEAR */
-    double *edges;                  /* nbins + 1 */
+    fs_bins bins;                   /* --bins (--r-bins): edges nbins + 1 */
     int lattice;                    /* every L_max / L_a an integer: bins decided on m */
     int64_t ratio[FS_LAYOUT_MAX_DIMS]; /* L_max / L_a of each transformed axis */
     int64_t mmax;                   /* the largest m = (|k| / k_f)^2 of the grid */
@@ -122,16 +119,16 @@ static int64_t edge_norm(const fs_spectrum *s, double e)
  * bin holds mmax. Edges: edge_norm, half-open. */
 static fs_status take_thresholds(fs_spectrum *s)
 {
-    int nb = s->nbins;
+    int nb = s->bins.nbins;
     s->thr = malloc(sizeof *s->thr * (size_t)(nb + 1));
     if (!s->thr)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     int64_t NN = (int64_t)nb * nb;
     for (int64_t i = 0; i <= nb; i++)
-        s->thr[i] = s->rule == FS_BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
-                    : s->rule == FS_BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
-                                             : edge_norm(s, s->edges[i]);
-    if (s->rule == FS_BINS_LINEAR)
+        s->thr[i] = s->bins.rule == FS_BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
+                    : s->bins.rule == FS_BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
+                                             : edge_norm(s, s->bins.edges[i]);
+    if (s->bins.rule == FS_BINS_LINEAR)
         s->thr[nb] = s->mmax + 1;
     if (s->mmax >= MAX_LUT)
         return FS_OK;
@@ -148,32 +145,13 @@ static fs_status take_thresholds(fs_spectrum *s)
 
 static fs_status take_bins(fs_spectrum *s, const fs_run_config *o)
 {
-    if (o->nedges) {
-        s->rule = FS_BINS_EDGES;
-        s->nbins = o->nedges - 1;
-    } else if (o->bins) {
-        s->rule = FS_BINS_LINEAR;
-        s->nbins = o->bins;
-        s->width = s->kmax / o->bins;
-    } else {
-        s->rule = FS_BINS_SHELLS;
-        /* Box lengths far apart make a shell of the longest's k_f a sliver. */
-        if (s->kmax / s->kf > MAX_SHELLS)
-            return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
-                                "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
-                                MAX_SHELLS);
-        s->nbins = (int)floor(s->kmax / s->kf + 0.5) + 1;
-    }
-    s->edges = malloc(sizeof *s->edges * (size_t)(s->nbins + 1));
-    if (!s->edges)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int i = 0; i <= s->nbins; i++)
-        s->edges[i] = s->rule == FS_BINS_EDGES    ? o->edges[i]
-                      : s->rule == FS_BINS_LINEAR ? i * s->width
-                                               : (i == 0 ? 0.0 : (i - 0.5) * s->kf);
-    if (s->rule == FS_BINS_LINEAR)
-        s->edges[s->nbins] = s->kmax;
-    return s->lattice ? take_thresholds(s) : FS_OK;
+    /* Box lengths far apart make a shell of the longest's k_f a sliver. */
+    if (!o->nedges && !o->bins && s->kmax / s->kf > MAX_SHELLS)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
+                            "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
+                            MAX_SHELLS);
+    fs_status st = fs_bins_make(&s->bins, o->nedges, o->edges, o->bins, s->kmax, s->kf);
+    return st == FS_OK && s->lattice ? take_thresholds(s) : st;
 }
 
 /* --spectrum-per: batch axes, each index of which is a spectrum of its
@@ -269,13 +247,13 @@ fs_status fs_spectrum_new(const fs_run_config *o, const fs_transform *const *ts,
     if (st != FS_OK)
         return st;
     /* Every rank holds every slice's sums (one reduction): they must fit. */
-    double bytes = (double)s->nslices * s->nbins * s->nq * (1.0 + (s->los >= 0 ? s->nmu : 0)) * 8;
+    double bytes = (double)s->nslices * s->bins.nbins * s->nq * (1.0 + (s->los >= 0 ? s->nmu : 0)) * 8;
     if (bytes > MAX_SUMS_BYTES)
         return fs_error_set(FS_ERR_USAGE, "--spectrum-per: %lld spectra of %d bins need %.1f GiB "
                             "of sums on every rank (at most %.0f GiB); name fewer axes, or give "
-                            "fewer bins", (long long)s->nslices, s->nbins, bytes / (1 << 30),
+                            "fewer bins", (long long)s->nslices, s->bins.nbins, bytes / (1 << 30),
                             MAX_SUMS_BYTES / (1 << 30));
-    size_t cells = (size_t)s->nslices * (size_t)s->nbins * (size_t)s->nq;
+    size_t cells = (size_t)s->nslices * (size_t)s->bins.nbins * (size_t)s->nq;
     s->acc = calloc(cells, sizeof *s->acc);
     if (s->los >= 0)
         s->acc_mu = calloc(cells * (size_t)s->nmu, sizeof *s->acc_mu);
@@ -288,7 +266,7 @@ void fs_spectrum_free(fs_spectrum **s)
 {
     if (!*s)
         return;
-    free((*s)->edges);
+    fs_bins_free(&(*s)->bins);
     free((*s)->thr);
     free((*s)->lut);
     free((*s)->acc);
@@ -302,7 +280,7 @@ void fs_spectrum_free(fs_spectrum **s)
 /* The bin of |k| (-1: outside every bin). */
 static int bin_of(const fs_spectrum *s, double k)
 {
-    return fs_bin_index(s->rule, k, s->kf, s->width, s->nbins, s->edges);
+    return fs_bins_of(&s->bins, k);
 }
 
 /* One input's part in the sums. */
@@ -387,9 +365,9 @@ static int bin_of_norm(const fs_spectrum *s, int64_t m)
 {
     if (s->lut)
         return s->lut[m];
-    if (m < s->thr[0] || m >= s->thr[s->nbins])
+    if (m < s->thr[0] || m >= s->thr[s->bins.nbins])
         return -1;
-    int lo = 0, hi = s->nbins; /* thr[lo] <= m < thr[hi] */
+    int lo = 0, hi = s->bins.nbins; /* thr[lo] <= m < thr[hi] */
     while (hi - lo > 1) {
         int mid = (lo + hi) / 2;
         if (s->thr[mid] <= m)
@@ -409,7 +387,7 @@ static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int
             b[j] = bin_of_norm(s, m[j]);
         return;
     }
-    if (s->rule == FS_BINS_SHELLS) {
+    if (s->bins.rule == FS_BINS_SHELLS) {
         /* k / k_f, not k * (1 / k_f): the documented arithmetic, to the bit */
         for (int64_t j = 0; j < n; j++)
             b[j] = (int)floor(k[j] / s->kf + 0.5);
@@ -497,7 +475,7 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
         if (b < 0)
             continue;
         double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
-        size_t sb = (size_t)(r->slice + (r->sl ? r->sl[j] : 0)) * (size_t)s->nbins + (size_t)b;
+        size_t sb = (size_t)(r->slice + (r->sl ? r->sl[j] : 0)) * (size_t)s->bins.nbins + (size_t)b;
         double *cell = s->acc + sb * (size_t)s->nq;
         add_to(cell, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
         if (s->npoles)
@@ -681,7 +659,7 @@ fs_status fs_spectrum_correlate(fs_spectrum *s, int i, const fs_correlation_args
 fs_status fs_spectrum_reduce(fs_spectrum *s, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
-    int64_t n = s->nslices * s->nbins * s->nq;
+    int64_t n = s->nslices * s->bins.nbins * s->nq;
     fs_status st = FS_OK;
     /* In pieces below INT_MAX doubles (MPI's counts are int). */
     for (int pass = 0; pass < (s->acc_mu ? 2 : 1) && st == FS_OK; pass++) {
@@ -754,7 +732,7 @@ static int pole_column(const fs_spectrum *s, int i, int cross, double *factor)
 
 static const char *rule_name(const fs_spectrum *s)
 {
-    return s->rule == FS_BINS_SHELLS ? "shells of k_f" : s->rule == FS_BINS_LINEAR ? "linear" : "edges";
+    return s->bins.rule == FS_BINS_SHELLS ? "shells of k_f" : s->bins.rule == FS_BINS_LINEAR ? "linear" : "edges";
 }
 
 /* Every input, whole, however many and long: "FILE:DATASET, ..." in one
@@ -1035,12 +1013,12 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
         st = write_attrs(s, o, cross, in->inputs, in->infos, in->n);
     if (st == FS_OK && shared && shared->count)
         st = fs_h5_output_copy_attrs(o, shared);
-    int64_t cell[2] = {s->nbins, s->nmu};
+    int64_t cell[2] = {s->bins.nbins, s->nmu};
     if (st == FS_OK)
         st = write_tables(s, o, group, s->acc, 1, cell, "", cross);
-    int64_t nedges = s->nbins + 1;
+    int64_t nedges = s->bins.nbins + 1;
     if (st == FS_OK)
-        st = table(o, group, "edges", 1, &nedges, FS_DTYPE_FLOAT64, s->edges);
+        st = table(o, group, "edges", 1, &nedges, FS_DTYPE_FLOAT64, s->bins.edges);
     if (st == FS_OK && s->acc_mu)
         st = write_tables(s, o, group, s->acc_mu, 2, cell, "_mu", cross);
     if (st == FS_OK && s->acc_mu) {
@@ -1085,8 +1063,8 @@ static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q
     for (int64_t sl = 0; sl < nsl; sl++) {
         if (per_slice && s->nper)
             fs_json_open(j, NULL, '[');
-        for (int i = 0; i < s->nbins; i++) {
-            const double *cell = s->acc + ((size_t)sl * (size_t)s->nbins + (size_t)i) * (size_t)s->nq;
+        for (int i = 0; i < s->bins.nbins; i++) {
+            const double *cell = s->acc + ((size_t)sl * (size_t)s->bins.nbins + (size_t)i) * (size_t)s->nq;
             if (cell[Q_MODES] > 0)
                 fs_json_num(j, NULL, cell[q] / cell[Q_MODES] * factor - shot);
             else
@@ -1106,10 +1084,10 @@ static void json_group(fs_json *j, const fs_spectrum *s, int g)
     fs_json_str(j, "bins", rule_name(s));
     fs_json_num(j, "k_fundamental", s->kf);
     fs_json_num(j, "power_factor", s->factor);
-    int64_t *m = malloc(sizeof *m * (size_t)s->nbins);
+    int64_t *m = malloc(sizeof *m * (size_t)s->bins.nbins);
     if (m) {
-        modes(s, s->acc, s->nbins, m);
-        fs_json_ints(j, "modes", s->nbins, m);
+        modes(s, s->acc, s->bins.nbins, m);
+        fs_json_ints(j, "modes", s->bins.nbins, m);
         free(m);
     }
     json_column(j, "k", s, Q_K, 1.0, 0.0, 0);
@@ -1148,7 +1126,7 @@ void fs_spectrum_summary(const fs_spectrum *s, const char *output, char *buf, si
     int used = 0;
     if (s->ngroups)
         used = snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s%s, %.4f s\n",
-                        s->nbins, slices, rule_name(s), s->kf, output, s->group[0],
+                        s->bins.nbins, slices, rule_name(s), s->kf, output, s->group[0],
                         s->ngroups > 1 ? " and " : "", s->ngroups > 1 ? s->group[1] : "",
                         s->seconds);
     else if (size)
