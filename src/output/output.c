@@ -234,6 +234,7 @@ void fs_output_select(fs_output *out, int i, const fs_input_info *info, const ch
 
 void fs_output_select_result(fs_output *out, int k)
 {
+    out->result = k;
     if (k < out->nresults)
         out->dataset = out->results[k];
 }
@@ -676,7 +677,7 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
 }
 
 fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
-                          const void *data, fs_progress *progress)
+                          void *data, fs_progress *progress)
 {
     fs_io_map m = fs_transform_write_map(t, last);
     fs_progress_begin(progress, "write",
@@ -687,8 +688,10 @@ fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *l
         for (int k = 0; k < m.file_box.ndim && !t->fold; k++)
             m.file_box.start[k] -= out->so.box.start[k];
     }
+    const fs_run_config *o = out->opts;
+    int keep = o->check || o->correlation || out->result + 1 < out->nresults; /* read again */
     if (out->h5)
-        st = fs_h5_output_write(out->h5, &m, data, fs_progress_callback, progress);
+        st = fs_h5_output_write(out->h5, &m, data, keep, fs_progress_callback, progress);
     if (st == FS_OK)
         st = fs_output_write_attributes(out, t);
     fs_progress_end(progress);

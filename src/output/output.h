@@ -68,6 +68,7 @@ typedef struct fs_output {
     fs_input_coords *input_coords; /* each input dataset's coordinates (as many) */
     int n_input_attrs;
     int current;                   /* the input whose result is written (fs_output_select) */
+    int result;                    /* and which of its results (fs_output_select_result) */
     /* the combined spectra's results, written on the last INPUT's turn (combine.h) */
     int nresults;
     char results[FS_VECTOR_MAX_RESULTS][FS_COMBINE_PATH_MAX];
@@ -127,9 +128,11 @@ fs_status fs_output_open(fs_output *out);
 fs_status fs_output_create(fs_output *out, const fs_transform *t);
 
 /* Collective: write this rank's last-stage box `last` from data, then the
- * attributes and the coordinates. */
+ * attributes and the coordinates. Padded rows are packed in place for the
+ * write (h5io.h) and put back only when data is read again: by --check,
+ * --correlation-function or the input's next result. */
 fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
-                          const void *data, fs_progress *progress);
+                          void *data, fs_progress *progress);
 
 /* Collective: the attributes and the coordinates alone, after the caller
  * wrote the data itself (fs_h5_output_raw). */

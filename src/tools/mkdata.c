@@ -366,7 +366,7 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o, const fs_table
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
     fs_io_map map = fs_io_map_plain(&box, o->type);
-    st = fs_h5_output_write(out, &map, buf, NULL, NULL);
+    st = fs_h5_output_write(out, &map, buf, 0, NULL, NULL);
     if (st == FS_OK)
         st = write_attrs(out, o, &synth);
     fs_status closed = fs_h5_output_close(&out);
