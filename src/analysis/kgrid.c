@@ -41,6 +41,12 @@ double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j)
     return g->transformed[a] ? 2.0 * M_PI * (double)fs_kgrid_freq(j, g->n[a]) / g->L[a] : 0.0;
 }
 
+double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j)
+{
+    int nyquist = g->n[a] % 2 == 0 && 2 * j == g->n[a];
+    return nyquist ? 0.0 : fs_kgrid_k(g, a, j);
+}
+
 double fs_kgrid_kmax(const fs_kgrid *g)
 {
     double q = 0;

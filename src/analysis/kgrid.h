@@ -44,6 +44,10 @@ int64_t fs_kgrid_freq(int64_t j, int64_t n);
 /* k_a of index j along input axis a (0 for a batch axis): 2 pi f / L_a. */
 double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j);
 
+/* k_a as a derivative sees it (--apply's deriv, --vector): fs_kgrid_k,
+ * but 0 on the Nyquist plane j = n_a / 2 of an even axis. */
+double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j);
+
 /* The largest |k| of the grid: sqrt(sum over a of k_a(n_a / 2)^2). */
 double fs_kgrid_kmax(const fs_kgrid *g);
 

@@ -67,12 +67,6 @@ typedef struct kwalk {
     int64_t e;                     /* the four-step's element [k1, i2] = k1 count[0] + i2 */
 } kwalk;
 
-static double deriv_k(const fs_kgrid *g, int a, int64_t j)
-{
-    int nyquist = g->n[a] % 2 == 0 && 2 * j == g->n[a];
-    return nyquist ? 0.0 : fs_kgrid_k(g, a, j);
-}
-
 static void kwalk_free(kwalk *w)
 {
     for (int a = 0; a < FS_LAYOUT_MAX_DIMS; a++)
@@ -95,7 +89,7 @@ static fs_status kwalk_init(kwalk *w, const fs_kgrid *g, const fs_transform *t, 
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
         }
         for (int64_t i = 0; i < b->count[a]; i++)
-            w->kd[a][i] = deriv_k(g, a, b->start[a] + i);
+            w->kd[a][i] = fs_kgrid_deriv_k(g, a, b->start[a] + i);
     }
     return FS_OK;
 }
@@ -106,7 +100,7 @@ static void kwalk_step(kwalk *w, double *kv)
     const fs_box *b = w->b;
     if (w->t->fold) {
         int64_t cnt = b->count[0];
-        kv[0] = deriv_k(w->g, 0, fs_kgrid_fold_index(w->t, b, w->e / cnt, w->e % cnt));
+        kv[0] = fs_kgrid_deriv_k(w->g, 0, fs_kgrid_fold_index(w->t, b, w->e / cnt, w->e % cnt));
         w->e++;
         return;
     }
