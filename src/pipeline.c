@@ -103,9 +103,8 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
     st = fs_error_agree(r->comm, st);
     if (st != FS_OK)
         return st;
-    if ((st = fs_bcast_bytes(r->comm, 0, r->infos, (int64_t)sizeof *r->infos * r->n)) != FS_OK)
-        return st;
-    if (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK)
+    if ((st = fs_bcast_bytes(r->comm, 0, r->infos, (int64_t)sizeof *r->infos * r->n)) != FS_OK ||
+        (o->shards && (st = fs_shards_bcast(r->comm, &r->shards)) != FS_OK))
         return st;
     r->in_shards = r->infos[0].nshards ? &r->shards : NULL;
     fs_planner_notes *notes = calloc((size_t)r->n, sizeof *notes);
@@ -157,7 +156,8 @@ static fs_status stage_plan(run *r)
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
         return st;
-    fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, undo};
+    fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, undo,
+                          o->apply && !r->spectrum && !o->check}; /* --apply's round trip */
     st = fs_error_agree(r->comm, fs_compute_new(&ca, &r->buf, &r->c));
     if (st == FS_OK)
         r->planned_for = ds;
@@ -226,18 +226,19 @@ static fs_status operate(run *r, int i, int k)
 {
     dataset *ds = r->cur;
     const fs_box *last = fs_decomposition_last(r->d);
+    if (!r->combine) /* --apply */
+        return fs_operators_round_trip(&r->ops, i, ds->t, last, r->c, r->buf.data, &ds->timers,
+                                       &r->progress);
     fs_timer_start(&ds->timers, FS_PHASE_OPERATE);
-    fs_status st = k > 0       ? fs_combine_next(r->combine, k, ds->t, last, r->buf.data)
-                   : r->combine ? fs_combine_apply(r->combine, i, ds->t, last, r->buf.data)
-                                : fs_operators_apply(&r->ops, i, ds->t, last, r->buf.data);
+    fs_status st = k > 0 ? fs_combine_next(r->combine, k, ds->t, last, r->buf.data)
+                         : fs_combine_apply(r->combine, i, ds->t, last, r->buf.data);
     fs_timer_stop(&ds->timers, FS_PHASE_OPERATE);
     if ((st = fs_error_agree(r->comm, st)) != FS_OK || !fs_combine_writes(r->combine, i))
         return st;
     st = fs_error_agree(r->comm,
                         fs_compute_undo_timed(r->c, r->buf.data, &ds->timers, &r->progress));
-    if (st == FS_OK && r->combine) /* agreed */
-        st = fs_combine_peak(r->combine, r->comm, ds->t, fs_decomposition_first(r->d), r->buf.data);
-    return st;
+    const fs_box *first = fs_decomposition_first(r->d); /* the peak's search is agreed */
+    return st == FS_OK ? fs_combine_peak(r->combine, r->comm, ds->t, first, r->buf.data) : st;
 }
 
 /* Everything before any data moves: the inputs, the destinations, the

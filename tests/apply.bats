@@ -119,14 +119,22 @@ print(a["operation"], a["direction"], list(a["box_size"]), a["units"])'
     fftshard 2 -q --real --apply=gaussian:2 --report=a.json r.h5 a.h5
     fftshard 2 -q --real --report=p.json r.h5 p.h5
     fftshard 4 -q --real --decomp=pencil --apply=gaussian:2 --report=b.json r.h5 b.h5
+    fftshard 2 -q --real --axes=1,2 --apply=gaussian:2 --report=n.json r.h5 n.h5
     run python_serial -c 'import json
-a, p, b = (json.load(open(n)) for n in ("a.json", "p.json", "b.json"))
+a, p, b, n = (json.load(open(n)) for n in ("a.json", "p.json", "b.json", "n.json"))
 print(a["exchange"]["count"], p["exchange"]["count"], b["exchange"]["count"],
-      a["operation"], p["operation"], "operate" in a["phases"], a["exchange"]["bytes_sent"] == 2 * p["exchange"]["bytes_sent"])'
-    assert_output "2 1 4 gaussian:2 None True True"
+      a["operation"], p["operation"], "operate" in a["phases"], a["exchange"]["bytes_sent"] == 2 * p["exchange"]["bytes_sent"],
+      a["operation_in_pass"], b["operation_in_pass"], n["operation_in_pass"], "operation_in_pass" in p)'
+    # slabs and pencils end in a strided pass, which the operators run inside;
+    # with a batch axis first (split, no exchange) the last pass is contiguous:
+    # the operation is a pass of its own
+    assert_output "2 1 4 gaussian:2 None True True True True False False"
     run --separate-stderr fftshard 2 --real --apply=gaussian:2 r.h5 c.h5
     assert_success
-    [[ $stderr == *"operation: gaussian:2 in Fourier space; 2 exchanges in all"* ]]
+    [[ $stderr == *"operation: gaussian:2 in Fourier space, inside the last FFT pass; 2 exchanges in all"* ]]
+    [[ $stderr == *"  operate "* ]]
+    run --separate-stderr fftshard 2 --real --axes=1,2 --apply=gaussian:2 r.h5 e.h5
+    [[ $stderr == *"operation: gaussian:2 in Fourier space; 0 exchanges in all"* ]]
     [[ $stderr == *"  operate "* ]]
     run --separate-stderr fftshard 2 --real r.h5 d.h5
     [[ $stderr != *"operate"* ]]

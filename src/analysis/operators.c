@@ -296,12 +296,19 @@ static double tophat(double x)
     return 3.0 * (sin(x) - x * cos(x)) / (x * x * x);
 }
 
-/* The factor of one operator that depends on k^2 alone (1 for deriv). */
+/* Whether an operator's factor is a product of one factor per axis
+ * (gaussian: exp(-k_a^2 R^2 / 2) each; deriv: k_a of its axis, 1 on the
+ * others): those are tabulated per axis, the others evaluated at each k^2. */
+static int separable(const fs_operator *op)
+{
+    return op->kind == FS_OPER_GAUSSIAN || op->kind == FS_OPER_DERIV;
+}
+
+/* The factor of an operator that is not separable, at k^2. */
 static double radial(const fs_operator *op, double k2)
 {
     double k = sqrt(k2), q;
     switch (op->kind) {
-    case FS_OPER_GAUSSIAN: return exp(-k2 * op->param * op->param / 2.0);
     case FS_OPER_TOPHAT: return tophat(k * op->param);
     case FS_OPER_SHARPK: return k <= op->param ? 1.0 : 0.0;
     case FS_OPER_LOWPASS: return 1.0 / (1.0 + pow(k / op->param, 2.0 * op->order));
@@ -309,127 +316,160 @@ static double radial(const fs_operator *op, double k2)
     case FS_OPER_LAPLACIAN: return -k2;
     case FS_OPER_POISSON: return k2 > 0 ? -1.0 / k2 : 0.0;
     case FS_OPER_TRANSFER: return fs_table_at(&op->table, k);
+    case FS_OPER_GAUSSIAN:
     case FS_OPER_DERIV: break;
     }
     return 1.0;
 }
 
-/* Per axis over the box's range: k_a^2, and k_a for a derivative (0 on the
- * Nyquist plane of an even axis). */
+/* Per axis over the box's range: k_a^2, and the separable operators'
+ * factor along the axis. */
 typedef struct axis_table {
-    double *q, *kd;
+    double *q, *f;
 } axis_table;
 
-/* What the walk needs: the operators' axes resolved, the powers of i. */
+/* What the walk needs: the operators' axes resolved, the powers of i, and
+ * whether any factor is not separable. */
 typedef struct walk {
     const fs_operators *ops;
     int axis[FS_MAX_OPERATORS];   /* deriv: the input axis */
-    int nderiv;
+    int nderiv, nradial;
     double scale;                 /* 1 / N */
     fs_precision prec;
+    double *row;                  /* a row's factors (as long as the box's longest axis) */
 } walk;
 
-static double deriv_k(const fs_kgrid *g, int a, int64_t j)
+/* The separable operators' factor along axis a at index j, where
+ * k_a = k (kgrid.h). */
+static double axis_factor(const walk *w, const fs_kgrid *g, int a, int64_t j, double k)
 {
-    int nyquist = g->n[a] % 2 == 0 && 2 * j == g->n[a];
-    return nyquist ? 0.0 : fs_kgrid_k(g, a, j);
-}
-
-/* n elements at data from element i0 times f * i^nderiv; k^2 = q + ql[j];
- * kd0[a] the outer axes' derivative components, kdl the row axis's. */
-static void apply_row(const walk *w, int row_axis, double q, const double *kd0, const double *ql,
-                      const double *kdl, int64_t n, void *data, int64_t i0)
-{
-    for (int64_t j = 0; j < n; j++) {
-        double k2 = q + ql[j], f = w->scale;
-        for (int i = 0; i < w->ops->n; i++) {
-            const fs_operator *op = &w->ops->op[i];
-            f *= op->kind == FS_OPER_DERIV ? (w->axis[i] == row_axis ? kdl[j] : kd0[w->axis[i]])
-                                           : radial(op, k2);
-        }
-        int64_t e = 2 * (i0 + j);
-        double re, im;
-        if (w->prec == FS_SINGLE) {
-            re = ((float *)data)[e];
-            im = ((float *)data)[e + 1];
-        } else {
-            re = ((double *)data)[e];
-            im = ((double *)data)[e + 1];
-        }
-        double r2 = re * f, i2 = im * f;
-        switch (w->nderiv % 4) {
-        case 1: re = -i2; im = r2; break;
-        case 2: re = -r2; im = -i2; break;
-        case 3: re = i2; im = -r2; break;
-        default: re = r2; im = i2; break;
-        }
-        if (w->prec == FS_SINGLE) {
-            ((float *)data)[e] = (float)re;
-            ((float *)data)[e + 1] = (float)im;
-        } else {
-            ((double *)data)[e] = re;
-            ((double *)data)[e + 1] = im;
-        }
+    double f = 1.0;
+    for (int i = 0; i < w->ops->n; i++) {
+        const fs_operator *op = &w->ops->op[i];
+        if (op->kind == FS_OPER_GAUSSIAN)
+            f *= exp(-k * k * op->param * op->param / 2.0);
+        else if (op->kind == FS_OPER_DERIV && w->axis[i] == a)
+            f *= fs_kgrid_deriv_k(g, a, j);
     }
+    return f;
 }
 
-/* The box row by row, the outer axes' sums carried in an odometer. */
+/* The complex elements d[0 .. n) times f[j] and i^rot (rot 0 to 3), the
+ * products in double: one loop per power of i, which the compiler
+ * vectorizes. */
+#define DEFINE_MULTIPLY(NAME, T)                                                                \
+    static void NAME(T *d, const double *f, int64_t n, int rot)                                 \
+    {                                                                                           \
+        switch (rot) {                                                                          \
+        case 0:                                                                                 \
+            for (int64_t j = 0; j < n; j++) {                                                   \
+                d[2 * j] = (T)(d[2 * j] * f[j]);                                                \
+                d[2 * j + 1] = (T)(d[2 * j + 1] * f[j]);                                        \
+            }                                                                                   \
+            break;                                                                              \
+        case 1:                                                                                 \
+            for (int64_t j = 0; j < n; j++) {                                                   \
+                double r = d[2 * j] * f[j];                                                     \
+                d[2 * j] = (T)(-(d[2 * j + 1] * f[j]));                                         \
+                d[2 * j + 1] = (T)r;                                                            \
+            }                                                                                   \
+            break;                                                                              \
+        case 2:                                                                                 \
+            for (int64_t j = 0; j < n; j++) {                                                   \
+                d[2 * j] = (T)(-(d[2 * j] * f[j]));                                             \
+                d[2 * j + 1] = (T)(-(d[2 * j + 1] * f[j]));                                     \
+            }                                                                                   \
+            break;                                                                              \
+        default:                                                                                \
+            for (int64_t j = 0; j < n; j++) {                                                   \
+                double r = d[2 * j] * f[j];                                                     \
+                d[2 * j] = (T)(d[2 * j + 1] * f[j]);                                            \
+                d[2 * j + 1] = (T)(-r);                                                         \
+            }                                                                                   \
+            break;                                                                              \
+        }                                                                                       \
+    }
+DEFINE_MULTIPLY(multiply_double, double)
+DEFINE_MULTIPLY(multiply_single, float)
+
+/* n elements at data from element i0 times rowf fl[j], times the other
+ * operators' factors at k^2 = q + ql[j], times i^nderiv: the factors made
+ * first, in w->row, then multiplied in. */
+static void apply_row(const walk *w, double rowf, double q, const double *fl, const double *ql,
+                      int64_t n, void *data, int64_t i0)
+{
+    double *f = w->row;
+    for (int64_t j = 0; j < n; j++)
+        f[j] = rowf * fl[j];
+    for (int i = 0; i < w->ops->n && w->nradial; i++)
+        if (!separable(&w->ops->op[i]))
+            for (int64_t j = 0; j < n; j++)
+                f[j] *= radial(&w->ops->op[i], q + ql[j]);
+    if (w->prec == FS_SINGLE)
+        multiply_single((float *)data + 2 * i0, f, n, w->nderiv % 4);
+    else
+        multiply_double((double *)data + 2 * i0, f, n, w->nderiv % 4);
+}
+
+/* The box row by row, the outer axes' sums and products carried in an
+ * odometer. */
 static void apply_box(const walk *w, const fs_box *b, const axis_table *tab, void *data)
 {
     int last = b->ndim - 1;
     int64_t idx[FS_LAYOUT_MAX_DIMS] = {0};
     int64_t rows = fs_box_elems(b) / b->count[last];
-    double kd0[FS_LAYOUT_MAX_DIMS] = {0};
     for (int64_t r = 0; r < rows; r++) {
-        double q = 0;
+        double q = 0, rowf = w->scale;
         for (int a = 0; a < last; a++) {
             q += tab[a].q[idx[a]];
-            kd0[a] = tab[a].kd[idx[a]];
+            rowf *= tab[a].f[idx[a]];
         }
-        apply_row(w, last, q, kd0, tab[last].q, tab[last].kd, b->count[last], data,
-                  r * b->count[last]);
+        apply_row(w, rowf, q, tab[last].f, tab[last].q, b->count[last], data, r * b->count[last]);
         for (int a = last - 1; a >= 0 && ++idx[a] == b->count[a]; a--)
             idx[a] = 0;
     }
 }
 
-static fs_status tables_new(const fs_kgrid *g, const fs_box *b, axis_table *tab)
+static fs_status tables_new(const walk *w, const fs_kgrid *g, const fs_box *b, axis_table *tab)
 {
     for (int a = 0; a < b->ndim; a++) {
         int64_t m = b->count[a] > 0 ? b->count[a] : 1;
         tab[a].q = malloc(sizeof(double) * 2 * (size_t)m);
         if (!tab[a].q)
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-        tab[a].kd = tab[a].q + m;
+        tab[a].f = tab[a].q + m;
         for (int64_t i = 0; i < b->count[a]; i++) {
             double k = fs_kgrid_k(g, a, b->start[a] + i);
             tab[a].q[i] = k * k;
-            tab[a].kd[i] = deriv_k(g, a, b->start[a] + i);
+            tab[a].f[i] = axis_factor(w, g, a, b->start[a] + i, k);
         }
     }
     return FS_OK;
 }
 
-/* The 1-D four-step result: a row is one k1 (kgrid.h). */
-static fs_status apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g,
-                            const fs_box *b, void *data)
+/* The 1-D four-step's table (two rows of count[0]: k^2, the factor), in
+ * tab[0].q, filled row by row by apply_fold. */
+static fs_status fold_table_new(const fs_box *b, axis_table *tab)
+{
+    int64_t cnt = b->count[0] > 0 ? b->count[0] : 1;
+    tab[0].q = malloc(sizeof(double) * 2 * (size_t)cnt);
+    return tab[0].q ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+}
+
+/* The 1-D four-step result: a row is one k1 (kgrid.h); tab: fold_table_new's. */
+static void apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g, const fs_box *b,
+                       double *tab, void *data)
 {
     int64_t cnt = b->count[0];
-    double *tab = malloc(sizeof(double) * 2 * (size_t)(cnt > 0 ? cnt : 1));
-    if (!tab)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    double zero[FS_LAYOUT_MAX_DIMS] = {0};
     for (int64_t k1 = 0; k1 < t->n1; k1++) {
         for (int64_t i2 = 0; i2 < cnt; i2++) {
             int64_t j = fs_kgrid_fold_index(t, b, k1, i2);
             double k = fs_kgrid_k(g, 0, j);
             tab[i2] = k * k;
-            tab[cnt + i2] = deriv_k(g, 0, j);
+            tab[cnt + i2] = axis_factor(w, g, 0, j, k);
         }
-        apply_row(w, 0, 0.0, zero, tab, tab + cnt, cnt, data, k1 * cnt);
+        apply_row(w, w->scale, 0.0, tab + cnt, tab, cnt, data, k1 * cnt);
     }
-    free(tab);
-    return FS_OK;
 }
 
 fs_status fs_operators_prepare(MPI_Comm comm, const char *list, const double *box, int nbox,
@@ -463,30 +503,79 @@ const fs_kgrid *fs_operators_grid(const fs_operators *ops, int i)
     return &ops->grids[i];
 }
 
-fs_status fs_operators_apply(const fs_operators *ops, int dataset, const fs_transform *t,
-                             const fs_box *last, void *data)
+/* One dataset's operators on this rank's box: the walk and its tables. */
+typedef struct op_run {
+    walk w;
+    const fs_transform *t;
+    const fs_kgrid *g;
+    fs_box box;
+    axis_table tab[FS_LAYOUT_MAX_DIMS];
+} op_run;
+
+/* The whole box in data (compute.h's middle). */
+static void run_whole(void *ctx, void *data)
 {
-    const fs_kgrid *g = &ops->grids[dataset];
-    walk w = {.ops = ops, .scale = 1.0, .prec = t->prec};
+    op_run *r = ctx;
+    if (fs_box_elems(&r->box) == 0)
+        return;
+    if (r->t->fold)
+        apply_fold(&r->w, r->t, r->g, &r->box, r->tab[0].q, data);
+    else
+        apply_box(&r->w, &r->box, r->tab, data);
+}
+
+/* Gathered lines of the box (fft.h): each line is a row along l->axis,
+ * the other axes' indices taken from its column and block. */
+static void run_lines(void *ctx, const fs_lines *l)
+{
+    op_run *r = ctx;
+    const fs_box *b = l->box;
+    for (int64_t j = 0; j < l->count; j++) {
+        double q = 0, rowf = r->w.scale;
+        int64_t col = l->first + j, out = l->outer;
+        for (int a = b->ndim - 1; a >= 0; a--) {
+            if (a == l->axis)
+                continue;
+            int64_t *from = a > l->axis ? &col : &out, i = *from % b->count[a];
+            *from /= b->count[a];
+            q += r->tab[a].q[i];
+            rowf *= r->tab[a].f[i];
+        }
+        apply_row(&r->w, rowf, q, r->tab[l->axis].f, r->tab[l->axis].q, l->n, l->buf, j * l->dist);
+    }
+}
+
+fs_status fs_operators_round_trip(const fs_operators *ops, int dataset, const fs_transform *t,
+                                  const fs_box *last, fs_compute *c, void *data,
+                                  fs_timers *timers, fs_progress *progress)
+{
+    op_run r = {.w = {.ops = ops, .scale = 1.0, .prec = t->prec}, .t = t,
+                .g = &ops->grids[dataset], .box = *last};
+    const fs_kgrid *g = r.g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
-            w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
+            r.w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
     for (int i = 0; i < ops->n; i++) {
         int a = ops->op[i].axis;
-        w.axis[i] = a < 0 ? a + g->ndim : a;
-        w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
+        r.w.axis[i] = a < 0 ? a + g->ndim : a;
+        r.w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
+        r.w.nradial += !separable(&ops->op[i]);
     }
-    if (fs_box_elems(last) == 0)
-        return FS_OK;
-    if (t->fold)
-        return apply_fold(&w, t, g, last, data);
-    axis_table tab[FS_LAYOUT_MAX_DIMS];
-    memset(tab, 0, sizeof tab);
-    fs_status st = tables_new(g, last, tab);
-    if (st == FS_OK)
-        apply_box(&w, last, tab, data);
+    int64_t longest = 1;
     for (int a = 0; a < last->ndim; a++)
-        free(tab[a].q);
+        longest = last->count[a] > longest ? last->count[a] : longest;
+    r.w.row = malloc(sizeof(double) * (size_t)longest);
+    fs_status st = !r.w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+                   : t->fold ? fold_table_new(last, r.tab)
+                             : tables_new(&r.w, g, last, r.tab);
+    st = fs_error_agree(fs_compute_comm(c), st);
+    if (st == FS_OK) {
+        fs_compute_middle m = {run_whole, run_lines, &r};
+        st = fs_compute_round_trip(c, data, &m, timers, progress);
+    }
+    for (int a = 0; a < last->ndim; a++)
+        free(r.tab[a].q);
+    free(r.w.row);
     return st;
 }
 

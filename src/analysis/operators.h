@@ -20,6 +20,7 @@
 #include <stddef.h>
 
 #include "analysis/kgrid.h"
+#include "compute/compute.h"
 #include "core/errors.h"
 #include "plan/layout.h"
 #include "plan/transform.h"
@@ -105,11 +106,14 @@ fs_status fs_operators_prepare(MPI_Comm comm, const char *list, const double *bo
 /* The grid of dataset i (fs_operators_prepare's). */
 const fs_kgrid *fs_operators_grid(const fs_operators *ops, int i);
 
-/* This rank's part of the forward result t of that dataset (its
- * last-stage box `last`, in data) times the operators' product / N. Not
- * collective. */
-fs_status fs_operators_apply(const fs_operators *ops, int dataset, const fs_transform *t,
-                             const fs_box *last, void *data);
+/* Collective, after the forward transform t of that dataset (c's run):
+ * this rank's part of its result (its last-stage box `last`, in data)
+ * times the operators' product / N, then the inverse transform
+ * (fs_compute_round_trip: inside the last forward pass where it can), the
+ * filtered field in data. The status is agreed. */
+fs_status fs_operators_round_trip(const fs_operators *ops, int dataset, const fs_transform *t,
+                                  const fs_box *last, fs_compute *c, void *data,
+                                  fs_timers *timers, fs_progress *progress);
 
 /* The list as the result's "operation" attribute records it, every
  * parameter written out (lowpass:K:N): into buf. */

@@ -25,6 +25,8 @@ struct fs_compute {
     fs_exchange *x_back[FS_MAX_EXCH];
     fs_op *inv[FS_MAX_STAGES][FS_MAX_OPS];
     fs_op *inv_hooks;                    /* the inverse of the block work the hooks did */
+    int fused;                           /* 1 + the index of the last stage's operation that runs
+                                            with its inverse (fs_compute_round_trip); 0: none */
 };
 
 /* Make sure b holds at least n elements (old contents may be lost). */
@@ -212,6 +214,13 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
                       a->with_inverse ? c->inv[s] : NULL);
     if (st == FS_OK && a->with_inverse && c->hooks.ctx)
         st = plan_inverse_hooks(c, a, buf->data);
+    /* The last stage's last operation that does something (a scale by 1 after it does not). */
+    int last = t->nstages - 1, f = last >= 0 ? t->nops[last] - 1 : -1;
+    while (f > 0 && t->ops[last][f].kind == FS_OP_SCALE && t->ops[last][f].factor == 1.0)
+        f--;
+    if (st == FS_OK && a->operate_between && a->with_inverse && f >= 0 &&
+        fs_op_fusable(c->op[last][f], c->inv[last][f]))
+        c->fused = f + 1;
     if (st != FS_OK)
         fs_compute_free(&c);
     *out = c;
@@ -279,9 +288,12 @@ fs_status fs_compute_run_part(fs_compute *c, void *data, int first_done, int las
     int last = c->t->nstages - 1;
     for (int s = 0; s <= last; s++) {
         int skip = (s == 0 && first_done) || (s == last && last_left);
+        int n = c->t->nops[s], f = s == last && c->fused ? c->fused - 1 : n; /* f: left out */
         fs_timer_start(timers, FS_PHASE_FFT);
         if (st == FS_OK && !skip)
-            st = run_ops(c->op[s], c->t->nops[s], c->buf->data, progress);
+            st = run_ops(c->op[s], f, c->buf->data, progress);
+        if (st == FS_OK && !skip && f < n)
+            st = run_ops(c->op[s] + f + 1, n - f - 1, c->buf->data, progress);
         fs_timer_stop(timers, FS_PHASE_FFT);
         if (s >= last || !c->x[s])
             continue;
@@ -311,14 +323,19 @@ static void undo_timer(fs_timers *timers, fs_phase p, int start)
         fs_timer_stop(timers, p);
 }
 
-static fs_status undo(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress)
+/* fused_done: the fused operation's inverse ran already (fs_compute_round_trip). */
+static fs_status undo(fs_compute *c, void *data, fs_timers *timers, fs_progress *progress,
+                      int fused_done)
 {
     const fs_transform *t = c->t;
     fs_status st = check_data(c, data);
     for (int sg = t->nstages - 1; sg >= 0; sg--) {
+        int n = t->nops[sg], f = sg == t->nstages - 1 && fused_done ? c->fused - 1 : n;
         undo_timer(timers, FS_PHASE_FFT, 1);
+        if (st == FS_OK && f < n)
+            st = run_ops_reverse(c->inv[sg] + f + 1, n - f - 1, c->buf->data);
         if (st == FS_OK)
-            st = run_ops_reverse(c->inv[sg], t->nops[sg], c->buf->data);
+            st = run_ops_reverse(c->inv[sg], f, c->buf->data);
         undo_timer(timers, FS_PHASE_FFT, 0);
         if (sg > 0 && c->x_back[sg - 1]) {
             /* as in fs_compute_run: nobody waits in an exchange for a rank that failed */
@@ -339,13 +356,52 @@ static fs_status undo(fs_compute *c, void *data, fs_timers *timers, fs_progress 
 
 fs_status fs_compute_undo(fs_compute *c, void *data)
 {
-    return undo(c, data, NULL, NULL);
+    return undo(c, data, NULL, NULL, 0);
 }
 
 fs_status fs_compute_undo_timed(fs_compute *c, void *data, fs_timers *timers,
                                 fs_progress *progress)
 {
-    return undo(c, data, timers, progress);
+    return undo(c, data, timers, progress, 0);
+}
+
+/* The middle's work on lines, its time kept apart from the pass's. */
+typedef struct timed_lines {
+    const fs_compute_middle *m;
+    double seconds;
+} timed_lines;
+
+static void run_lines(void *ctx, const fs_lines *l)
+{
+    timed_lines *tl = ctx;
+    double t0 = MPI_Wtime();
+    tl->m->lines(tl->m->ctx, l);
+    tl->seconds += MPI_Wtime() - t0;
+}
+
+fs_status fs_compute_round_trip(fs_compute *c, void *data, const fs_compute_middle *m,
+                                fs_timers *timers, fs_progress *progress)
+{
+    /* Ranks may differ here (one with nothing to transform has nothing to
+     * fuse): either way the undo's agreements are the only collectives. */
+    if (!c->fused) {
+        fs_timer_start(timers, FS_PHASE_OPERATE);
+        if (check_data(c, data) == FS_OK)
+            m->whole(m->ctx, data);
+        fs_timer_stop(timers, FS_PHASE_OPERATE);
+        return fs_error_agree(c->comm, undo(c, data, timers, progress, 0));
+    }
+    int last = c->t->nstages - 1, f = c->fused - 1;
+    timed_lines tl = {m, 0};
+    fs_timer_start(timers, FS_PHASE_FFT);
+    fs_status st = check_data(c, data);
+    if (st == FS_OK)
+        st = fs_op_execute_fused(c->op[last][f], c->inv[last][f], data, run_lines, &tl);
+    fs_timer_stop(timers, FS_PHASE_FFT);
+    timers->t_s[FS_PHASE_FFT] -= tl.seconds;
+    timers->t_s[FS_PHASE_OPERATE] += tl.seconds;
+    fs_status back = undo(c, data, timers, progress, 1);
+    return fs_error_agree(c->comm, st != FS_OK ? st : back);
 }
 
 fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c)
@@ -380,6 +436,16 @@ size_t fs_compute_scratch_bytes(const fs_compute *c)
         if (c->x[e])
             n += c->x[e]->scratch_bytes;
     return n;
+}
+
+int fs_compute_operates_in_pass(const fs_compute *c)
+{
+    return c->fused != 0;
+}
+
+MPI_Comm fs_compute_comm(const fs_compute *c)
+{
+    return c->comm;
 }
 
 void *fs_compute_data(const fs_compute *c)

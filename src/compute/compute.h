@@ -40,6 +40,8 @@ typedef struct fs_compute_args {
     const fs_exchange_params *params;
     unsigned fftw_flags;              /* FFTW_ESTIMATE, FFTW_MEASURE, ... */
     int with_inverse;                 /* --check: plan the work undone too */
+    int operate_between;              /* with_inverse: fs_compute_round_trip's middle runs
+                                         inside the last operation where it can */
 } fs_compute_args;
 
 typedef struct fs_compute fs_compute;
@@ -76,11 +78,34 @@ fs_status fs_compute_undo(fs_compute *c, void *data);
 fs_status fs_compute_undo_timed(fs_compute *c, void *data, fs_timers *timers,
                                 fs_progress *progress);
 
+/* The work between a round trip's transforms (--apply's operators), on
+ * this rank's last-stage box: on all of it in memory (whole), or on lines
+ * of it gathered (lines, fft.h): either gives the same result. */
+typedef struct fs_compute_middle {
+    void (*whole)(void *ctx, void *data);
+    fs_lines_fn lines;
+    void *ctx;
+} fs_compute_middle;
+
+/* Collective, after fs_compute_run (of a plan with operate_between): m,
+ * then the run undone as by fs_compute_undo_timed, the result agreed. Where
+ * the last operation is a pass of gathered lines (fs_op_fusable), it was
+ * left out of the run and runs here with m->lines between it and its
+ * inverse: one trip through memory for the three. m's time goes to the
+ * operate phase either way. */
+fs_status fs_compute_round_trip(fs_compute *c, void *data, const fs_compute_middle *m,
+                                fs_timers *timers, fs_progress *progress);
+
 /* The exchange figures, summed over the exchanges (zeros without); a
  * round trip's (transform.h) with its inverse's. */
 fs_exchange_stats fs_compute_exchange_totals(const fs_compute *c);
 /* Memory the exchange plans hold besides the working buffer. */
 size_t fs_compute_scratch_bytes(const fs_compute *c);
+/* Whether fs_compute_round_trip runs its middle inside the last forward
+ * pass on this rank (a rank with nothing to transform: never). */
+int fs_compute_operates_in_pass(const fs_compute *c);
+/* The job the plan agrees in. */
+MPI_Comm fs_compute_comm(const fs_compute *c);
 /* Where the data is now: the working buffer's data. */
 void *fs_compute_data(const fs_compute *c);
 /* Nonzero when the plan has an exchange. */

@@ -27,6 +27,7 @@
 #define GATHER_PAD 8
 
 typedef struct axis_pass {
+    int axis;                  /* the box's */
     int64_t n, stride, outer;  /* lines: outer x stride of them, n long, stride apart */
     int64_t lines, per_plan;   /* contiguous: lines, and lines per execution of the plan */
     void *plan;                /* contiguous: all lines; strided: `gather` lines of buf */
@@ -151,6 +152,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
         if (!axes[k] || b->count[k] <= 1)
             continue;
         axis_pass *ap = &op->pass[op->npass++];
+        ap->axis = k;
         ap->n = b->count[k];
         ap->stride = stride[k];
         ap->outer = total / (ap->n * ap->stride);
@@ -177,11 +179,20 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
     return 0;
 }
 
+/* A strided pass run with another between its transform and the copy back
+ * (fs_op_execute_fused): fn on the lines, then `plan` on the same buffer. */
+typedef struct fused {
+    const fs_box *box;
+    void *plan;
+    fs_lines_fn fn;
+    void *ctx;
+} fused;
+
 /* T is one complex element (a struct of two reals: whole-element copies).
  * Rows are taken two at a time: each buffer line then gets two neighbouring
- * elements per visit. */
-#define DEFINE_GATHER_PASS(NAME, T, EXEC, PLAN_T)                                               \
-    static void NAME(axis_pass *ap, T *data)                                                    \
+ * elements per visit. With fz, fz's work runs on the lines in the buffer. */
+#define DEFINE_GATHER_PASS(NAME, T, EXEC, EXEC_ON, PLAN_T)                                      \
+    static void NAME(axis_pass *ap, T *data, const fused *fz)                                   \
     {                                                                                           \
         int64_t n = ap->n, s = ap->stride, g = ap->gather, d = ap->dist;                        \
         T *buf = ap->buf;                                                                       \
@@ -200,6 +211,11 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
                     for (int64_t j = 0; j < v; j++)                                             \
                         buf[j * d + i] = base[i * s + b + j];                                   \
                 EXEC((PLAN_T)ap->plan);                                                         \
+                if (fz) {                                                                       \
+                    fs_lines l = {fz->box, ap->axis, o, b, v, n, d, buf};                       \
+                    fz->fn(fz->ctx, &l);                                                        \
+                    EXEC_ON((PLAN_T)fz->plan, (void *)buf, (void *)buf);                        \
+                }                                                                               \
                 for (i = 0; i + 1 < n; i += 2) {                                                \
                     T *r0 = base + i * s + b, *r1 = r0 + s;                                     \
                     for (int64_t j = 0; j < v; j++) {                                           \
@@ -215,8 +231,8 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
     }
 typedef struct { double re, im; } cplx_double;
 typedef struct { float re, im; } cplx_single;
-DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_plan)
-DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_plan)
+DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_execute_dft, fftw_plan)
+DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_execute_dft, fftwf_plan)
 
 static fs_status run_axis_passes(fs_op *op)
 {
@@ -250,9 +266,9 @@ static fs_status run_axis_passes(fs_op *op)
                     destroy_plan(op->prec, pl);
                 }
             } else if (op->prec == FS_SINGLE) {
-                gather_pass_single(ap, slice);
+                gather_pass_single(ap, slice, NULL);
             } else {
-                gather_pass_double(ap, slice);
+                gather_pass_double(ap, slice, NULL);
             }
         }
     }
@@ -548,6 +564,30 @@ fs_status fs_op_execute_on(fs_op *op, void *data)
 {
     op->data = data;
     return fs_op_execute(op);
+}
+
+int fs_op_fusable(const fs_op *op, const fs_op *inv)
+{
+    if (!op || !inv || op->empty || op->spec.kind != FS_OP_C2C || inv->spec.kind != FS_OP_C2C ||
+        op->plan || inv->plan || op->npass != 1 || inv->npass != 1 || op->slices != 1 ||
+        inv->slices != 1)
+        return 0;
+    const axis_pass *a = &op->pass[0], *b = &inv->pass[0];
+    return a->stride != 1 && a->axis == b->axis && a->n == b->n && a->stride == b->stride &&
+           a->outer == b->outer && a->gather == b->gather && a->dist == b->dist;
+}
+
+fs_status fs_op_execute_fused(fs_op *op, fs_op *inv, void *data, fs_lines_fn fn, void *ctx)
+{
+    if (!fs_op_fusable(op, inv))
+        return fs_error_set(FS_ERR_RUNTIME, "internal error: operations that cannot run fused");
+    fused fz = {&op->box, inv->pass[0].plan, fn, ctx};
+    op->data = inv->data = data;
+    if (op->prec == FS_SINGLE)
+        gather_pass_single(&op->pass[0], data, &fz);
+    else
+        gather_pass_double(&op->pass[0], data, &fz);
+    return FS_OK;
 }
 
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out)

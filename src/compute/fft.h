@@ -67,6 +67,26 @@ fs_status fs_op_execute(fs_op *op);
 fs_status fs_op_execute_on(fs_op *op, void *data);
 /* The same operation's inverse (for --check's round trip). */
 fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out);
+/* Lines of a box gathered from memory: `count` lines of n elements along
+ * the box's axis `axis`, line j at buf + j * dist elements. Line j is
+ * column first + j (the axes after `axis`, row-major) of block `outer` (the
+ * axes before it, row-major). */
+typedef struct fs_lines {
+    const fs_box *box;
+    int axis;
+    int64_t outer, first, count, n, dist;
+    void *buf;
+} fs_lines;
+typedef void (*fs_lines_fn)(void *ctx, const fs_lines *lines);
+
+/* Whether op and inv (fs_op_inverse of it) are each one pass of lines
+ * along the same strided axis, which fs_op_execute_fused runs together. */
+int fs_op_fusable(const fs_op *op, const fs_op *inv);
+/* op, fn on its lines, then inv, on data in one trip through memory: each
+ * group of lines is gathered once, transformed, given to fn, transformed
+ * back and put back (a round trip's operation between its transforms,
+ * without two more passes over the array). */
+fs_status fs_op_execute_fused(fs_op *op, fs_op *inv, void *data, fs_lines_fn fn, void *ctx);
 /* 5 N log2 N of the transforms in it, for progress rates (0 for others). */
 double fs_op_flops(const fs_op *op);
 void fs_op_free(fs_op **op);

@@ -273,7 +273,7 @@ static fs_status time_strategy(const fs_trial_args *a, const fs_exchange_ops *op
                                double *slowest)
 {
     fs_compute_args ca = {a->comm, fs_planned_for(a->planned, ops), a->d, ops, a->params,
-                          a->fftw_flags, 0};
+                          a->fftw_flags, 0, 0};
     fs_compute *c = NULL;
     fs_status st = fs_error_agree(a->comm, fs_compute_new(&ca, buf, &c));
     if (st != FS_OK)

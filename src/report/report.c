@@ -167,7 +167,8 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
                 info->check->roundtrip_error, info->check->parseval_error, info->check->tolerance,
                 info->check->passed ? "passed" : "FAILED");
     if (info->operation)
-        fprintf(out, "  operation: %s in Fourier space; %lld exchange%s in all\n", info->operation,
+        fprintf(out, "  operation: %s in Fourier space%s; %lld exchange%s in all\n",
+                info->operation, info->operation_in_pass > 0 ? ", inside the last FFT pass" : "",
                 (long long)t->exchanges, t->exchanges == 1 ? "" : "s");
     if (info->extra_line)
         fputs(info->extra_line, out);
@@ -247,6 +248,12 @@ static void json_int(json *j, const char *key, int64_t v)
     fprintf(j->f, "%" PRId64, v);
 }
 
+static void json_bool(json *j, const char *key, int v)
+{
+    json_key(j, key);
+    fputs(v ? "true" : "false", j->f);
+}
+
 /* JSON has no NaN or infinity: a number that is not finite is null. */
 static void json_num(json *j, const char *key, double v)
 {
@@ -291,6 +298,8 @@ static void json_dataset(json *j, const fs_report_info *info)
         json_string(j->f, info->operation);
     else
         fputs("null", j->f);
+    if (info->operation && info->operation_in_pass >= 0)
+        json_bool(j, "operation_in_pass", info->operation_in_pass);
     int64_t axes[FS_LAYOUT_MAX_DIMS];
     for (int i = 0; i < info->naxes; i++)
         axes[i] = info->axes[i];
@@ -377,8 +386,7 @@ static void json_figures(json *j, const fs_report_info *info, const totals *t, i
         json_num(j, "roundtrip_error", info->check->roundtrip_error);
         json_num(j, "parseval_error", info->check->parseval_error);
         json_num(j, "tolerance", info->check->tolerance);
-        json_key(j, "passed");
-        fputs(info->check->passed ? "true" : "false", j->f);
+        json_bool(j, "passed", info->check->passed);
         json_close(j, '}');
     }
 
@@ -678,8 +686,7 @@ void fs_json_num(fs_json *j, const char *key, double v)
 
 void fs_json_bool(fs_json *j, const char *key, int v)
 {
-    json_key(&j->j, key);
-    fputs(v ? "true" : "false", j->j.f);
+    json_bool(&j->j, key, v);
 }
 
 void fs_json_null(fs_json *j, const char *key)

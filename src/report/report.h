@@ -125,6 +125,8 @@ typedef struct fs_report_info {
     int64_t array_bytes;            /* whole working array */
     const fs_check_result *check;   /* NULL without --check */
     const char *operation;          /* --apply's operators (NULL: none) */
+    int operation_in_pass;          /* ran inside the last forward pass (compute.h), on rank 0;
+                                       -1: not said (several inputs' totals) */
     /* Several inputs: the report of the whole run, whose figures are the
      * totals, with one section per dataset (fs_report_section); ndim 0,
      * and input, shape, transform, decomposition and strategy unused. */

@@ -216,6 +216,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
         .check = v->check && v->check->done ? v->check : NULL,
         .operation = v->operation,
+        .operation_in_pass = v->c && fs_compute_operates_in_pass(v->c),
     };
     memcpy(info->split, t->split, sizeof info->split);
 }
@@ -380,6 +381,7 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .array_bytes = s->array_bytes,
         .check = s->check.done ? &s->check : NULL,
         .operation = o->apply ? o->apply : fs_combine_name(o->combine),
+        .operation_in_pass = -1, /* each dataset's section says */
         .ndatasets = s->added,
         .dataset_inputs = s->inputs,
         .dataset_json = s->json,
