@@ -39,11 +39,12 @@ result they compare with fftshard's.
 The operator rows (skipped with --no-operators; alone with
 --only-operators) time --real --apply=gaussian:2 on float64 input and
 --real --vector=helmholtz on three float32 components (when the binary has
---vector) on the first rank count, in turns with the plain --real forward
-of the same input and the scipy script a user writes for the same job
-(read, rfftn with every core, multiply, irfftn, write): medians of 5 turns,
-the ratios to both, the operate phase, the exchanges made and the peak
-memory over the plain forward's.
+--vector) on the first rank count, next to the plain --real forward of
+the same input and the scipy script a user writes for the same job (read,
+rfftn with every core, multiply, irfftn, write): after one untimed run of
+each fftshard command, the three run in turns whose order rotates; medians
+of 5 turns, the ratios to both, the operate phase, the exchanges made and
+the peak memory over the plain forward's.
 
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
@@ -395,12 +396,24 @@ def operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok, pairs=5):
                     run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", dtype, "--seed",
                          str(c + 1), size, inp])
             op, plain, sp = [], [], []
-            for _ in range(pairs):
-                op.append(fftshard_many(mpiexec, exe, ranks, inputs, out, opts))
-                plain.append(fftshard(mpiexec, exe, ranks, inputs[0], out, ["--real"]))
-                if scipy_ok:
-                    sp.append(script_wall(script, inputs[:1] if ncomp == 1 else inputs,
-                                          out, sargs))
+            runs = {
+                "op": lambda: op.append(fftshard_many(mpiexec, exe, ranks, inputs, out, opts)),
+                "plain": lambda: plain.append(fftshard(mpiexec, exe, ranks, inputs[0], out,
+                                                       ["--real"])),
+                "scipy": lambda: sp.append(script_wall(script, inputs[:1] if ncomp == 1
+                                                       else inputs, out, sargs)),
+            }
+            # One untimed run of each fftshard command first (the inputs in the
+            # page cache, the libraries loaded), then the three in turns, the
+            # order rotated each turn: none always runs first or right after
+            # the same other (a run after the scipy script's has been seen to
+            # write 8 x slower, its file system still busy with that file).
+            runs["op"](), runs["plain"]()
+            del op[:], plain[:]
+            order = ["op", "plain", "scipy"] if scipy_ok else ["op", "plain"]
+            for turn in range(pairs):
+                for who in order[turn % len(order):] + order[:turn % len(order)]:
+                    runs[who]()
             w, wp = median([d["wall"] for d in op]), median([d["wall"] for d in plain])
             t = median(sp) if sp else None
             best = min(op, key=lambda d: d["wall"])
