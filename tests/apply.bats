@@ -54,7 +54,8 @@ OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-
 
 @test "batch axes, --box-size, single precision, the 1-D four-step, ranks that own nothing" {
     oracle make b.h5 5x8x9:float64 -- f.h5 8x6x10:float32 -- g.h5 6x7x5:complex64 \
-        -- one.h5 60:float64 -- onec.h5 45:complex128 -- thin.h5 2x9x8:float64 -- i.h5 6x5x4:int32
+        -- one.h5 60:float64 -- onec.h5 45:complex128 -- thin.h5 2x9x8:float64 -- i.h5 6x5x4:int32 \
+        -- c2.h5 64x48:complex128
     transfer_table t.txt 20
     fftshard 3 -q --axes=1,2 --real --apply=gaussian:1,deriv:2 b.h5 o1.h5
     fftshard 2 -q --axes=0,2 --apply=laplacian,lowpass:1:4 b.h5 o2.h5
@@ -67,6 +68,8 @@ OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-
     fftshard 4 -q --real --apply=laplacian,gaussian:1 thin.h5 o9.h5
     fftshard 8 -q --apply=deriv:1,sharpk:2 thin.h5 o10.h5
     fftshard 3 -q --real --apply=gaussian:1 i.h5 o11.h5
+    # one rank, one stage: its FFTs may run on the pieces as they are read
+    fftshard 1 -q --axes=0 --apply=gaussian:2,deriv:0 c2.h5 o12.h5
     run applied "in=b.h5 out=o1.h5 axes=1,2 apply=gaussian:1,deriv:2" \
         "in=b.h5 out=o2.h5 axes=0,2 apply=laplacian,lowpass:1:4" \
         "in=b.h5 out=o3.h5 axes=1,2 apply=poisson" \
@@ -77,7 +80,8 @@ OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-
         "in=onec.h5 out=o8.h5 apply=highpass:0.5,deriv:0" \
         "in=thin.h5 out=o9.h5 apply=laplacian,gaussian:1" \
         "in=thin.h5 out=o10.h5 apply=deriv:1,sharpk:2" \
-        "in=i.h5 out=o11.h5 apply=gaussian:1 tol=1e-12"
+        "in=i.h5 out=o11.h5 apply=gaussian:1 tol=1e-12" \
+        "in=c2.h5 out=o12.h5 axes=0 apply=gaussian:2,deriv:0"
     echo "$output"
     assert_success
 }

@@ -214,10 +214,15 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
                       a->with_inverse ? c->inv[s] : NULL);
     if (st == FS_OK && a->with_inverse && c->hooks.ctx)
         st = plan_inverse_hooks(c, a, buf->data);
-    /* The last stage's last operation that does something (a scale by 1 after it does not). */
-    int last = t->nstages - 1, f = last >= 0 ? t->nops[last] - 1 : -1;
+    /* The last stage's last operation that does something (a scale by 1
+     * after it does not), in the stage's own box (no transpose before it).
+     * Not with one stage: its operations may run on the pieces read. */
+    int last = t->nstages - 1, f = last >= 1 ? t->nops[last] - 1 : -1;
     while (f > 0 && t->ops[last][f].kind == FS_OP_SCALE && t->ops[last][f].factor == 1.0)
         f--;
+    for (int i = 0; i < f; i++)
+        if (t->ops[last][i].kind == FS_OP_TRANSPOSE)
+            f = -1;
     if (st == FS_OK && a->operate_between && a->with_inverse && f >= 0 &&
         fs_op_fusable(c->op[last][f], c->inv[last][f]))
         c->fused = f + 1;

@@ -41,7 +41,8 @@ typedef struct fs_compute_args {
     unsigned fftw_flags;              /* FFTW_ESTIMATE, FFTW_MEASURE, ... */
     int with_inverse;                 /* --check: plan the work undone too */
     int operate_between;              /* with_inverse: fs_compute_round_trip's middle runs
-                                         inside the last operation where it can */
+                                         inside the last operation where it can (never
+                                         with fs_compute_run_part's last_left) */
 } fs_compute_args;
 
 typedef struct fs_compute fs_compute;
