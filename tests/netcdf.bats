@@ -133,6 +133,32 @@ print(d['time'].units, d['time'].long_name, d['u'].dimensions == d['w'].dimensio
     assert_error "$EXIT_INPUT" "datasets in the file: /v)"
 }
 
+@test "results named like coordinates: the coordinates move aside (x1_2), each result is written and right" {
+    python_serial -c "
+import h5py, numpy as np
+r = np.random.default_rng(7)
+with h5py.File('nm.h5', 'w') as f:
+    for name in 'k1', 'x1':
+        f[name] = r.standard_normal((8, 6)) + 1j * r.standard_normal((8, 6))"
+    # the first result's positions would be /x0 and /x1, the second result's path
+    fftshard 2 -q --inverse nm.h5:/k1 nm.h5:/x1 out.h5
+    run coords "in=nm.h5:/k1 out=out.h5 inverse names=x0,x1_2" \
+        "in=nm.h5:/x1 out=out.h5 inverse names=x0,x1_2"
+    assert_success
+    assert_output "ok 2"
+    run python_serial -c "
+import h5py, numpy as np
+f, g = h5py.File('out.h5'), h5py.File('nm.h5')
+print(sorted(n for n, o in f.items() if isinstance(o, h5py.Dataset)))
+for n in 'k1', 'x1':
+    want = np.fft.ifftn(g[n][...])
+    print(n, abs(f[n][...] - want).max() <= 1e-12 * abs(want).max(), [list(d.keys()) for d in f[n].dims])"
+    assert_success
+    assert_line --index 0 "['k1', 'x0', 'x1', 'x1_2']"
+    assert_line --index 1 "k1 True [['x0'], ['x1_2']]"
+    assert_line --index 2 "x1 True [['x0'], ['x1_2']]"
+}
+
 @test "--add onto a file with coordinates shares or adds them; --add --force replaces a result and detaches its own" {
     oracle make a.h5 /u=6x4:float64 /v=6x4:float64 /w=6x5:float64
     fftshard 2 -q a.h5:/u out.h5

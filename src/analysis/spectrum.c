@@ -933,7 +933,7 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
         for (int64_t j = 0; v && j < n; j++)
             v[j] = j;
         fs_h5_coord c = {name, NULL, n, FS_DTYPE_INTEGER, v, NULL, text};
-        st = v ? fs_h5_coord_make(o, group, &c, g->per[i], sizeof g->per[i])
+        st = v ? fs_h5_coord_make(o, group, &c, NULL, 0, g->per[i], sizeof g->per[i])
                : fs_error_set(FS_ERR_RUNTIME, "out of memory");
         free(v);
     }
@@ -943,7 +943,7 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
             v[i] = (i + 0.5) / s->nmu;
         fs_h5_coord c = {"mu_bin", NULL, s->nmu, FS_DTYPE_FLOAT64, v, "1",
                          "centre of the |mu| bin"};
-        st = fs_h5_coord_make(o, group, &c, g->mu, sizeof g->mu);
+        st = fs_h5_coord_make(o, group, &c, NULL, 0, g->mu, sizeof g->mu);
         if (st == FS_OK)
             st = fs_h5_scale_set(o, g->mu_edges);
         if (st == FS_OK)

@@ -79,8 +79,18 @@ fs_status fs_h5_scale_set(fs_h5_output *o, const char *path)
  * those with _2, _3, ... appended. */
 #define COORD_NAMES 32
 
-fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c, char *path,
-                           size_t size)
+/* Whether path is one of the n paths (leading slashes aside). */
+static int path_among(const char *path, const char *const *paths, int n)
+{
+    path += strspn(path, "/");
+    for (int i = 0; i < n; i++)
+        if (strcmp(path, paths[i] + strspn(paths[i], "/")) == 0)
+            return 1;
+    return 0;
+}
+
+fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c,
+                           const char *const *taken, int ntaken, char *path, size_t size)
 {
     const char *sep = strcmp(group, "/") == 0 ? "" : "/";
     const char *base = c->alt ? c->alt : c->name;
@@ -90,7 +100,7 @@ fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord
             snprintf(path, size, "%s%s%s", group, sep, i == 0 ? c->name : c->alt);
         else
             snprintf(path, size, "%s%s%s_%d", group, sep, base, i + (c->alt ? 0 : 1));
-        same = same_values((hid_t)fs_h5_output_file(o), path, c);
+        same = path_among(path, taken, ntaken) ? 0 : same_values((hid_t)fs_h5_output_file(o), path, c);
     }
     if (same == 1)
         return FS_OK;

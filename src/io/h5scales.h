@@ -35,9 +35,10 @@ typedef struct fs_h5_coord {
 } fs_h5_coord;
 
 /* Collective: the coordinate c in group (path "/" or "/g"), made or
- * shared; its path into path[size]. */
-fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c, char *path,
-                           size_t size);
+ * shared, at none of the ntaken paths `taken` (the run's results, which
+ * may not exist yet); its path into path[size]. */
+fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord *c,
+                           const char *const *taken, int ntaken, char *path, size_t size);
 
 /* Collective: the 1-D dataset at path made a dimension scale, named by
  * the last part of the path. */

@@ -138,7 +138,8 @@ static fs_status batch_coord(const fs_transform *t, const fs_input_coords *in, i
 }
 
 fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t,
-                          const fs_run_config *o, const fs_input_coords *in)
+                          const fs_run_config *o, const fs_input_coords *in,
+                          const char *const *taken, int ntaken)
 {
     char group[FS_PATH_MAX];
     snprintf(group, sizeof group, "%s", dataset);
@@ -156,7 +157,7 @@ fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transfo
         st = t->transform_axis[a] ? transformed_coord(t, o, a, i++, &ac[a])
                                   : batch_coord(t, in, a, &ac[a]);
         if (st == FS_OK)
-            st = fs_h5_coord_make(h, group, &ac[a].c, paths[a], sizeof paths[a]);
+            st = fs_h5_coord_make(h, group, &ac[a].c, taken, ntaken, paths[a], sizeof paths[a]);
         scales[a] = paths[a];
     }
     if (st == FS_OK)

@@ -44,8 +44,10 @@ void fs_input_coords_free(fs_input_coords *c);
 fs_status fs_coords_check(const fs_run_config *o, const fs_transform *t);
 
 /* Collective: the coordinates of t's result `dataset` in h (in its group),
- * made or shared, attached to its axes; in: its input's (may be NULL). */
+ * made or shared, attached to its axes, at none of the ntaken paths
+ * `taken` (the run's results); in: its input's (may be NULL). */
 fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t,
-                          const fs_run_config *o, const fs_input_coords *in);
+                          const fs_run_config *o, const fs_input_coords *in,
+                          const char *const *taken, int ntaken);
 
 #endif

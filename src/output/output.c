@@ -705,11 +705,16 @@ fs_status fs_output_write_attributes(fs_output *out, const fs_transform *t)
     fs_status st = write_attributes(out, t, out->h5);
     if (st == FS_OK && out->opts->shard_output)
         st = fs_h5_output_attr_int64s(out->h5, "offset", t->out_ndim, out->so.box.start);
-    /* The shard files and their virtual master carry none (fftshard(1)). */
+    /* The shard files and their virtual master carry none (fftshard(1));
+     * the coordinates keep out of the way of the results still to come. */
+    paths_args a = {.out = out, .infos = out->infos, .n = out->ninfos};
+    const char *taken[out->ninfos + 3 + FS_VECTOR_MAX_RESULTS];
+    int ntaken = result_paths(&a, taken);
     if (st == FS_OK && !out->opts->shard_output)
         st = fs_coords_write(out->h5, out->dataset, t, out->opts,
                              out->current < out->n_input_attrs ? &out->input_coords[out->current]
-                                                               : NULL);
+                                                               : NULL,
+                             taken, ntaken);
     return st;
 }
 
