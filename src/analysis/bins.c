@@ -60,3 +60,23 @@ int fs_bins_of(const fs_bins *b, double x)
     }
     return lo;
 }
+
+fs_status fs_bins_group_attrs(fs_h5_output *o, const fs_kgrid *g, const char *convention,
+                              const char *inputs)
+{
+    double box[FS_LAYOUT_MAX_DIMS];
+    int64_t naxes = fs_kgrid_lengths(g, box), axes[FS_LAYOUT_MAX_DIMS], k = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a])
+            axes[k++] = a;
+    fs_status st = fs_h5_output_attr_string(o, "convention", convention);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "inputs", inputs);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(o, "axes", (int)naxes, axes);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
+    return st;
+}

@@ -5,11 +5,14 @@
  * to the largest value (the last one closed above), or the half-open
  * [e_i, e_i+1) of explicit edges (fftshard(1), --bins and --r-bins). The
  * spectra decide the lattice's exact points by their own integer rule
- * before they come here. Owns the edges. */
+ * before they come here, and the attributes every binned group carries.
+ * Owns the edges. */
 #ifndef FS_BINS_H
 #define FS_BINS_H
 
+#include "analysis/kgrid.h"
 #include "core/errors.h"
+#include "io/h5io.h"
 
 typedef enum fs_bin_rule { FS_BINS_SHELLS, FS_BINS_LINEAR, FS_BINS_EDGES } fs_bin_rule;
 
@@ -32,5 +35,12 @@ void fs_bins_free(fs_bins *b);
  * the nearest, equal bins by x / width (at most nbins - 1), edges by the
  * edges. */
 int fs_bins_of(const fs_bins *b, double x);
+
+/* Collective: the attributes of a binned group (the spectra's, the
+ * correlation function's) on o's current object: convention, inputs
+ * ("FILE:DATASET, ..."), fftshard_version, and g's transformed axes with
+ * their box lengths (axes, box_size). */
+fs_status fs_bins_group_attrs(fs_h5_output *o, const fs_kgrid *g, const char *convention,
+                              const char *inputs);
 
 #endif

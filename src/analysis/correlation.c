@@ -208,23 +208,12 @@ static fs_status write_attrs(const fs_correlation *c, fs_h5_output *o, const cha
              "separation r = sqrt(sum_a (h_a d_a)^2), d_a = fftfreq(n_a, 1/n_a)[j_a], h_a = L_a / "
              "n_a; xi: mean C, r: mean r of the bin's cells; bins: %s, [E_i, E_i+1)",
              rule_name(c));
-    double box[FS_LAYOUT_MAX_DIMS], cell[FS_LAYOUT_MAX_DIMS];
-    int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
+    double cell[FS_LAYOUT_MAX_DIMS];
+    int64_t naxes = 0;
     for (int a = 0; a < c->g.ndim; a++)
-        if (c->g.transformed[a]) {
-            axes[naxes] = a;
-            cell[naxes] = c->h[a];
-            box[naxes++] = c->g.L[a];
-        }
-    fs_status st = fs_h5_output_attr_string(o, "convention", text);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_string(o, "inputs", fields);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(o, "axes", (int)naxes, axes);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
+        if (c->g.transformed[a])
+            cell[naxes++] = c->h[a];
+    fs_status st = fs_bins_group_attrs(o, &c->g, text, fields);
     if (st == FS_OK)
         st = fs_h5_output_attr_numbers(o, "cell_size", 1, &naxes, FS_DTYPE_FLOAT64, cell);
     if (st == FS_OK)

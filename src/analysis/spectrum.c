@@ -769,23 +769,8 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
     char *fields = inputs_text(inputs, infos, n);
     if (!fields)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
-    double box[FS_LAYOUT_MAX_DIMS];
-    int64_t naxes = 0, axes[FS_LAYOUT_MAX_DIMS];
-    for (int a = 0; a < s->g.ndim; a++)
-        if (s->g.transformed[a]) {
-            axes[naxes] = a;
-            box[naxes++] = s->g.L[a];
-        }
-    fs_status st = fs_h5_output_attr_string(o, "convention", text);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_string(o, "inputs", fields);
+    fs_status st = fs_bins_group_attrs(o, &s->g, text, fields);
     free(fields);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_string(o, "fftshard_version", PACKAGE_VERSION);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(o, "axes", (int)naxes, axes);
-    if (st == FS_OK)
-        st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
     if (st == FS_OK)
         st = fs_h5_output_attr_numbers(o, "k_fundamental", 0, NULL, FS_DTYPE_FLOAT64, &s->kf);
     if (st == FS_OK)
