@@ -371,12 +371,13 @@ def has_option(exe, name):
 
 def operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok, pairs=5):
     """--apply=gaussian and --vector=helmholtz against the plain --real
-    forward of the same input and the scipy script for the same job, the
-    three in turns, medians of `pairs` turns; peak memory per rank over the
+    forward of the same input and the scipy script for the same job: one
+    untimed run of each fftshard command, then the three in turns whose
+    order rotates, medians of `pairs` turns; peak memory per rank over the
     plain forward's; the exchanges each run made (the report's count)."""
     ranks = int(args.ranks.split(",")[0])
-    print("# operators, %d ranks, medians of %d turns (operator, plain --real forward, "
-          "scipy script); peak: the largest rank's VmHWM" % (ranks, pairs))
+    print("# operators, %d ranks, medians of %d turns in rotating order (operator, plain "
+          "--real forward, scipy script); peak: the largest rank's VmHWM" % (ranks, pairs))
     print("%-34s %-16s %7s %7s %8s %7s %9s %8s %8s" % (
         "command", "size", "wall s", "fft+ex", "operate", "exch", "peak MiB", "x plain",
         "x scipy"))
