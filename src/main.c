@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "output/atomic.h"
-#include "plan/dryrun.h"
+#include "core/atomic.h"
+#include "dryrun.h"
 #include "core/errors.h"
 #include "core/launcher.h"
 #include "io/h5common.h"

@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include "core/dtype.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
 /* --transpose's value when none is given: the fastest strategy that fits
  * the memory per rank (planner.h). */

@@ -27,7 +27,7 @@
 #include "plan/decomp.h"
 #include "plan/planner.h"
 #include "plan/wisdom.h"
-#include "report/progress.h"
+#include "core/progress.h"
 #include "report/report.h"
 #include "report/report_run.h"
 
@@ -130,6 +130,22 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
     return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
+/* --transpose=auto's trial of one strategy: planned on the working buffer,
+ * run once on zeros. */
+typedef struct trial_ctx {
+    run *r;
+    const fs_planned *planned;
+    unsigned flags;
+} trial_ctx;
+
+static fs_status time_strategy(void *ctx, const fs_exchange_ops *ops, double *slowest)
+{
+    trial_ctx *tc = ctx;
+    fs_compute_args ca = {tc->r->comm, fs_planned_for(tc->planned, ops), tc->r->d, ops,
+                          &tc->r->params, tc->flags, 0, 0};
+    return fs_compute_trial(&ca, &tc->r->buf, slowest);
+}
+
 /* Who holds what, the strategy and the compute plan of the current
  * dataset: those of the previous one when it asked for the same. */
 static fs_status stage_plan(run *r)
@@ -150,9 +166,11 @@ static fs_status stage_plan(run *r)
     if (st != FS_OK)
         return st;
     unsigned flags = fs_planner_fftw_flags(o);
-    fs_trial_args trial = {r->comm, &ds->planned, r->d, &r->params, flags, o->inverse, o->verbose,
-                           r->wisdom, &ds->rq, {o->check, o->keep_first, o->correlation}, &r->node};
-    st = fs_planner_choose(&o->strategy, &trial, &r->buf, &ds->strategy); /* agreed */
+    trial_ctx tc = {r, &ds->planned, flags};
+    fs_trial_args trial = {r->comm, &ds->planned, &r->params, time_strategy, &tc, o->inverse,
+                           o->verbose, r->wisdom, &ds->rq, {o->check, o->keep_first, o->correlation},
+                           &r->node};
+    st = fs_planner_choose(&o->strategy, &trial, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
     if (st != FS_OK)
         return st;

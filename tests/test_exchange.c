@@ -54,8 +54,8 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
-#include "compute/fft.h"
-#include "plan/layout.h"
+#include "core/buffer.h"
+#include "core/layout.h"
 
 static int rank, nranks;
 static long failures, shown;

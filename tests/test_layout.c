@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* test_layout: unit tests of the decomposition arithmetic (src/plan/layout.h).
+/* test_layout: unit tests of the decomposition arithmetic (src/core/layout.h).
  *
  * Serial, no MPI calls. Every property is checked against a brute-force
  * computation over the elements, on many random (deterministic) boxes.
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan/layout.h"
+#include "core/layout.h"
 
 static long checks, failures;
 

@@ -26,10 +26,10 @@
 
 #include "analysis/kgrid.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
 #include "plan/transform.h"
-#include "report/report.h"
+#include "core/json.h"
 
 typedef struct fs_combine fs_combine;
 

@@ -31,11 +31,12 @@
 #include "core/errors.h"
 #include "io/h5io.h"
 #include "plan/decomp.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
 #include "plan/transform.h"
-#include "report/progress.h"
-#include "report/report.h"
+#include "core/progress.h"
+#include "core/json.h"
+#include "core/timers.h"
 
 typedef struct fs_correlation fs_correlation;
 

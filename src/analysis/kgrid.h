@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/transform.h"
 
 typedef struct fs_kgrid {

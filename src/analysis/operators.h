@@ -22,7 +22,7 @@
 #include "analysis/kgrid.h"
 #include "compute/compute.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/transform.h"
 
 #define FS_MAX_OPERATORS 16

@@ -24,9 +24,10 @@
 #include "analysis/correlation.h"
 #include "core/errors.h"
 #include "io/h5io.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
-#include "report/report.h"
+#include "core/json.h"
+#include "core/timers.h"
 #include "plan/transform.h"
 
 typedef struct fs_spectrum fs_spectrum;

@@ -24,7 +24,7 @@
 
 #include "analysis/kgrid.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
 #include "plan/transform.h"
 

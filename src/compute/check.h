@@ -13,13 +13,9 @@
 #include "compute/compute.h"
 #include "core/errors.h"
 #include "io/h5io.h"
-#include "report/report.h"
+#include "core/timers.h"
+#include "plan/pieces.h"
 #include "plan/transform.h"
-
-/* The input is read again in pieces of about this many bytes (at least a
- * row), no more than the rank's rows: what the check needs beyond the
- * array and the inverse plans (the dry run counts it). */
-#define FS_CHECK_PIECE_BYTES ((int64_t)16 << 20)
 
 /* The elements of a rank's part in the file's coordinates, for --check
  * and the correlation function. fs_map_visit calls fn(ctx, memory offset,
@@ -32,6 +28,14 @@ void fs_map_visit(const fs_io_map *m, int64_t first_row, int64_t rows, fs_map_vi
                   void *ctx);
 void fs_map_element(fs_precision prec, const fs_io_map *m, const void *base, int64_t offset,
                     double *re, double *im);
+
+/* What --check found. */
+typedef struct fs_check_result {
+    int done, passed;
+    double tolerance;
+    double roundtrip_error;   /* max |inverse(result) - input| / max |input| */
+    double parseval_error;    /* relative difference of the two energies */
+} fs_check_result;
 
 typedef struct fs_check_args {
     MPI_Comm comm;

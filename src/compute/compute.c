@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/compute.h"
+#include "core/buffer.h"
 #include "core/collective.h"
 
 #include <fftw3.h>
@@ -99,6 +100,28 @@ void fs_compute_free(fs_compute **cp)
     fs_exchange_spare_free(&c->spare);
     free(c);
     *cp = NULL;
+}
+
+fs_status fs_compute_trial(const fs_compute_args *a, fs_workbuf *buf, double *slowest)
+{
+    fs_compute *c = NULL;
+    fs_status st = fs_error_agree(a->comm, fs_compute_new(a, buf, &c));
+    if (st != FS_OK)
+        return st;
+    memset(buf->data, 0, (size_t)buf->elems * fs_complex_bytes(buf->prec));
+    fs_timers ignored;
+    memset(&ignored, 0, sizeof ignored);
+    double t0 = 0, t = 0;
+    if (MPI_Barrier(a->comm) != MPI_SUCCESS)
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
+    t0 = MPI_Wtime();
+    if (st == FS_OK)
+        st = fs_compute_run(c, buf->data, &ignored, NULL);
+    t = MPI_Wtime() - t0;
+    fs_compute_free(&c);
+    if ((st = fs_error_agree(a->comm, st)) != FS_OK)
+        return st;
+    return fs_error_agree(a->comm, fs_allreduce(a->comm, &t, slowest, 1, MPI_DOUBLE, MPI_MAX));
 }
 
 /* The exchange plans (and their reverses); *need grows to what they need. */
@@ -485,31 +508,6 @@ struct fs_compute_pieces {
     size_t buf_bytes;
 };
 
-/* The axis to cut the stage's box along: FIRST, its first of more than one
- * index; LAST, its first no operation transforms, else that one too. -1:
- * an operation that cannot be cut. */
-static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_pieces_kind kind)
-{
-    int first = -1, free_axis = -1;
-    for (int i = 0; i < n; i++)
-        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE)
-            return -1;
-    for (int k = 0; k < box->ndim; k++) {
-        if (box->count[k] <= 1)
-            continue;
-        if (first < 0)
-            first = k;
-        int used = 0;
-        for (int i = 0; i < n; i++)
-            used |= specs[i].kind == FS_OP_C2C && specs[i].axes[k];
-        if (!used && free_axis < 0)
-            free_axis = k;
-    }
-    if (first < 0)
-        return 0;
-    return kind == FS_PIECES_LAST && free_axis >= 0 ? free_axis : first;
-}
-
 /* The stage's operations split into those on each piece (every axis but
  * the cut one, the scaling) and those on the whole box (the cut axis; for
  * FIRST the scaling too, after it); the whole ones planned on data. */
@@ -536,39 +534,18 @@ static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int 
     return st;
 }
 
-static int64_t slice_elems(const fs_compute_pieces *p)
-{
-    int64_t n = fs_box_elems(&p->box);
-    return n > 0 ? n / p->box.count[p->axis] : 0;
-}
-
-/* How a stage of t on box is cut: the axis, the indices of it per piece
- * and the pieces; FS_OK with p->axis -1 when it cannot be. */
+/* How a stage of t on box is cut (pieces.h); p->axis -1 when it cannot be. */
 static void cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind kind,
                 int64_t piece_bytes, fs_compute_pieces *p)
 {
+    fs_piece_cut c = fs_pieces_cut(t, s, box, kind, piece_bytes);
     p->kind = kind;
     p->prec = t->prec;
     p->box = *box;
-    p->axis = piece_axis(t->ops[s], t->nops[s], box, kind);
-    if (p->axis < 0)
-        return;
-    int64_t slice_bytes = slice_elems(p) * (int64_t)fs_complex_bytes(t->prec);
-    p->per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
-    if (p->per > box->count[p->axis])
-        p->per = box->count[p->axis];
-    p->n = fs_box_elems(box) > 0 ? (box->count[p->axis] + p->per - 1) / p->per : 0;
-    p->buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems(p) * p->per) * fs_complex_bytes(t->prec) : 0;
-}
-
-size_t fs_compute_staging_bytes(const fs_transform *t, const fs_box *box, int64_t piece_bytes,
-                                int *count)
-{
-    fs_compute_pieces p;
-    memset(&p, 0, sizeof p);
-    cut(t, t->nstages - 1, box, FS_PIECES_LAST, piece_bytes, &p);
-    *count = p.axis < 0 ? 0 : p.n < FS_PIECE_BUFFERS ? (int)p.n : FS_PIECE_BUFFERS;
-    return *count ? p.buf_bytes : 0;
+    p->axis = c.axis;
+    p->per = c.per;
+    p->n = c.n;
+    p->buf_bytes = c.buf_bytes;
 }
 
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i)

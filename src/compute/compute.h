@@ -19,8 +19,9 @@
 #include "core/errors.h"
 #include "exchange/exchange.h"
 #include "compute/fft.h"
-#include "report/progress.h"
-#include "report/report.h"
+#include "core/progress.h"
+#include "core/timers.h"
+#include "plan/pieces.h"
 #include "plan/transform.h"
 
 /* The working array of a rank: complex elements of one precision. */
@@ -55,6 +56,12 @@ typedef struct fs_compute fs_compute;
  * by whoever holds them then (buf: fs_workbuf_release). */
 fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute **out);
 void fs_compute_free(fs_compute **c);
+
+/* Collective, for --transpose=auto's trial: a compute plan of a made on
+ * buf (grown, its contents lost), run once on zeros before any input is
+ * read, and freed; *slowest (out) the seconds of the slowest rank. The
+ * status is agreed. */
+fs_status fs_compute_trial(const fs_compute_args *a, fs_workbuf *buf, double *slowest);
 
 /* Collective: the transform on data (buf->data of fs_compute_new), from the
  * first stage's layout to the last's, the result in buf->data. FFT time and exchange time go to `timers` (block FFTs run inside
@@ -129,8 +136,6 @@ int fs_compute_exchanges(const fs_compute *c);
  * four-step's twiddle and transpose, real transforms) *out is NULL, FS_OK.
  * Every plan is made here, before data holds anything (FFTW_MEASURE
  * overwrites what it plans on). data must outlive the pieces. */
-typedef enum fs_pieces_kind { FS_PIECES_FIRST, FS_PIECES_LAST } fs_pieces_kind;
-#define FS_PIECE_BUFFERS 3
 
 typedef struct fs_compute_pieces fs_compute_pieces;
 
@@ -146,11 +151,6 @@ int64_t fs_compute_pieces_count(const fs_compute_pieces *p);
 /* The stage's box, and piece i of it (global coordinates). */
 fs_box fs_compute_pieces_box(const fs_compute_pieces *p);
 fs_box fs_compute_pieces_piece(const fs_compute_pieces *p, int64_t i);
-/* The staging buffers fs_compute_pieces_new makes for FS_PIECES_LAST on
- * box (the last stage's, of a rank), from arithmetic alone: *count (out)
- * buffers of the bytes returned each, 0 when the stage is not cut. */
-size_t fs_compute_staging_bytes(const fs_transform *t, const fs_box *box, int64_t piece_bytes,
-                                int *count);
 /* The whole-box work before the first piece (LAST), and after the last
  * (FIRST); the stage's one "fft" progress line (progress may be NULL). */
 fs_status fs_compute_pieces_begin(fs_compute_pieces *p, fs_progress *progress);

@@ -9,7 +9,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* One axis of a transform done as 1-D FFTs. Contiguous axes go to one
  * FFTW plan over all their lines. Strided axes are done a few lines at a
@@ -702,83 +701,4 @@ void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
         destroy_plan(bw->prec, bw->plan[i]);
     free(bw);
     *pbw = NULL;
-}
-
-/* ------------------------------------------------------------------ wisdom */
-
-#define FLOAT_MARK "\n%fftwf\n"
-
-char *fs_fft_export_wisdom(void)
-{
-    char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
-    char *all = NULL;
-    /* FFTW returns NULL only when out of memory: half the wisdom is none. */
-    size_t n = d && f ? strlen(d) + strlen(f) + sizeof FLOAT_MARK + 1 : 0;
-    if (n && (all = malloc(n)))
-        snprintf(all, n, "%s%s%s", d, FLOAT_MARK, f);
-    free(d);
-    free(f);
-    return all;
-}
-
-int fs_fft_import_wisdom(const char *text)
-{
-    char *copy = strdup(text);
-    if (!copy)
-        return 0;
-    char *mark = strstr(copy, FLOAT_MARK);
-    const char *f = NULL;
-    if (mark) {
-        *mark = '\0';
-        f = mark + strlen(FLOAT_MARK);
-    }
-    int ok = 1;
-    if (strspn(copy, " \t\n") != strlen(copy))
-        ok = fftw_import_wisdom_from_string(copy);
-    if (ok && f && strspn(f, " \t\n") != strlen(f))
-        ok = fftwf_import_wisdom_from_string(f);
-    free(copy);
-    return ok;
-}
-
-/* ------------------------------------------------------------------ buffers */
-
-#define HUGE_PAGE ((size_t)2 * 1024 * 1024)
-
-/* MemAvailable of /proc/meminfo in bytes (0 when unknown). */
-static double available_memory(void)
-{
-    FILE *f = fopen("/proc/meminfo", "r");
-    char line[256];
-    double kib = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "MemAvailable: %lf kB", &kib) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return kib * 1024.0;
-}
-
-void *fs_buffer_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes < HUGE_PAGE)
-        return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
-    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
-    if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
-        return NULL;
-#ifdef MADV_HUGEPAGE
-    /* Huge pages save TLB misses in the strided passes, but a buffer that
-     * takes much of the memory left makes the kernel compact memory on
-     * every fault (reads of a large input then crawl): advise them only
-     * for buffers well under what is available. */
-    if ((double)rounded < available_memory() / 4)
-        madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
-#endif
-    return p;
-}
-
-void fs_buffer_free(void *p)
-{
-    free(p);
 }

@@ -1,21 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* fft: the local operations of a transform on a rank's box, as FFTW plans.
  *
- * An operation works in place on the row-major storage of a box of complex
- * elements (complex64 or complex128 by precision). Kinds:
- *   C2C           complex transform of a set of axes (the others are batches);
- *   R2C, C2R      real-to-complex along the last storage axis, in FFTW's
- *                 padded in-place layout (a row of n reals in the space of
- *                 n/2+1 complex), with complex transforms of other axes (R2C);
- *   C2R_VIA_C2C   c2r along any axis of a full-length complex box: the
- *                 Hermitian extension of the first n/2+1 values, a complex
- *                 inverse transform, the result in the real parts;
- *   R2C_VIA_C2C   its inverse: imaginary parts zeroed, a complex transform;
- *   TWIDDLE       the four-step factor exp(sign 2 pi i j1 k2 / N) of a 1-D
- *                 transform viewed as 2-D (axis 0 holds k2, axis 1 j1);
- *   TRANSPOSE     the 2-D storage transposed in place (FFTW's rank-0 plan);
- *   SCALE         every element multiplied by a factor.
- * Plans are made before the data is read, so planning (even FFTW_MEASURE)
+ * An operation (fs_op_spec, planned by transform.h: its kinds are listed
+ * there) works in place on the row-major storage of a box of complex
+ * elements (complex64 or complex128 by precision). Plans are made before the data is read, so planning (even FFTW_MEASURE)
  * never destroys input. An empty box gives a valid no-op. */
 #ifndef FS_FFT_H
 #define FS_FFT_H
@@ -24,28 +12,8 @@
 #include <stdint.h>
 #include "core/dtype.h"
 #include "core/errors.h"
-#include "plan/layout.h"
-
-typedef enum fs_op_kind {
-    FS_OP_C2C,
-    FS_OP_R2C,
-    FS_OP_C2R,
-    FS_OP_C2R_VIA_C2C,
-    FS_OP_R2C_VIA_C2C,
-    FS_OP_TWIDDLE,
-    FS_OP_TRANSPOSE,
-    FS_OP_SCALE,
-} fs_op_kind;
-
-typedef struct fs_op_spec {
-    fs_op_kind kind;
-    int axes[FS_LAYOUT_MAX_DIMS]; /* C2C, R2C: the axes transformed */
-    int sign;                     /* -1 forward, +1 backward (C2C, TWIDDLE) */
-    int real_axis;                /* R2C, C2R, *_VIA_C2C: the halved axis */
-    int64_t real_len;             /* its length n as reals */
-    int64_t twiddle_n;            /* TWIDDLE: N of the 1-D transform */
-    double factor;                /* SCALE */
-} fs_op_spec;
+#include "core/layout.h"
+#include "plan/transform.h"
 
 typedef struct fs_op fs_op;
 
@@ -102,16 +70,5 @@ fs_status fs_fft_blockwise_new(const int *transform_axis, int sign, fs_precision
  * when FFTW cannot plan its shape. */
 fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void *data);
 void fs_fft_blockwise_free(fs_fft_blockwise **bw);
-
-/* Large working buffers: 2 MiB aligned and, where the kernel allows,
- * backed by transparent huge pages (the strided FFT passes and the exchange
- * touch many pages; huge pages also make first touch 512 times cheaper).
- * Free with fs_buffer_free. NULL when out of memory. */
-void *fs_buffer_alloc(size_t bytes);
-void fs_buffer_free(void *p);
-
-/* FFTW wisdom and planner state for both precisions. */
-char *fs_fft_export_wisdom(void);          /* malloc'ed text of both; NULL: out of memory */
-int fs_fft_import_wisdom(const char *text); /* nonzero on success */
 
 #endif

@@ -13,30 +13,12 @@
 #include "io/finite.h"
 #include "io/rawio.h"
 
-/* Pieces of the input read, and of the output written, while the FFTs of
- * the pieces before run: a few MiB, so that the first piece arrives soon
- * and the staging of the output (FS_PIECE_BUFFERS of them) stays small. */
-#define PIECE_BYTES ((int64_t)4 * 1024 * 1024)
-
 struct fs_overlap {
     fs_overlap_args a;
     fs_compute_pieces *first, *last;   /* the read's, the write's (NULL: whole) */
     fs_h5_raw raw_in, raw_out;
     const char *raw_out_path;
 };
-
-/* Whether a map moves the elements of a box stored alone as they are in
- * the file (no conversion, no strides, no folded view). */
-static int map_is_plain(const fs_io_map *m, const fs_box *box)
-{
-    if (m->mem_stride_last != 1 || m->fold_inner > 0 || m->file_box.ndim != box->ndim)
-        return 0;
-    for (int k = 0; k < box->ndim; k++)
-        if (m->file_box.start[k] != box->start[k] || m->file_box.count[k] != box->count[k] ||
-            m->mem_dims[k] != box->count[k] || m->mem_start[k] != 0)
-            return 0;
-    return 1;
-}
 
 /* Collective: *p kept when every rank has pieces, else freed on all. A
  * rank without data has maps and pieces unlike the others', and every rank
@@ -58,13 +40,13 @@ static fs_status plan_read(fs_overlap *o, const fs_io_map *rm, const fs_box *fir
 {
     const fs_overlap_args *a = &o->a;
     int readable = 0;
-    fs_status st = fs_every_rank(a->comm, map_is_plain(rm, first), &readable);
+    fs_status st = fs_every_rank(a->comm, fs_io_map_is_plain(rm, first), &readable);
     if (st == FS_OK && readable)
         st = fs_h5_raw_input(a->comm, a->input_file, a->info, a->shards, rm->mem_type, &o->raw_in);
     if (st != FS_OK || !o->raw_in.usable)
         return st;
     return agree_pieces(a->comm, fs_compute_pieces_new(a->c, FS_PIECES_FIRST, a->buf->data,
-                                                       PIECE_BYTES, 0, &o->first),
+                                                       FS_OVERLAP_PIECE_BYTES, 0, &o->first),
                         &o->first);
 }
 
@@ -75,7 +57,7 @@ static fs_status plan_write(fs_overlap *o, const fs_io_map *wm, const fs_box *la
 {
     const fs_overlap_args *a = &o->a;
     int writable = 0;
-    fs_status st = fs_every_rank(a->comm, map_is_plain(wm, last), &writable);
+    fs_status st = fs_every_rank(a->comm, fs_io_map_is_plain(wm, last), &writable);
     if (st != FS_OK || !writable || !a->h5 || a->whole_result || (o->first && a->t->nstages == 1))
         return st;
     st = fs_error_agree(a->comm, fs_h5_output_raw(a->h5, wm->mem_type, &o->raw_out,
@@ -83,7 +65,7 @@ static fs_status plan_write(fs_overlap *o, const fs_io_map *wm, const fs_box *la
     if (st != FS_OK || !o->raw_out.usable)
         return st;
     return agree_pieces(a->comm, fs_compute_pieces_new(a->c, FS_PIECES_LAST, a->buf->data,
-                                                       PIECE_BYTES, a->keep, &o->last),
+                                                       FS_OVERLAP_PIECE_BYTES, a->keep, &o->last),
                         &o->last);
 }
 
@@ -303,14 +285,4 @@ fs_status fs_overlap_write(fs_overlap *o, fs_timers *timers, fs_progress *progre
     count_io(&timers->io.write_s, &timers->io.write_hidden_s, &times);
     timers->t_s[FS_PHASE_WRITE] -= timers->t_s[FS_PHASE_FFT] - fft_before;
     return st; /* agreed */
-}
-
-int64_t fs_overlap_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
-                                 int *count)
-{
-    fs_io_map rm = fs_transform_read_map(t, first);
-    *count = 0;
-    if (t->nstages == 1 && map_is_plain(&rm, first))
-        return 0;
-    return (int64_t)fs_compute_staging_bytes(t, last, PIECE_BYTES, count);
 }

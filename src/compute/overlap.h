@@ -11,7 +11,7 @@
  * whole in fs_overlap_read, a write in output.h's fs_output_write. Owns
  * the pieces and the raw positions of the current dataset;
  * the data buffer, the compute plan and the output are the caller's.
- * fs_overlap_staging_bytes tells the footprint what the plan allocates. */
+ * The pieces' arithmetic is plan/pieces.h's. */
 #ifndef FS_OVERLAP_H
 #define FS_OVERLAP_H
 
@@ -24,8 +24,8 @@
 #include "io/shards.h"
 #include "plan/decomp.h"
 #include "plan/transform.h"
-#include "report/progress.h"
-#include "report/report.h"
+#include "core/progress.h"
+#include "core/timers.h"
 
 typedef struct fs_overlap fs_overlap;
 
@@ -75,12 +75,5 @@ fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progres
  * pieces; the FFT time as for the read, out of the write phase. Agreed
  * (the output's raw write ends collectively). */
 fs_status fs_overlap_write(fs_overlap *o, fs_timers *timers, fs_progress *progress);
-
-/* The staging buffers a rank whose first and last boxes are these
- * allocates when its helper thread runs: *count (out) of the bytes
- * returned each (0: no write in pieces, as for one stage whose read goes
- * in pieces). Arithmetic alone, for the footprint. */
-int64_t fs_overlap_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
-                                 int *count);
 
 #endif

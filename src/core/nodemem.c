@@ -29,8 +29,7 @@ static uint64_t read_number(const char *path)
     return (uint64_t)v;
 }
 
-/* MemAvailable of /proc/meminfo in bytes, 0 when not there. */
-static uint64_t meminfo_available(void)
+uint64_t fs_nodemem_meminfo_available(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     if (!f)
@@ -89,7 +88,7 @@ static uint64_t cgroup2_room(void)
 
 uint64_t fs_nodemem_available(const char **limited_by)
 {
-    uint64_t avail = meminfo_available();
+    uint64_t avail = fs_nodemem_meminfo_available();
     *limited_by = "MemAvailable";
     uint64_t room = cgroup2_room();
     if (!room)

@@ -16,6 +16,10 @@
  * string), from the files; 0 when unknown. */
 uint64_t fs_nodemem_available(const char **limited_by);
 
+/* The kernel's MemAvailable of /proc/meminfo alone, in bytes; 0 when not
+ * there. */
+uint64_t fs_nodemem_meminfo_available(void);
+
 /* The CPUs this process may run on: its affinity mask, else every online
  * CPU. */
 void fs_nodemem_own_cpus(cpu_set_t *set);

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/probe_guard.h"
 
 static fs_testhooks hooks;
 static int hooks_read;

@@ -61,8 +61,9 @@
 
 #include <stdint.h>
 
-/* The variable that asks the probe child for HDF5's error stack
- * (FFTSHARD_PROBE_FD's name is FS_PROBE_FD_ENV, probe_guard.h). */
+/* The variable that makes the program a probe child (io/probe_guard.h),
+ * and the one that asks that child for HDF5's error stack. */
+#define FS_PROBE_FD_ENV "FFTSHARD_PROBE_FD"
 #define FS_PROBE_VERBOSE_ENV "FFTSHARD_PROBE_VERBOSE"
 
 /* FFTSHARD_FINALIZE_TIMEOUT's default. Short: MPICH 4.0.2 over UCX's TCP

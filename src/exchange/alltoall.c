@@ -18,7 +18,7 @@
 
 #include "exchange/exchange.h"
 #include "core/collective.h"
-#include "compute/fft.h"
+#include "core/buffer.h"
 #include "core/testhooks.h"
 
 #include <limits.h>

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 typedef struct fs_blocked fs_blocked;
 

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "exchange/exchange.h"
-#include "compute/fft.h"
+#include "core/buffer.h"
 #include "core/collective.h"
 
 #include <stdint.h>

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 /* Tuning shared by the strategies (each uses what applies to it). */
 typedef struct fs_exchange_params {

@@ -29,7 +29,7 @@
 #include "config.h"
 
 #include "exchange/exchange.h"
-#include "compute/fft.h"
+#include "core/buffer.h"
 
 #include <limits.h>
 #include <stdlib.h>

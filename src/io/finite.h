@@ -19,7 +19,7 @@
 
 #include "core/dtype.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 /* One rank's tally of one dataset's read. */
 typedef struct fs_finite {

@@ -16,7 +16,7 @@
 #include "core/collective.h"
 #include "core/launcher.h"
 #include "core/signals.h"
-#include "output/atomic.h"
+#include "core/atomic.h"
 #include "io/h5common.h"
 #include "core/testhooks.h"
 
@@ -51,18 +51,6 @@ static fs_status transfer_dxpl(int collective, hid_t *dxpl)
 }
 
 /* ------------------------------------------------------------------ hyperslabs */
-
-fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type)
-{
-    fs_io_map m;
-    memset(&m, 0, sizeof m);
-    m.file_box = *box;
-    m.mem_type = mem_type;
-    m.mem_stride_last = 1;
-    for (int k = 0; k < box->ndim; k++)
-        m.mem_dims[k] = box->count[k];
-    return m;
-}
 
 /* A map's pieces, one call each: the box cut along `axis` into runs of at
  * most per_piece indices, for every index of the axes before it, so that a

@@ -26,30 +26,12 @@
 #include "io/finite.h"
 #include "io/h5attrs.h"
 #include "io/h5probe.h"
-#include "plan/layout.h"
+#include "io/iomap.h"
+#include "core/layout.h"
 
 /* Called after each piece of a large read or write with the bytes done so
  * far on this rank (may be NULL). */
 typedef void (*fs_io_progress)(void *ctx, double bytes_done);
-
-/* Where a hyperslab of the file lives in memory. The file side is a box of
- * the dataset, or, for a 1-D dataset seen as 2-D (fold_inner > 0: shape
- * (n / fold_inner, fold_inner), row-major), a box of that view, the
- * positions from fold_limit on left out (0: none). The memory side is an
- * array of mem_type with dims mem_dims (as many as the box has), the box's
- * first element at mem_start, every element of the last axis or every
- * other (mem_stride_last 2: the real parts of complex elements). */
-typedef struct fs_io_map {
-    fs_box file_box;
-    int64_t fold_inner, fold_limit;
-    fs_dtype mem_type;
-    int64_t mem_dims[FS_LAYOUT_MAX_DIMS];
-    int64_t mem_start[FS_LAYOUT_MAX_DIMS];
-    int mem_stride_last;
-} fs_io_map;
-
-/* The map of a box stored alone, row-major, as mem_type elements. */
-fs_io_map fs_io_map_plain(const fs_box *box, fs_dtype mem_type);
 
 /* Bytes per rank and call: large requests are cut into pieces (MPI-IO
  * counts are ints, and progress needs steps). Pieces of 16 to 512 MiB read

@@ -22,7 +22,7 @@
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "io/slice.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 #define FS_PATH_MAX 1024
 #define FS_RECORDED_WHY 96

@@ -20,10 +20,8 @@
 #define FS_PROBE_GUARD_H
 
 #include "core/errors.h"
+#include "core/testhooks.h"
 #include "io/h5probe.h"
-
-/* The environment variable that makes the program a probe child. */
-#define FS_PROBE_FD_ENV "FFTSHARD_PROBE_FD"
 
 /* Before MPI_Init, in the process that may become rank 0 (every process
  * when the launcher does not say which): fork the helper. Without it the

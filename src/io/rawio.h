@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 typedef struct fs_rawio_args {
     const char *path;        /* the file: opened read-only, or write-only (it must exist) */

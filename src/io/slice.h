@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 #define FS_SLICE_TEXT 512
 

@@ -21,7 +21,7 @@
 #include "io/h5io.h"
 #include "io/h5probe.h"
 #include "io/h5scales.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/runconfig.h"
 #include "plan/transform.h"
 

@@ -16,7 +16,7 @@
 
 #include "core/collective.h"
 #include "core/signals.h"
-#include "output/atomic.h"
+#include "core/atomic.h"
 #include "output/destinations.h"
 #include "io/h5scales.h"
 #include "report/report.h"

@@ -21,10 +21,10 @@
 #include "io/h5io.h"
 #include "output/coords.h"
 #include "plan/runconfig.h"
-#include "output/atomic.h"
-#include "report/progress.h"
+#include "core/atomic.h"
+#include "core/progress.h"
 #include "output/shardout.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/transform.h"
 
 /* What the result's attributes say besides the transform. */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "core/collective.h"
-#include "output/atomic.h"
+#include "core/atomic.h"
 #include "core/signals.h"
 
 #define SHARD_DIR_TAG ".shards-"

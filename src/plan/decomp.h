@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "plan/transform.h"
 
 #define FS_MAX_EXCH (FS_MAX_STAGES - 1)

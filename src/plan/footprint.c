@@ -4,8 +4,7 @@
 
 #include "plan/footprint.h"
 
-#include "compute/check.h"
-#include "compute/overlap.h"
+#include "plan/pieces.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +80,7 @@ static int64_t staging_of(const fs_transform *t, const int c[2])
     fs_box first = fs_transform_box(t, 0, c[0], c[1]);
     fs_box last = fs_transform_box(t, t->nstages - 1, c[0], c[1]);
     int count = 0;
-    int64_t each = fs_overlap_staging_bytes(t, &first, &last, &count);
+    int64_t each = fs_pieces_staging_bytes(t, &first, &last, &count);
     return count * resident(each);
 }
 

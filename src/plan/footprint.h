@@ -42,7 +42,7 @@ typedef struct fs_footprint_keeps {
  * without exchange: no exchange (out->ops NULL), the rest still counted.
  * keeps: what --check, the kept results and --correlation-function need
  * besides. io_thread: the I/O overlaps the FFTs (fs_node.io_thread), the staging
- * buffers of the write in pieces count (fs_overlap_staging_bytes: also
+ * buffers of the write in pieces count (fs_pieces_staging_bytes: also
  * where the run then writes as a whole, with shard output or spectra; not
  * for one stage whose input map is plain, which the run reads in pieces
  * unless HDF5 stores the input otherwise, chunked or filtered). */

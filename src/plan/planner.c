@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "plan/footprint.h"
-#include "report/report.h"
 
 static void add_note(fs_planner_notes *notes, int warning, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -267,44 +266,17 @@ static void timed_key(const char *key, const fs_exchange_ops *ops, char *out, si
     snprintf(out, size, "%s/timed=%s", key, ops->name);
 }
 
-/* One candidate of the trial: planned, run on zeros, freed; *slowest is the
- * time of the slowest rank. */
-static fs_status time_strategy(const fs_trial_args *a, const fs_exchange_ops *ops, fs_workbuf *buf,
-                               double *slowest)
-{
-    fs_compute_args ca = {a->comm, fs_planned_for(a->planned, ops), a->d, ops, a->params,
-                          a->fftw_flags, 0, 0};
-    fs_compute *c = NULL;
-    fs_status st = fs_error_agree(a->comm, fs_compute_new(&ca, buf, &c));
-    if (st != FS_OK)
-        return st;
-    memset(buf->data, 0, (size_t)buf->elems * fs_complex_bytes(buf->prec));
-    fs_timers ignored;
-    memset(&ignored, 0, sizeof ignored);
-    double t0 = 0, t = 0;
-    if (MPI_Barrier(a->comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Barrier failed");
-    t0 = MPI_Wtime();
-    if (st == FS_OK)
-        st = fs_compute_run(c, buf->data, &ignored, NULL);
-    t = MPI_Wtime() - t0;
-    fs_compute_free(&c);
-    if ((st = fs_error_agree(a->comm, st)) != FS_OK)
-        return st;
-    return fs_error_agree(a->comm, fs_allreduce(a->comm, &t, slowest, 1, MPI_DOUBLE, MPI_MAX));
-}
-
 /* --transpose=auto without a remembered choice: time every strategy; the
  * wisdom keeps every time under key, for the default to choose by. */
-static fs_status trial(const fs_trial_args *a, const char *key, fs_workbuf *buf,
-                       const fs_exchange_ops **chosen, double *best)
+static fs_status trial(const fs_trial_args *a, const char *key, const fs_exchange_ops **chosen,
+                       double *best)
 {
     int rank = 0;
     MPI_Comm_rank(a->comm, &rank);
     *chosen = NULL;
     for (int i = 0; fs_exchange_strategies[i]; i++) {
         double slowest = 0;
-        fs_status st = time_strategy(a, fs_exchange_strategies[i], buf, &slowest);
+        fs_status st = a->time(a->time_ctx, fs_exchange_strategies[i], &slowest);
         if (st != FS_OK)
             return st;
         if (a->verbose && rank == 0)
@@ -421,7 +393,7 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
 }
 
 fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
-                            fs_workbuf *buf, fs_strategy_choice *out)
+                            fs_strategy_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->name = "none";
@@ -447,7 +419,7 @@ fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial
         return FS_OK;
     }
     double best = 0;
-    fs_status st = trial(a, key, buf, &out->ops, &best);
+    fs_status st = trial(a, key, &out->ops, &best);
     if (st != FS_OK)
         return st;
     out->name = out->ops->name;

@@ -18,8 +18,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "compute/compute.h"
-#include "plan/decomp.h"
 #include "plan/footprint.h"
 #include "core/collective.h"
 #include "core/errors.h"
@@ -102,13 +100,18 @@ typedef struct fs_default_args {
  * one that needs least. */
 fs_status fs_planner_default(const fs_default_args *a, fs_strategy_choice *out);
 
+/* One strategy of the auto trial timed (collective; the seconds of the
+ * slowest rank, the same on every rank; the status agreed): the caller's,
+ * who computes. */
+typedef fs_status (*fs_trial_time_fn)(void *ctx, const fs_exchange_ops *ops, double *slowest);
+
 /* What the auto trial needs. */
 typedef struct fs_trial_args {
     MPI_Comm comm;
     const fs_planned *planned;
-    const fs_decomposition *d;
     const fs_exchange_params *params;
-    unsigned fftw_flags;
+    fs_trial_time_fn time;        /* each strategy's time (auto without a remembered choice) */
+    void *time_ctx;
     int inverse;                  /* for the wisdom key */
     int verbose;                  /* print each strategy's time */
     fs_wisdom *wisdom;            /* remembers auto's choice (may be NULL) */
@@ -118,13 +121,11 @@ typedef struct fs_trial_args {
 } fs_trial_args;
 
 /* Collective: the strategy `requested` names (auto: from the wisdom, or
- * the transform run once with each strategy on a zeroed buffer, before the
- * input is read, keeping the one whose slowest rank was fastest; the wisdom
- * remembers it and every strategy's time; the default: fs_planner_default
- * with the node's memory per rank). buf is grown and its
- * contents lost. Returns the agreed
+ * each strategy timed by a->time, keeping the one whose slowest rank was
+ * fastest; the wisdom remembers it and every strategy's time; the default:
+ * fs_planner_default with the node's memory per rank). Returns the agreed
  * status, its message already printed (once, by the rank that failed). */
 fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
-                            fs_workbuf *buf, fs_strategy_choice *out);
+                            fs_strategy_choice *out);
 
 #endif

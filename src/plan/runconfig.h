@@ -22,7 +22,7 @@
 #include "core/errors.h"
 #include "exchange/exchange.h"
 #include "io/slice.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 #define FS_MAX_DIMS FS_LAYOUT_MAX_DIMS
 #define FS_MAX_EDGES 1025

@@ -34,13 +34,48 @@
 #include <stdint.h>
 #include "core/dtype.h"
 #include "core/errors.h"
-#include "compute/fft.h"
-#include "io/h5io.h"
-#include "plan/layout.h"
+#include "core/layout.h"
+#include "io/iomap.h"
 
 #define FS_MAX_OPS 6
 #define FS_MAX_STAGES 3
 #define FS_GATHER (-2)   /* a stage's "axis": everything on rank 0 */
+
+/* One local operation of a stage (compute/fft.h plans it), in place on the
+ * row-major storage of a box of complex elements (complex64 or complex128
+ * by precision). Kinds:
+ *   C2C           complex transform of a set of axes (the others are batches);
+ *   R2C, C2R      real-to-complex along the last storage axis, in FFTW's
+ *                 padded in-place layout (a row of n reals in the space of
+ *                 n/2+1 complex), with complex transforms of other axes (R2C);
+ *   C2R_VIA_C2C   c2r along any axis of a full-length complex box: the
+ *                 Hermitian extension of the first n/2+1 values, a complex
+ *                 inverse transform, the result in the real parts;
+ *   R2C_VIA_C2C   its inverse: imaginary parts zeroed, a complex transform;
+ *   TWIDDLE       the four-step factor exp(sign 2 pi i j1 k2 / N) of a 1-D
+ *                 transform viewed as 2-D (axis 0 holds k2, axis 1 j1);
+ *   TRANSPOSE     the 2-D storage transposed in place (FFTW's rank-0 plan);
+ *   SCALE         every element multiplied by a factor. */
+typedef enum fs_op_kind {
+    FS_OP_C2C,
+    FS_OP_R2C,
+    FS_OP_C2R,
+    FS_OP_C2R_VIA_C2C,
+    FS_OP_R2C_VIA_C2C,
+    FS_OP_TWIDDLE,
+    FS_OP_TRANSPOSE,
+    FS_OP_SCALE,
+} fs_op_kind;
+
+typedef struct fs_op_spec {
+    fs_op_kind kind;
+    int axes[FS_LAYOUT_MAX_DIMS]; /* C2C, R2C: the axes transformed */
+    int sign;                     /* -1 forward, +1 backward (C2C, TWIDDLE) */
+    int real_axis;                /* R2C, C2R, *_VIA_C2C: the halved axis */
+    int64_t real_len;             /* its length n as reals */
+    int64_t twiddle_n;            /* TWIDDLE: N of the 1-D transform */
+    double factor;                /* SCALE */
+} fs_op_spec;
 
 /* What to compute, independent of how it was asked for. */
 typedef struct fs_transform_request {

@@ -6,17 +6,55 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <fftw3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/collective.h"
-#include "output/atomic.h"
-#include "compute/fft.h"
+#include "core/atomic.h"
 
 #define HEADER "# fftshard wisdom 1"
 #define FFTW_MARK "%fftw"
+
+#define FLOAT_MARK "\n%fftwf\n"
+
+/* FFTW's wisdom of both precisions as one text (malloc'ed; NULL: out of
+ * memory), and back. */
+static char *export_fftw_wisdom(void)
+{
+    char *d = fftw_export_wisdom_to_string(), *f = fftwf_export_wisdom_to_string();
+    char *all = NULL;
+    /* FFTW returns NULL only when out of memory: half the wisdom is none. */
+    size_t n = d && f ? strlen(d) + strlen(f) + sizeof FLOAT_MARK + 1 : 0;
+    if (n && (all = malloc(n)))
+        snprintf(all, n, "%s%s%s", d, FLOAT_MARK, f);
+    free(d);
+    free(f);
+    return all;
+}
+
+/* Nonzero on success. */
+static int import_fftw_wisdom(const char *text)
+{
+    char *copy = strdup(text);
+    if (!copy)
+        return 0;
+    char *mark = strstr(copy, FLOAT_MARK);
+    const char *f = NULL;
+    if (mark) {
+        *mark = '\0';
+        f = mark + strlen(FLOAT_MARK);
+    }
+    int ok = 1;
+    if (strspn(copy, " \t\n") != strlen(copy))
+        ok = fftw_import_wisdom_from_string(copy);
+    if (ok && f && strspn(f, " \t\n") != strlen(f))
+        ok = fftwf_import_wisdom_from_string(f);
+    free(copy);
+    return ok;
+}
 
 typedef struct entry {
     char *key, *strategy;
@@ -166,7 +204,7 @@ static fs_status parse(fs_wisdom *w, char *text)
             *next = '\0';
         if (strcmp(line, FFTW_MARK) == 0) {
             char *fftw_text = next ? next + 1 : "";
-            if (*fftw_text && !fs_fft_import_wisdom(fftw_text))
+            if (*fftw_text && !import_fftw_wisdom(fftw_text))
                 return fs_error_set(FS_ERR_INPUT, "%s: line %d: FFTW rejects the wisdom that follows",
                                     path, lineno + 1);
             return FS_OK;
@@ -239,7 +277,7 @@ static fs_status gather_wisdom(MPI_Comm comm, int rank, int size, char **all, in
     *displs = NULL;
     int *lens = NULL, len = 0, err;
     fs_status st = FS_OK;
-    char *mine = fs_fft_export_wisdom();
+    char *mine = export_fftw_wisdom();
     if (!mine)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory exporting the FFTW wisdom");
     else
@@ -294,9 +332,9 @@ static fs_status write_on_root(void *arg)
     write_args *a = arg;
     fs_wisdom *w = a->w;
     for (int p = 0; p < a->size; p++)
-        if (!fs_fft_import_wisdom(a->all + a->displs[p]))
+        if (!import_fftw_wisdom(a->all + a->displs[p]))
             return fs_error_set(FS_ERR_RUNTIME, "%s: FFTW rejects the wisdom of rank %d", w->path, p);
-    char *merged = fs_fft_export_wisdom();
+    char *merged = export_fftw_wisdom();
     if (!merged)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory exporting the FFTW wisdom");
     char *tmp = NULL;

@@ -21,50 +21,6 @@ int fs_report_to_stdout(const char *path)
     return path && strcmp(path, FS_REPORT_STDOUT) == 0;
 }
 
-static const char *const phase_names[FS_NPHASES] = {
-    "read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total",
-};
-
-void fs_timer_start(fs_timers *t, fs_phase phase)
-{
-    if (phase != FS_PHASE_TOTAL)
-        fs_signals_set_phase(phase_names[phase]);
-    t->started_at[phase] = MPI_Wtime();
-    t->running[phase] = 1;
-}
-
-void fs_timer_stop(fs_timers *t, fs_phase phase)
-{
-    if (t->running[phase])
-        t->t_s[phase] += MPI_Wtime() - t->started_at[phase];
-    t->running[phase] = 0;
-}
-
-void fs_timers_add(fs_timers *total, const fs_timers *t)
-{
-    for (int p = 0; p < FS_NPHASES; p++)
-        if (p != FS_PHASE_TOTAL)
-            total->t_s[p] += t->t_s[p];
-    total->io.read_s += t->io.read_s;
-    total->io.read_hidden_s += t->io.read_hidden_s;
-    total->io.write_s += t->io.write_s;
-    total->io.write_hidden_s += t->io.write_hidden_s;
-}
-
-int64_t fs_peak_memory_bytes(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    if (!f)
-        return 0;
-    char line[256];
-    int64_t kib = 0;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0)
-            kib = strtoll(line + 6, NULL, 10);
-    fclose(f);
-    return kib * 1024;
-}
-
 /* ------------------------------------------------------------------ figures */
 
 /* What rank 0 derives from all the records. */
@@ -146,7 +102,7 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
     fprintf(out, "  %-9s %10s %10s %10s %7s\n", "phase", "min s", "mean s", "max s", "max/mean");
     for (int p = 0; p < FS_NPHASES; p++)
         if (p != FS_PHASE_OPERATE || info->operation)
-            fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", phase_names[p], t->min[p],
+            fprintf(out, "  %-9s %10.4f %10.4f %10.4f %7.2f\n", fs_phase_name(p), t->min[p],
                     t->mean[p], t->max[p], t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
     fprintf(out, "  transform %.2f GFlop/s (5 N log2 N / max fft + exchange time)\n", t->gflops);
     if (t->max[FS_PHASE_EXCHANGE] > 0 && t->bytes_sent > 0)
@@ -180,332 +136,232 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
 
 /* ------------------------------------------------------------------ JSON */
 
-typedef struct json {
-    FILE *f;
-    int depth;
-    int first;      /* no comma needed before the next member */
-} json;
-
-/* The public face of one (report.h). */
-struct fs_json {
-    json j;
-};
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\r': fputs("\\r", f); break;
-        default:
-            if (*p < 0x20)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
-}
-
-static void json_key(json *j, const char *key)
-{
-    fprintf(j->f, "%s\n%*s", j->first ? "" : ",", 2 * j->depth, "");
-    j->first = 0;
-    if (key) {
-        json_string(j->f, key);
-        fputs(": ", j->f);
-    }
-}
-
-static void json_open(json *j, const char *key, char bracket)
-{
-    json_key(j, key);
-    fputc(bracket, j->f);
-    j->depth++;
-    j->first = 1;
-}
-
-static void json_close(json *j, char bracket)
-{
-    j->depth--;
-    fprintf(j->f, "\n%*s%c", 2 * j->depth, "", bracket);
-    j->first = 0;
-}
-
-static void json_str(json *j, const char *key, const char *v)
-{
-    json_key(j, key);
-    json_string(j->f, v);
-}
-
-static void json_int(json *j, const char *key, int64_t v)
-{
-    json_key(j, key);
-    fprintf(j->f, "%" PRId64, v);
-}
-
-static void json_bool(json *j, const char *key, int v)
-{
-    json_key(j, key);
-    fputs(v ? "true" : "false", j->f);
-}
-
-/* JSON has no NaN or infinity: a number that is not finite is null. */
-static void json_num(json *j, const char *key, double v)
-{
-    json_key(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.9g", v);
-    else
-        fputs("null", j->f);
-}
-
-static void json_ints(json *j, const char *key, int n, const int64_t *v, size_t stride)
-{
-    json_key(j, key);
-    fputc('[', j->f);
-    for (int i = 0; i < n; i++)
-        fprintf(j->f, "%s%" PRId64, i ? ", " : "", v[(size_t)i * stride]);
-    fputc(']', j->f);
-}
-
 /* What ran: the format, the program, the command and the ranks. */
-static void json_header(json *j, const fs_report_info *info, int P)
+static void json_header(fs_json *j, const fs_report_info *info, int P)
 {
-    json_str(j, "schema", FS_REPORT_SCHEMA);
-    json_str(j, "version", PACKAGE_VERSION);
-    json_str(j, "command_line", info->command_line);
-    json_int(j, "ranks", P);
+    fs_json_text(j, "schema", FS_REPORT_SCHEMA);
+    fs_json_text(j, "version", PACKAGE_VERSION);
+    fs_json_text(j, "command_line", info->command_line);
+    fs_json_int(j, "ranks", P);
 }
 
 /* What was computed: the array, the split and the strategy. */
-static void json_dataset(json *j, const fs_report_info *info)
+static void json_dataset(fs_json *j, const fs_report_info *info)
 {
-    json_str(j, "input", info->input);
-    json_str(j, "output", info->output);
-    json_ints(j, "shape", info->ndim, info->shape, 1);
-    json_str(j, "dtype", info->dtype);
-    json_str(j, "precision", info->precision);
-    json_str(j, "transform", info->transform);
-    json_str(j, "direction", info->direction);
-    json_str(j, "norm", info->norm);
-    json_key(j, "operation");
-    if (info->operation)
-        json_string(j->f, info->operation);
-    else
-        fputs("null", j->f);
+    fs_json_text(j, "input", info->input);
+    fs_json_text(j, "output", info->output);
+    fs_json_ints_strided(j, "shape", info->ndim, info->shape, 1);
+    fs_json_text(j, "dtype", info->dtype);
+    fs_json_text(j, "precision", info->precision);
+    fs_json_text(j, "transform", info->transform);
+    fs_json_text(j, "direction", info->direction);
+    fs_json_text(j, "norm", info->norm);
+    fs_json_str(j, "operation", info->operation);
     if (info->operation && info->operation_in_pass >= 0)
-        json_bool(j, "operation_in_pass", info->operation_in_pass);
+        fs_json_bool(j, "operation_in_pass", info->operation_in_pass);
     int64_t axes[FS_LAYOUT_MAX_DIMS];
     for (int i = 0; i < info->naxes; i++)
         axes[i] = info->axes[i];
-    json_ints(j, "axes", info->naxes, axes, 1);
+    fs_json_ints_strided(j, "axes", info->naxes, axes, 1);
 
-    json_open(j, "decomposition", '{');
-    json_str(j, "type", info->decomposition);
-    json_int(j, "split_axis_before", info->split_from);
-    json_int(j, "split_axis_after", info->split_to);
+    fs_json_open(j, "decomposition", '{');
+    fs_json_text(j, "type", info->decomposition);
+    fs_json_int(j, "split_axis_before", info->split_from);
+    fs_json_int(j, "split_axis_after", info->split_to);
     int64_t grid[2] = {info->grid[0], info->grid[1]};
-    json_ints(j, "grid", 2, grid, 1);
-    json_open(j, "stages", '[');
+    fs_json_ints_strided(j, "grid", 2, grid, 1);
+    fs_json_open(j, "stages", '[');
     for (int s = 0; s < info->nstages; s++) {
         int64_t sp[2] = {info->split[s][0], info->split[s][1]};
-        json_ints(j, NULL, 2, sp, 1);
+        fs_json_ints_strided(j, NULL, 2, sp, 1);
     }
-    json_close(j, ']');
-    json_close(j, '}');
+    fs_json_close(j, ']');
+    fs_json_close(j, '}');
 
-    json_open(j, "strategy", '{');
-    json_str(j, "name", info->strategy);
-    json_str(j, "requested", info->strategy_requested);
-    json_str(j, "reason", info->strategy_reason);
-    json_int(j, "seed", (int64_t)info->seed);
-    json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
-    json_int(j, "queues", info->queues);
-    json_str(j, "waits", info->crowded ? "yield" : "spin");
-    json_close(j, '}');
+    fs_json_open(j, "strategy", '{');
+    fs_json_text(j, "name", info->strategy);
+    fs_json_text(j, "requested", info->strategy_requested);
+    fs_json_text(j, "reason", info->strategy_reason);
+    fs_json_int(j, "seed", (int64_t)info->seed);
+    fs_json_int(j, "packet_bytes", (int64_t)info->packet_bytes);
+    fs_json_int(j, "queues", info->queues);
+    fs_json_text(j, "waits", info->crowded ? "yield" : "spin");
+    fs_json_close(j, '}');
 }
 
 /* Where the time went, the exchange's figures, the check and the memory. */
 /* The I/O a helper thread did during the FFTs (fs_io_overlap). */
-static void json_io_overlap(json *j, const fs_io_overlap *io)
+static void json_io_overlap(fs_json *j, const fs_io_overlap *io)
 {
-    json_open(j, "io_overlap", '{');
-    json_num(j, "read_seconds", io->read_s);
-    json_num(j, "read_hidden_seconds", io->read_hidden_s);
-    json_num(j, "write_seconds", io->write_s);
-    json_num(j, "write_hidden_seconds", io->write_hidden_s);
-    json_close(j, '}');
+    fs_json_open(j, "io_overlap", '{');
+    fs_json_num(j, "read_seconds", io->read_s);
+    fs_json_num(j, "read_hidden_seconds", io->read_hidden_s);
+    fs_json_num(j, "write_seconds", io->write_s);
+    fs_json_num(j, "write_hidden_seconds", io->write_hidden_s);
+    fs_json_close(j, '}');
 }
 
-static void json_figures(json *j, const fs_report_info *info, const totals *t, int P)
+static void json_figures(fs_json *j, const fs_report_info *info, const totals *t, int P)
 {
-    json_open(j, "phases", '{');
+    fs_json_open(j, "phases", '{');
     for (int p = 0; p < FS_NPHASES; p++) {
-        json_open(j, phase_names[p], '{');
-        json_num(j, "min", t->min[p]);
-        json_num(j, "mean", t->mean[p]);
-        json_num(j, "max", t->max[p]);
-        json_num(j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
-        json_close(j, '}');
+        fs_json_open(j, fs_phase_name(p), '{');
+        fs_json_num(j, "min", t->min[p]);
+        fs_json_num(j, "mean", t->mean[p]);
+        fs_json_num(j, "max", t->max[p]);
+        fs_json_num(j, "imbalance", t->mean[p] > 0 ? t->max[p] / t->mean[p] : 1.0);
+        fs_json_close(j, '}');
     }
-    json_close(j, '}');
+    fs_json_close(j, '}');
 
-    json_num(j, "flops", info->flops);
-    json_num(j, "gflops", t->gflops);
-    json_num(j, "gflops_file_to_file", t->gflops_total);
+    fs_json_num(j, "flops", info->flops);
+    fs_json_num(j, "gflops", t->gflops);
+    fs_json_num(j, "gflops_file_to_file", t->gflops_total);
 
-    json_open(j, "fftw_plans", '{');
-    json_int(j, "made", t->fftw_plans);
-    json_int(j, "from_wisdom", t->fftw_plans_from_wisdom);
-    json_close(j, '}');
+    fs_json_open(j, "fftw_plans", '{');
+    fs_json_int(j, "made", t->fftw_plans);
+    fs_json_int(j, "from_wisdom", t->fftw_plans_from_wisdom);
+    fs_json_close(j, '}');
 
-    json_open(j, "exchange", '{');
-    json_int(j, "bytes_sent", t->bytes_sent);
-    json_int(j, "bytes_received", t->bytes_received);
-    json_int(j, "messages", t->messages);
-    json_int(j, "count", t->exchanges);
-    json_int(j, "wire_bytes", t->wire_bytes);
-    json_num(j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
-    json_num(j, "bandwidth_gbs", t->bandwidth_gbs);
-    json_num(j, "pack_seconds_max", t->pack_max);
-    json_num(j, "communication_seconds_max", t->comm_max);
-    json_num(j, "unpack_seconds_max", t->unpack_max);
-    json_num(j, "block_fft_seconds", t->hooks);
-    json_num(j, "block_fft_overlapped_seconds", t->hooks_overlapped);
-    json_close(j, '}');
+    fs_json_open(j, "exchange", '{');
+    fs_json_int(j, "bytes_sent", t->bytes_sent);
+    fs_json_int(j, "bytes_received", t->bytes_received);
+    fs_json_int(j, "messages", t->messages);
+    fs_json_int(j, "count", t->exchanges);
+    fs_json_int(j, "wire_bytes", t->wire_bytes);
+    fs_json_num(j, "seconds_max", t->max[FS_PHASE_EXCHANGE]);
+    fs_json_num(j, "bandwidth_gbs", t->bandwidth_gbs);
+    fs_json_num(j, "pack_seconds_max", t->pack_max);
+    fs_json_num(j, "communication_seconds_max", t->comm_max);
+    fs_json_num(j, "unpack_seconds_max", t->unpack_max);
+    fs_json_num(j, "block_fft_seconds", t->hooks);
+    fs_json_num(j, "block_fft_overlapped_seconds", t->hooks_overlapped);
+    fs_json_close(j, '}');
 
     json_io_overlap(j, &t->io);
 
     if (info->check) {
-        json_open(j, "check", '{');
-        json_num(j, "roundtrip_error", info->check->roundtrip_error);
-        json_num(j, "parseval_error", info->check->parseval_error);
-        json_num(j, "tolerance", info->check->tolerance);
-        json_bool(j, "passed", info->check->passed);
-        json_close(j, '}');
+        fs_json_open(j, "check", '{');
+        fs_json_num(j, "roundtrip_error", info->check->roundtrip_error);
+        fs_json_num(j, "parseval_error", info->check->parseval_error);
+        fs_json_num(j, "tolerance", info->check->tolerance);
+        fs_json_bool(j, "passed", info->check->passed);
+        fs_json_close(j, '}');
     }
 
-    json_open(j, "memory", '{');
-    json_int(j, "peak_bytes_max", t->peak_max);
-    json_int(j, "array_bytes", info->array_bytes);
-    json_num(j, "peak_over_rank_share", info->array_bytes > 0
+    fs_json_open(j, "memory", '{');
+    fs_json_int(j, "peak_bytes_max", t->peak_max);
+    fs_json_int(j, "array_bytes", info->array_bytes);
+    fs_json_num(j, "peak_over_rank_share", info->array_bytes > 0
                                              ? (double)t->peak_max * P / (double)info->array_bytes
                                              : 0.0);
-    json_close(j, '}');
+    fs_json_close(j, '}');
 }
 
 /* Each rank's share, and the prefix broadcast's running sums over them. */
-static void json_ranks(json *j, const fs_report_info *info, const fs_rank_record *all,
+static void json_ranks(fs_json *j, const fs_report_info *info, const fs_rank_record *all,
                        const int64_t *prefix, int P)
 {
-    json_open(j, "per_rank", '[');
+    fs_json_open(j, "per_rank", '[');
     int a = info->split_from >= 0 ? info->split_from : 0;
     for (int p = 0; p < P; p++) {
         const fs_rank_record *r = &all[p];
-        json_open(j, NULL, '{');
-        json_int(j, "rank", p);
-        json_int(j, "elements", r->in_elems);
+        fs_json_open(j, NULL, '{');
+        fs_json_int(j, "rank", p);
+        fs_json_int(j, "elements", r->in_elems);
         /* The totals of several datasets have no hyperslabs. */
         int boxes = !info->ndatasets;
         if (boxes)
-            json_int(j, "offset", r->in.start[a]);
-        json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
-        json_int(j, "prefix", prefix[(size_t)p * 4]);
+            fs_json_int(j, "offset", r->in.start[a]);
+        fs_json_int(j, "element_offset", p ? prefix[(size_t)(p - 1) * 4] : 0);
+        fs_json_int(j, "prefix", prefix[(size_t)p * 4]);
         if (boxes) {
-            json_ints(j, "input_start", r->in.ndim, r->in.start, 1);
-            json_ints(j, "input_count", r->in.ndim, r->in.count, 1);
+            fs_json_ints_strided(j, "input_start", r->in.ndim, r->in.start, 1);
+            fs_json_ints_strided(j, "input_count", r->in.ndim, r->in.count, 1);
         }
-        json_int(j, "output_elements", r->out_elems);
+        fs_json_int(j, "output_elements", r->out_elems);
         if (boxes) {
-            json_ints(j, "output_start", r->out.ndim, r->out.start, 1);
-            json_ints(j, "output_count", r->out.ndim, r->out.count, 1);
+            fs_json_ints_strided(j, "output_start", r->out.ndim, r->out.start, 1);
+            fs_json_ints_strided(j, "output_count", r->out.ndim, r->out.count, 1);
         }
-        json_int(j, "bytes_sent", r->bytes_sent);
-        json_int(j, "bytes_received", r->bytes_received);
-        json_int(j, "messages_sent", r->messages_sent);
-        json_open(j, "seconds", '{');
+        fs_json_int(j, "bytes_sent", r->bytes_sent);
+        fs_json_int(j, "bytes_received", r->bytes_received);
+        fs_json_int(j, "messages_sent", r->messages_sent);
+        fs_json_open(j, "seconds", '{');
         for (int ph = 0; ph < FS_NPHASES; ph++)
-            json_num(j, phase_names[ph], r->t_s[ph]);
-        json_close(j, '}');
+            fs_json_num(j, fs_phase_name(ph), r->t_s[ph]);
+        fs_json_close(j, '}');
         json_io_overlap(j, &r->io);
-        json_int(j, "peak_memory_bytes", r->peak_memory_bytes);
-        json_close(j, '}');
+        fs_json_int(j, "peak_memory_bytes", r->peak_memory_bytes);
+        fs_json_close(j, '}');
     }
-    json_close(j, ']');
+    fs_json_close(j, ']');
 
-    json_open(j, "prefix", '{');
-    json_str(j, "method",
+    fs_json_open(j, "prefix", '{');
+    fs_json_text(j, "method",
              "parallel prefix broadcast: a results buffer with one position per rank; for "
              "position p each rank contributes its values if p >= its rank and the identity "
              "(0) otherwise; one MPI_Allreduce(MPI_SUM) over the ranks x 4 buffer fills every "
              "position on every rank");
-    json_str(j, "operation", "sum");
-    json_ints(j, "elements", P, prefix, 4);
-    json_ints(j, "output_elements", P, prefix + 1, 4);
-    json_ints(j, "bytes_sent", P, prefix + 2, 4);
-    json_ints(j, "bytes_received", P, prefix + 3, 4);
-    json_close(j, '}');
+    fs_json_text(j, "operation", "sum");
+    fs_json_ints_strided(j, "elements", P, prefix, 4);
+    fs_json_ints_strided(j, "output_elements", P, prefix + 1, 4);
+    fs_json_ints_strided(j, "bytes_sent", P, prefix + 2, 4);
+    fs_json_ints_strided(j, "bytes_received", P, prefix + 3, 4);
+    fs_json_close(j, '}');
 }
 
 /* Several inputs: what was read, and where it all went. */
-static void json_inputs(json *j, const fs_report_info *info)
+static void json_inputs(fs_json *j, const fs_report_info *info)
 {
-    json_open(j, "inputs", '[');
+    fs_json_open(j, "inputs", '[');
     for (int i = 0; i < info->ndatasets; i++)
-        json_str(j, NULL, info->dataset_inputs[i]);
-    json_close(j, ']');
-    json_str(j, "output", info->output);
+        fs_json_text(j, NULL, info->dataset_inputs[i]);
+    fs_json_close(j, ']');
+    fs_json_text(j, "output", info->output);
 }
 
 /* Several inputs: the sections made by fs_report_section, as they are. */
-static void json_datasets(json *j, const fs_report_info *info)
+static void json_datasets(fs_json *j, const fs_report_info *info)
 {
-    json_open(j, "datasets", '[');
-    for (int i = 0; i < info->ndatasets; i++) {
-        fprintf(j->f, "%s%s", j->first ? "" : ",", info->dataset_json[i]);
-        j->first = 0;
-    }
-    json_close(j, ']');
+    fs_json_open(j, "datasets", '[');
+    for (int i = 0; i < info->ndatasets; i++)
+        fs_json_raw(j, info->dataset_json[i]);
+    fs_json_close(j, ']');
 }
 
-static void write_json(FILE *f, const fs_report_info *info, const totals *t,
-                       const fs_rank_record *all, const int64_t *prefix, int P)
+/* What the report's body is written from. */
+typedef struct report_body {
+    const fs_report_info *info;
+    const totals *t;
+    const fs_rank_record *all;
+    const int64_t *prefix;
+    int P;
+} report_body;
+
+static void json_report(fs_json *j, void *arg)
 {
-    json j = {f, 1, 1};
-    fputc('{', f);
-    json_header(&j, info, P);
-    if (info->ndatasets)
-        json_inputs(&j, info);
+    const report_body *b = arg;
+    json_header(j, b->info, b->P);
+    if (b->info->ndatasets)
+        json_inputs(j, b->info);
     else
-        json_dataset(&j, info);
-    json_figures(&j, info, t, P);
-    json_ranks(&j, info, all, prefix, P);
-    if (info->ndatasets)
-        json_datasets(&j, info);
-    if (info->extra_json) {
-        fs_json w = {j};
-        info->extra_json(&w, info->extra_arg);
-    }
-    fputs("\n}\n", f);
+        json_dataset(j, b->info);
+    json_figures(j, b->info, b->t, b->P);
+    json_ranks(j, b->info, b->all, b->prefix, b->P);
+    if (b->info->ndatasets)
+        json_datasets(j, b->info);
+    if (b->info->extra_json)
+        b->info->extra_json(j, b->info->extra_arg);
 }
 
 /* The report into its temporary; the commit renames it with the result. */
-static fs_status write_json_file(const char *path, const char *tmp, const fs_report_info *info,
-                                 const totals *t, const fs_rank_record *all, const int64_t *prefix,
-                                 int P)
+static fs_status write_json_file(const char *path, const char *tmp, const report_body *b)
 {
     FILE *f = fopen(tmp, "w");
     if (!f)
         return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
-    write_json(f, info, t, all, prefix, P);
-    int e = ferror(f) ? errno : 0;
-    if (fclose(f) != 0 && !e)
-        e = errno;
+    int e = fs_json_document(f, json_report, (void *)b);
     if (e)
         return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
     return FS_OK;
@@ -534,15 +390,13 @@ static int write_stdout(const char *text, size_t bytes)
     return e;
 }
 
-static fs_status keep_for_stdout(const fs_report_info *info, const totals *t,
-                                 const fs_rank_record *all, const int64_t *prefix, int P)
+static fs_status keep_for_stdout(const report_body *b)
 {
     fs_report_discard_stdout();
     FILE *f = open_memstream(&stdout_report, &stdout_report_bytes);
     if (!f)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
-    write_json(f, info, t, all, prefix, P);
-    if (fclose(f) != 0) {
+    if (fs_json_document(f, json_report, (void *)b) != 0) {
         fs_report_discard_stdout();
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
     }
@@ -642,75 +496,17 @@ fs_status fs_report_finish(MPI_Comm comm, const fs_report_info *info, const fs_r
         compute_totals(info, all, P, &t);
         if (summary)
             st = summary_text(info, &t, P, summary);
+        report_body b = {info, &t, all, prefix, P};
         if (st == FS_OK && fs_report_to_stdout(json_path))
-            st = keep_for_stdout(info, &t, all, prefix, P);
+            st = keep_for_stdout(&b);
         else if (st == FS_OK && json_path && json_tmp)
-            st = write_json_file(json_path, json_tmp, info, &t, all, prefix, P);
+            st = write_json_file(json_path, json_tmp, &b);
     }
     st = fs_error_agree(comm, st);
 done:
     free(all);
     free(prefix);
     return st;
-}
-
-/* ------------------------------------------------------------------ fs_json */
-
-void fs_json_open(fs_json *j, const char *key, char bracket)
-{
-    json_open(&j->j, key, bracket);
-}
-
-void fs_json_close(fs_json *j, char bracket)
-{
-    json_close(&j->j, bracket);
-}
-
-void fs_json_str(fs_json *j, const char *key, const char *v)
-{
-    if (v)
-        json_str(&j->j, key, v);
-    else
-        fs_json_null(j, key);
-}
-
-void fs_json_int(fs_json *j, const char *key, int64_t v)
-{
-    json_int(&j->j, key, v);
-}
-
-void fs_json_num(fs_json *j, const char *key, double v)
-{
-    json_num(&j->j, key, v);
-}
-
-void fs_json_bool(fs_json *j, const char *key, int v)
-{
-    json_bool(&j->j, key, v);
-}
-
-void fs_json_null(fs_json *j, const char *key)
-{
-    json_key(&j->j, key);
-    fputs("null", j->j.f);
-}
-
-void fs_json_ints(fs_json *j, const char *key, int n, const int64_t *v)
-{
-    json_ints(&j->j, key, n, v, 1);
-}
-
-/* The document into f; 0 or the errno of a failed write. */
-static int json_document(FILE *f, void (*body)(fs_json *j, void *arg), void *arg)
-{
-    fs_json w = {{f, 1, 1}};
-    fputc('{', f);
-    body(&w, arg);
-    fputs("\n}\n", f);
-    int e = ferror(f) ? (errno ? errno : EIO) : 0;
-    if (fclose(f) != 0 && !e)
-        e = errno ? errno : EIO;
-    return e;
 }
 
 fs_status fs_json_write(const char *path, const char *tmp_path,
@@ -722,7 +518,7 @@ fs_status fs_json_write(const char *path, const char *tmp_path,
         char *text = NULL;
         size_t bytes = 0;
         FILE *f = open_memstream(&text, &bytes);
-        int e = f ? json_document(f, body, arg) : ENOMEM;
+        int e = f ? fs_json_document(f, body, arg) : ENOMEM;
         if (e) {
             free(text);
             return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
@@ -737,7 +533,7 @@ fs_status fs_json_write(const char *path, const char *tmp_path,
     FILE *f = fopen(tmp_path, "w");
     if (!f)
         return fs_error_set(FS_ERR_OUTPUT, "%s: cannot write the report: %s", path, strerror(errno));
-    int e = json_document(f, body, arg);
+    int e = fs_json_document(f, body, arg);
     if (e)
         return fs_error_set(FS_ERR_RUNTIME, "%s: writing the report failed: %s", path, strerror(e));
     return FS_OK;
@@ -752,24 +548,30 @@ static void section_line(FILE *f, const fs_report_info *info, const totals *t)
             t->max[FS_PHASE_WRITE], t->gflops);
 }
 
+/* One dataset's object in the report's "datasets" array. */
+static void json_section(fs_json *j, void *arg)
+{
+    const report_body *b = arg;
+    fs_json_open(j, NULL, '{');
+    json_dataset(j, b->info);
+    json_figures(j, b->info, b->t, b->P);
+    json_ranks(j, b->info, b->all, b->prefix, b->P);
+    fs_json_close(j, '}');
+}
+
 /* Rank 0: the section's JSON object and summary line as text. */
 static fs_status section_text(const fs_report_info *info, const fs_rank_record *all,
                               const int64_t *prefix, int P, char **json_text, char **line)
 {
     totals t;
     compute_totals(info, all, P, &t);
+    report_body b = {info, &t, all, prefix, P};
     size_t size = 0;
     FILE *f = open_memstream(json_text, &size);
     if (!f)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
-    /* At the depth of an element of the report's "datasets" array. */
-    json j = {f, 2, 1};
-    json_open(&j, NULL, '{');
-    json_dataset(&j, info);
-    json_figures(&j, info, &t, P);
-    json_ranks(&j, info, all, prefix, P);
-    json_close(&j, '}');
-    int failed = fclose(f) != 0;
+    /* at the depth of an element of the report's "datasets" array */
+    int failed = fs_json_fragment(f, 2, json_section, &b) != 0;
     if (!failed && line) {
         f = open_memstream(line, &size);
         failed = !f;

@@ -19,8 +19,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "compute/check.h"
 #include "core/errors.h"
-#include "plan/layout.h"
+#include "core/json.h"
+#include "core/layout.h"
+#include "core/timers.h"
 
 #define FS_REPORT_SCHEMA "fftshard-report/1"
 
@@ -29,45 +32,6 @@
 
 /* Whether path (--report's value, may be NULL) means standard output. */
 int fs_report_to_stdout(const char *path);
-
-typedef enum fs_phase {
-    FS_PHASE_READ,
-    FS_PHASE_PLAN,
-    FS_PHASE_FFT,
-    FS_PHASE_EXCHANGE,
-    FS_PHASE_OPERATE,   /* --apply's operators in Fourier space */
-    FS_PHASE_WRITE,
-    FS_PHASE_CHECK,
-    FS_PHASE_COMMIT,
-    FS_PHASE_TOTAL,
-    FS_NPHASES
-} fs_phase;
-
-/* I/O a helper thread did while the rank computed (rawio.h): the seconds
- * it spent reading and writing, and of those the seconds the rank did not
- * wait for (the read and write phases count only the waits). */
-typedef struct fs_io_overlap {
-    double read_s, read_hidden_s, write_s, write_hidden_s;
-} fs_io_overlap;
-
-typedef struct fs_timers {
-    double t_s[FS_NPHASES];        /* accumulated seconds */
-    double started_at[FS_NPHASES]; /* MPI_Wtime of the running interval */
-    /* whether the phase's interval is running: MPI_Wtime's origin is the
-     * MPI's own (Open MPI's starts at 0 in MPI_Init), so no time value can
-     * mean "stopped" */
-    unsigned char running[FS_NPHASES];
-    fs_io_overlap io;
-} fs_timers;
-
-void fs_timer_start(fs_timers *t, fs_phase phase);
-void fs_timer_stop(fs_timers *t, fs_phase phase);
-/* t's seconds and I/O added to total's, its total phase aside (the run
- * times its own total). */
-void fs_timers_add(fs_timers *total, const fs_timers *t);
-
-/* Peak resident memory of this process in bytes (VmHWM), 0 if unknown. */
-int64_t fs_peak_memory_bytes(void);
 
 /* One rank's figures (plain data: gathered as bytes). */
 typedef struct fs_rank_record {
@@ -84,17 +48,6 @@ typedef struct fs_rank_record {
     int64_t peak_memory_bytes;
     int64_t fftw_plans, fftw_plans_from_wisdom; /* plans made; those --wisdom gave */
 } fs_rank_record;
-
-/* One JSON document being written (below). */
-typedef struct fs_json fs_json;
-
-/* What --check found. */
-typedef struct fs_check_result {
-    int done, passed;
-    double tolerance;
-    double roundtrip_error;   /* max |inverse(result) - input| / max |input| */
-    double parseval_error;    /* relative difference of the two energies */
-} fs_check_result;
 
 /* What describes the run (rank 0's view; the same on every rank). */
 typedef struct fs_report_info {
@@ -168,19 +121,6 @@ fs_status fs_report_flush_stdout(void);
 
 /* Forget the report kept for standard output (a run that failed). */
 void fs_report_discard_stdout(void);
-
-/* ------------------------------------------------------------------ JSON
- * One JSON document being written: members of objects (key) or elements of
- * arrays (key NULL). */
-
-void fs_json_open(fs_json *j, const char *key, char bracket); /* '{' or '[' */
-void fs_json_close(fs_json *j, char bracket);
-void fs_json_str(fs_json *j, const char *key, const char *v);  /* v NULL: null */
-void fs_json_int(fs_json *j, const char *key, int64_t v);
-void fs_json_num(fs_json *j, const char *key, double v);
-void fs_json_bool(fs_json *j, const char *key, int v);
-void fs_json_null(fs_json *j, const char *key);
-void fs_json_ints(fs_json *j, const char *key, int n, const int64_t *v);
 
 /* Rank 0: write one JSON object whose members body(j, arg) writes, to
  * standard output (path "-") or into the temporary tmp_path of path (made

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
-#include "compute/fft.h"
+#include "core/buffer.h"
 #include "tools/synth.h"
 
 /* Lines gathered per pass of a strided axis: whole cache lines of each row. */

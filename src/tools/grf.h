@@ -40,7 +40,7 @@
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "analysis/operators.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 typedef struct fs_grf {
     int ndim;

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output/atomic.h"
+#include "core/atomic.h"
 #include "core/collective.h"
 #include "io/h5common.h"
 #include "core/errors.h"
 #include "tools/grf.h"
 #include "io/h5io.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 #include "core/signals.h"
 #include "tools/synth.h"
 

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 #include "io/h5probe.h"
-#include "plan/layout.h"
+#include "core/layout.h"
 
 #define FS_SYNTH_MAX_WAVES 64
 

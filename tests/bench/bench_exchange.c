@@ -21,8 +21,8 @@
 #include <string.h>
 
 #include "exchange/exchange.h"
-#include "compute/fft.h"
-#include "plan/layout.h"
+#include "core/buffer.h"
+#include "core/layout.h"
 #include "options.h"
 
 static double slowest(MPI_Comm comm, double t)

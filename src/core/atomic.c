@@ -2,7 +2,7 @@
 /* atomic: see atomic.h. */
 #include "config.h"
 
-#include "output/atomic.h"
+#include "core/atomic.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 /* progress: see progress.h. */
 #include "config.h"
 
-#include "report/progress.h"
+#include "core/progress.h"
 
 #include <mpi.h>
 #include <stdio.h>

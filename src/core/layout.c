@@ -2,7 +2,7 @@
 /* layout: see layout.h. */
 #include "config.h"
 
-#include "plan/layout.h"
+#include "core/layout.h"
 
 #include <errno.h>
 #include <inttypes.h>

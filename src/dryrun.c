@@ -2,7 +2,7 @@
 /* dryrun: see dryrun.h. */
 #include "config.h"
 
-#include "plan/dryrun.h"
+#include "dryrun.h"
 #include "io/shards.h"
 
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/collective.h"
-#include "output/atomic.h"
+#include "core/atomic.h"
 #include "output/destinations.h"
 #include "exchange/exchange.h"
 #include "plan/footprint.h"

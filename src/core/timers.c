@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* timers: see timers.h. */
+#include "config.h"
+
+#include "core/timers.h"
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/signals.h"
+
+static const char *const phase_names[FS_NPHASES] = {
+    "read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total",
+};
+
+const char *fs_phase_name(fs_phase phase)
+{
+    return phase_names[phase];
+}
+
+void fs_timer_start(fs_timers *t, fs_phase phase)
+{
+    if (phase != FS_PHASE_TOTAL)
+        fs_signals_set_phase(phase_names[phase]);
+    t->started_at[phase] = MPI_Wtime();
+    t->running[phase] = 1;
+}
+
+void fs_timer_stop(fs_timers *t, fs_phase phase)
+{
+    if (t->running[phase])
+        t->t_s[phase] += MPI_Wtime() - t->started_at[phase];
+    t->running[phase] = 0;
+}
+
+void fs_timers_add(fs_timers *total, const fs_timers *t)
+{
+    for (int p = 0; p < FS_NPHASES; p++)
+        if (p != FS_PHASE_TOTAL)
+            total->t_s[p] += t->t_s[p];
+    total->io.read_s += t->io.read_s;
+    total->io.read_hidden_s += t->io.read_hidden_s;
+    total->io.write_s += t->io.write_s;
+    total->io.write_hidden_s += t->io.write_hidden_s;
+}
+
+int64_t fs_peak_memory_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int64_t kib = 0;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = strtoll(line + 6, NULL, 10);
+    fclose(f);
+    return kib * 1024;
+}

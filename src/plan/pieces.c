@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* pieces: see pieces.h. */
+#include "config.h"
+
+#include "plan/pieces.h"
+
+#include "io/iomap.h"
+
+/* The axis to cut the stage's box along: FIRST, its first of more than one
+ * index; LAST, its first no operation transforms, else that one too. -1:
+ * an operation that cannot be cut. */
+static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_pieces_kind kind)
+{
+    int first = -1, free_axis = -1;
+    for (int i = 0; i < n; i++)
+        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE)
+            return -1;
+    for (int k = 0; k < box->ndim; k++) {
+        if (box->count[k] <= 1)
+            continue;
+        if (first < 0)
+            first = k;
+        int used = 0;
+        for (int i = 0; i < n; i++)
+            used |= specs[i].kind == FS_OP_C2C && specs[i].axes[k];
+        if (!used && free_axis < 0)
+            free_axis = k;
+    }
+    if (first < 0)
+        return 0;
+    return kind == FS_PIECES_LAST && free_axis >= 0 ? free_axis : first;
+}
+
+fs_piece_cut fs_pieces_cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind kind,
+                           int64_t piece_bytes)
+{
+    fs_piece_cut c = {piece_axis(t->ops[s], t->nops[s], box, kind), 0, 0, 0};
+    if (c.axis < 0)
+        return c;
+    int64_t elems = fs_box_elems(box);
+    int64_t slice_elems = elems > 0 ? elems / box->count[c.axis] : 0;
+    int64_t slice_bytes = slice_elems * (int64_t)fs_complex_bytes(t->prec);
+    c.per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
+    if (c.per > box->count[c.axis])
+        c.per = box->count[c.axis];
+    c.n = elems > 0 ? (box->count[c.axis] + c.per - 1) / c.per : 0;
+    c.buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems * c.per) * fs_complex_bytes(t->prec)
+                                         : 0;
+    return c;
+}
+
+int64_t fs_pieces_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
+                                int *count)
+{
+    fs_io_map rm = fs_transform_read_map(t, first);
+    *count = 0;
+    if (t->nstages == 1 && fs_io_map_is_plain(&rm, first))
+        return 0;
+    fs_piece_cut c = fs_pieces_cut(t, t->nstages - 1, last, FS_PIECES_LAST, FS_OVERLAP_PIECE_BYTES);
+    *count = c.axis < 0 ? 0 : c.n < FS_PIECE_BUFFERS ? (int)c.n : FS_PIECE_BUFFERS;
+    return *count ? (int64_t)c.buf_bytes : 0;
+}
