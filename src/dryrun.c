@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "dryrun.h"
-#include "io/shards.h"
+#include "options.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,15 +11,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/collective.h"
 #include "core/atomic.h"
-#include "output/destinations.h"
+#include "core/collective.h"
 #include "exchange/exchange.h"
-#include "plan/footprint.h"
 #include "io/h5io.h"
+#include "io/shards.h"
+#include "output/destinations.h"
+#include "plan/footprint.h"
 #include "plan/planner.h"
-#include "report/report.h"
 #include "plan/transform.h"
+#include "report/report.h"
+#include "stages/stage.h"
 
 
 static double mib(double bytes)
@@ -70,15 +72,23 @@ static int64_t largest_block(const fs_transform *t, int e, const fs_box *large_f
     return fs_box_elems(&blk);
 }
 
-/* What the run keeps besides the transform: with --vector, the spectra of
- * one component per transformed axis (runconfig.h). */
-static fs_footprint_keeps keeps_of(const fs_run_config *opts, const fs_transform_request *rq)
+/* What the stages ask of the run on the transformed axes of rq. */
+static fs_stage_needs needs_of(const fs_run_config *opts, const fs_transform_request *rq)
 {
     int D = 0;
     for (int a = 0; a < FS_LAYOUT_MAX_DIMS; a++)
         D += rq->transform_axis[a] != 0;
-    return (fs_footprint_keeps){opts->check, opts->keep_first + opts->keep_per_axis * D,
-                                opts->correlation};
+    fs_stage_facts f = fs_options_facts(opts);
+    fs_stage_needs n;
+    fs_stages_needs(&opts->stages, &f, D, &n);
+    return n;
+}
+
+/* What the run keeps besides the transform. */
+static fs_footprint_keeps keeps_of(const fs_run_config *opts, const fs_transform_request *rq)
+{
+    fs_stage_needs n = needs_of(opts, rq);
+    return (fs_footprint_keeps){opts->check.on, n.keep_first + n.buffers, n.undo};
 }
 
 /* Each strategy's footprint (ops: the one named; NULL: all of them, as
@@ -88,7 +98,8 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
                                 const fs_exchange_ops *ops, int io_thread, fs_footprint *fps,
                                 int *n, int *worst)
 {
-    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
+    fs_exchange_params params = {opts->strategy.seed, opts->strategy.packet_bytes,
+                                 opts->strategy.queues, 0};
     fs_footprint_keeps keeps = keeps_of(opts, rq);
     *n = 0;
     *worst = -1;
@@ -109,25 +120,20 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
 /* The input: described by --shape/--dtype, or probed by rank 0; every rank
  * gets it. *shards (out, rank 0): the --shards files, for the caller to
  * free. */
-static fs_status dry_input(MPI_Comm comm, int rank, const fs_run_config *opts, fs_input_info *info,
+static fs_status dry_input(MPI_Comm comm, const fs_run_config *opts, fs_input_info *info,
                            fs_shard_set *shards)
 {
     memset(info, 0, sizeof *info);
     memset(shards, 0, sizeof *shards);
-    fs_status st = FS_OK;
-    if (opts->shape_ndim) {
-        info->ndim = opts->shape_ndim;
-        memcpy(info->shape, opts->shape, sizeof info->shape);
-        snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(opts->dtype));
-        snprintf(info->dataset, sizeof info->dataset, "(--shape)");
-        info->dtype = opts->dtype;
-    } else if (rank == 0) {
-        st = fs_input_probe(opts->shards, opts->input_file, opts->input_dataset,
-                            &opts->inputs[0].slice, info, shards);
-    }
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        return st;
-    return fs_bcast_bytes(comm, 0, info, (int64_t)sizeof *info);
+    const fs_dryrun_options *d = &opts->dry;
+    if (!d->shape_ndim)
+        return fs_inputs_probe(comm, opts->shards, opts->inputs, 1, info, shards);
+    info->ndim = d->shape_ndim;
+    memcpy(info->shape, d->shape, sizeof info->shape);
+    snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(d->dtype));
+    snprintf(info->dataset, sizeof info->dataset, "(--shape)");
+    info->dtype = d->dtype;
+    return FS_OK;
 }
 
 /* Everything the dry run says, worked out once for the text and the JSON. */
@@ -144,6 +150,7 @@ typedef struct dry_plan {
     fs_footprint fps[FS_EXCHANGE_MAX_STRATEGIES];  /* per strategy compared, table order */
     int nfps, worst;                   /* worst: the largest, -1 without exchange */
     int chosen;                        /* the one the memory line speaks of, -1: none */
+    const char *kept;                  /* what the stages keep, in words (stage.h) */
     fs_footprint none;                 /* without exchange */
     fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
     int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
@@ -158,7 +165,7 @@ static const fs_footprint *chosen_need(const dry_plan *p)
 
 static int fits(const dry_plan *p)
 {
-    return (uint64_t)chosen_need(p)->total_bytes <= p->opts->mem_per_rank;
+    return (uint64_t)chosen_need(p)->total_bytes <= p->opts->strategy.mem_per_rank;
 }
 
 /* The node as a run of this job would find it (the ranks on a node: this
@@ -170,10 +177,9 @@ static fs_status dry_node(MPI_Comm comm, const fs_run_config *opts, fs_node *nod
     if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed"));
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int per_node = !opts->ranks || opts->ranks == nranks ? 0
-                   : cpus > 0 && cpus < opts->ranks  ? (int)cpus
-                                                     : (int)opts->ranks;
-    return fs_node_facts(comm, opts->mem_per_rank, per_node, node);
+    int ranks = opts->dry.ranks;
+    int per_node = !ranks || ranks == nranks ? 0 : cpus > 0 && cpus < ranks ? (int)cpus : ranks;
+    return fs_node_facts(comm, opts->strategy.mem_per_rank, per_node, node);
 }
 
 /* The default's choice, as a run of this job would make it. Collective. */
@@ -182,11 +188,12 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
 {
     const fs_node *node = &p->node;
     fs_wisdom *w = NULL;
-    fs_status st = fs_wisdom_load(comm, opts->wisdom_file, &w); /* agreed */
+    fs_status st = fs_wisdom_load(comm, opts->output.wisdom_file, &w); /* agreed */
     if (st == FS_OK) {
-        fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, node->crowded};
+        fs_exchange_params params = {opts->strategy.seed, opts->strategy.packet_bytes,
+                                     opts->strategy.queues, node->crowded};
         char key[512];
-        fs_planner_auto_key(&p->t, &params, opts->inverse, key, sizeof key);
+        fs_planner_auto_key(&p->t, &params, opts->transform.inverse, key, sizeof key);
         fs_default_args da = {rq, &params, keeps_of(opts, rq), node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
@@ -207,19 +214,25 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     p->info = info;
     p->P = P;
     p->worst = p->chosen = -1;
-    p->is_default = opts->strategy.kind == FS_STRATEGY_DEFAULT;
-    p->ops = opts->strategy.kind == FS_STRATEGY_NAMED ? opts->strategy.ops : NULL;
+    const fs_strategy_request *asked = &opts->strategy.strategy;
+    p->is_default = asked->kind == FS_STRATEGY_DEFAULT;
+    p->ops = asked->kind == FS_STRATEGY_NAMED ? asked->ops : NULL;
     fs_transform_request rq;
-    fs_exchange_params params = {opts->seed, opts->packet_bytes, opts->queues, 0};
+    fs_exchange_params params = {opts->strategy.seed, opts->strategy.packet_bytes,
+                                 opts->strategy.queues, 0};
     fs_status st = dry_node(comm, opts, &p->node); /* agreed */
     if (st != FS_OK)
         return st;
     int io = p->node.io_thread;
-    st = fs_planner_request(opts, info, P, &rq);
+    fs_stage_facts facts = fs_options_facts(opts);
+    fs_stage_needs any;
+    fs_stages_needs(&opts->stages, &facts, 0, &any);
+    st = fs_planner_request(&opts->transform, any.field, info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
     fs_footprint_keeps keeps = keeps_of(opts, &rq);
+    p->kept = needs_of(opts, &rq).kept;
     if (st == FS_OK)
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
@@ -242,8 +255,8 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
 /* Why pencils (the text's and the JSON's words). */
 static const char *pencil_reason(const dry_plan *p)
 {
-    return p->opts->grid[0] ? "--grid"
-           : p->opts->decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
+    return p->opts->transform.grid[0] ? "--grid"
+           : p->opts->transform.decomp == FS_DECOMP_PENCIL ? "--decomp=pencil"
                                                  : "slabs would leave ranks without data";
 }
 
@@ -262,7 +275,7 @@ static void print_decomposition(FILE *out, const dry_plan *p)
     fs_format_shape(p->info->ndim, p->info->shape, shape, sizeof shape);
     fprintf(out, "fftshard dry run: %s %s on %d ranks: %s, %s precision, %s\n", shape,
             p->info->type_name, p->P, fs_kind_name(t->kind), fs_precision_name(t->prec),
-            p->opts->inverse ? "inverse" : "forward");
+            p->opts->transform.inverse ? "inverse" : "forward");
     if (p->info->slice.given) {
         int64_t whole[FS_LAYOUT_MAX_DIMS];
         fs_format_shape(fs_input_file_shape(p->info, whole), whole, shape, sizeof shape);
@@ -366,18 +379,14 @@ static void print_memory(FILE *out, const dry_plan *p)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
     char cross[64] = "";
     if (m->cross_bytes)
-        snprintf(cross, sizeof cross, " + %s %.1f MiB",
-                 p->opts->cross ? "--cross's copy"
-                 : p->opts->combine >= FS_COMBINE_GRADIENT ? "the kept spectra"
-                                                           : "the first INPUT's copy",
-                 mib((double)m->cross_bytes));
+        snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
             mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross,
             mib((double)m->total_bytes));
-    if (p->opts->mem_per_rank)
-        fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->mem_per_rank),
+    if (p->opts->strategy.mem_per_rank)
+        fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->strategy.mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit");
 }
 
@@ -414,32 +423,32 @@ static void json_problem(fs_json *j, const dry_plan *p)
     const fs_transform *t = &p->t;
     const fs_run_config *o = p->opts;
     char input[FS_INPUT_NAME_MAX];
-    fs_input_name(o->input_file ? o->input_file : "", p->info, input, sizeof input);
+    fs_input_name(o->ninputs ? o->inputs[0].file : "", p->info, input, sizeof input);
     fs_json_str(j, "schema", FS_DRY_RUN_SCHEMA);
     fs_json_str(j, "version", PACKAGE_VERSION);
     fs_json_str(j, "command_line", o->command_line);
-    fs_json_str(j, "input", o->shape_ndim ? NULL : input);
+    fs_json_str(j, "input", o->dry.shape_ndim ? NULL : input);
     fs_json_ints(j, "shape", p->info->ndim, p->info->shape);
     fs_json_str(j, "dtype", p->info->type_name);
     fs_json_str(j, "precision", fs_precision_name(t->prec));
     fs_json_str(j, "transform", fs_kind_name(t->kind));
-    fs_json_str(j, "direction", o->inverse ? "inverse" : "forward");
-    fs_json_str(j, "norm", fs_norm_name(o->norm));
-    int64_t axes[FS_MAX_DIMS];
+    fs_json_str(j, "direction", o->transform.inverse ? "inverse" : "forward");
+    fs_json_str(j, "norm", fs_norm_name(o->transform.norm));
+    int64_t axes[FS_LAYOUT_MAX_DIMS];
     int naxes = 0;
     for (int k = 0; k < p->info->ndim; k++)
         if (t->transform_axis[k])
             axes[naxes++] = k;
     fs_json_ints(j, "axes", naxes, axes);
     fs_json_int(j, "ranks", p->P);
-    fs_json_str(j, "transpose", fs_strategy_request_name(&o->strategy));
+    fs_json_str(j, "transpose", fs_strategy_request_name(&o->strategy.strategy));
     fs_json_open(j, "strategy", '{');
-    fs_json_str(j, "requested", fs_strategy_request_name(&o->strategy));
+    fs_json_str(j, "requested", fs_strategy_request_name(&o->strategy.strategy));
     fs_json_str(j, "name", strategy_name(p));
     fs_json_str(j, "reason", strategy_reason(p));
-    fs_json_int(j, "seed", (int64_t)o->seed);
-    fs_json_int(j, "packet_bytes", (int64_t)o->packet_bytes);
-    fs_json_int(j, "queues", o->queues);
+    fs_json_int(j, "seed", (int64_t)o->strategy.seed);
+    fs_json_int(j, "packet_bytes", (int64_t)o->strategy.packet_bytes);
+    fs_json_int(j, "queues", o->strategy.queues);
     fs_json_close(j, '}');
 
     fs_json_open(j, "decomposition", '{');
@@ -524,8 +533,8 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');
-    if (p->opts->mem_per_rank) {
-        fs_json_int(j, "limit_bytes", (int64_t)p->opts->mem_per_rank);
+    if (p->opts->strategy.mem_per_rank) {
+        fs_json_int(j, "limit_bytes", (int64_t)p->opts->strategy.mem_per_rank);
         fs_json_bool(j, "fits", fits(p));
     } else {
         fs_json_null(j, "limit_bytes");
@@ -550,13 +559,15 @@ static fs_status begin_report(MPI_Comm comm, const fs_run_config *opts, const fs
                               const fs_shard_set *shards, char **tmp)
 {
     *tmp = NULL;
-    if (!opts->report_file || fs_report_to_stdout(opts->report_file))
+    const char *report = opts->output.report_file;
+    if (!report || fs_report_to_stdout(report))
         return FS_OK;
     fs_status st = FS_OK;
-    if (opts->input_file) {
-        const char *inputs[] = {opts->input_file};
+    const char *input = opts->ninputs ? opts->inputs[0].file : NULL;
+    if (input) {
+        const char *inputs[] = {input};
         fs_run_files files = {
-            .report = opts->report_file,
+            .report = report,
             .ninputs = 1,
             .inputs = inputs,
             .infos = info,
@@ -565,7 +576,7 @@ static fs_status begin_report(MPI_Comm comm, const fs_run_config *opts, const fs
         st = fs_destinations_check(comm, &files);
     }
     if (st == FS_OK)
-        st = fs_atomic_begin(comm, opts->report_file, opts->input_file, 1, tmp);
+        st = fs_atomic_begin(comm, report, input, 1, tmp);
     return st;
 }
 
@@ -574,22 +585,23 @@ static fs_status begin_report(MPI_Comm comm, const fs_run_config *opts, const fs
 static fs_status speak(const dry_plan *p, char *tmp)
 {
     const fs_run_config *o = p->opts;
-    FILE *text = !fs_report_to_stdout(o->report_file) ? stdout : o->quiet ? NULL : stderr;
+    const char *report = o->output.report_file;
+    FILE *text = !fs_report_to_stdout(report) ? stdout : o->quiet ? NULL : stderr;
     if (text)
         print_text(text, p);
     fs_status st = FS_OK;
-    if (o->report_file)
-        st = fs_json_write(o->report_file, tmp, json_plan, (void *)p);
+    if (report)
+        st = fs_json_write(report, tmp, json_plan, (void *)p);
     if (tmp && st == FS_OK)
-        st = fs_atomic_commit(tmp, o->report_file);
+        st = fs_atomic_commit(tmp, report);
     else if (tmp)
         fs_atomic_abort(tmp);
-    if (st == FS_OK && o->mem_per_rank && !fits(p))
+    if (st == FS_OK && o->strategy.mem_per_rank && !fits(p))
         st = fs_error_set(FS_ERR_RUNTIME,
                           "--mem-per-rank: the plan needs about %.1f MiB per rank, more than "
                           "%.1f MiB (not enough memory)",
                           mib((double)chosen_need(p)->total_bytes),
-                          mib((double)o->mem_per_rank));
+                          mib((double)o->strategy.mem_per_rank));
     return st;
 }
 
@@ -603,7 +615,7 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_run_config *opts)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed: %s", fs_mpi_strerror(err));
     fs_input_info info;
     fs_shard_set shards;
-    fs_status st = dry_input(comm, rank, opts, &info, &shards); /* agreed */
+    fs_status st = dry_input(comm, opts, &info, &shards); /* agreed */
     if (st != FS_OK) {
         fs_shard_set_free(&shards);
         return st;
@@ -612,7 +624,7 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_run_config *opts)
     st = fs_error_agree(comm, p ? FS_OK
                                 : fs_error_set(FS_ERR_RUNTIME, "out of memory planning the dry run"));
     if (st == FS_OK)
-        st = make_plan(comm, opts, &info, opts->ranks ? opts->ranks : nranks, p); /* agreed */
+        st = make_plan(comm, opts, &info, opts->dry.ranks ? opts->dry.ranks : nranks, p); /* agreed */
     char *tmp = NULL;
     if (st == FS_OK)
         st = begin_report(comm, opts, &info, &shards, &tmp);
@@ -628,3 +640,52 @@ fs_status fs_dry_run(MPI_Comm comm, const fs_run_config *opts)
     free(p);
     return st;
 }
+
+/* ---------------------------------------------------------- the options */
+
+static fs_status set_shape(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_dryrun_options *d = section;
+    (void)opt;
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    int n = fs_parse_shape(arg, shape);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE,
+                            "--shape=%s: expected lengths like 512x512x256 (1 to %d positive "
+                            "lengths, at most %s elements)",
+                            arg, FS_LAYOUT_MAX_DIMS, FS_MAX_ELEMS_TEXT);
+    memcpy(d->shape, shape, sizeof shape);
+    d->shape_ndim = n;
+    return FS_OK;
+}
+
+static fs_status set_dtype(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_dryrun_options *d = section;
+    fs_status st = fs_opt_enum(opt, arg, section);
+    d->dtype_given = st == FS_OK;
+    return st;
+}
+
+_Static_assert(sizeof(fs_dtype) == sizeof(int), "fs_dtype is stored as an int");
+static const fs_opt_name dtype_names[] = {
+    {"float32", FS_DTYPE_FLOAT32}, {"float64", FS_DTYPE_FLOAT64},
+    {"complex64", FS_DTYPE_COMPLEX64}, {"complex128", FS_DTYPE_COMPLEX128}, {NULL, 0}};
+
+#define D fs_dryrun_options
+const fs_opt fs_dryrun_option_lines[] = {
+    {FS_OPT("dry-run", 0, FS_OPT_NO_ARG, fs_opt_flag, D, on),
+     .help = "      --dry-run           print the decomposition, local blocks, messages and\n"
+             "                          memory per rank, then exit; INPUT optional (with\n"
+             "                          --report=- piped into fftshard-predict PLATFORM: the\n"
+             "                          strategies' times on a simulated machine)\n"},
+    {FS_OPT("shape", 0, FS_OPT_ARG, set_shape, D, shape),
+     .help = "      --shape=SHAPE       the array's shape (e.g. 2048x2048x2048) instead of INPUT\n"},
+    {FS_OPT("dtype", 0, FS_OPT_ARG, set_dtype, D, dtype), .names = dtype_names,
+     .help = "      --dtype=TYPE        its type: float32, float64, complex64, complex128\n"},
+    {FS_OPT("ranks", 0, FS_OPT_ARG, fs_opt_long, D, ranks), .lo = 1, .hi = 1L << 30,
+     .expected = "a positive integer",
+     .help = "      --ranks=N           plan for N ranks (default: this job's)\n"},
+    {.long_name = NULL},
+};
+#undef D

@@ -15,10 +15,28 @@
 #define FS_DRYRUN_H
 
 #include <mpi.h>
+#include <stdint.h>
+
+#include "core/dtype.h"
 #include "core/errors.h"
-#include "plan/runconfig.h"
+#include "core/layout.h"
+#include "core/optable.h"
 
 #define FS_DRY_RUN_SCHEMA "fftshard-dry-run/1"
+
+/* --dry-run and the problem it may plan without a file. */
+typedef struct fs_dryrun_options {
+    int on;                            /* --dry-run */
+    int shape_ndim;                    /* 0: INPUT is probed */
+    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype dtype;                    /* of --shape (complex128 unless given) */
+    int dtype_given;
+    int ranks;                         /* 0: this job's */
+} fs_dryrun_options;
+extern const fs_opt fs_dryrun_option_lines[];
+
+/* The whole configuration (options.h). */
+typedef struct fs_run_config fs_run_config;
 
 /* Collective over comm; rank 0 prints. A plan that does not fit
  * --mem-per-rank is FS_ERR_RUNTIME ("not enough memory"), after the text

@@ -11,16 +11,16 @@
 #include <sys/resource.h>
 
 #include "core/atomic.h"
-#include "dryrun.h"
 #include "core/errors.h"
 #include "core/launcher.h"
-#include "io/h5common.h"
-#include "io/h5io.h"
-#include "options.h"
-#include "pipeline.h"
-#include "io/probe_guard.h"
 #include "core/signals.h"
 #include "core/testhooks.h"
+#include "dryrun.h"
+#include "io/h5common.h"
+#include "io/h5io.h"
+#include "io/probe_guard.h"
+#include "options.h"
+#include "pipeline.h"
 
 /* The smallest file-size limit (ulimit -f) MPI_Init is known to start
  * under: UCX's shared-memory transport creates files of 4 MiB, and fails
@@ -80,8 +80,8 @@ int main(int argc, char **argv)
     /* A signal held since the start acts from here on. */
     fs_signals_install(fs_atomic_remove_registered);
 
-    fs_options opts;
-    fs_status status = fs_options_parse(argc, argv, &opts);
+    fs_run_config cfg;
+    fs_status status = fs_options_parse(argc, argv, &cfg);
     if (status != FS_OK) {
         /* Every rank parsed the same argv: rank 0 speaks for all. */
         if (rank == 0) {
@@ -89,23 +89,20 @@ int main(int argc, char **argv)
             if (status == FS_ERR_USAGE)
                 fprintf(stderr, "Try 'fftshard --help' for more information.\n");
         }
-    } else if (opts.action == FS_ACTION_HELP) {
+    } else if (cfg.action == FS_ACTION_HELP) {
         if (rank == 0)
             fs_options_print_help(stdout);
-    } else if (opts.action == FS_ACTION_VERSION) {
+    } else if (cfg.action == FS_ACTION_VERSION) {
         if (rank == 0)
             fs_options_print_version(stdout);
     } else {
-        fs_error_set_verbose(opts.verbose);
-        /* The one translation: below here the run sees its configuration. */
-        fs_run_config config;
-        fs_options_config(&opts, &config);
-        status = opts.dry_run ? fs_dry_run(comm, &config) : fs_pipeline_run(comm, &config);
+        fs_error_set_verbose(cfg.verbose);
+        status = cfg.dry.on ? fs_dry_run(comm, &cfg) : fs_pipeline_run(comm, &cfg);
         /* Some option values (--axes) can only be judged against the input. */
         if (status == FS_ERR_USAGE && rank == 0)
             fprintf(stderr, "Try 'fftshard --help' for more information.\n");
     }
-    fs_options_free(&opts);
+    fs_options_free(&cfg);
     fs_probe_guard_stop();
     fflush(stdout);
     /* The last collective: past it no rank works any more, so a stall in

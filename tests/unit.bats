@@ -76,10 +76,3 @@ agree() {
         agree "$n"
     done
 }
-
-# bats test_tags=quick
-@test "structure: only main.c and options.c see the command line; the rest take the run configuration" {
-    local seen
-    seen=$(cd "$srcdir/src" && grep -rlE '^#include "(\.\./)?options\.h"' --include='*.[ch]' . | sort | tr '\n' ' ')
-    [ "$seen" = "./main.c ./options.c " ] || fail "options.h is included by: $seen"
-}

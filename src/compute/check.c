@@ -5,6 +5,7 @@
 #include "compute/check.h"
 #include "core/collective.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,3 +227,28 @@ fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
             : FS_OK);
     return FS_OK;
 }
+
+/* --check-tolerance implies --check. */
+static fs_status set_tolerance(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_check_options *o = section;
+    (void)opt;
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v > 0) || v >= 1e300)
+        return fs_error_set(FS_ERR_USAGE, "--check-tolerance=%s: expected a positive number", arg);
+    o->tolerance = v;
+    o->on = 1;
+    return FS_OK;
+}
+
+const fs_opt fs_check_option_lines[] = {
+    {FS_OPT("check", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_check_options, on),
+     .help = "      --check             verify the result (inverse round trip, Parseval);\n"
+             "                          exit 5 and keep nothing above the tolerance\n"},
+    {FS_OPT("check-tolerance", 0, FS_OPT_ARG, set_tolerance, fs_check_options, tolerance),
+     .help = "      --check-tolerance=X relative error allowed (default 1e-9 double,\n"
+             "                          1e-3 single)\n"},
+    {.long_name = NULL},
+};

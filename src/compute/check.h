@@ -13,6 +13,7 @@
 #include "compute/compute.h"
 #include "core/errors.h"
 #include "io/h5io.h"
+#include "core/optable.h"
 #include "core/timers.h"
 #include "plan/pieces.h"
 #include "plan/transform.h"
@@ -36,6 +37,13 @@ typedef struct fs_check_result {
     double roundtrip_error;   /* max |inverse(result) - input| / max |input| */
     double parseval_error;    /* relative difference of the two energies */
 } fs_check_result;
+
+/* --check and --check-tolerance (check.c's lines). */
+typedef struct fs_check_options {
+    int on;
+    double tolerance;               /* 0: by precision */
+} fs_check_options;
+extern const fs_opt fs_check_option_lines[];
 
 typedef struct fs_check_args {
     MPI_Comm comm;

@@ -102,8 +102,13 @@ void fs_compute_free(fs_compute **cp)
     *cp = NULL;
 }
 
-fs_status fs_compute_trial(const fs_compute_args *a, fs_workbuf *buf, double *slowest)
+fs_status fs_compute_time(void *ctx, const fs_exchange_ops *ops, double *slowest)
 {
+    const fs_compute_trial *tr = ctx;
+    fs_compute_args ca = {tr->comm, fs_planned_for(tr->planned, ops), tr->d, ops, tr->params,
+                          tr->fftw_flags, 0, 0};
+    const fs_compute_args *a = &ca;
+    fs_workbuf *buf = tr->buf;
     fs_compute *c = NULL;
     fs_status st = fs_error_agree(a->comm, fs_compute_new(a, buf, &c));
     if (st != FS_OK)

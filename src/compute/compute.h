@@ -22,6 +22,7 @@
 #include "core/progress.h"
 #include "core/timers.h"
 #include "plan/pieces.h"
+#include "plan/planner.h"
 #include "plan/transform.h"
 
 /* The working array of a rank: complex elements of one precision. */
@@ -57,11 +58,20 @@ typedef struct fs_compute fs_compute;
 fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute **out);
 void fs_compute_free(fs_compute **c);
 
-/* Collective, for --transpose=auto's trial: a compute plan of a made on
- * buf (grown, its contents lost), run once on zeros before any input is
- * read, and freed; *slowest (out) the seconds of the slowest rank. The
- * status is agreed. */
-fs_status fs_compute_trial(const fs_compute_args *a, fs_workbuf *buf, double *slowest);
+/* --transpose=auto's trial of strategy ops (planner.h's fs_trial_time_fn,
+ * ctx an fs_compute_trial): collective, a compute plan of the transform
+ * planned for ops made on buf (grown, its contents lost), run once on
+ * zeros before any input is read, and freed; *slowest (out) the seconds of
+ * the slowest rank. The status is agreed. */
+typedef struct fs_compute_trial {
+    MPI_Comm comm;
+    const fs_planned *planned;
+    const fs_decomposition *d;
+    const fs_exchange_params *params;
+    unsigned fftw_flags;
+    fs_workbuf *buf;
+} fs_compute_trial;
+fs_status fs_compute_time(void *ctx, const fs_exchange_ops *ops, double *slowest);
 
 /* Collective: the transform on data (buf->data of fs_compute_new), from the
  * first stage's layout to the last's, the result in buf->data. FFT time and exchange time go to `timers` (block FFTs run inside

@@ -51,6 +51,10 @@
  * Malloc'ed; NULL when out of memory. reserve < NAME_MAX - 16. */
 char *fs_atomic_short_name(const char *name, size_t reserve);
 
+/* The directory and the base name of path (malloc'ed); -1, both NULL,
+ * when out of memory. */
+int fs_atomic_split_path(const char *path, char **dir, char **base);
+
 /* Remove a directory's entries (never following a link; subdirectories
  * stay), then the directory, if path's last component is a directory and
  * not a symbolic link (not in a signal handler). */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 struct fs_json {
     FILE *f;
@@ -119,6 +120,21 @@ void fs_json_raw(fs_json *j, const char *text)
 {
     fprintf(j->f, "%s%s", j->first ? "" : ",", text);
     j->first = 0;
+}
+
+void fs_json_parts(fs_json *j, const fs_json_part *parts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const char *m = parts[i].member;
+        int opens = m && (i == 0 || !parts[i - 1].member || strcmp(parts[i - 1].member, m) != 0);
+        int closes = m && (i + 1 == n || !parts[i + 1].member ||
+                           strcmp(parts[i + 1].member, m) != 0);
+        if (opens)
+            fs_json_open(j, m, '{');
+        parts[i].write(j, parts[i].arg);
+        if (closes)
+            fs_json_close(j, '}');
+    }
 }
 
 /* f's status once closed: 0 or an errno. */

@@ -25,6 +25,18 @@ void fs_json_ints_strided(fs_json *j, const char *key, int n, const int64_t *v, 
 /* An element already written as JSON text (an object made apart). */
 void fs_json_raw(fs_json *j, const char *text);
 
+/* A part of a document made by another module: write(j, arg) writes its
+ * members inside the document's member `member` (parts of one member in a
+ * row share it: fs_json_parts), or at the top (member NULL). */
+typedef struct fs_json_part {
+    const char *member;
+    void (*write)(fs_json *j, const void *arg);
+    const void *arg;
+} fs_json_part;
+
+/* The n parts in order, the ones of one member in a row inside it. */
+void fs_json_parts(fs_json *j, const fs_json_part *parts, int n);
+
 /* One object whose members body(j, arg) writes, into f, which is closed:
  * 0, or the errno of a failed write. */
 int fs_json_document(FILE *f, void (*body)(fs_json *j, void *arg), void *arg);

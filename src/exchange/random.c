@@ -161,6 +161,26 @@ static void random_estimate(const fs_exchange_args *args, fs_exchange_estimate *
     est->messages = (uint64_t)z.send_packets;
 }
 
+/* The random map of the patent: the other ranks of P shuffled
+ * (Fisher-Yates) into order by a generator keyed by the seed and this rank
+ * me. Returns how many (P - 1). */
+static int random_order(int *order, int P, int me, uint64_t seed)
+{
+    int n = 0;
+    for (int q = 0; q < P; q++)
+        if (q != me)
+            order[n++] = q;
+    uint64_t state = mix64(seed ^ mix64((uint64_t)me + 0x51ed2701ULL));
+    for (int i = n - 1; i > 0; i--) {
+        state = mix64(state);
+        int j = (int)(state % (uint64_t)(i + 1));
+        int t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    return n;
+}
+
 static fs_status random_plan_new(fs_exchange *x)
 {
     const fs_redist *rd = x->args.rd;
@@ -200,21 +220,7 @@ static fs_status random_plan_new(fs_exchange *x)
                                                                               : p->recv_packets),
                             (long long)MAX_PACKETS);
 
-    /* The random map of the patent: the other ranks shuffled (Fisher-Yates)
-     * by a generator keyed by the seed and this rank. */
-    int n = 0;
-    for (int q = 0; q < P; q++)
-        if (q != me)
-            p->order[n++] = q;
-    uint64_t seed = params ? params->seed : FS_DEFAULT_SEED;
-    uint64_t state = mix64(seed ^ mix64((uint64_t)me + 0x51ed2701ULL));
-    for (int i = n - 1; i > 0; i--) {
-        state = mix64(state);
-        int j = (int)(state % (uint64_t)(i + 1));
-        int t = p->order[i];
-        p->order[i] = p->order[j];
-        p->order[j] = t;
-    }
+    int n = random_order(p->order, P, me, params ? params->seed : FS_DEFAULT_SEED);
 
     int *tag_ub = NULL, has_tag_ub = 0;
     int err = MPI_Comm_get_attr(x->args.comm, MPI_TAG_UB, &tag_ub, &has_tag_ub);

@@ -159,8 +159,9 @@ fs_status fs_h5_output_raw(fs_h5_output *o, fs_dtype mem_type, fs_h5_raw *raw, c
  * its status): every rank returns the lowest failing rank's status and
  * message, as after fs_h5_output_write. */
 fs_status fs_h5_output_raw_done(fs_h5_output *o, fs_status local);
-/* What messages call o's file. */
+/* What messages call o's file, and the file on disk (its temporary). */
 const char *fs_h5_output_name(const fs_h5_output *o);
+const char *fs_h5_output_disk(const fs_h5_output *o);
 /* Collective, same values on every rank: attributes on the dataset. When
  * HDF5 fails in these and in fs_h5_output_close on an MPI-IO file, the
  * ranks' HDF5 states differ and the job ends (fs_h5_abandon). */

@@ -70,6 +70,13 @@ typedef struct fs_input_info {
                                   * then the sliced array's, the reads select the slice */
 } fs_input_info;
 
+/* One INPUT as named: FILE.h5[:/path[SLICE]]. */
+typedef struct fs_location {
+    char *file;
+    char *dataset;         /* NULL: the only dataset in the file */
+    fs_slice_spec slice;   /* given 0: the whole dataset */
+} fs_location;
+
 /* The files of a sharded array: file i holds the box boxes[i] of the whole
  * (its dataset has the box's shape). */
 typedef struct fs_shard_set {

@@ -430,3 +430,21 @@ fs_status fs_input_probe(int sharded, const char *input, const char *dataset,
         st = fs_slice_apply(slice, input, info);
     return st;
 }
+
+fs_status fs_inputs_probe(MPI_Comm comm, int sharded, const fs_location *inputs, int n,
+                          fs_input_info *infos, fs_shard_set *set)
+{
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    memset(set, 0, sizeof *set);
+    fs_status st = FS_OK;
+    for (int i = 0; i < n && st == FS_OK && rank == 0; i++)
+        st = fs_input_probe(sharded, inputs[i].file, inputs[i].dataset, &inputs[i].slice,
+                            &infos[i], set);
+    st = fs_error_agree(comm, st);
+    if (st == FS_OK)
+        st = fs_bcast_bytes(comm, 0, infos, (int64_t)sizeof *infos * n);
+    if (st == FS_OK && sharded)
+        st = fs_shards_bcast(comm, set);
+    return st;
+}

@@ -27,4 +27,10 @@ fs_status fs_input_probe(int sharded, const char *input, const char *dataset,
 /* Collective: rank 0's set to every rank (others' *set is filled). */
 fs_status fs_shards_bcast(MPI_Comm comm, fs_shard_set *set);
 
+/* Collective: rank 0 probes the n INPUTs (fs_input_probe), every rank gets
+ * what it found in infos (and with sharded, the files in *set). The status
+ * is agreed and printed. */
+fs_status fs_inputs_probe(MPI_Comm comm, int sharded, const fs_location *inputs, int n,
+                          fs_input_info *infos, fs_shard_set *set);
+
 #endif

@@ -59,12 +59,12 @@ static int transformed_axes(const fs_transform *t)
     return n;
 }
 
-fs_status fs_coords_check(const fs_run_config *o, const fs_transform *t)
+fs_status fs_coords_check(int nbox, const fs_transform *t)
 {
     int naxes = transformed_axes(t);
-    if (o->nbox > 1 && o->nbox != naxes)
+    if (nbox > 1 && nbox != naxes)
         return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths given for %d transformed axes "
-                            "(give one, or one per transformed axis)", o->nbox, naxes);
+                            "(give one, or one per transformed axis)", nbox, naxes);
     return FS_OK;
 }
 
@@ -77,14 +77,14 @@ typedef struct axis_coord {
 
 /* Transformed axis a (its i-th in increasing order) of t's result: k
  * (spectral) or x. */
-static fs_status transformed_coord(const fs_transform *t, const fs_run_config *o, int a, int i,
-                                   axis_coord *ac)
+static fs_status transformed_coord(const fs_transform *t, int nbox, const double *box, int a,
+                                   int i, axis_coord *ac)
 {
     int spectral = t->sign < 0 && !t->round_trip; /* FFTW_FORWARD */
     int64_t count = t->out_shape[a];
     /* the real length: the input's, the output's for x, the halved axis's */
     int64_t n = a == t->real_axis ? t->real_len : spectral ? t->in_shape[a] : count;
-    double L = o->nbox ? o->box[o->nbox == 1 ? 0 : i] : (double)n;
+    double L = nbox ? box[nbox == 1 ? 0 : i] : (double)n;
     double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
     if (!v)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -93,7 +93,7 @@ static fs_status transformed_coord(const fs_transform *t, const fs_run_config *o
         int64_t f = a == t->real_axis || j < (n + 1) / 2 ? j : j - n;
         v[j] = spectral ? 2.0 * M_PI * (double)f / L : (double)j * L / (double)n;
     }
-    const char *unit = o->nbox ? "box_length_unit" : "grid_spacing";
+    const char *unit = nbox ? "box_length_unit" : "grid_spacing";
     snprintf(ac->name, sizeof ac->name, "%s%d", spectral ? "k" : "x", a);
     snprintf(ac->units, sizeof ac->units, "%s%s", spectral ? "rad/" : "", unit);
     if (spectral)
@@ -137,8 +137,8 @@ static fs_status batch_coord(const fs_transform *t, const fs_input_coords *in, i
     return FS_OK;
 }
 
-fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t,
-                          const fs_run_config *o, const fs_input_coords *in,
+fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t, int nbox,
+                          const double *box, const fs_input_coords *in,
                           const char *const *taken, int ntaken)
 {
     char group[FS_PATH_MAX];
@@ -154,7 +154,7 @@ fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transfo
     memset(ac, 0, sizeof ac);
     fs_status st = FS_OK;
     for (int a = 0, i = 0; a < t->out_ndim && st == FS_OK; a++) {
-        st = t->transform_axis[a] ? transformed_coord(t, o, a, i++, &ac[a])
+        st = t->transform_axis[a] ? transformed_coord(t, nbox, box, a, i++, &ac[a])
                                   : batch_coord(t, in, a, &ac[a]);
         if (st == FS_OK)
             st = fs_h5_coord_make(h, group, &ac[a].c, taken, ntaken, paths[a], sizeof paths[a]);

@@ -22,7 +22,6 @@
 #include "io/h5probe.h"
 #include "io/h5scales.h"
 #include "core/layout.h"
-#include "plan/runconfig.h"
 #include "plan/transform.h"
 
 /* An input dataset's coordinates, on every rank. */
@@ -39,15 +38,16 @@ fs_status fs_input_coords_take(MPI_Comm comm, const char *file, const fs_input_i
                                int sharded, fs_input_coords *c);
 void fs_input_coords_free(fs_input_coords *c);
 
-/* Whether o's --box-size fits t (one length, or one per transformed
+/* Whether nbox --box-size lengths fit t (none, one, or one per transformed
  * axis): FS_ERR_USAGE otherwise, before any work. */
-fs_status fs_coords_check(const fs_run_config *o, const fs_transform *t);
+fs_status fs_coords_check(int nbox, const fs_transform *t);
 
 /* Collective: the coordinates of t's result `dataset` in h (in its group),
  * made or shared, attached to its axes, at none of the ntaken paths
- * `taken` (the run's results); in: its input's (may be NULL). */
-fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t,
-                          const fs_run_config *o, const fs_input_coords *in,
-                          const char *const *taken, int ntaken);
+ * `taken` (the run's results); box[0..nbox): --box-size's lengths (nbox 0:
+ * grid units); in: its input's (may be NULL). */
+fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t, int nbox,
+                          const double *box, const fs_input_coords *in, const char *const *taken,
+                          int ntaken);
 
 #endif

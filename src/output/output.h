@@ -1,56 +1,96 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* output: the policy of what a run writes and when it becomes visible.
  *
- * It owns OUTPUT's temporary (atomic.h), the report's and the wisdom's,
- * the sharded output set (shardout.h), the storage choice (--chunks,
- * --deflate), the check of every destination (destinations.h) and the
- * free-space and file-size checks made before anything is written, the
- * attributes of the result (fftshard's own, then the input dataset's under
- * their own names) and its coordinates (coords.h), the write of the last stage's boxes and the
- * commit that puts the result, the report and the wisdom in place together.
- * Every failure leaves no temporary; a write that fails part way through a
- * collective call ends the job (see fs_output_abandon). */
+ * It owns OUTPUT's temporary (core/atomic.h), the report's and the
+ * wisdom's, the sharded output set (shardout.h), the storage and the
+ * free-space and file-size checks made before anything is written
+ * (space.h), the check of every destination (destinations.h), the
+ * attributes of a result (fftshard's own, what a stage made it from, then
+ * the input dataset's under their own names) and its coordinates
+ * (coords.h), the write of the last stage's boxes and the commit that puts
+ * the result, the report and the wisdom in place together. What OUTPUT is
+ * to hold (the results' paths, the stages' groups) is the caller's to say;
+ * the output knows no stage. Every failure leaves no temporary; a write
+ * that fails part way through a collective call ends the job (see
+ * fs_output_abandon). */
 #ifndef FS_OUTPUT_H
 #define FS_OUTPUT_H
 
 #include <mpi.h>
 
-#include "analysis/combine.h"
-#include "analysis/vector.h"
+#include "core/atomic.h"
 #include "core/errors.h"
+#include "core/layout.h"
+#include "core/optable.h"
+#include "core/progress.h"
+#include "io/h5attrs.h"
 #include "io/h5io.h"
 #include "output/coords.h"
-#include "plan/runconfig.h"
-#include "core/atomic.h"
-#include "core/progress.h"
 #include "output/shardout.h"
-#include "core/layout.h"
 #include "plan/transform.h"
 
-/* What the result's attributes say besides the transform. */
-typedef struct fs_output_attrs {
-    const char *input_file;
-    const char *input_dataset;
-    const char *strategy;          /* "none" without exchange */
+/* The options of what is written (output_options.c). */
+typedef struct fs_output_options {
+    char *file;                    /* OUTPUT's file (NULL: none, a dry run without OUTPUT) */
+    char *dataset;                 /* OUTPUT's path (NULL: each input dataset's) */
+    char *wisdom_file;             /* --wisdom (NULL: none) */
+    char *report_file;             /* --report (NULL: none; "-": standard output) */
+    int shard_output;              /* 0: one file, -1: one per rank, else files */
+    int chunks_ndim;               /* 0: HDF5's contiguous layout */
+    int64_t chunks[FS_LAYOUT_MAX_DIMS];
+    int deflate;                   /* level, 0: none */
+    int add;                       /* into an existing OUTPUT */
+    int force;
+} fs_output_options;
+
+/* The option lines, their --help, and the check of the options together
+ * (several INPUTs, --add with --shard-output). */
+extern const fs_opt fs_output_option_lines[];
+fs_status fs_output_options_check(const fs_output_options *o, int ninputs, int named_result);
+void fs_output_options_free(fs_output_options *o);
+
+/* The INPUTs as the output sees them. */
+typedef struct fs_output_inputs {
+    int n;
+    const fs_location *inputs;     /* as named */
+    const fs_input_info *infos;    /* as probed */
+    const fs_shard_set *shards;    /* rank 0: the --shards files (NULL: files) */
+    int coords;                    /* their batch axes' coordinates are wanted */
+    int verbose, quiet;
+} fs_output_inputs;
+
+/* What OUTPUT is to hold, known before any work. */
+typedef struct fs_output_layout {
+    int nresults;                  /* datasets, in the order they are written */
+    const char *const *results;    /* each one's path */
+    const int *result_input;       /* the INPUT it is made from (for messages) */
+    int ngroups;
+    const char *const *groups;     /* the stages' groups */
+    int nbox;                      /* --box-size: the coordinates' box lengths (0: none) */
+    const double *box;
+} fs_output_layout;
+
+/* The result written next and what it records besides the transform. */
+typedef struct fs_output_result {
+    const char *dataset;           /* its path (one of the layout's results) */
+    int input;                     /* whose name, attributes and coordinates it carries */
+    const char *strategy;          /* the one that ran ("none" without exchange) */
     int nranks;
-    const fs_input_attrs *copied;  /* the input dataset's own attributes (NULL: none) */
-    /* --apply (a round trip, transform.h): the operators as recorded and
-     * the box length of each transformed axis in order (fs_output_set_operation) */
-    const char *operation;
-    int nbox;
+    int inverse;                   /* --inverse */
+    int keep;                      /* the data is read again after the write */
+    const char *operation;         /* what a stage made it with (NULL: none) */
+    int nbox;                      /* and its box lengths ("box_size"; 0: none) */
     double box[FS_LAYOUT_MAX_DIMS];
-    /* a combined result of two INPUTs (combine.h): the second (NULL: none) */
-    const char *second_file, *second_dataset, *second_slice; /* slice: "" none */
-    const char *input_slice;       /* the input's slice as numpy spells it (NULL: none) */
-    /* --vector of several INPUTs: FILE:/ds of each, comma separated (NULL: none) */
-    const char *components;
-} fs_output_attrs;
+    int second;                    /* the second INPUT it is made with (-1: none) */
+    const char *components;        /* "FILE:DATASET, ..." of its components (NULL: none) */
+} fs_output_result;
 
 typedef struct fs_output {
     MPI_Comm comm;
     int rank;
-    const fs_run_config *opts;
-    const char *dataset;           /* the output dataset's path */
+    const fs_output_options *opts;
+    fs_output_inputs in;
+    fs_output_layout layout;
     char *tmp_path;                /* OUTPUT's temporary (the master with --shard-output) */
     char *report_tmp;              /* the report's temporary, made before any work
                                       (NULL: none, or --report=-) */
@@ -58,21 +98,12 @@ typedef struct fs_output {
     fs_shard_output so;            /* --shard-output */
     fs_h5_storage storage;         /* --chunks, --deflate */
     fs_h5_output *h5;              /* the file being written (NULL: none on this rank) */
-    fs_output_attrs attrs;
+    fs_output_result result;       /* the one written next (fs_output_select) */
     fs_file_id copied;             /* rank 0, --add: OUTPUT when it was copied (or that it
                                       did not exist), which the commit must find again */
-    const fs_input_info *infos;    /* the probed inputs (fs_output_begin's), for the
-                                      result paths */
-    int ninfos;
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
     fs_input_coords *input_coords; /* each input dataset's coordinates (as many) */
     int n_input_attrs;
-    int current;                   /* the input whose result is written (fs_output_select) */
-    int result;                    /* and which of its results (fs_output_select_result) */
-    /* the combined spectra's results, written on the last INPUT's turn (combine.h) */
-    int nresults;
-    char results[FS_VECTOR_MAX_RESULTS][FS_COMBINE_PATH_MAX];
-    char components[FS_VECTOR_MAX_AXES * (2 * FS_PATH_MAX + 4)]; /* attrs.components */
 } fs_output;
 
 /* Nothing begun: what fs_output_finish may be given before fs_output_begin. */
@@ -81,32 +112,24 @@ void fs_output_init(fs_output *out);
 /* OUTPUT's temporary as HDF5 writes it (NULL: none on this rank). */
 fs_h5_output *fs_output_h5(const fs_output *out);
 
-/* The result of input i (info, in input_file) is written next: its
- * dataset's path and its attributes (strategy: the one that ran). With
- * combined spectra (combine.h) the path is the combined result's (also on
- * a turn that writes none) and the attributes the first INPUT's. */
-void fs_output_select(fs_output *out, int i, const fs_input_info *info, const char *input_file,
-                      const char *strategy, int nranks);
+/* Each input dataset's own attributes (NULL before fs_output_begin). */
+const fs_input_attrs *fs_output_input_attrs(const fs_output *out);
 
-/* The combined spectra (combine.h): result k of the last turn is written
- * next (its path; the attributes stay the turn's). */
-void fs_output_select_result(fs_output *out, int k);
-
-/* --apply: the selected result records the operators as text (kept by the
- * caller until the write) and the nbox box lengths box (copied). */
-void fs_output_set_operation(fs_output *out, const char *text, int nbox, const double *box);
+/* The result written next (copied; its strings borrowed until it is
+ * written). */
+void fs_output_select(fs_output *out, const fs_output_result *r);
 
 /* Collective: refuse destinations that clash with each other or with the
- * inputs (fs_destinations_check) and results that would share a dataset
- * path (FS_ERR_USAGE); with --add, results whose path in the existing
- * OUTPUT holds a dataset (without --force) or anything else (FS_ERR_OUTPUT).
- * Create the temporaries of OUTPUT, the report and the shard set. infos
- * are the n probed inputs (each one's dataset is its result's path unless
- * OUTPUT names one); shards the --shards files on rank 0 (NULL: files).
- * Take each input dataset's own attributes (rank 0 reads them, from the
- * first shard with --shards) for its result. */
-fs_status fs_output_begin(MPI_Comm comm, const fs_run_config *o, const fs_input_info *infos, int n,
-                          const fs_shard_set *shards, fs_output *out);
+ * inputs (fs_destinations_check) and results that would share a path
+ * (FS_ERR_USAGE); with --add, results whose path in the existing OUTPUT
+ * holds a dataset (without --force) or anything else, and groups whose
+ * path holds anything (without --force) (FS_ERR_OUTPUT). Create the
+ * temporaries of OUTPUT, the report and the shard set. Take each input
+ * dataset's own attributes (rank 0 reads them, from the first shard with
+ * --shards) and, with in->coords, its coordinates. in and layout are
+ * borrowed for the run. */
+fs_status fs_output_begin(MPI_Comm comm, const fs_output_options *o, const fs_output_inputs *in,
+                          const fs_output_layout *layout, fs_output *out);
 
 /* Collective: the storage, the shard files, and (rank 0) the free space of
  * every destination's file system (the n results ts in one file, with
@@ -117,21 +140,21 @@ fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
  * copy of OUTPUT (rank 0 copies it, with its permissions, records what
- * OUTPUT was in out->copied, and checks the result paths again in the
- * copy: FS_ERR_OUTPUT for a link on them); nothing with --shard-output.
- * The status is this rank's: the caller agrees it. */
+ * OUTPUT was in out->copied, and checks the paths again in the copy:
+ * FS_ERR_OUTPUT for a link on them); nothing with --shard-output. The
+ * status is this rank's: the caller agrees it. */
 fs_status fs_output_open(fs_output *out);
 
-/* Collective: create the output dataset out->dataset for t in the open
- * file (replacing one of that path with --add --force), or with
- * --shard-output the shard file and its dataset. */
+/* Collective: create the selected result's dataset for t in the open file
+ * (replacing one of that path with --add --force), or with --shard-output
+ * the shard file and its dataset. */
 fs_status fs_output_create(fs_output *out, const fs_transform *t);
 
-/* Collective: write this rank's last-stage box `last` from data, then the
+/* Collective: write this rank's box `box` of t's result from data, then the
  * attributes and the coordinates. Padded rows are packed in place for the
- * write (h5io.h) and put back only when data is read again: by --check,
- * --correlation-function or the input's next result. */
-fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *last,
+ * write (h5io.h) and put back only when the result is read again (its
+ * keep). */
+fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *box,
                           void *data, fs_progress *progress);
 
 /* Collective: the attributes and the coordinates alone, after the caller
@@ -144,10 +167,10 @@ fs_status fs_output_close(fs_output *out);
 /* Collective, once the report and the wisdom are written into their
  * temporaries: put the result in place (with --add only if OUTPUT is still
  * the file copied, else FS_ERR_OUTPUT: fs_atomic_place_checked), then the
- * report and the wisdom
- * (rank 0 renames while every rank holds the signals); then, with
- * --report=-, rank 0 writes the report to standard output (a failure there
- * is FS_ERR_RUNTIME with the result already in place). */
+ * report and the wisdom (rank 0 renames while every rank holds the
+ * signals); then, with --report=-, rank 0 writes the report to standard
+ * output (a failure there is FS_ERR_RUNTIME with the result already in
+ * place). t: the transform of a sharded result's master. */
 fs_status fs_output_commit(fs_output *out, const fs_transform *t);
 
 /* A collective write or close failed on some rank: remove the temporaries

@@ -24,17 +24,6 @@
 /* Room kept after STEM in a shard's name: ".NNNN.h5" with up to 10 digits. */
 #define SHARD_FILE_RESERVE (1 + 10 + 3)
 
-/* Directory and base name of a path (malloc'ed). */
-static int split_path(const char *path, char **dir, char **base)
-{
-    char *a = strdup(path), *b = strdup(path);
-    *dir = a ? strdup(dirname(a)) : NULL;
-    *base = b ? strdup(basename(b)) : NULL;
-    free(a);
-    free(b);
-    return *dir && *base ? 0 : -1;
-}
-
 /* The name the set's directory gets once complete, BASE.shards-XXXXXX
  * (XXXXXX: its temporary's), short enough for NAME_MAX (malloc'ed). */
 static char *set_dir_name(const char *base, const char *dir_tmp)
@@ -94,7 +83,7 @@ static fs_status make_dir_on_root(void *arg)
     fs_shard_output *so = a->so;
     char *dir = NULL, *base = NULL, *name = NULL;
     fs_status st = fs_atomic_create_dir(a->output_file, &so->dir_tmp);
-    if (st == FS_OK && (split_path(a->output_file, &dir, &base) != 0 ||
+    if (st == FS_OK && (fs_atomic_split_path(a->output_file, &dir, &base) != 0 ||
                         !(name = set_dir_name(base, so->dir_tmp))))
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
     if (st == FS_OK)
@@ -200,7 +189,7 @@ static fs_status set_names(const char *output_file, fs_shard_output *so, char **
     if (!so->dir_tmp)
         return fs_error_set(FS_ERR_RUNTIME, "--shard-output: no directory for the shards");
     fs_status st = FS_OK;
-    if (split_path(output_file, &dir, &base) != 0 || !(*final_rel = set_dir_name(base, so->dir_tmp)) ||
+    if (fs_atomic_split_path(output_file, &dir, &base) != 0 || !(*final_rel = set_dir_name(base, so->dir_tmp)) ||
         asprintf(&so->dir_final, "%s/%s", dir, *final_rel) < 0) {
         so->dir_final = NULL;
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -317,7 +306,7 @@ static void old_sources(const char *output_file, const char *dataset, char ***na
     *n = 0;
     struct stat st;
     if (stat(output_file, &st) != 0 || fs_h5_virtual_files(output_file, dataset, &all, &count) != FS_OK ||
-        split_path(output_file, &dir, &base) != 0) {
+        fs_atomic_split_path(output_file, &dir, &base) != 0) {
         fs_error_clear();
         goto done;
     }
@@ -349,7 +338,7 @@ void fs_shard_output_old_files(const char *output_file, const char *dataset, cha
     *paths = NULL;
     *n = 0;
     old_sources(output_file, dataset, &names, &count);
-    if (count > 0 && split_path(output_file, &dir, &base) == 0)
+    if (count > 0 && fs_atomic_split_path(output_file, &dir, &base) == 0)
         *paths = calloc((size_t)count, sizeof **paths);
     for (int64_t i = 0; *paths && i < count; i++)
         if (asprintf(&(*paths)[*n], "%s/%s", dir, names[i]) >= 0)
@@ -433,7 +422,7 @@ static void remove_old_set(int dfd, const char *dir, const char *set, size_t set
 static void remove_old_sets(const char *output_file, const char *keep, char **names, int64_t n)
 {
     char *dir = NULL, *base = NULL;
-    int dfd = split_path(output_file, &dir, &base) == 0
+    int dfd = fs_atomic_split_path(output_file, &dir, &base) == 0
                   ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
     for (int64_t i = 0; dfd >= 0 && i < n; i++) {
         size_t len = (size_t)(strchr(names[i], '/') - names[i]);

@@ -48,7 +48,7 @@ static int recorded_axes(const fs_recorded *rec, int *axes)
 /* An inverse refuses a recorded attribute it would take (no option given
  * in its place) that fftshard cannot have written: the file was edited or
  * damaged, and the round trip would not give the forward's input back. */
-static fs_status check_recorded(const fs_run_config *o, const fs_input_info *in)
+static fs_status check_recorded(const fs_transform_options *o, const fs_input_info *in)
 {
     const fs_recorded *rec = &in->recorded;
     struct {
@@ -86,7 +86,7 @@ static int recorded_halved(const fs_recorded *rec, int n, const int *axes)
 }
 
 /* The axes of an inverse: the recorded ones unless --axes was given. */
-static void take_axes(const fs_run_config *o, const fs_input_info *in, fs_transform_request *rq,
+static void take_axes(const fs_transform_options *o, const fs_input_info *in, fs_transform_request *rq,
                       fs_planner_notes *notes)
 {
     int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(&in->recorded, axes);
@@ -126,7 +126,7 @@ static void take_axes(const fs_run_config *o, const fs_input_info *in, fs_transf
 }
 
 /* The norm of an inverse: the recorded one unless --norm was given. */
-static void take_norm(const fs_run_config *o, const fs_recorded *rec, fs_transform_request *rq,
+static void take_norm(const fs_transform_options *o, const fs_recorded *rec, fs_transform_request *rq,
                       fs_planner_notes *notes)
 {
     const fs_norm all[] = {FS_NORM_BACKWARD, FS_NORM_ORTHO, FS_NORM_FORWARD};
@@ -147,7 +147,7 @@ static void take_norm(const fs_run_config *o, const fs_recorded *rec, fs_transfo
 
 /* An inverse of a forward result of fftshard: its defaults and where the
  * options contradict them. */
-static void take_recorded(const fs_run_config *o, const fs_input_info *in, fs_transform_request *rq,
+static void take_recorded(const fs_transform_options *o, const fs_input_info *in, fs_transform_request *rq,
                           fs_planner_notes *notes)
 {
     const fs_recorded *rec = &in->recorded;
@@ -166,8 +166,9 @@ static void take_recorded(const fs_run_config *o, const fs_input_info *in, fs_tr
                  (long long)in->last_size_attr);
 }
 
-fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *in, int nranks,
-                                   fs_transform_request *rq, fs_planner_notes *notes)
+fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
+                                   const fs_input_info *in, int nranks, fs_transform_request *rq,
+                                   fs_planner_notes *notes)
 {
     memset(rq, 0, sizeof *rq);
     if (notes)
@@ -177,7 +178,7 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
     rq->in_dtype = in->dtype;
     rq->in_name = in->dataset;
     rq->in_type_name = in->type_name;
-    fs_status st = fs_run_config_axes(o, in->ndim, rq->transform_axis);
+    fs_status st = fs_transform_options_axes(o, in->ndim, rq->transform_axis);
     if (st != FS_OK)
         return st;
     rq->naxes = o->naxes ? o->naxes : in->ndim;
@@ -192,8 +193,9 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
                : fs_dtype_is_single(in->dtype)       ? FS_SINGLE
                                                      : FS_DOUBLE;
     rq->norm = o->norm;
-    /* --apply: the inverse that follows undoes any scaling, so none is made */
-    rq->round_trip = o->apply != NULL || o->combine != FS_COMBINE_NONE;
+    /* a stage's round trip: the inverse that follows undoes any scaling, so
+     * none is made */
+    rq->round_trip = round_trip;
     if (rq->round_trip)
         rq->norm = FS_NORM_BACKWARD;
     rq->last_size = o->last_size ? o->last_size : in->last_size_attr;
@@ -209,10 +211,10 @@ fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *
     return FS_OK;
 }
 
-fs_status fs_planner_request(const fs_run_config *o, const fs_input_info *in, int nranks,
-                             fs_transform_request *rq)
+fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const fs_input_info *in,
+                             int nranks, fs_transform_request *rq)
 {
-    return fs_planner_request_noted(o, in, nranks, rq, NULL);
+    return fs_planner_request_noted(o, round_trip, in, nranks, rq, NULL);
 }
 
 void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose)
@@ -222,10 +224,10 @@ void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbos
             fs_note("%s%s", notes->warning[i] ? "warning: " : "", notes->text[i]);
 }
 
-unsigned fs_planner_fftw_flags(const fs_run_config *o)
+unsigned fs_planner_fftw_flags(fs_plan_effort plan)
 {
-    return o->plan == FS_PLAN_PATIENT   ? FFTW_PATIENT
-           : o->plan == FS_PLAN_MEASURE ? FFTW_MEASURE
+    return plan == FS_PLAN_PATIENT   ? FFTW_PATIENT
+           : plan == FS_PLAN_MEASURE ? FFTW_MEASURE
                                         : FFTW_ESTIMATE;
 }
 

@@ -23,17 +23,18 @@
 #include "core/errors.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
-#include "plan/runconfig.h"
+#include "plan/plan_options.h"
 #include "plan/transform.h"
 #include "plan/wisdom.h"
 
-/* The request of a run on nranks ranks (usage errors recorded). An
+/* The request of a run on nranks ranks (usage errors recorded); round_trip:
+ * a stage makes the result from the forward one and brings it back. An
  * --inverse run whose input is a forward result of fftshard (in->recorded)
  * takes from it what the options leave open: the axes in their order, the
  * norm, and for --real the halved axis (last_size comes from the input in
  * any case). An option that contradicts the record is honoured. */
-fs_status fs_planner_request(const fs_run_config *o, const fs_input_info *in, int nranks,
-                             fs_transform_request *rq);
+fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const fs_input_info *in,
+                             int nranks, fs_transform_request *rq);
 
 /* What the request took from the record (notes for --verbose) and where
  * the options contradict it (warnings: the round trip will not give the
@@ -46,14 +47,15 @@ typedef struct fs_planner_notes {
 } fs_planner_notes;
 
 /* fs_planner_request, with its notes in *notes (out). */
-fs_status fs_planner_request_noted(const fs_run_config *o, const fs_input_info *in, int nranks,
-                                   fs_transform_request *rq, fs_planner_notes *notes);
+fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
+                                   const fs_input_info *in, int nranks, fs_transform_request *rq,
+                                   fs_planner_notes *notes);
 
 /* Rank 0: print the warnings unless quiet, and with verbose the notes. */
 void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose);
 
 /* FFTW planner flags of --plan. */
-unsigned fs_planner_fftw_flags(const fs_run_config *o);
+unsigned fs_planner_fftw_flags(fs_plan_effort plan);
 
 /* The transform of each capability. Both have the same decomposition. */
 typedef struct fs_planned {

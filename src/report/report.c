@@ -126,8 +126,8 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
         fprintf(out, "  operation: %s in Fourier space%s; %lld exchange%s in all\n",
                 info->operation, info->operation_in_pass > 0 ? ", inside the last FFT pass" : "",
                 (long long)t->exchanges, t->exchanges == 1 ? "" : "s");
-    if (info->extra_line)
-        fputs(info->extra_line, out);
+    if (info->extra_lines)
+        fputs(info->extra_lines, out);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
             (double)t->peak_max / 1048576.0,
             info->array_bytes > 0 ? (double)t->peak_max * P / (double)info->array_bytes : 0.0);
@@ -351,8 +351,7 @@ static void json_report(fs_json *j, void *arg)
     json_ranks(j, b->info, b->all, b->prefix, b->P);
     if (b->info->ndatasets)
         json_datasets(j, b->info);
-    if (b->info->extra_json)
-        b->info->extra_json(j, b->info->extra_arg);
+    fs_json_parts(j, b->info->extras, b->info->nextras);
 }
 
 /* The report into its temporary; the commit renames it with the result. */

@@ -87,11 +87,11 @@ typedef struct fs_report_info {
     char *const *dataset_inputs;    /* each dataset's "file:/dataset" */
     char *const *dataset_json;      /* each one's JSON object */
     char *const *dataset_lines;     /* each one's summary line */
-    /* More of the report: members written last (NULL: none), and a line
-     * of the summary before the memory's (NULL: none). */
-    void (*extra_json)(fs_json *j, const void *arg);
-    const void *extra_arg;
-    const char *extra_line;
+    /* More of the report, written last: nextras parts (the stages'), and
+     * lines of the summary before the memory's (NULL: none). */
+    int nextras;
+    const fs_json_part *extras;
+    const char *extra_lines;
 } fs_report_info;
 
 /* Collective over comm. Gathers every rank's record; rank 0 makes the

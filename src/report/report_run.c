@@ -42,7 +42,7 @@ static void describe_run(const fs_run_view *v, char *buf, size_t size)
     }
     snprintf(buf, size, "%s %s%s, %s %s %s axes %s, %d rank%s, %s, %s", shape, v->info->type_name,
              sliced, fs_kind_name(t->kind), fs_precision_name(t->prec),
-             v->opts->inverse ? "inverse" : "forward", axes, v->nranks, v->nranks == 1 ? "" : "s",
+             v->asked->inverse ? "inverse" : "forward", axes, v->nranks, v->nranks == 1 ? "" : "s",
              decomp, t->exchanges ? v->strategy : "no exchange");
 }
 
@@ -89,21 +89,10 @@ static void verbose_hyperslabs(const fs_run_view *v)
             fs_dtype_name(t->out_type));
 }
 
-/* What the dataset's result is written as in OUTPUT: its dataset, or with
- * --spectrum-only the (first) spectrum's group. */
-static const char *written(const fs_run_view *v)
-{
-    if (v->opts->spectrum_only && v->spectrum)
-        return fs_spectrum_path(v->spectrum, 0);
-    return v->output_dataset ? v->output_dataset
-           : v->opts->output_dataset ? v->opts->output_dataset
-                                     : v->info->dataset;
-}
-
 void fs_report_verbose_plan(const fs_run_view *v)
 {
     const fs_transform *t = v->t;
-    const fs_run_config *o = v->opts;
+    const fs_run_asked *o = v->asked;
     char title[512];
     describe_run(v, title, sizeof title);
     fs_note("plan: %s", title);
@@ -111,13 +100,13 @@ void fs_report_verbose_plan(const fs_run_view *v)
         fs_note("input: %s integers converted to %s", v->info->type_name,
                 fs_dtype_name(fs_real_dtype(t->prec)));
     fs_note("precision: %s (%s); output %s", fs_precision_name(t->prec),
-            o->precision == FS_PRECISION_AUTO ? "from the input type" : "--precision",
+            o->precision_given ? "--precision" : "from the input type",
             fs_dtype_name(t->out_type));
     if (t->kind != FS_C2C)
         fs_note("real axis %d of length %lld (%lld complex values), %s", t->real_axis,
                 (long long)t->real_len, (long long)t->half_len,
                 t->padded ? "FFTW's padded real layout" : "computed as a complex transform");
-    fs_note("output: %s:%s via temporary %s", o->output_file, written(v), v->tmp_path);
+    fs_note("output: %s:%s via temporary %s", o->output_file, v->written, v->tmp_path);
     if (v->strategy_note && strcmp(v->strategy_note, "default") == 0)
         fs_note("strategy: %s (default: %s)", v->strategy, v->strategy_reason);
     else if (v->strategy_note)
@@ -177,12 +166,11 @@ typedef struct info_text {
 /* A dataset's description for the report (pointing into v and text). */
 static void describe(const fs_run_view *v, info_text *text, fs_report_info *info)
 {
-    const fs_run_config *o = v->opts;
+    const fs_run_asked *o = v->asked;
     const fs_transform *t = v->t;
     describe_run(v, text->title, sizeof text->title);
-    fs_input_name(v->input_file ? v->input_file : o->input_file, v->info, text->input,
-                  sizeof text->input);
-    snprintf(text->output, sizeof text->output, "%s:%s", o->output_file, written(v));
+    fs_input_name(v->input_file, v->info, text->input, sizeof text->input);
+    snprintf(text->output, sizeof text->output, "%s:%s", o->output_file, v->written);
     int64_t n = 1;
     for (int k = 0; k < t->ndim; k++)
         n *= t->shape[k];
@@ -205,7 +193,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .grid = {t->grid[0], t->grid[1]},
         .nstages = t->nstages,
         .strategy = v->strategy,
-        .strategy_requested = fs_strategy_request_name(&o->strategy),
+        .strategy_requested = o->strategy,
         .strategy_reason = v->strategy_reason,
         .seed = v->params->seed,
         .packet_bytes = v->params->packet_bytes,
@@ -215,34 +203,18 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .flops = t->nominal_flops,
         .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
         .check = v->check && v->check->done ? v->check : NULL,
-        .operation = v->operation,
+        .operation = o->operation,
         .operation_in_pass = v->c && fs_compute_operates_in_pass(v->c),
     };
     memcpy(info->split, t->split, sizeof info->split);
 }
 
-/* The spectra's part of the report and of the summary (line: room for it). */
-static void with_spectrum(const fs_spectrum *s, const fs_run_config *o, fs_report_info *info,
-                          char *line, size_t size)
+/* The stages' parts of the report and of the summary. */
+static void with_extras(const fs_run_asked *a, fs_report_info *info)
 {
-    if (!s)
-        return;
-    fs_spectrum_summary(s, o->output_file, line, size);
-    info->extra_json = fs_spectrum_json;
-    info->extra_arg = s;
-    info->extra_line = line;
-}
-
-/* The combined spectra's part of the report and of the summary. */
-static void with_combine(const fs_combine *cb, const fs_run_config *o, fs_report_info *info,
-                         char *line, size_t size)
-{
-    if (!cb)
-        return;
-    fs_combine_summary(cb, o->output_file, line, size);
-    info->extra_json = fs_combine_json;
-    info->extra_arg = cb;
-    info->extra_line = line;
+    info->nextras = a->nextras;
+    info->extras = a->extras;
+    info->extra_lines = a->extra_lines;
 }
 
 fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_tmp, char **summary)
@@ -252,11 +224,9 @@ fs_status fs_report_run(MPI_Comm comm, const fs_run_view *v, const char *report_
     describe(v, &text, &info);
     fs_rank_record rec;
     rank_record(v, &rec);
-    char line[3 * FS_PATH_MAX + 512]; /* OUTPUT, the spectra's groups, the correlation function's */
-    with_spectrum(v->spectrum, v->opts, &info, line, sizeof line);
-    with_combine(v->combine, v->opts, &info, line, sizeof line);
-    return fs_report_finish(comm, &info, &rec, v->opts->quiet ? NULL : summary,
-                            v->opts->report_file, report_tmp);
+    with_extras(v->asked, &info);
+    return fs_report_finish(comm, &info, &rec, v->asked->quiet ? NULL : summary,
+                            v->asked->report_file, report_tmp);
 }
 
 /* The run's figures from its datasets': sums and the largest peak (the
@@ -351,7 +321,7 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory for the report");
     st = fs_error_agree(comm, st);
     if (st == FS_OK)
-        st = fs_report_section(comm, &info, &rec, &s->json[i], v->opts->quiet ? NULL : &s->lines[i]);
+        st = fs_report_section(comm, &info, &rec, &s->json[i], v->asked->quiet ? NULL : &s->lines[i]);
     if (st != FS_OK)
         return st;
     s->added++;
@@ -362,9 +332,8 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
     return FS_OK;
 }
 
-fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
-                             const fs_report_sections *s, const fs_spectrum *spectrum,
-                             const fs_combine *combine, const fs_timers *run_timers,
+fs_status fs_report_run_many(MPI_Comm comm, const fs_run_asked *o, int nranks,
+                             const fs_report_sections *s, const fs_timers *run_timers,
                              const char *report_tmp, char **summary)
 {
     char title[FS_PATH_MAX + 64];
@@ -374,22 +343,20 @@ fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
         .command_line = o->command_line,
         .output = o->output_file,
         .direction = o->inverse ? "inverse" : "forward",
-        .norm = fs_norm_name(o->norm),
+        .norm = o->norm,
         .split_from = -1,
         .title = title,
         .flops = s->flops,
         .array_bytes = s->array_bytes,
         .check = s->check.done ? &s->check : NULL,
-        .operation = o->apply ? o->apply : fs_combine_name(o->combine),
+        .operation = o->operation,
         .operation_in_pass = -1, /* each dataset's section says */
         .ndatasets = s->added,
         .dataset_inputs = s->inputs,
         .dataset_json = s->json,
         .dataset_lines = s->lines,
     };
-    char line[3 * FS_PATH_MAX + 512]; /* OUTPUT, the spectra's groups, the correlation function's */
-    with_spectrum(spectrum, o, &info, line, sizeof line);
-    with_combine(combine, o, &info, line, sizeof line);
+    with_extras(o, &info);
     fs_rank_record total = s->total;
     memcpy(total.t_s, run_timers->t_s, sizeof total.t_s);
     total.peak_memory_bytes = fs_peak_memory_bytes();

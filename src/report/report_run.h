@@ -13,16 +13,29 @@
 #include "compute/compute.h"
 #include "exchange/exchange.h"
 #include "io/h5io.h"
-#include "plan/runconfig.h"
-#include "report/report.h"
-#include "analysis/combine.h"
-#include "analysis/spectrum.h"
 #include "plan/transform.h"
+#include "report/report.h"
 
 /* A run as the report sees it (rank-local figures; the rest the same on
  * every rank). */
+/* What the command line asked for, as the report tells it. */
+typedef struct fs_run_asked {
+    const char *command_line;
+    const char *output_file;           /* OUTPUT's file */
+    const char *report_file;           /* --report (NULL: none) */
+    const char *strategy;              /* --transpose's request ("default" without) */
+    int inverse;                       /* --inverse */
+    const char *norm;                  /* --norm's ("backward" without) */
+    int precision_given;               /* --precision (else from the input type) */
+    int quiet;
+    const char *operation;             /* what a stage makes the result with (NULL: none) */
+    int nextras;                       /* the stages' parts of the report */
+    const fs_json_part *extras;
+    const char *extra_lines;           /* and of the summary (NULL: none) */
+} fs_run_asked;
+
 typedef struct fs_run_view {
-    const fs_run_config *opts;
+    const fs_run_asked *asked;
     const fs_input_info *info;
     const fs_transform *t;
     int nranks;
@@ -39,14 +52,11 @@ typedef struct fs_run_view {
     /* Several inputs: the dataset's output path, and what the compute plan
      * (reused across datasets) and FFTW had counted before its work, which
      * its figures leave out (NULL: nothing). */
-    const char *input_file;            /* NULL: the first INPUT's */
-    const char *output_dataset;        /* NULL: OUTPUT's, or the input's */
+    const char *input_file;            /* the dataset's INPUT file */
+    const char *written;               /* its result's path in OUTPUT (or, with none, the
+                                          first group's) */
     const fs_exchange_stats *exchange_before;
     const int64_t *plans_before;       /* made, from wisdom */
-    const fs_spectrum *spectrum;       /* NULL: none */
-    const char *operation;             /* --apply's operators as recorded, or the
-                                          combined spectra's operation (NULL: none) */
-    const fs_combine *combine;         /* NULL: none */
 } fs_run_view;
 
 /* --verbose, rank 0: the plan before any data moves. */
@@ -73,9 +83,8 @@ fs_status fs_report_add_section(MPI_Comm comm, const fs_run_view *v, fs_report_s
  * the totals) and the report (the totals with a "datasets" array) of a run
  * of several inputs, whose phases run_timers holds (the datasets'
  * included), as fs_report_run. */
-fs_status fs_report_run_many(MPI_Comm comm, const fs_run_config *o, int nranks,
-                             const fs_report_sections *s, const fs_spectrum *spectrum,
-                             const fs_combine *combine, const fs_timers *run_timers,
+fs_status fs_report_run_many(MPI_Comm comm, const fs_run_asked *a, int nranks,
+                             const fs_report_sections *s, const fs_timers *run_timers,
                              const char *report_tmp, char **summary);
 
 #endif

@@ -39,7 +39,7 @@
 
 #include "core/dtype.h"
 #include "core/errors.h"
-#include "analysis/operators.h"
+#include "io/table.h"
 #include "core/layout.h"
 
 typedef struct fs_grf {

@@ -34,31 +34,35 @@ static int same(const char *a, const char *b)
     return a == b || (a && b && strcmp(a, b) == 0);
 }
 
-static void check(fs_status st, const fs_options *o)
+static void check(fs_status st, const fs_run_config *o)
 {
     if (check_status(st, FS_ERR_USAGE, FS_ERR_RUNTIME, "0, 1 or 2"))
         return;
     if (o->action != FS_ACTION_RUN)
         return;
-    if (!o->dry_run && (!o->input_file || !o->output_file))
+    if (!o->dry.on && (o->ninputs < 1 || !o->output.file))
         broken("a run without INPUT or OUTPUT", "");
-    if (o->dry_run && !o->input_file && o->shape_ndim == 0)
+    if (o->dry.on && o->ninputs < 1 && o->dry.shape_ndim == 0)
         broken("a dry run without INPUT or --shape", "");
-    if (o->naxes < 0 || o->naxes > FS_MAX_DIMS || o->shape_ndim < 0 || o->shape_ndim > FS_MAX_DIMS)
+    const fs_transform_options *t = &o->transform;
+    if (t->naxes < 0 || t->naxes > FS_LAYOUT_MAX_DIMS || o->dry.shape_ndim < 0 ||
+        o->dry.shape_ndim > FS_LAYOUT_MAX_DIMS)
         broken("an axis or shape count out of range", "");
-    for (int i = 0; i < o->naxes; i++)
-        if (o->axes[i] < -FS_MAX_DIMS || o->axes[i] >= FS_MAX_DIMS)
+    for (int i = 0; i < t->naxes; i++)
+        if (t->axes[i] < -FS_LAYOUT_MAX_DIMS || t->axes[i] >= FS_LAYOUT_MAX_DIMS)
             broken("an axis out of range", "");
-    if (o->packet_bytes < 1 || o->packet_bytes > ((size_t)1 << 30))
+    if (o->strategy.packet_bytes < 1 || o->strategy.packet_bytes > ((size_t)1 << 30))
         broken("--packet out of range", "");
-    if (o->queues < 1 || o->queues > 1024)
+    if (o->strategy.queues < 1 || o->strategy.queues > 1024)
         broken("--queues out of range", "");
-    if (!o->transpose || !o->argv_joined)
+    if (o->strategy.strategy.kind == FS_STRATEGY_NAMED && !o->strategy.strategy.ops)
+        broken("a named strategy without its table", "");
+    if (!o->command_line)
         broken("a field left unset", "");
-    if (o->dtype && strcmp(o->dtype, "float32") && strcmp(o->dtype, "float64") &&
-        strcmp(o->dtype, "complex64") && strcmp(o->dtype, "complex128"))
-        broken("--dtype not one of its four types", o->dtype);
-    if (o->last_size && !(o->real && o->inverse))
+    if (o->dry.dtype != FS_DTYPE_FLOAT32 && o->dry.dtype != FS_DTYPE_FLOAT64 &&
+        o->dry.dtype != FS_DTYPE_COMPLEX64 && o->dry.dtype != FS_DTYPE_COMPLEX128)
+        broken("--dtype not one of its four types", "");
+    if (t->last_size && !(t->real && t->inverse))
         broken("--last-size without --inverse --real", "");
     if (o->quiet && o->verbose)
         broken("--quiet with --verbose", "");
@@ -85,7 +89,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     argv[argc] = NULL;
 
-    fs_options opts, again;
+    fs_run_config opts, again;
     fs_status st = fs_options_parse(argc, argv, &opts);
     check(st, &opts);
     /* The same command line again (getopt has put the operands last, which
@@ -93,10 +97,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fs_error_clear();
     fs_status st2 = fs_options_parse(argc, argv, &again);
     if (st2 != st || again.action != opts.action ||
-        (st == FS_OK && (again.force != opts.force || again.quiet != opts.quiet ||
-                         again.verbose != opts.verbose || again.naxes != opts.naxes ||
-                         !same(again.input_file, opts.input_file) ||
-                         !same(again.output_file, opts.output_file))))
+        (st == FS_OK && (again.output.force != opts.output.force || again.quiet != opts.quiet ||
+                         again.verbose != opts.verbose ||
+                         again.transform.naxes != opts.transform.naxes ||
+                         again.ninputs != opts.ninputs ||
+                         (opts.ninputs && !same(again.inputs[0].file, opts.inputs[0].file)) ||
+                         !same(again.output.file, opts.output.file))))
         broken("a second parse of the same command line differs", fs_error_message());
     fs_options_free(&opts);
     fs_options_free(&again);

@@ -10,15 +10,28 @@
  * input's (the half spectrum of --real holds j = 0 .. n/2 along its real
  * axis), except the 1-D four-step's, where a rank holds k1 = 0 .. n1-1 by
  * its k2 range and element [k1, i2] is frequency index k1 n2 + start + i2
- * (transform.h): fs_kgrid_index says which. Pure arithmetic; owns nothing. */
+ * (transform.h): fs_kgrid_fold_index says which. Pure arithmetic; owns
+ * nothing. */
 #ifndef FS_KGRID_H
 #define FS_KGRID_H
 
 #include <stdint.h>
 
 #include "core/errors.h"
+#include "core/optable.h"
 #include "core/layout.h"
 #include "plan/transform.h"
+
+/* --box-size: the box length of each transformed axis in increasing axis
+ * order (n 0: each axis's length; 1: the same for all). */
+typedef struct fs_box_lengths {
+    int n;
+    double L[FS_LAYOUT_MAX_DIMS];
+} fs_box_lengths;
+
+/* --box-size's handler (optable.h): a positive length, or one per
+ * transformed axis, into the fs_box_lengths field. */
+fs_status fs_box_lengths_option(const fs_opt *o, const char *arg, void *section);
 
 typedef struct fs_kgrid {
     int ndim;                              /* the input's */
@@ -29,10 +42,9 @@ typedef struct fs_kgrid {
     int naxes;                             /* transformed axes */
 } fs_kgrid;
 
-/* The grid of t's result with box lengths box[0..nbox) (nbox 0: each
- * axis's length; 1: the same for all; else one per transformed axis, in
- * increasing axis order). FS_ERR_USAGE naming --box-size for another count. */
-fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, int nbox);
+/* The grid of t's result with the box lengths box. FS_ERR_USAGE naming
+ * --box-size for a count that is neither 0, 1 nor the transformed axes'. */
+fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const fs_box_lengths *box);
 
 /* The box length L_a of each transformed axis, in increasing axis order,
  * into box (FS_LAYOUT_MAX_DIMS of room): returns their count. */

@@ -5,7 +5,7 @@
  * order of the documented definition (numpy's kx**2 + ky**2 + ...). */
 #include "config.h"
 
-#include "analysis/operators.h"
+#include "stages/operators.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,9 +15,19 @@
 #include <string.h>
 
 #include "core/collective.h"
+#include "io/table.h"
+#include "stages/kgrid.h"
+#include "stages/stage.h"
 
-/* A table's rows at most (a text file of that many lines is read by rank 0). */
-#define MAX_TABLE_ROWS (1 << 24)
+/* The run's state: the tables the list names, each INPUT's grid, the text
+ * its results record. */
+typedef struct op_state {
+    const fs_operators *ops;              /* the options' list */
+    fs_table tables[FS_MAX_OPERATORS];    /* transfer: T(k), k increasing */
+    int ngrids;
+    fs_kgrid *grids;
+    char text[4096];
+} op_state;
 
 static const char *const kind_names[] = {
     "gaussian", "tophat", "sharpk", "lowpass", "highpass", "deriv", "laplacian", "poisson", "transfer",
@@ -101,9 +111,9 @@ static fs_status parse_one(fs_operator *op, char *item)
     return parse_params(op, args, copy);
 }
 
-fs_status fs_operators_parse(const char *text, fs_operators *out)
+/* --apply's value parsed into the stage's options (pure: no I/O). */
+static fs_status parse(const char *text, fs_operators *out)
 {
-    memset(out, 0, sizeof *out);
     char *all = strdup(text ? text : "");
     if (!all)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -128,155 +138,43 @@ fs_status fs_operators_parse(const char *text, fs_operators *out)
     return st;
 }
 
-void fs_operators_free(fs_operators *ops)
+static void release(void *opts)
 {
-    for (int i = 0; i < ops->n; i++) {
+    fs_operators *ops = opts;
+    for (int i = 0; i < ops->n; i++)
         free(ops->op[i].file);
-        fs_table_free(&ops->op[i].table);
-    }
-    free(ops->grids);
+    free(ops->given);
     memset(ops, 0, sizeof *ops);
 }
 
-/* ------------------------------------------------------------ tables */
-
-/* Rank 0: the table t from `file`; what + file names it in messages. */
-static fs_status read_table(fs_table *t, const char *file, const char *what)
-{
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
-    fs_status st = FS_OK;
-    char line[4096];
-    int cap = 0, lineno = 0;
-    while (st == FS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line + strspn(line, " \t");
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
-            continue;
-        double k, v;
-        char extra;
-        if (sscanf(p, "%lf %lf %c", &k, &v, &extra) != 2 || !isfinite(k) || !isfinite(v) || k < 0)
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: expected two numbers k %s (k >= 0)",
-                              what, file, lineno, t->column);
-        else if (t->nrows > 0 && !(k > t->k[t->nrows - 1]))
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: k must increase", what, file, lineno);
-        else if (t->nrows == MAX_TABLE_ROWS)
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: more than %d rows", what, file, MAX_TABLE_ROWS);
-        if (st == FS_OK && t->nrows == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *grown = realloc(t->k, sizeof(double) * 2 * (size_t)cap);
-            if (!grown) {
-                st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-                break;
-            }
-            /* k in the first half, the values in the second: move them up. */
-            if (t->nrows)
-                memmove(grown + cap, grown + cap / 2, sizeof(double) * (size_t)t->nrows);
-            t->k = grown;
-            t->v = grown + cap;
-        }
-        if (st == FS_OK) {
-            t->k[t->nrows] = k;
-            t->v[t->nrows++] = v;
-        }
-    }
-    if (st == FS_OK && ferror(f))
-        st = fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
-    if (st == FS_OK && t->nrows < 2)
-        st = fs_error_set(FS_ERR_INPUT, "%s%s: expected at least two rows k %s", what, file,
-                          t->column);
-    fclose(f);
-    return st;
-}
-
-/* The table as one array (k then the values), packed for the broadcast. */
-static fs_status share_table(MPI_Comm comm, int rank, fs_table *t)
-{
-    int64_t n = t->nrows;
-    fs_status st = fs_bcast_bytes(comm, 0, &n, sizeof n);
-    if (st != FS_OK)
-        return st;
-    double *both = malloc(sizeof(double) * 2 * (size_t)(n > 0 ? n : 1));
-    if (both && rank == 0) {
-        memcpy(both, t->k, sizeof(double) * (size_t)n);
-        memcpy(both + n, t->v, sizeof(double) * (size_t)n);
-    }
-    st = fs_error_agree(comm, both ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
-    if (st == FS_OK)
-        st = fs_bcast_bytes(comm, 0, both, (int64_t)sizeof(double) * 2 * n);
-    free(t->k);
-    t->k = both;
-    t->v = both ? both + n : NULL;
-    t->nrows = (int)n;
-    return st;
-}
-
-typedef struct table_read {
-    fs_table *t;
-    const char *file, *what;
-} table_read;
-
-static fs_status read_one(void *arg)
-{
-    table_read *r = arg;
-    return read_table(r->t, r->file, r->what);
-}
-
-fs_status fs_table_load(MPI_Comm comm, const char *file, const char *what, fs_table *t)
-{
-    int rank = 0;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    table_read r = {t, file, what};
-    fs_status st = fs_root_decides(comm, read_one, &r);
-    return st == FS_OK ? share_table(comm, rank, t) : st;
-}
-
-void fs_table_free(fs_table *t)
-{
-    free(t->k);
-    t->k = t->v = NULL;
-    t->nrows = 0;
-}
-
-double fs_table_at(const fs_table *t, double k)
-{
-    int lo = 0, hi = t->nrows - 1;
-    if (k >= t->k[hi])
-        return t->v[hi];
-    while (hi - lo > 1) {
-        int mid = (lo + hi) / 2;
-        if (t->k[mid] <= k)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    double w = (k - t->k[lo]) / (t->k[hi] - t->k[lo]);
-    return t->v[lo] + w * (t->v[hi] - t->v[lo]);
-}
-
-fs_status fs_operators_load(MPI_Comm comm, fs_operators *ops)
+/* Collective: rank 0 reads every transfer table, every rank gets them.
+ * FS_ERR_INPUT (status 3) for a table that cannot be read or is not two
+ * columns of numbers with k increasing; agreed and printed once. */
+static fs_status load(MPI_Comm comm, op_state *s)
 {
     fs_status st = FS_OK;
-    for (int i = 0; i < ops->n && st == FS_OK; i++)
-        if (ops->op[i].kind == FS_OPER_TRANSFER) {
-            ops->op[i].table.column = "T";
-            st = fs_table_load(comm, ops->op[i].file, "--apply: transfer:", &ops->op[i].table);
+    for (int i = 0; i < s->ops->n && st == FS_OK; i++)
+        if (s->ops->op[i].kind == FS_OPER_TRANSFER) {
+            s->tables[i].column = "T";
+            st = fs_table_load(comm, s->ops->op[i].file, "--apply: transfer:", &s->tables[i]);
         }
     return st;
 }
 
-fs_status fs_operators_check(const fs_operators *ops, const fs_kgrid *g)
+/* Whether the operators fit the grid g (not collective; the same answer
+ * everywhere): FS_ERR_USAGE for a derivative along an axis that is not
+ * transformed, FS_ERR_INPUT for a table that does not cover 0 .. the
+ * grid's largest |k|. */
+static fs_status check_grid(const op_state *s, const fs_kgrid *g)
 {
     double kmax = fs_kgrid_kmax(g);
-    for (int i = 0; i < ops->n; i++) {
-        const fs_operator *op = &ops->op[i];
+    for (int i = 0; i < s->ops->n; i++) {
+        const fs_operator *op = &s->ops->op[i];
         int a = op->axis < 0 ? op->axis + g->ndim : op->axis;
         if (op->kind == FS_OPER_DERIV && (a < 0 || a >= g->ndim || !g->transformed[a]))
             return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: not a transformed axis of the "
                                 "%d-D input", op->axis, g->ndim);
-        const fs_table *t = &op->table;
+        const fs_table *t = &s->tables[i];
         if (op->kind == FS_OPER_TRANSFER && (t->k[0] > 0 || t->k[t->nrows - 1] < kmax))
             return fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: the table's k from %.17g to "
                                 "%.17g does not cover the grid's |k| from 0 to %.17g", op->file,
@@ -304,8 +202,9 @@ static int separable(const fs_operator *op)
     return op->kind == FS_OPER_GAUSSIAN || op->kind == FS_OPER_DERIV;
 }
 
-/* The factor of an operator that is not separable, at k^2. */
-static double radial(const fs_operator *op, double k2)
+/* The factor of an operator that is not separable, at k^2 (table: a
+ * transfer's). */
+static double radial(const fs_operator *op, const fs_table *table, double k2)
 {
     double k = sqrt(k2), q;
     switch (op->kind) {
@@ -315,7 +214,7 @@ static double radial(const fs_operator *op, double k2)
     case FS_OPER_HIGHPASS: q = pow(k / op->param, 2.0 * op->order); return q / (1.0 + q);
     case FS_OPER_LAPLACIAN: return -k2;
     case FS_OPER_POISSON: return k2 > 0 ? -1.0 / k2 : 0.0;
-    case FS_OPER_TRANSFER: return fs_table_at(&op->table, k);
+    case FS_OPER_TRANSFER: return fs_table_at(table, k);
     case FS_OPER_GAUSSIAN:
     case FS_OPER_DERIV: break;
     }
@@ -332,6 +231,7 @@ typedef struct axis_table {
  * whether any factor is not separable. */
 typedef struct walk {
     const fs_operators *ops;
+    const fs_table *tables;       /* the transfers' */
     int axis[FS_MAX_OPERATORS];   /* deriv: the input axis */
     int nderiv, nradial;
     double scale;                 /* 1 / N */
@@ -404,7 +304,7 @@ static void apply_row(const walk *w, double rowf, double q, const double *fl, co
     for (int i = 0; i < w->ops->n && w->nradial; i++)
         if (!separable(&w->ops->op[i]))
             for (int64_t j = 0; j < n; j++)
-                f[j] *= radial(&w->ops->op[i], q + ql[j]);
+                f[j] *= radial(&w->ops->op[i], &w->tables[i], q + ql[j]);
     if (w->prec == FS_SINGLE)
         multiply_single((float *)data + 2 * i0, f, n, w->nderiv % 4);
     else
@@ -472,35 +372,52 @@ static void apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g, 
     }
 }
 
-fs_status fs_operators_prepare(MPI_Comm comm, const char *list, const double *box, int nbox,
-                               const fs_transform *const *ts, int n, fs_operators *ops)
+/* The list as the results' "operation" attribute records it, every
+ * parameter written out (lowpass:K:N): into buf. */
+static void text_of(const fs_operators *ops, char *buf, size_t size);
+
+/* Collective, before any work: the tables read (rank 0) and shared, the
+ * grid of each INPUT's transform with --box-size's lengths, the check of
+ * the operators against each (rank 0 speaks), the recorded text. */
+static fs_status create(const void *opts, const fs_stage_run *r, void **state)
 {
     int rank = 0;
-    if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
-    fs_status st = fs_operators_parse(list, ops); /* checked with the options */
-    st = fs_error_agree(comm, st);
-    if (st == FS_OK)
-        st = fs_operators_load(comm, ops); /* agreed */
+    if (MPI_Comm_rank(r->comm, &rank) != MPI_SUCCESS)
+        return fs_error_agree(r->comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
+    op_state *s = calloc(1, sizeof *s);
+    fs_status st = fs_error_agree(r->comm, s ? FS_OK
+                                             : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+    if (st != FS_OK)
+        return st;
+    *state = s;
+    s->ops = opts;
+    st = load(r->comm, s); /* agreed */
     if (st == FS_OK) {
-        ops->grids = calloc((size_t)(n > 0 ? n : 1), sizeof *ops->grids);
-        st = fs_error_agree(comm, ops->grids ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+        s->grids = calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *s->grids);
+        st = fs_error_agree(r->comm, s->grids ? FS_OK
+                                              : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     }
     if (st != FS_OK)
         return st;
-    ops->ngrids = n;
-    for (int i = 0; i < n && st == FS_OK; i++) {
-        st = fs_kgrid_init(&ops->grids[i], ts[i], box, nbox);
+    s->ngrids = r->n;
+    for (int i = 0; i < r->n && st == FS_OK; i++) {
+        st = fs_kgrid_init(&s->grids[i], r->ts[i], &r->facts->shared->box);
         if (st == FS_OK)
-            st = fs_operators_check(ops, &ops->grids[i]);
+            st = check_grid(s, &s->grids[i]);
     }
-    fs_operators_text(ops, ops->text, sizeof ops->text);
-    return fs_error_agree(comm, rank == 0 ? st : FS_OK);
+    text_of(s->ops, s->text, sizeof s->text);
+    return fs_error_agree(r->comm, rank == 0 ? st : FS_OK);
 }
 
-const fs_kgrid *fs_operators_grid(const fs_operators *ops, int i)
+static void destroy(void *state)
 {
-    return &ops->grids[i];
+    op_state *s = state;
+    if (!s)
+        return;
+    for (int i = 0; i < FS_MAX_OPERATORS; i++)
+        fs_table_free(&s->tables[i]);
+    free(s->grids);
+    free(s);
 }
 
 /* One dataset's operators on this rank's box: the walk and its tables. */
@@ -545,12 +462,21 @@ static void run_lines(void *ctx, const fs_lines *l)
     }
 }
 
-fs_status fs_operators_round_trip(const fs_operators *ops, int dataset, const fs_transform *t,
-                                  const fs_box *last, fs_compute *c, void *data,
-                                  fs_timers *timers, fs_progress *progress)
+/* Collective, after the forward transform of input i (turn->c's run): this
+ * rank's part of its result (its last-stage box) times the operators'
+ * product / N, then the inverse (fs_compute_round_trip: inside the last
+ * forward pass where it can), the filtered field in the working array. The
+ * status is agreed. */
+static fs_status operate(void *state, const fs_stage_turn *turn, int k)
 {
-    op_run r = {.w = {.ops = ops, .scale = 1.0, .prec = t->prec}, .t = t,
-                .g = &ops->grids[dataset], .box = *last};
+    const op_state *s = state;
+    const fs_operators *ops = s->ops;
+    const fs_transform *t = turn->t;
+    const fs_box *last = fs_decomposition_last(turn->d);
+    fs_compute *c = turn->c;
+    (void)k;
+    op_run r = {.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
+                .g = &s->grids[turn->i], .box = *last};
     const fs_kgrid *g = r.g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
@@ -571,7 +497,7 @@ fs_status fs_operators_round_trip(const fs_operators *ops, int dataset, const fs
     st = fs_error_agree(fs_compute_comm(c), st);
     if (st == FS_OK) {
         fs_compute_middle m = {run_whole, run_lines, &r};
-        st = fs_compute_round_trip(c, data, &m, timers, progress);
+        st = fs_compute_round_trip(c, turn->data, &m, turn->timers, turn->progress);
     }
     for (int a = 0; a < last->ndim; a++)
         free(r.tab[a].q);
@@ -579,7 +505,7 @@ fs_status fs_operators_round_trip(const fs_operators *ops, int dataset, const fs
     return st;
 }
 
-void fs_operators_text(const fs_operators *ops, char *buf, size_t size)
+static void text_of(const fs_operators *ops, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
@@ -601,3 +527,76 @@ void fs_operators_text(const fs_operators *ops, char *buf, size_t size)
         used += n > 0 ? (size_t)n : 0;
     }
 }
+
+static void record(const void *state, int i, int k, fs_stage_record *rec)
+{
+    const op_state *s = state;
+    (void)k;
+    rec->operation = s->text;
+    rec->asked = s->ops->given;
+    rec->nbox = fs_kgrid_lengths(&s->grids[i], rec->box);
+    rec->input = i;
+}
+
+/* ---------------------------------------------------------- the options */
+
+static int active(const void *opts, const fs_stage_shared *shared)
+{
+    (void)shared;
+    return ((const fs_operators *)opts)->n > 0;
+}
+
+static const char *option(const void *opts)
+{
+    (void)opts;
+    return "--apply";
+}
+
+static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
+{
+    (void)opts, (void)f, (void)naxes;
+    n->forward = 1;
+    n->field = 1;
+    n->in_pass = 1;
+}
+
+/* --apply: the list parsed once, here (a second --apply replaces it). */
+static fs_status set_apply(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_operators *ops = section;
+    (void)opt;
+    release(section);
+    fs_status st = parse(arg, section);
+    if (st == FS_OK && !(ops->given = strdup(arg)))
+        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return st;
+}
+
+static const fs_opt lines[] = {
+    {FS_OPT("apply", 0, FS_OPT_ARG, set_apply, fs_operators, n),
+     .help = "      --apply=OP[,OP..]   in order: gaussian:R, tophat:R, sharpk:K,\n"
+             "                          lowpass:K[:N], highpass:K[:N] (Butterworth order\n"
+             "                          N, default 2), deriv:AXIS, laplacian,\n"
+             "                          poisson (-1/k^2, 0 at k = 0),\n"
+             "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
+             "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"},
+    {.long_name = NULL},
+};
+
+const fs_stage_ops fs_stage_operators = {
+    .name = "operators",
+    .report_member = NULL,
+    .options = lines,
+    .options_bytes = sizeof(fs_operators),
+    .help_heading = "Operators (forward, multiply on the ranks, inverse: the field is written):\n",
+    .grid_options = "--apply",
+    .release = release,
+    .active = active,
+    .option = option,
+    .needs = needs,
+    .create = create,
+    .create_collective = 1,
+    .record = record,
+    .operate = operate,
+    .destroy = destroy,
+};

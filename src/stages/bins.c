@@ -1,14 +1,71 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
-#include "analysis/bins.h"
+#include "stages/bins.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-fs_status fs_bins_make(fs_bins *b, int nedges, const double *edges, int n, double max,
-                       double unit)
+#include "core/optable.h"
+
+/* NAME=LO:HI:STEP: the edges LO + i STEP up to HI. */
+static fs_status parse_range(const char *name, const char *arg, const char *v, fs_bins_option *b)
 {
+    double r[3] = {0, 0, 0};
+    char *end = NULL;
+    const char *p = arg;
+    int n = 0;
+    for (; n < 3; n++, p = end + 1) {
+        errno = 0;
+        r[n] = strtod(p, &end);
+        if (errno || end == p || *end != (n < 2 ? ':' : '\0') || !(r[n] >= 0 && r[n] < 1e300))
+            break;
+    }
+    double count = n == 3 && r[2] > 0 ? floor((r[1] - r[0]) / r[2] + 1e-9) : 0;
+    if (!(count >= 1 && count < FS_MAX_EDGES))
+        return fs_error_set(FS_ERR_USAGE, "%s=%s: expected %sMIN:%sMAX:D%s with 0 <= %sMIN, "
+                            "%sMIN + D%s <= %sMAX and at most %d bins", name, arg, v, v, v, v,
+                            v, v, v, FS_MAX_EDGES - 1);
+    for (int i = 0; i <= (int)count; i++)
+        b->edges[i] = r[0] + i * r[2];
+    b->nedges = (int)count + 1;
+    b->n = 0;
+    return FS_OK;
+}
+
+fs_status fs_bins_parse(const char *name, const char *arg, const char *what, const char *var,
+                        fs_bins_option *b)
+{
+    long n;
+    if (strchr(arg, ':'))
+        return parse_range(name, arg, var, b);
+    if (!strchr(arg, ',')) {
+        if (fs_opt_parse_long(arg, 1, FS_MAX_EDGES - 1, &n) != 0)
+            return fs_error_set(FS_ERR_USAGE, "%s=%s: expected a number of bins from 1 to %d, "
+                                "or increasing edges E0,E1,...", name, arg, FS_MAX_EDGES - 1);
+        b->n = (int)n;
+        b->nedges = 0;
+        return FS_OK;
+    }
+    int m = fs_opt_parse_numbers(arg, b->edges, FS_MAX_EDGES, 1);
+    for (int i = 1; i < m; i++)
+        if (!(b->edges[i] > b->edges[i - 1]))
+            m = -1;
+    if (m < 2)
+        return fs_error_set(FS_ERR_USAGE, "%s=%s: expected at most %d increasing edges "
+                            "E0,E1,... (%s from E0 up to E1 in the first bin)", name, arg,
+                            FS_MAX_EDGES, what);
+    b->nedges = m;
+    b->n = 0;
+    return FS_OK;
+}
+
+fs_status fs_bins_make(fs_bins *b, const fs_bins_option *opt, double max, double unit)
+{
+    int nedges = opt->nedges, n = opt->n;
+    const double *edges = opt->edges;
     *b = (fs_bins){.unit = unit};
     if (nedges) {
         b->rule = FS_BINS_EDGES;

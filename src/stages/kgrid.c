@@ -2,13 +2,25 @@
 /* kgrid: see kgrid.h. */
 #include "config.h"
 
-#include "analysis/kgrid.h"
+#include "stages/kgrid.h"
 
 #include <math.h>
 #include <string.h>
 
-fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, int nbox)
+fs_status fs_box_lengths_option(const fs_opt *o, const char *arg, void *section)
 {
+    fs_box_lengths *b = fs_opt_field(o, section);
+    int n = fs_opt_parse_numbers(arg, b->L, FS_LAYOUT_MAX_DIMS, 0);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--box-size=%s: expected a positive length, or one per "
+                            "transformed axis (e.g. 1000 or 1000,1000,500)", arg);
+    b->n = n;
+    return FS_OK;
+}
+
+fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const fs_box_lengths *box)
+{
+    int nbox = box ? box->n : 0;
     memset(g, 0, sizeof *g);
     g->ndim = t->in_ndim;
     for (int a = 0; a < g->ndim; a++) {
@@ -23,7 +35,7 @@ fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const double *box, i
     for (int a = 0, i = 0; a < g->ndim; a++) {
         if (!g->transformed[a])
             continue;
-        g->L[a] = nbox == 0 ? (double)g->n[a] : box[nbox == 1 ? 0 : i];
+        g->L[a] = nbox == 0 ? (double)g->n[a] : box->L[nbox == 1 ? 0 : i];
         i++;
     }
     return FS_OK;

@@ -10,9 +10,25 @@
 #ifndef FS_BINS_H
 #define FS_BINS_H
 
-#include "analysis/kgrid.h"
 #include "core/errors.h"
 #include "io/h5io.h"
+#include "stages/kgrid.h"
+
+#define FS_MAX_EDGES 1025
+
+/* What --bins (of |k|) or --r-bins (of r) asks for: n equal bins, or
+ * nedges explicit edges (both 0: shells of one unit). */
+typedef struct fs_bins_option {
+    int n;
+    int nedges;
+    double edges[FS_MAX_EDGES];
+} fs_bins_option;
+
+/* NAME=N, NAME=E0,E1,... (increasing edges) or NAME=LO:HI:STEP into *b;
+ * FS_ERR_USAGE naming the option. what: the value binned ("|k|", "r");
+ * var: its letter in messages ("K", "R"). */
+fs_status fs_bins_parse(const char *name, const char *arg, const char *what, const char *var,
+                        fs_bins_option *b);
 
 typedef enum fs_bin_rule { FS_BINS_SHELLS, FS_BINS_LINEAR, FS_BINS_EDGES } fs_bin_rule;
 
@@ -24,11 +40,10 @@ typedef struct fs_bins {
     double *edges; /* nbins + 1, increasing */
 } fs_bins;
 
-/* The bins the options ask for: the nedges explicit edges when nedges > 0,
- * else n equal bins from 0 to max when n > 0, else shells of `unit` up to
+/* The bins the option asks for: its explicit edges when it has some, else
+ * its n equal bins from 0 to max when n > 0, else shells of `unit` up to
  * max (the caller bounds how many). FS_ERR_RUNTIME when out of memory. */
-fs_status fs_bins_make(fs_bins *b, int nedges, const double *edges, int n, double max,
-                       double unit);
+fs_status fs_bins_make(fs_bins *b, const fs_bins_option *opt, double max, double unit);
 void fs_bins_free(fs_bins *b);
 
 /* The bin of x >= 0 (-1: outside every bin): shells by x / unit rounded to

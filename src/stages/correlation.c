@@ -7,7 +7,8 @@
  * (cell counts stay exact below 2^53) reduced once over all ranks. */
 #include "config.h"
 
-#include "analysis/correlation.h"
+#include "stages/correlation.h"
+
 #include "core/collective.h"
 
 #include <math.h>
@@ -15,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/bins.h"
-#include "analysis/kgrid.h"
 #include "compute/check.h"
 #include "io/h5scales.h"
+#include "stages/kgrid.h"
+#include "stages/stage.h"
 
 /* What each bin sums. */
 enum { Q_CELLS, Q_R, Q_XI, NQ };
@@ -26,7 +27,7 @@ enum { Q_CELLS, Q_R, Q_XI, NQ };
 
 #define MAX_SHELLS (1 << 22)
 
-struct fs_correlation {
+typedef struct fs_correlation {
     fs_kgrid g;                     /* the grid and its box lengths (kgrid.h) */
     double h[FS_LAYOUT_MAX_DIMS];   /* the cell L_a / n_a of each transformed axis */
     double hmax, rmax;              /* the largest cell, the largest separation */
@@ -34,29 +35,41 @@ struct fs_correlation {
     fs_bins bins;                   /* --bins (--r-bins): edges nbins + 1 */
     double *acc;                    /* [nbins][NQ] */
     double seconds;
-};
+    int cross;                      /* of the two INPUTs (--cross) */
+    char group[FS_PATH_MAX];        /* in OUTPUT */
+} fs_correlation;
 
-static fs_status take_bins(fs_correlation *c, const fs_run_config *o)
+static fs_status take_bins(fs_correlation *c, const fs_bins_option *o)
 {
-    if (!o->r_nedges && !o->r_bins && c->rmax / c->hmax > MAX_SHELLS)
+    if (!o->nedges && !o->n && c->rmax / c->hmax > MAX_SHELLS)
         return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
                             "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
                             MAX_SHELLS);
-    fs_status st = fs_bins_make(&c->bins, o->r_nedges, o->r_edges, o->r_bins, c->rmax, c->hmax);
+    fs_status st = fs_bins_make(&c->bins, o, c->rmax, c->hmax);
     c->acc = st == FS_OK ? calloc((size_t)c->bins.nbins * NQ, sizeof *c->acc) : NULL;
     if (st == FS_OK && !c->acc)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
     return st;
 }
 
-fs_status fs_correlation_new(const fs_run_config *o, const fs_transform *t, fs_correlation **out)
+static fs_status create(const void *opts, const fs_stage_run *r, void **state)
 {
-    *out = NULL;
+    const fs_correlation_options *o = opts;
+    const fs_stage_facts *f = r->facts;
+    const fs_transform *t = r->ts[0];
+    fs_status st = f->shared->cross
+                       ? fs_stage_check_alike("--cross", r->ts, r->n, 1,
+                                              "give --precision= when one is single precision")
+                       : fs_stage_check_alike("--correlation-function", r->ts, r->n, 0, "");
+    if (st != FS_OK)
+        return st;
     fs_correlation *c = calloc(1, sizeof *c);
     if (!c)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    *out = c;
-    fs_status st = fs_kgrid_init(&c->g, t, o->box, o->nbox);
+    *state = c;
+    c->cross = f->shared->cross;
+    fs_stage_group_path(f, "correlation_function", c->group, sizeof c->group);
+    st = fs_kgrid_init(&c->g, t, &f->shared->box);
     if (st != FS_OK)
         return st;
     double npts = 1, r2 = 0;
@@ -73,17 +86,17 @@ fs_status fs_correlation_new(const fs_run_config *o, const fs_transform *t, fs_c
     /* The forward result is t->scale times numpy's, and the undo is the
      * unnormalised inverse divided by t->scale: C = U(|F|^2) / N^2. */
     c->scale = 1.0 / (t->scale * npts * npts);
-    return take_bins(c, o);
+    return take_bins(c, &o->bins);
 }
 
-void fs_correlation_free(fs_correlation **c)
+static void destroy(void *state)
 {
-    if (!*c)
+    fs_correlation *c = state;
+    if (!c)
         return;
-    fs_bins_free(&(*c)->bins);
-    free((*c)->acc);
-    free(*c);
-    *c = NULL;
+    fs_bins_free(&c->bins);
+    free(c->acc);
+    free(c);
 }
 
 /* data[j] = (other ? other[j] conj data[j] : |data[j]|^2) * f, n complex. */
@@ -157,10 +170,17 @@ static void add_cell(void *ctx, int64_t off, const int64_t *at)
     cell[Q_XI] += re;
 }
 
-fs_status fs_correlation_add(fs_correlation *c, const fs_correlation_args *a, const void *other,
-                             int count_cells)
+/* Collective, after input i's write: its part in C (with --cross the
+ * second's, with the first's the run kept), the inverse, the binning of
+ * this rank's part; the first input counts the cells and their r. */
+static fs_status written(void *state, const fs_stage_turn *a)
 {
+    fs_correlation *c = state;
+    if (c->cross && a->i == 0) /* kept by the run for the second's turn */
+        return FS_OK;
     double t0 = MPI_Wtime();
+    const void *other = c->cross ? a->kept : NULL;
+    int count_cells = c->cross || a->i == 0;
     product(a->data, other, a->t->prec, fs_box_elems(fs_decomposition_last(a->d)), c->scale);
     fs_status st = fs_error_agree(a->comm, fs_compute_undo_timed(a->c, a->data, a->timers,
                                                                   a->progress));
@@ -174,7 +194,7 @@ fs_status fs_correlation_add(fs_correlation *c, const fs_correlation_args *a, co
     return FS_OK;
 }
 
-fs_status fs_correlation_reduce(fs_correlation *c, MPI_Comm comm)
+static fs_status reduce(fs_correlation *c, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
     fs_status st = FS_OK;
@@ -285,23 +305,47 @@ static fs_status describe(const fs_correlation *c, fs_h5_output *o, const char *
     return st;
 }
 
-fs_status fs_correlation_write(const fs_correlation *c, fs_h5_output *o, const char *group,
-                               const char *fields, int replace)
+static const char *group(const void *state, int g)
 {
-    fs_status st = fs_h5_output_group(o, group, replace);
+    const fs_correlation *c = state;
+    return g == 0 ? c->group : NULL;
+}
+
+/* Collective: the group (fields: the inputs, "FILE:DATASET, ..."). */
+static fs_status write(const fs_correlation *c, fs_h5_output *o, const char *fields, int replace)
+{
+    fs_status st = fs_h5_output_group(o, c->group, replace);
     if (st == FS_OK)
         st = write_attrs(c, o, fields);
     if (st == FS_OK)
-        st = write_tables(c, o, group);
+        st = write_tables(c, o, c->group);
     if (st == FS_OK)
-        st = describe(c, o, group);
+        st = describe(c, o, c->group);
     return st;
 }
 
-void fs_correlation_json(fs_json *j, const fs_correlation *c, const char *group)
+/* Collective, once every input is added: the sums over the ranks, then the
+ * group, timed as the write phase. */
+static fs_status finish(void *state, MPI_Comm comm, const fs_stage_run *r, const fs_stage_out *out)
 {
+    fs_correlation *c = state;
+    fs_status st = fs_error_agree(comm, reduce(c, comm));
+    fs_timer_start(out->timers, FS_PHASE_WRITE);
+    char *fields = st == FS_OK ? fs_stage_inputs_text(r->inputs, r->infos, r->n) : NULL;
+    if (st == FS_OK)
+        st = fs_error_agree(comm, fields ? write(c, out->h5, fields, out->replace)
+                                         : fs_error_set(FS_ERR_RUNTIME, "out of memory for the "
+                                                        "correlation function"));
+    free(fields);
+    fs_timer_stop(out->timers, FS_PHASE_WRITE);
+    return st;
+}
+
+static void json(fs_json *j, const void *state)
+{
+    const fs_correlation *c = state;
     fs_json_open(j, "correlation_function", '{');
-    fs_json_str(j, "group", group);
+    fs_json_str(j, "group", c->group);
     fs_json_str(j, "bins", rule_name(c));
     fs_json_num(j, "seconds", c->seconds);
     const char *keys[] = {"cells", "r", "xi"};
@@ -321,9 +365,86 @@ void fs_correlation_json(fs_json *j, const fs_correlation *c, const char *group)
     fs_json_close(j, '}');
 }
 
-void fs_correlation_summary(const fs_correlation *c, const char *output, const char *group,
-                            char *buf, size_t size)
+static void summary(const void *state, const char *output, char *buf, size_t size)
 {
+    const fs_correlation *c = state;
     snprintf(buf, size, "  correlation function: %d bins (%s, cell %.6g) in %s:%s, %.4f s\n",
-             c->bins.nbins, rule_name(c), c->hmax, output, group, c->seconds);
+             c->bins.nbins, rule_name(c), c->hmax, output, c->group, c->seconds);
 }
+
+/* ---------------------------------------------------------- the options */
+
+static int active(const void *opts, const fs_stage_shared *shared)
+{
+    (void)shared;
+    return ((const fs_correlation_options *)opts)->on;
+}
+
+static const char *option(const void *opts)
+{
+    (void)opts;
+    return "--correlation-function";
+}
+
+/* Its bins asked for with it; --check would undo the transform it has
+ * made its own product of. */
+static fs_status check(void *opts, const fs_stage_facts *f, int on)
+{
+    const fs_correlation_options *o = opts;
+    if ((o->bins.n || o->bins.nedges) && !on)
+        return fs_error_set(FS_ERR_USAGE, "--r-bins: only with --correlation-function");
+    if (on && f->check)
+        return fs_error_set(FS_ERR_USAGE, "--check, --correlation-function: the correlation "
+                            "function takes the transformed array's place in memory; check the "
+                            "transform in a run of its own");
+    return FS_OK;
+}
+
+static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
+{
+    (void)opts, (void)naxes;
+    n->forward = 1;
+    n->whole = 1;
+    n->undo = 1;
+    n->reread = 1;
+    n->keep_first = f->shared->cross;
+    n->kept = "--cross's copy";
+    n->groups = 1;
+}
+
+static fs_status set_r_bins(const fs_opt *opt, const char *arg, void *section)
+{
+    return fs_bins_parse("--r-bins", arg, "r", "R", fs_opt_field(opt, section));
+}
+
+static const fs_opt lines[] = {
+    {FS_OPT("correlation-function", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_correlation_options, on),
+     .help = "      --correlation-function  xi(r): the mean of C = ifftn(|fftn(x)|^2) / N in\n"
+             "                          shells of the minimum-image separation r, one cell\n"
+             "                          wide (/correlation_function); x as given (pass the\n"
+             "                          overdensity); with --cross, of the two INPUTs\n"},
+    {FS_OPT("r-bins", 0, FS_OPT_ARG, set_r_bins, fs_correlation_options, bins),
+     .help = "      --r-bins=N|E0,E1,..  N equal bins of r up to the largest, these edges,\n"
+             "                          or RMIN:RMAX:DR; each [E_i, E_i+1); r in cells, or\n"
+             "                          in box units with --box-size\n"},
+    {.long_name = NULL},
+};
+
+const fs_stage_ops fs_stage_correlation = {
+    .name = "correlation",
+    .report_member = "spectra",
+    .options = lines,
+    .options_bytes = sizeof(fs_correlation_options),
+    .grid_options = "--correlation-function",
+    .active = active,
+    .option = option,
+    .check = check,
+    .needs = needs,
+    .create = create,
+    .written = written,
+    .group = group,
+    .finish = finish,
+    .json = json,
+    .summary = summary,
+    .destroy = destroy,
+};

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* driver: see driver.h. */
+#include "config.h"
+
+#include "stages/driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/collective.h"
+
+struct fs_stages {
+    int n;                                  /* active stages */
+    const fs_stage_ops *ops[FS_MAX_STAGE_OPS];
+    void *state[FS_MAX_STAGE_OPS];
+    int field;                              /* the one that makes the result (-1: none) */
+    int spectrum_only;                      /* no transformed array written */
+    int ninputs;
+    fs_stage_run run;                       /* what the stages see of the run */
+    fs_stage_needs need;
+    void *kept;                             /* need.keep_first: the first INPUT's result */
+    fs_json_part parts[FS_MAX_STAGE_OPS];
+};
+
+fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_stages **out)
+{
+    int rank = 0;
+    MPI_Comm_rank(r->comm, &rank);
+    fs_stages *s = *out = calloc(1, sizeof **out);
+    fs_status st = fs_error_agree(r->comm, s ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+    if (st != FS_OK)
+        return st;
+    s->field = -1;
+    s->run = *r;
+    s->spectrum_only = sc->shared.spectrum_only;
+    s->ninputs = r->n;
+    int naxes = 0;
+    for (int a = 0; r->n > 0 && a < r->ts[0]->in_ndim; a++)
+        naxes += r->ts[0]->transform_axis[a] != 0;
+    fs_stages_needs(sc, r->facts, naxes, &s->need);
+    for (int k = 0; k < sc->n && st == FS_OK; k++) {
+        if (!fs_stage_active(sc, k))
+            continue;
+        int i = s->n++;
+        s->ops[i] = fs_stage_table[k];
+        fs_stage_needs need;
+        memset(&need, 0, sizeof need);
+        if (s->ops[i]->needs)
+            s->ops[i]->needs(sc->opts[k], r->facts, naxes, &need);
+        if (need.field)
+            s->field = i;
+        if (s->ops[i]->create)
+            st = s->ops[i]->create(sc->opts[k], r, &s->state[i]);
+        /* the stages that read files agree themselves; the others decide
+         * alike: rank 0 speaks, unless out of memory */
+        if (!s->ops[i]->create_collective)
+            st = fs_error_agree(r->comm, rank == 0 || st == FS_ERR_RUNTIME ? st : FS_OK);
+    }
+    return st;
+}
+
+void fs_stages_free(fs_stages **s)
+{
+    if (!*s)
+        return;
+    for (int i = 0; i < (*s)->n; i++)
+        if ((*s)->ops[i]->destroy)
+            (*s)->ops[i]->destroy((*s)->state[i]);
+    free((*s)->kept);
+    free(*s);
+    *s = NULL;
+}
+
+int fs_stages_results(const fs_stages *s, int i)
+{
+    if (s->spectrum_only)
+        return 0;
+    if (s->field >= 0 && s->ops[s->field]->results)
+        return s->ops[s->field]->results(s->state[s->field], i);
+    return 1;
+}
+
+const char *fs_stages_result_path(const fs_stages *s, int i, int k)
+{
+    (void)i;
+    if (s->field < 0 || !s->ops[s->field]->result_path)
+        return NULL;
+    return s->ops[s->field]->result_path(s->state[s->field], k);
+}
+
+void fs_stages_record(const fs_stages *s, int i, int k, fs_stage_record *rec)
+{
+    memset(rec, 0, sizeof *rec);
+    rec->input = i;
+    rec->second = -1;
+    if (s->field >= 0 && s->ops[s->field]->record)
+        s->ops[s->field]->record(s->state[s->field], i, k, rec);
+}
+
+const char *fs_stages_group(const fs_stages *s, int g)
+{
+    for (int i = 0; i < s->n; i++) {
+        for (int k = 0; s->ops[i]->group; k++, g--) {
+            const char *path = s->ops[i]->group(s->state[i], k);
+            if (!path)
+                break;
+            if (g == 0)
+                return path;
+        }
+    }
+    return NULL;
+}
+
+fs_status fs_stages_lay_out(const fs_stages *s, const char *output_dataset, fs_stages_layout *l)
+{
+    int n = s->run.n, total = 0, ngroups = 0;
+    memset(l, 0, sizeof *l);
+    l->first = calloc((size_t)n + 1, sizeof *l->first);
+    l->count = calloc((size_t)n + 1, sizeof *l->count);
+    for (int i = 0; l->count && i < n; i++)
+        total += l->count[i] = fs_stages_results(s, i);
+    while (fs_stages_group(s, ngroups))
+        ngroups++;
+    l->paths = calloc((size_t)(total + ngroups + 1), sizeof *l->paths);
+    l->input = calloc((size_t)(total + 1), sizeof *l->input);
+    if (!l->first || !l->count || !l->paths || !l->input)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int i = 0, p = 0; i < n; i++) {
+        l->first[i] = p;
+        for (int k = 0; k < l->count[i]; k++, p++) {
+            const char *named = fs_stages_result_path(s, i, k);
+            l->paths[p] = named ? named : output_dataset ? output_dataset : s->run.infos[i].dataset;
+            l->input[p] = i;
+        }
+    }
+    l->nresults = total;
+    l->ngroups = ngroups;
+    for (int g = 0; g < ngroups; g++)
+        l->paths[total + g] = fs_stages_group(s, g);
+    return FS_OK;
+}
+
+void fs_stages_layout_free(fs_stages_layout *l)
+{
+    free(l->paths);
+    free(l->input);
+    free(l->first);
+    free(l->count);
+    memset(l, 0, sizeof *l);
+}
+
+/* The first INPUT's forward result, for the later turns. */
+static fs_status keep_first(fs_stages *s, const fs_stage_turn *turn)
+{
+    size_t bytes = (size_t)fs_box_elems(fs_decomposition_last(turn->d)) *
+                   fs_complex_bytes(turn->t->prec);
+    free(s->kept);
+    s->kept = malloc(bytes ? bytes : 1);
+    if (!s->kept)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory keeping the first INPUT's transform "
+                            "(%zu bytes)", bytes);
+    memcpy(s->kept, turn->data, bytes);
+    return FS_OK;
+}
+
+fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn)
+{
+    fs_status st = FS_OK;
+    if (s->need.keep_first && s->ninputs > 1 && turn->i == 0)
+        st = keep_first(s, turn);
+    turn->kept = turn->i > 0 ? s->kept : NULL;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->forward)
+            st = s->ops[i]->forward(s->state[i], turn);
+    return fs_error_agree(turn->comm, st);
+}
+
+fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k)
+{
+    return s->ops[s->field]->operate(s->state[s->field], turn, k); /* agreed */
+}
+
+fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn)
+{
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->written)
+            st = s->ops[i]->written(s->state[i], turn); /* agreed */
+    if (turn->i == s->ninputs - 1) {
+        free(s->kept);
+        s->kept = NULL;
+    }
+    return st;
+}
+
+fs_status fs_stages_finish(fs_stages *s, MPI_Comm comm, const fs_stage_out *out)
+{
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->finish)
+            st = s->ops[i]->finish(s->state[i], comm, &s->run, out); /* agreed */
+    return st;
+}
+
+const fs_json_part *fs_stages_report(fs_stages *s, const char *output, int *n, char **lines)
+{
+    char *text = NULL;
+    size_t bytes = 0;
+    FILE *f = open_memstream(&text, &bytes);
+    *n = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (s->ops[i]->json)
+            s->parts[(*n)++] = (fs_json_part){s->ops[i]->report_member, s->ops[i]->json,
+                                              s->state[i]};
+        if (s->ops[i]->summary && f) {
+            char line[3 * FS_PATH_MAX + 512];
+            s->ops[i]->summary(s->state[i], output, line, sizeof line);
+            fputs(line, f);
+        }
+    }
+    if (f && fclose(f) != 0) {
+        free(text);
+        text = NULL;
+    }
+    *lines = text && bytes ? text : (free(text), NULL);
+    return s->parts;
+}
+
+const char *fs_stages_operation(const fs_stages *s)
+{
+    if (s->field < 0)
+        return NULL;
+    fs_stage_record rec;
+    fs_stages_record(s, s->ninputs > 0 ? s->ninputs - 1 : 0, 0, &rec);
+    return rec.asked ? rec.asked : rec.operation;
+}

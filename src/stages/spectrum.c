@@ -1,0 +1,754 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* spectrum: see spectrum.h. Every rank walks its own last-stage box once
+ * per input: the squared wave numbers of each axis are tabulated for the
+ * box's range, a row's sum is carried along the outer axes, and each
+ * element adds its weight, |k| and |X|^2 to its bin. The sums are doubles
+ * (mode counts stay exact below 2^53) reduced once over all ranks. */
+#include "config.h"
+
+#include "stages/spectrum.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dtype.h"
+
+#define DEFAULT_MU_BINS 5
+#define MAX_SHELLS (1 << 22)
+#define MAX_LUT (1 << 22)      /* norms up to this are binned by a table, beyond by a search */
+#define EDGE_SNAP 1e-9         /* an edge this close (relative) to a lattice norm is that norm */
+#define MAX_SUMS_BYTES (1024.0 * 1024 * 1024) /* the sums per bin of every slice, per rank */
+
+/* The integer lattice of the grid: m = (|k| / k_f)^2 = sum_a (f_a L_max /
+ * L_a)^2 is an integer when every L_max / L_a is (always without
+ * --box-size); its largest value mmax. */
+static void take_lattice(fs_spectrum *s)
+{
+    const fs_kgrid *g = &s->g;
+    double Lmax = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a] && g->L[a] > Lmax)
+            Lmax = g->L[a];
+    s->lattice = 1;
+    s->mmax = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            double r = Lmax / g->L[a];
+            s->ratio[a] = llround(r);
+            s->lattice &= fabs(r - (double)s->ratio[a]) <= 1e-12 * r && r < 1e6;
+            int64_t f = g->n[a] / 2 * s->ratio[a];
+            s->mmax += f * f;
+        }
+}
+
+static fs_status take_box(fs_spectrum *s, const fs_box_lengths *box, const fs_transform *t)
+{
+    fs_kgrid *g = &s->g;
+    fs_status st = fs_kgrid_init(g, t, box);
+    if (st != FS_OK)
+        return st;
+    double V = 1, N = 1;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            V *= g->L[a];
+            N *= (double)g->n[a];
+        }
+    s->kf = fs_kgrid_kf(g);
+    s->factor = g->box_given ? V / (N * N) : 1.0;
+    s->kmax = fs_kgrid_kmax(g);
+    take_lattice(s);
+    return FS_OK;
+}
+
+/* The lattice's threshold of an edge E: the least m = (|k| / k_f)^2 at or
+ * above it. (E / k_f)^2 within EDGE_SNAP of an integer M is M itself. */
+static int64_t edge_norm(const fs_spectrum *s, double e)
+{
+    double t = (e / s->kf) * (e / s->kf);
+    if (!(t <= (double)s->mmax))
+        return s->mmax + 1;
+    double M = nearbyint(t);
+    return (int64_t)(fabs(t - M) <= EDGE_SNAP * (t > 1 ? t : 1) ? M : ceil(t));
+}
+
+/* The lattice's thresholds of the bins and, when the norms are few, the
+ * table of each norm's bin. Shells: (i - 1/2)^2 <= m < (i + 1/2)^2, i.e.
+ * from i^2 - i + 1. --bins=N: i^2 mmax / N^2 <= m, in integers; the last
+ * bin holds mmax. Edges: edge_norm, half-open. */
+static fs_status take_thresholds(fs_spectrum *s)
+{
+    int nb = s->bins.nbins;
+    s->thr = malloc(sizeof *s->thr * (size_t)(nb + 1));
+    if (!s->thr)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    int64_t NN = (int64_t)nb * nb;
+    for (int64_t i = 0; i <= nb; i++)
+        s->thr[i] = s->bins.rule == FS_BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
+                    : s->bins.rule == FS_BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
+                                             : edge_norm(s, s->bins.edges[i]);
+    if (s->bins.rule == FS_BINS_LINEAR)
+        s->thr[nb] = s->mmax + 1;
+    if (s->mmax >= MAX_LUT)
+        return FS_OK;
+    s->lut = malloc(sizeof *s->lut * (size_t)(s->mmax + 1));
+    if (!s->lut)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int64_t m = 0, b = -1; m <= s->mmax; m++) {
+        while (b < nb && s->thr[b + 1] <= m)
+            b++;
+        s->lut[m] = b < nb ? (int)b : -1;
+    }
+    return FS_OK;
+}
+
+static fs_status take_bins(fs_spectrum *s, const fs_spectrum_options *o)
+{
+    /* Box lengths far apart make a shell of the longest's k_f a sliver. */
+    if (!o->bins.nedges && !o->bins.n && s->kmax / s->kf > MAX_SHELLS)
+        return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
+                            "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
+                            MAX_SHELLS);
+    fs_status st = fs_bins_make(&s->bins, &o->bins, s->kmax, s->kf);
+    return st == FS_OK && s->lattice ? take_thresholds(s) : st;
+}
+
+/* --spectrum-per: batch axes, each index of which is a spectrum of its
+ * own; the slice of an element is its index over them in row-major order. */
+static fs_status take_slices(fs_spectrum *s, const fs_spectrum_options *o)
+{
+    s->nslices = 1;
+    int mark[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int i = 0; i < o->nper; i++) {
+        int a = o->per[i] < 0 ? o->per[i] + s->g.ndim : o->per[i];
+        if (a < 0 || a >= s->g.ndim || s->g.transformed[a] || mark[a])
+            return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%d: not %s batch axis of the %d-D "
+                                "input (see --axes)", o->per[i],
+                                a >= 0 && a < s->g.ndim && mark[a] ? "another" : "a", s->g.ndim);
+        mark[a] = 1;
+    }
+    for (int a = s->g.ndim - 1; a >= 0; a--)
+        if (mark[a]) {
+            s->stride[a] = s->nslices;
+            s->nslices *= s->g.n[a];
+        }
+    for (int a = 0; a < s->g.ndim; a++)
+        if (mark[a])
+            s->per[s->nper++] = a;
+    return FS_OK;
+}
+
+/* The bin of |k| (-1: outside every bin). */
+static int bin_of(const fs_spectrum *s, double k)
+{
+    return fs_bins_of(&s->bins, k);
+}
+
+/* One input's part in the sums. */
+typedef struct contribution {
+    int role;            /* 0: a power spectrum input; 1, 2: --cross's first, second */
+    int count_modes;     /* the first input counts the modes and their |k| */
+} contribution;
+
+/* A row of elements contiguous in memory: k^2 = q + ql[j], the line of
+ * sight's component klos or kl[j] (kl NULL), the weight w * wl[j]. */
+typedef struct row {
+    int64_t n, offset;   /* elements, the first one's index in data */
+    double q, klos, w;
+    const double *ql, *kl, *wl;
+    int64_t m;           /* the lattice norm m = mq + ml[j] */
+    const int64_t *ml;
+    int64_t slice;       /* the slice: slice + sl[j] (sl NULL: slice) */
+    const int64_t *sl;
+    double c;            /* --compensate: |X|^2 times c * cl[j] */
+    const double *cl;
+} row;
+
+/* Per-row work arrays, so that each step is a loop the compiler can
+ * vectorise: |k|, weight, |X|^2, Re(X conj Y), |mu|, bin. */
+typedef struct scratch {
+    double *k, *w, *p, *x, *mu;
+    int64_t *m;
+    int *b;
+} scratch;
+
+static void scratch_free(scratch *sc)
+{
+    free(sc->k);
+    free(sc->b);
+    free(sc->m);
+    sc->k = NULL;
+    sc->b = NULL;
+    sc->m = NULL;
+}
+
+static fs_status scratch_new(scratch *sc, int64_t n)
+{
+    size_t m = (size_t)(n > 0 ? n : 1);
+    sc->k = malloc(sizeof(double) * m * 5);
+    sc->b = malloc(sizeof(int) * m);
+    sc->m = malloc(sizeof(int64_t) * m);
+    if (!sc->k || !sc->b || !sc->m) {
+        scratch_free(sc);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    sc->w = sc->k + m;
+    sc->p = sc->k + 2 * m;
+    sc->x = sc->k + 3 * m;
+    sc->mu = sc->k + 4 * m;
+    return FS_OK;
+}
+
+/* |X|^2 and, with other, Re(X conj Y) of n elements from i0. */
+static void powers(const void *data, const void *other, fs_precision p, int64_t i0, int64_t n,
+                   double *pw, double *x)
+{
+    if (p == FS_SINGLE) {
+        const float *d = (const float *)data + 2 * i0;
+        const float *o = other ? (const float *)other + 2 * i0 : NULL;
+        for (int64_t j = 0; j < n; j++)
+            pw[j] = (double)d[2 * j] * d[2 * j] + (double)d[2 * j + 1] * d[2 * j + 1];
+        for (int64_t j = 0; other && j < n; j++)
+            x[j] = (double)d[2 * j] * o[2 * j] + (double)d[2 * j + 1] * o[2 * j + 1];
+    } else {
+        const double *d = (const double *)data + 2 * i0;
+        const double *o = other ? (const double *)other + 2 * i0 : NULL;
+        for (int64_t j = 0; j < n; j++)
+            pw[j] = d[2 * j] * d[2 * j] + d[2 * j + 1] * d[2 * j + 1];
+        for (int64_t j = 0; other && j < n; j++)
+            x[j] = d[2 * j] * o[2 * j] + d[2 * j + 1] * o[2 * j + 1];
+    }
+}
+
+/* The bin of a lattice norm m (-1: outside every bin): the last i with
+ * thr[i] <= m, below thr[nbins]. */
+static int bin_of_norm(const fs_spectrum *s, int64_t m)
+{
+    if (s->lut)
+        return s->lut[m];
+    if (m < s->thr[0] || m >= s->thr[s->bins.nbins])
+        return -1;
+    int lo = 0, hi = s->bins.nbins; /* thr[lo] <= m < thr[hi] */
+    while (hi - lo > 1) {
+        int mid = (lo + hi) / 2;
+        if (s->thr[mid] <= m)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The bins of n values of |k|, or of their norms m on a lattice (-1:
+ * outside every bin). */
+static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int64_t n, int *b)
+{
+    if (s->lattice) {
+        for (int64_t j = 0; j < n; j++)
+            b[j] = bin_of_norm(s, m[j]);
+        return;
+    }
+    if (s->bins.rule == FS_BINS_SHELLS) {
+        /* k / k_f, not k * (1 / k_f): the documented arithmetic, to the bit */
+        for (int64_t j = 0; j < n; j++)
+            b[j] = (int)floor(k[j] / s->kf + 0.5);
+        return;
+    }
+    for (int64_t j = 0; j < n; j++)
+        b[j] = bin_of(s, k[j]);
+}
+
+/* The Legendre polynomials L_l(mu) of the multipoles, by the recurrence
+ * (l + 1) L_l+1 = (2l + 1) mu L_l - l L_l-1. */
+static void legendre(const fs_spectrum *s, double mu, double *out)
+{
+    double prev = 1.0, cur = mu;
+    int l = 1;
+    for (int i = 0; i < s->npoles; i++) {
+        if (s->ell[i] == 0) {
+            out[i] = 1.0;
+            continue;
+        }
+        for (; l < s->ell[i]; l++) {
+            double next = ((2 * l + 1) * mu * cur - l * prev) / (l + 1);
+            prev = cur;
+            cur = next;
+        }
+        out[i] = cur;
+    }
+}
+
+/* The multipoles' sums of a cell: w p L_l(mu), and w x L_l(mu) for the
+ * second input of --cross. */
+static void add_poles(const fs_spectrum *s, double *cell, double w, double mu, double p, double x,
+                      const contribution *c)
+{
+    double L[FS_MAX_POLES];
+    legendre(s, mu, L);
+    for (int i = 0; i < s->npoles; i++)
+        cell[NQ + i] += w * p * L[i];
+    for (int i = 0; c->role == 2 && i < s->npoles; i++)
+        cell[NQ + s->npoles + i] += w * x * L[i];
+}
+
+static void add_to(double *cell, double w, double k, double mu, double p, double x,
+                   const contribution *c)
+{
+    if (c->count_modes) {
+        cell[Q_MODES] += w;
+        cell[Q_K] += w * k;
+        cell[Q_MU] += w * mu;
+    }
+    cell[Q_POWER] += w * p;
+    if (c->role == 1)
+        cell[Q_POWER_A] += w * p;
+    if (c->role == 2) {
+        cell[Q_POWER_B] += w * p;
+        cell[Q_CROSS] += w * x;
+    }
+}
+
+static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const void *data,
+                    const void *other, fs_precision p, scratch *sc)
+{
+    int64_t n = r->n;
+    for (int64_t j = 0; j < n; j++)
+        sc->k[j] = sqrt(r->q + r->ql[j]);
+    for (int64_t j = 0; j < n; j++)
+        sc->w[j] = r->w * r->wl[j];
+    if (s->lattice)
+        for (int64_t j = 0; j < n; j++)
+            sc->m[j] = r->m + r->ml[j];
+    bins_of(s, sc->k, sc->m, n, sc->b);
+    powers(data, other, p, r->offset, n, sc->p, sc->x);
+    if (r->cl)
+        for (int64_t j = 0; j < n; j++) {
+            sc->p[j] *= r->c * r->cl[j];
+            sc->x[j] *= other ? r->c * r->cl[j] : 0.0;
+        }
+    if (s->acc_mu)
+        for (int64_t j = 0; j < n; j++) {
+            double kl = r->kl ? r->kl[j] : r->klos;
+            sc->mu[j] = sc->k[j] > 0 ? fabs(kl) / sc->k[j] : 0.0;
+        }
+    for (int64_t j = 0; j < n; j++) {
+        int b = sc->b[j];
+        if (b < 0)
+            continue;
+        double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
+        size_t sb = (size_t)(r->slice + (r->sl ? r->sl[j] : 0)) * (size_t)s->bins.nbins + (size_t)b;
+        double *cell = s->acc + sb * (size_t)s->nq;
+        add_to(cell, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
+        if (s->npoles)
+            add_poles(s, cell, sc->w[j], mu, sc->p[j], x, c);
+        if (s->acc_mu) {
+            int m = (int)floor(mu * s->nmu);
+            m = m < s->nmu ? m : s->nmu - 1;
+            add_to(s->acc_mu + (sb * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
+                   sc->k[j], mu, sc->p[j], x, c);
+        }
+    }
+}
+
+/* --compensate: 1 / W^2 of one axis at frequency f of n, W = sinc(pi f /
+ * n)^p, sinc(x) = sin(x) / x. */
+static double compensation(const fs_spectrum *s, int64_t f, int64_t n)
+{
+    if (!s->window || f == 0)
+        return 1.0;
+    double x = M_PI * (double)f / (double)n, w = sin(x) / x;
+    return 1.0 / pow(w, 2 * s->window);
+}
+
+/* The tables of one axis over [start, start + count): k_a^2 (0 for a batch
+ * axis), k_a, and the weight of the half spectrum's modes. */
+typedef struct axis_table {
+    double *q, *k, *w, *c; /* c: 1 / W_a^2, the window's compensation */
+    int64_t *m;          /* (f_a L_max / L_a)^2 */
+    int64_t *sl;         /* the index's part in the slice */
+} axis_table;
+
+static fs_status tables_new(const fs_spectrum *s, const fs_transform *t, const fs_box *b,
+                            axis_table *tab)
+{
+    for (int a = 0; a < b->ndim; a++) {
+        int64_t m = b->count[a] > 0 ? b->count[a] : 1;
+        tab[a].q = malloc(sizeof(double) * (size_t)m * 4);
+        tab[a].m = malloc(sizeof(int64_t) * (size_t)m * 2);
+        if (!tab[a].q || !tab[a].m)
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        tab[a].k = tab[a].q + m;
+        tab[a].w = tab[a].q + 2 * m;
+        tab[a].c = tab[a].q + 3 * m;
+        tab[a].sl = tab[a].m + m;
+        int halved = t->kind == FS_R2C && t->padded && a == t->real_axis;
+        for (int64_t i = 0; i < b->count[a]; i++) {
+            int64_t j = b->start[a] + i;
+            int64_t f = s->g.transformed[a] ? fs_kgrid_freq(j, s->g.n[a]) * s->ratio[a] : 0;
+            double k = fs_kgrid_k(&s->g, a, j);
+            tab[a].m[i] = f * f;
+            tab[a].sl[i] = j * s->stride[a];
+            tab[a].c[i] = s->g.transformed[a] ? compensation(s, fs_kgrid_freq(j, s->g.n[a]), s->g.n[a]) : 1.0;
+            tab[a].k[i] = k;
+            tab[a].q[i] = k * k;
+            tab[a].w[i] = halved && j != 0 && 2 * j != s->g.n[a] ? 2.0 : 1.0;
+        }
+    }
+    return FS_OK;
+}
+
+static void tables_free(axis_table *tab, int ndim)
+{
+    for (int a = 0; a < ndim; a++) {
+        free(tab[a].q);
+        free(tab[a].m);
+    }
+}
+
+/* The box row by row: the outer axes' sums carried in an odometer. The
+ * sum runs over the axes in order, as the definition's does. */
+static void bin_box(fs_spectrum *s, const contribution *c, const fs_box *b, const axis_table *tab,
+                    const void *data, const void *other, fs_precision p, scratch *sc)
+{
+    int nd = b->ndim, last = nd - 1;
+    if (fs_box_elems(b) == 0)
+        return;
+    int64_t idx[FS_LAYOUT_MAX_DIMS] = {0};
+    int64_t rows = fs_box_elems(b) / b->count[last];
+    for (int64_t r = 0; r < rows; r++) {
+        row rw = {b->count[last], r * b->count[last], 0, 0, 1, tab[last].q,
+                  last == s->los ? tab[last].k : NULL, tab[last].w, 0, tab[last].m, 0,
+                  s->stride[last] ? tab[last].sl : NULL, 1, s->window ? tab[last].c : NULL};
+        for (int a = 0; a < last; a++) {
+            rw.c *= tab[a].c[idx[a]];
+            rw.q += tab[a].q[idx[a]];
+            rw.m += tab[a].m[idx[a]];
+            rw.slice += tab[a].sl[idx[a]];
+            rw.w *= tab[a].w[idx[a]];
+            if (a == s->los)
+                rw.klos = tab[a].k[idx[a]];
+        }
+        bin_row(s, c, &rw, data, other, p, sc);
+        for (int a = last - 1; a >= 0 && ++idx[a] == b->count[a]; a--)
+            idx[a] = 0;
+    }
+}
+
+/* The 1-D four-step result: a rank holds k1 = 0 .. n1-1 by its k2 range,
+ * output index k1 * n2 + k2 (transform.h); a row is one k1. */
+static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transform *t,
+                          const fs_box *b, const void *data, const void *other, scratch *sc)
+{
+    int64_t cnt = fs_box_elems(b) ? b->count[0] : 0;
+    double *tab = malloc(sizeof(double) * (size_t)(cnt > 0 ? cnt : 1) * 4);
+    int64_t *mt = malloc(sizeof(int64_t) * (size_t)(cnt > 0 ? cnt : 1));
+    if (!tab || !mt) {
+        free(tab);
+        free(mt);
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    }
+    double *q = tab, *k = tab + cnt, *w = tab + 2 * cnt, *cw = tab + 3 * cnt;
+    for (int64_t k1 = 0; k1 < (cnt ? t->n1 : 0); k1++) {
+        for (int64_t i2 = 0; i2 < cnt; i2++) {
+            int64_t j = fs_kgrid_fold_index(t, b, k1, i2), f = fs_kgrid_freq(j, s->g.n[0]);
+            k[i2] = fs_kgrid_k(&s->g, 0, j);
+            q[i2] = k[i2] * k[i2];
+            w[i2] = 1.0;
+            mt[i2] = f * f;
+            cw[i2] = compensation(s, f, s->g.n[0]);
+        }
+        row rw = {cnt, k1 * cnt, 0, 0, 1, q, k, w, 0, mt, 0, NULL, 1, s->window ? cw : NULL};
+        bin_row(s, c, &rw, data, other, t->prec, sc);
+    }
+    free(tab);
+    free(mt);
+    return FS_OK;
+}
+
+/* ------------------------------------------------------------ the stage */
+
+static fs_status create(const void *opts, const fs_stage_run *r, void **state)
+{
+    const fs_spectrum_options *o = opts;
+    const fs_stage_facts *f = r->facts;
+    const fs_transform *t = r->ts[0];
+    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1,
+                                                   "give --precision= when one is single "
+                                                   "precision")
+                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, "");
+    if (st != FS_OK)
+        return st;
+    fs_spectrum *s = calloc(1, sizeof *s);
+    if (!s)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *state = s;
+    s->power = o->power;
+    s->cross = f->shared->cross;
+    s->los = -1;
+    if (s->power)
+        fs_stage_group_path(f, "power_spectrum", s->group[s->ngroups++], sizeof s->group[0]);
+    if (s->cross) {
+        s->group_cross[s->ngroups] = 1;
+        fs_stage_group_path(f, "cross_spectrum", s->group[s->ngroups++], sizeof s->group[0]);
+    }
+    if ((st = take_box(s, &f->shared->box, t)) != FS_OK)
+        return st;
+    if (o->los_given) {
+        int a = o->los < 0 ? o->los + t->in_ndim : o->los;
+        if (a < 0 || a >= t->in_ndim || !t->transform_axis[a])
+            return fs_error_set(FS_ERR_USAGE, "--los=%d: not a transformed axis of the %d-D input",
+                                o->los, t->in_ndim);
+        s->los = a;
+        s->nmu = o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS;
+    }
+    s->npoles = o->npoles;
+    memcpy(s->ell, o->poles, sizeof s->ell);
+    s->window = o->compensate;
+    s->shot = o->shot_noise;
+    s->shot_given = o->shot_given;
+    s->nq = NQ + 2 * s->npoles;
+    st = take_slices(s, o);
+    if (st == FS_OK)
+        st = take_bins(s, o);
+    if (st != FS_OK)
+        return st;
+    /* Every rank holds every slice's sums (one reduction): they must fit. */
+    double bytes = (double)s->nslices * s->bins.nbins * s->nq * (1.0 + (s->los >= 0 ? s->nmu : 0)) * 8;
+    if (bytes > MAX_SUMS_BYTES)
+        return fs_error_set(FS_ERR_USAGE, "--spectrum-per: %lld spectra of %d bins need %.1f GiB "
+                            "of sums on every rank (at most %.0f GiB); name fewer axes, or give "
+                            "fewer bins", (long long)s->nslices, s->bins.nbins, bytes / (1 << 30),
+                            MAX_SUMS_BYTES / (1 << 30));
+    size_t cells = (size_t)s->nslices * (size_t)s->bins.nbins * (size_t)s->nq;
+    s->acc = calloc(cells, sizeof *s->acc);
+    if (s->los >= 0)
+        s->acc_mu = calloc(cells * (size_t)s->nmu, sizeof *s->acc_mu);
+    if (!s->acc || (s->los >= 0 && !s->acc_mu))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    return FS_OK;
+}
+
+static void destroy(void *state)
+{
+    fs_spectrum *s = state;
+    if (!s)
+        return;
+    fs_bins_free(&s->bins);
+    free(s->thr);
+    free(s->lut);
+    free(s->acc);
+    free(s->acc_mu);
+    free(s);
+}
+
+/* Input i's result binned: with --cross the second's beside the first's,
+ * which the run keeps (turn->kept). */
+static fs_status forward(void *state, const fs_stage_turn *turn)
+{
+    fs_spectrum *s = state;
+    const fs_transform *t = turn->t;
+    const fs_box *last = fs_decomposition_last(turn->d);
+    double t0 = MPI_Wtime();
+    int i = turn->i;
+    contribution c = {s->cross ? i + 1 : 0, i == 0};
+    const void *other = c.role == 2 ? turn->kept : NULL;
+    scratch sc;
+    int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
+    fs_status st = scratch_new(&sc, rowlen);
+    if (st == FS_OK && t->fold) {
+        st = bin_fold(s, &c, t, last, turn->data, other, &sc);
+    } else if (st == FS_OK) {
+        axis_table tab[FS_LAYOUT_MAX_DIMS];
+        memset(tab, 0, sizeof tab);
+        st = tables_new(s, t, last, tab);
+        if (st == FS_OK)
+            bin_box(s, &c, last, tab, turn->data, other, t->prec, &sc);
+        tables_free(tab, last->ndim);
+    }
+    scratch_free(&sc);
+    s->seconds += MPI_Wtime() - t0;
+    return st;
+}
+
+static const char *group(const void *state, int g)
+{
+    const fs_spectrum *s = state;
+    return g >= 0 && g < s->ngroups ? s->group[g] : NULL;
+}
+
+/* ---------------------------------------------------------- the options */
+
+static int active(const void *opts, const fs_stage_shared *shared)
+{
+    const fs_spectrum_options *o = opts;
+    return o->power || shared->cross;
+}
+
+static const char *option(const void *opts)
+{
+    const fs_spectrum_options *o = opts;
+    return o->power ? "--power-spectrum" : "--cross";
+}
+
+/* What needs a spectrum asks for one; --spectrum-only alone means the
+ * power spectrum. */
+static fs_status check(void *opts, const fs_stage_facts *f, int on)
+{
+    fs_spectrum_options *o = opts;
+    if (f->shared->spectrum_only && !on && !f->others_with_groups) {
+        o->power = 1;
+        on = 1;
+    }
+    if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
+                o->nper || o->compensate || o->shot_given))
+        return fs_error_set(FS_ERR_USAGE, "--bins, --los, --mu-bins, --multipoles, "
+                            "--spectrum-per, --compensate, --shot-noise: only with "
+                            "--power-spectrum, --cross or --spectrum-only");
+    if (o->shot_given && !o->power)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise: subtracted from the power spectrum; "
+                            "give --power-spectrum with --cross");
+    if ((o->mu_bins || o->npoles) && !o->los_given)
+        return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
+                            o->mu_bins ? "--mu-bins" : "--multipoles");
+    return FS_OK;
+}
+
+static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
+{
+    (void)opts, (void)naxes;
+    n->forward = 1;
+    n->whole = 1;
+    n->keep_first = f->shared->cross;
+    n->kept = "--cross's copy";
+    n->groups = 1;
+}
+
+/* --bins: of |k|. */
+static fs_status set_bins(const fs_opt *opt, const char *arg, void *section)
+{
+    return fs_bins_parse("--bins", arg, "|k|", "K", fs_opt_field(opt, section));
+}
+
+static fs_status set_los(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_spectrum_options *o = section;
+    long axis;
+    (void)opt;
+    if (fs_opt_parse_long(arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1, &axis) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--los=%s: expected an axis (an integer from %d to %d)",
+                            arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1);
+    o->los = (int)axis;
+    o->los_given = 1;
+    return FS_OK;
+}
+
+/* --multipoles=0,2,4: increasing even degrees. */
+static fs_status set_multipoles(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_spectrum_options *o = section;
+    (void)opt;
+    int n = fs_opt_parse_ints(arg, o->poles, FS_MAX_POLES, 0, 2 * (FS_MAX_POLES - 1));
+    for (int i = 0; i < n; i++)
+        if (o->poles[i] % 2 || (i && o->poles[i] <= o->poles[i - 1]))
+            n = -1;
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--multipoles=%s: expected increasing even degrees "
+                            "from 0 to %d (e.g. 0,2,4)", arg, 2 * (FS_MAX_POLES - 1));
+    o->npoles = n;
+    return FS_OK;
+}
+
+/* --spectrum-per=AXIS[,AXIS...]: axes, checked against the input later. */
+static fs_status set_spectrum_per(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_spectrum_options *o = section;
+    (void)opt;
+    int n = fs_opt_parse_ints(arg, o->per, FS_LAYOUT_MAX_DIMS, -FS_LAYOUT_MAX_DIMS,
+                              FS_LAYOUT_MAX_DIMS - 1);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%s: expected axes (integers from "
+                            "%d to %d) separated by commas", arg, -FS_LAYOUT_MAX_DIMS,
+                            FS_LAYOUT_MAX_DIMS - 1);
+    o->nper = n;
+    return FS_OK;
+}
+
+static fs_status set_shot_noise(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_spectrum_options *o = section;
+    (void)opt;
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno || end == arg || *end != '\0' || !(v >= 0) || v >= 1e300)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0)", arg);
+    o->shot_noise = v;
+    o->shot_given = 1;
+    return FS_OK;
+}
+
+/* --compensate: the power p of the window sinc^p of each scheme. */
+static const fs_opt_name window_names[] = {
+    {"none", 0}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
+
+#define O fs_spectrum_options
+static const fs_opt lines[] = {
+    {FS_OPT("power-spectrum", 0, FS_OPT_NO_ARG, fs_opt_flag, O, power),
+     .help = "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
+             "                          INPUTs add their power (of u, v, w: E(k) =\n"
+             "                          0.5 power modes / (V k_f) with --box-size)\n"},
+    {FS_OPT("spectrum-only", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_stage_shared, spectrum_only),
+     .shared = 1,
+     .help = "      --spectrum-only     the spectrum alone: no transformed array written;\n"
+             "                          OUTPUT:/GROUP puts its group under GROUP\n"},
+    {FS_OPT("cross", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_stage_shared, cross), .shared = 1,
+     .help = "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"},
+    {FS_OPT("box-size", 0, FS_OPT_ARG, fs_box_lengths_option, fs_stage_shared, box),
+     .shared = 1,
+     .help = "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
+             "                          axis's length); power then times V / N^2\n"},
+    {FS_OPT("bins", 0, FS_OPT_ARG, set_bins, O, bins),
+     .help = "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
+             "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"},
+    {FS_OPT("los", 0, FS_OPT_ARG, set_los, O, los),
+     .help = "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"},
+    {FS_OPT("mu-bins", 0, FS_OPT_ARG, fs_opt_long, O, mu_bins), .lo = 1, .hi = 1000,
+     .expected = "a number of mu bins from 1 to 1000",
+     .help = "      --mu-bins=N         mu bins with --los (default 5)\n"},
+    {FS_OPT("multipoles", 0, FS_OPT_ARG, set_multipoles, O, poles),
+     .help = "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
+             "                          even l (power_0, power_2, ...)\n"},
+    {FS_OPT("spectrum-per", 0, FS_OPT_ARG, set_spectrum_per, O, per),
+     .help = "      --spectrum-per=AXIS[,AXIS..]\n"
+             "                          a spectrum per index of these batch axes\n"
+             "                          (power[i, bin]) instead of one over them all\n"},
+    {FS_OPT("compensate", 0, FS_OPT_ARG, fs_opt_enum, O, compensate), .names = window_names,
+     .help = "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
+             "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"},
+    {FS_OPT("shot-noise", 0, FS_OPT_ARG, set_shot_noise, O, shot_noise),
+     .help = "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"},
+    {.long_name = NULL},
+};
+#undef O
+
+const fs_stage_ops fs_stage_spectrum = {
+    .name = "spectrum",
+    .report_member = "spectra",
+    .options = lines,
+    .options_bytes = sizeof(fs_spectrum_options),
+    .help_heading = "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n",
+    .grid_options = "--power-spectrum, --cross, --spectrum-only",
+    .active = active,
+    .option = option,
+    .check = check,
+    .needs = needs,
+    .create = create,
+    .forward = forward,
+    .group = group,
+    .finish = fs_spectrum_finish,
+    .json = fs_spectrum_json,
+    .summary = fs_spectrum_summary,
+    .destroy = destroy,
+};

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* stage: see stage.h. The table below is the one place that lists the
+ * stages; the checks among them speak of what stages need, not of which
+ * stages they are. */
+#include "config.h"
+
+#include "stages/stage.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const fs_stage_ops fs_stage_operators, fs_stage_combine, fs_stage_vector,
+    fs_stage_spectrum, fs_stage_correlation;
+
+/* The order hooks run in, and --help's and the summary's. */
+const fs_stage_ops *const fs_stage_table[] = {
+    &fs_stage_spectrum,
+    &fs_stage_correlation,
+    &fs_stage_operators,
+    &fs_stage_combine,
+    &fs_stage_vector,
+    NULL,
+};
+
+fs_status fs_stage_config_init(fs_stage_config *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    for (int s = 0; fs_stage_table[s]; s++) {
+        if (s == FS_MAX_STAGE_OPS)
+            return fs_error_set(FS_ERR_RUNTIME, "more stages than FS_MAX_STAGE_OPS");
+        sc->opts[s] = calloc(1, fs_stage_table[s]->options_bytes ? fs_stage_table[s]->options_bytes : 1);
+        if (!sc->opts[s])
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        sc->n = s + 1;
+        if (fs_stage_table[s]->defaults)
+            fs_stage_table[s]->defaults(sc->opts[s]);
+    }
+    return FS_OK;
+}
+
+void fs_stage_config_free(fs_stage_config *sc)
+{
+    for (int s = 0; s < sc->n; s++) {
+        if (sc->opts[s] && fs_stage_table[s]->release)
+            fs_stage_table[s]->release(sc->opts[s]);
+        free(sc->opts[s]);
+    }
+    memset(sc, 0, sizeof *sc);
+}
+
+int fs_stage_active(const fs_stage_config *sc, int s)
+{
+    return s < sc->n && sc->opts[s] && fs_stage_table[s]->active(sc->opts[s], &sc->shared);
+}
+
+static void needs_of(const fs_stage_config *sc, int s, const fs_stage_facts *f, int naxes,
+                     fs_stage_needs *n)
+{
+    memset(n, 0, sizeof *n);
+    if (fs_stage_table[s]->needs)
+        fs_stage_table[s]->needs(sc->opts[s], f, naxes, n);
+}
+
+/* "--power-spectrum, --correlation-function or --apply": the options that
+ * make a stage use --box-size. */
+static void grid_users(char *buf, size_t size)
+{
+    int n = 0, k = 0;
+    for (int s = 0; fs_stage_table[s]; s++)
+        n += fs_stage_table[s]->grid_options != NULL;
+    buf[0] = '\0';
+    for (int s = 0; fs_stage_table[s]; s++) {
+        if (!fs_stage_table[s]->grid_options)
+            continue;
+        size_t used = strlen(buf);
+        snprintf(buf + used, size - used, "%s%s", k == 0 ? "" : k == n - 1 ? " or " : ", ",
+                 fs_stage_table[s]->grid_options);
+        k++;
+    }
+}
+
+/* The checks among the active stages, by what they need. */
+static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    int field = -1, reader = -1, uses_grid = 0;
+    for (int s = 0; s < sc->n; s++) {
+        if (!fs_stage_active(sc, s))
+            continue;
+        fs_stage_needs n;
+        needs_of(sc, s, f, 0, &n);
+        const char *name = fs_stage_table[s]->option(sc->opts[s]);
+        uses_grid |= fs_stage_table[s]->grid_options != NULL;
+        if (n.field && field >= 0)
+            return fs_error_set(FS_ERR_USAGE, "%s, %s: one operation per run",
+                                fs_stage_table[field]->option(sc->opts[field]), name);
+        if (n.field && (f->inverse || f->check))
+            return fs_error_set(FS_ERR_USAGE, "%s: runs the forward transform and its inverse "
+                                "itself (no %s)", name, f->inverse ? "--inverse" : "--check");
+        if (n.forward && !n.field && f->inverse)
+            return fs_error_set(FS_ERR_USAGE, "--inverse: %s is of the forward transform", name);
+        if ((n.field || n.groups) && f->shard_output)
+            return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: written into OUTPUT itself; "
+                                "compute it in a run without --shard-output", name);
+        field = n.field ? s : field;
+        reader = n.forward && !n.field ? s : reader;
+    }
+    if (field >= 0 && reader >= 0)
+        return fs_error_set(FS_ERR_USAGE, "%s: writes a field, not a spectrum (%s); compute the "
+                            "spectrum in a run of its own",
+                            fs_stage_table[field]->option(sc->opts[field]),
+                            fs_stage_table[reader]->option(sc->opts[reader]));
+    if (sc->shared.box.n && !uses_grid) {
+        char users[512];
+        grid_users(users, sizeof users);
+        return fs_error_set(FS_ERR_USAGE, "--box-size: only with %s", users);
+    }
+    return FS_OK;
+}
+
+fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.shared = &sc->shared;
+    int groups = 0;
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, &mine, 0, &n);
+            groups += n.groups;
+        }
+    for (int s = 0; s < sc->n; s++) {
+        if (!fs_stage_table[s]->check)
+            continue;
+        int active = fs_stage_active(sc, s);
+        fs_stage_needs n;
+        needs_of(sc, s, &mine, 0, &n);
+        mine.others_with_groups = groups - (active && n.groups);
+        if (fs_stage_table[s]->check(sc->opts[s], &mine, active) != FS_OK)
+            return fs_error_status();
+    }
+    if (sc->shared.cross && !f->dry_run && f->ninputs != 2)
+        return fs_error_set(FS_ERR_USAGE, "--cross: expected two INPUTs (got %d)", f->ninputs);
+    /* --spectrum-only: OUTPUT's path is the group the stages' groups go in. */
+    if (sc->shared.spectrum_only && f->output_dataset &&
+        strlen(f->output_dataset) + sizeof "/correlation_function" > FS_PATH_MAX)
+        return fs_error_set(FS_ERR_USAGE, "%s:%s: group path too long (at most %d bytes)",
+                            f->output_file, f->output_dataset,
+                            (int)(FS_PATH_MAX - sizeof "/correlation_function"));
+    return check_among(sc, &mine);
+}
+
+void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
+                     fs_stage_needs *out)
+{
+    memset(out, 0, sizeof *out);
+    fs_stage_facts mine = *f;
+    mine.shared = &sc->shared;
+    for (int s = 0; s < sc->n; s++) {
+        if (!fs_stage_active(sc, s))
+            continue;
+        fs_stage_needs n;
+        needs_of(sc, s, &mine, naxes, &n);
+        out->forward |= n.forward;
+        out->field |= n.field;
+        out->in_pass |= n.in_pass;
+        out->whole |= n.whole;
+        out->undo |= n.undo;
+        out->reread |= n.reread;
+        out->keep_first |= n.keep_first;
+        out->buffers += n.buffers;
+        if (!out->kept && (n.keep_first || n.buffers))
+            out->kept = n.kept;
+        out->groups += n.groups;
+    }
+}
+
+void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size)
+{
+    /* OUTPUT's path, resolved as HDF5 does (no trailing '/', never "/") */
+    const char *under = f->shared->spectrum_only && f->output_dataset ? f->output_dataset : "";
+    snprintf(buf, size, "%s/%s", under, name);
+}
+
+fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
+                               int same_boxes, const char *why)
+{
+    for (int i = 1; i < n; i++) {
+        const fs_transform *a = ts[0], *b = ts[i];
+        int same = a->in_ndim == b->in_ndim &&
+                   memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
+                   memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0;
+        if (!same)
+            return fs_error_set(FS_ERR_USAGE, "%s: the INPUTs must have one shape and the same "
+                                "transformed axes", what);
+        if (a->kind != b->kind || (same_boxes &&
+            (a->prec != b->prec || a->ndim != b->ndim || a->padded != b->padded ||
+             a->out_type != b->out_type || memcmp(a->shape, b->shape, sizeof a->shape) != 0 ||
+             memcmp(a->split, b->split, sizeof a->split) != 0 || a->grid[0] != b->grid[0] ||
+             a->grid[1] != b->grid[1])))
+            return fs_error_set(FS_ERR_USAGE, "%s: the INPUTs must be transformed alike (%s)",
+                                what, why);
+    }
+    return FS_OK;
+}
+
+char *fs_stage_inputs_text(const fs_location *inputs, const fs_input_info *infos, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++)
+        len += strlen(inputs[i].file) + 1 + strlen(infos[i].dataset) +
+               strlen(infos[i].slice.text) + 2;
+    char *fields = malloc(len);
+    if (!fields)
+        return NULL;
+    fields[0] = '\0';
+    for (int i = 0, used = 0; i < n; i++)
+        used += snprintf(fields + used, len - (size_t)used, "%s%s:%s%s", i ? ", " : "",
+                         inputs[i].file, infos[i].dataset, infos[i].slice.text);
+    return fields;
+}

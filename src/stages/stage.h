@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* stage: what a run computes from the transformed array while it is still
+ * distributed over the ranks, behind one interface, as an exchange strategy
+ * is behind exchange.h's: the spectra, the correlation function, --apply's
+ * operators, the combined spectra, --vector. A stage is one file with a
+ * const fs_stage_ops table, and one line of the stage table (stage.c); the
+ * pipeline, the dry run, the output and the report loop over the active
+ * stages and name none of them.
+ *
+ * What a stage declares, from the command line alone (the run and the dry
+ * run alike):
+ *   options   its lines of the command line (optable.h) into a section of
+ *             its own, made and freed by the parser (options.h); a line
+ *             marked `shared` sets the section every stage reads
+ *             (fs_stage_shared: --box-size, --cross, --spectrum-only) and is printed
+ *             in --help where the stage's lines are;
+ *   active    whether the options ask for it;
+ *   check     its options against the rest of the command line (usage
+ *             errors), also when inactive (its options without the one
+ *             that asks for it); the checks among stages are stage.c's;
+ *   needs     what it asks of the run (fs_stage_needs): a round trip, the
+ *             inverse plans, the result whole before its write, the first
+ *             INPUT's result kept, buffers of its own (the footprint).
+ * Its life in a run (collective where said; every hook may be NULL):
+ *   create    once every INPUT is probed and its transform planned: the
+ *             options against the inputs (usage errors, decided alike on
+ *             every rank: rank 0 speaks for them); a stage that reads a
+ *             file (rank 0) and shares it says create_collective and
+ *             agrees its status itself;
+ *   forward   each INPUT's forward result in the last layout, before its
+ *             write: read (binned) or kept; this rank's status;
+ *   results   how many results an INPUT's turn writes, their paths and
+ *             what they record (a stage that makes the field written);
+ *   operate   result k made from the forward result (and the kept ones)
+ *             and brought back to real space by the compute plan's
+ *             inverse: collective, the status agreed;
+ *   written   after the turn's write: the result is the stage's to use up
+ *             (the correlation function's product); collective, agreed;
+ *   finish    once every INPUT is done: its sums over the ranks and its
+ *             groups into OUTPUT; collective, agreed;
+ *   json, summary  its part of the report (inside the report's member
+ *             report_member, which stages may share) and of the summary;
+ *   destroy.
+ * A stage owns its state and what it allocates; the kept first result, the
+ * working buffer, the compute plan and OUTPUT are the run's. */
+#ifndef FS_STAGE_H
+#define FS_STAGE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "compute/compute.h"
+#include "core/errors.h"
+#include "core/json.h"
+#include "core/layout.h"
+#include "core/optable.h"
+#include "core/progress.h"
+#include "core/timers.h"
+#include "io/h5attrs.h"
+#include "io/h5io.h"
+#include "io/h5probe.h"
+#include "plan/decomp.h"
+#include "plan/transform.h"
+#include "stages/kgrid.h"
+
+/* What every stage reads (options lines marked `shared`). */
+typedef struct fs_stage_shared {
+    fs_box_lengths box;                /* --box-size (kgrid.h) */
+    int cross;                         /* --cross: of the two INPUTs */
+    int spectrum_only;                 /* --spectrum-only: no transformed array written;
+                                          the groups go under OUTPUT's path */
+} fs_stage_shared;
+
+/* The rest of the command line, as a stage's check and needs see it. */
+typedef struct fs_stage_facts {
+    int ninputs;                 /* INPUTs named (a dry run names one, or none) */
+    int dry_run;
+    int inverse, check, shard_output;
+    const char *output_file;
+    const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
+    const fs_stage_shared *shared;
+    int others_with_groups;      /* other active stages that write groups */
+} fs_stage_facts;
+
+/* What a stage asks of the run. */
+typedef struct fs_stage_needs {
+    int forward;      /* reads the forward transform's result: not with --inverse */
+    int field;        /* makes the written result, from the forward result, and brings it
+                         back with the inverse (a round trip, transform.h): one per run */
+    int in_pass;      /* field: its work may run inside the last forward pass */
+    int whole;        /* the forward result whole in memory before its write */
+    int undo;         /* the compute plan's inverse besides */
+    int reread;       /* reads the result again after its write */
+    int keep_first;   /* the first INPUT's forward result kept for the later turns */
+    int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
+    const char *kept; /* what the dry run calls the kept first result and the buffers */
+    int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
+} fs_stage_needs;
+
+/* The run as a stage sees it: the same on every rank. */
+typedef struct fs_stage_run {
+    MPI_Comm comm;
+    int n;                            /* INPUTs */
+    const fs_location *inputs;        /* as named */
+    const fs_input_info *infos;       /* as probed */
+    const fs_transform *const *ts;    /* each one's transform, as planned */
+    const fs_stage_facts *facts;
+} fs_stage_run;
+
+/* One INPUT's turn. */
+typedef struct fs_stage_turn {
+    MPI_Comm comm;
+    int i;                            /* the INPUT */
+    const fs_transform *t;
+    const fs_decomposition *d;        /* this rank's boxes */
+    fs_compute *c;                    /* planned with the inverse a stage needs */
+    void *data;                       /* the working array (fs_compute_data after an inverse) */
+    const void *kept;                 /* keep_first: the first INPUT's forward result on this
+                                         rank, on the later turns (NULL: none) */
+    fs_timers *timers;
+    fs_progress *progress;
+} fs_stage_turn;
+
+/* What a result made by a stage records besides the transform (its
+ * attributes: fftshard(1), FILES AND CONVENTIONS). */
+typedef struct fs_stage_record {
+    const char *operation;            /* the "operation" attribute (NULL: none) */
+    const char *asked;                /* as the command line gave it, for the report (NULL:
+                                         the operation) */
+    int nbox;                         /* "box_size": the box length of each transformed axis */
+    double box[FS_LAYOUT_MAX_DIMS];
+    int input;                        /* the INPUT whose name, attributes and coordinates it
+                                         carries */
+    int second;                       /* the second INPUT it is made with (-1: none) */
+    const char *components;           /* "FILE:DATASET, ..." of its components (NULL: none) */
+} fs_stage_record;
+
+/* Where a stage's groups go and what they carry. */
+typedef struct fs_stage_out {
+    fs_h5_output *h5;                 /* OUTPUT being written */
+    const fs_input_attrs *attrs;      /* each INPUT's own attributes (NULL: none) */
+    int replace;                      /* --add --force: a group there is replaced */
+    fs_timers *timers;                /* the write phase */
+} fs_stage_out;
+
+typedef struct fs_stage_ops {
+    const char *name;                 /* "spectrum", in messages of the code */
+    const char *report_member;        /* the report's member its json goes into */
+    /* options */
+    const fs_opt *options;            /* its lines (NULL long_name ends them) */
+    size_t options_bytes;             /* its section */
+    const char *help_heading;         /* --help's heading above its lines (NULL: none) */
+    const char *grid_options;         /* the options that make it use --box-size (NULL: none) */
+    void (*defaults)(void *opts);
+    void (*release)(void *opts);      /* what the parser's strings in it hold */
+    int (*active)(const void *opts, const fs_stage_shared *shared);
+    const char *(*option)(const void *opts);  /* how messages name it ("--apply") */
+    fs_status (*check)(void *opts, const fs_stage_facts *f, int active);
+    void (*needs)(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *out);
+    /* the run */
+    fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
+    int create_collective;
+    fs_status (*forward)(void *state, const fs_stage_turn *turn);
+    int (*results)(const void *state, int i);
+    const char *(*result_path)(const void *state, int k);
+    void (*record)(const void *state, int i, int k, fs_stage_record *rec);
+    const char *(*group)(const void *state, int g);
+    fs_status (*operate)(void *state, const fs_stage_turn *turn, int k);
+    fs_status (*written)(void *state, const fs_stage_turn *turn);
+    fs_status (*finish)(void *state, MPI_Comm comm, const fs_stage_run *r, const fs_stage_out *out);
+    void (*json)(fs_json *j, const void *state);
+    void (*summary)(const void *state, const char *output, char *buf, size_t size);
+    void (*destroy)(void *state);
+} fs_stage_ops;
+
+/* The stage table, in the order stages run their hooks, print their
+ * summary lines and are listed in --help; NULL ends it. */
+extern const fs_stage_ops *const fs_stage_table[];
+#define FS_MAX_STAGE_OPS 16
+
+/* The stages' part of the configuration: every stage's section (made by
+ * the parser from fs_stages) and the one they share. */
+typedef struct fs_stage_config {
+    int n;                            /* stages in the table */
+    void *opts[FS_MAX_STAGE_OPS];     /* stage s's section */
+    fs_stage_shared shared;
+} fs_stage_config;
+
+/* Sections with their defaults (FS_ERR_RUNTIME when out of memory), and
+ * their release. */
+fs_status fs_stage_config_init(fs_stage_config *sc);
+void fs_stage_config_free(fs_stage_config *sc);
+
+/* Whether stage s is asked for. */
+int fs_stage_active(const fs_stage_config *sc, int s);
+
+/* Collective-free, the same everywhere: every stage's check, and the ones
+ * among stages (one field per run, a field with spectra or --inverse,
+ * groups with --shard-output, --box-size without a stage using it). */
+fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f);
+
+/* The needs of the active stages together (naxes: the transformed axes;
+ * buffers and flags added up). */
+void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
+                     fs_stage_needs *out);
+
+/* A group's path: under OUTPUT's path with --spectrum-only, else at the
+ * root ("/power_spectrum"), into buf. */
+void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size);
+
+/* Whether the transforms of n INPUTs lie alike for stage `what`
+ * (FS_ERR_USAGE naming it): one shape and the same transformed axes; with
+ * same_boxes also the same kind, precision and boxes (the results of two
+ * INPUTs meet element by element). */
+fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
+                               int same_boxes, const char *why);
+
+/* "FILE:DATASET[SLICE], ..." of the n INPUTs, malloc'ed (NULL: out of
+ * memory). */
+char *fs_stage_inputs_text(const fs_location *inputs, const fs_input_info *infos, int n);
+
+#endif
