@@ -18,8 +18,10 @@
 #   - no temporary left (names containing ".fftshard-tmp-"), and no process
 #     of the job left running.
 # A job still running 20 s after the signal (MPICH 4.0's mpiexec can hang
-# when the signal comes while it starts the ranks) is killed, counted and
-# checked like the others.
+# when the signal comes while it starts the ranks) is ended as a user would
+# end it, by SIGKILL to mpiexec alone, counted and checked like the others:
+# its ranks, waiting in MPI_Init, must then end by themselves. Processes
+# still running 10 s after the job ended are reported, then killed.
 # It prints one line per violation and a summary line, and exits 1 when
 # there was any violation (its work directory is then kept), 2 on a usage
 # or set-up error, 0 otherwise.
@@ -115,17 +117,10 @@ violation() {
     violations=$((violations + 1))
 }
 
-# end_hung_job PID: kill a hung job: the ranks, the launcher's proxies (its
-# children and theirs, by process id), then mpiexec's group.
+# end_hung_job PID: kill a hung job's launcher, mpiexec, and nothing else
+# (fftshard(1), EXIT STATUS: the ranks then end by themselves).
 end_hung_job() {
-    local proxy rank
-    for proxy in $(ps -o pid= --ppid "$1"); do
-        for rank in $(ps -o pid= --ppid "$proxy"); do
-            kill -KILL "$rank" 2>/dev/null
-        done
-        kill -KILL "$proxy" 2>/dev/null
-    done
-    kill -KILL -- "-$1" 2>/dev/null
+    kill -KILL "$1" 2>/dev/null
 }
 
 # run_job NP ARGS...: one job in its own process group, SIGTERM to the group
@@ -159,7 +154,11 @@ check_run() {
         waited=$((waited + 1))
     done
     left=$(job_processes | tr '\n' ' ')
-    [ -z "$left" ] || violation "$i" "$what" "processes still running 10 s after the job ended: $left"
+    if [ -n "$left" ]; then
+        violation "$i" "$what" "processes still running 10 s after the job ended: $left"
+        # shellcheck disable=SC2086
+        kill -KILL $left 2>/dev/null
+    fi
     temps=$(find . -name '*.fftshard-tmp-*' | tr '\n' ' ')
     [ -z "$temps" ] || violation "$i" "$what" "status $status, temporaries left: $temps"
     if [ -e out.h5 ] && same_result out.h5; then

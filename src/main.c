@@ -60,6 +60,9 @@ int main(int argc, char **argv)
      * that a fork could copy in a bad moment. */
     fs_probe_guard_start();
     fs_h5_choose_mpio();
+    /* A launcher that vanishes during MPI_Init must not leave the rank
+     * waiting for it for ever. */
+    fs_signals_watch_launcher();
     /* Funneled: the I/O helper thread (rawio.h) makes no MPI call. */
     int thread_level;
     if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level) != MPI_SUCCESS) {

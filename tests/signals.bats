@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Signals and the status a job script sees: SIGTERM or SIGINT to mpiexec, to
 # its process group (what a batch system sends), to one rank or to several;
-# during start-up (MPI_Init); one message per job; a file-size limit too
-# small for MPI to start; and the SIGTERM acceptance run in short
+# during start-up (MPI_Init); twice, and through GNU timeout; a launcher that
+# vanishes without ending its ranks; one message per job; a file-size limit
+# too small for MPI to start; and the SIGTERM acceptance run in short
 # (share/sigterm-stress.sh). Every job runs in a process group of its own
 # (setsid), as a batch script's job step does.
 
@@ -12,11 +13,38 @@ load helpers
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
     job=
+    job_pids=
 }
 
-# A failed test must not leave a paused job behind.
+# A failed test must not leave a paused job behind, nor ranks whose
+# launcher is gone ($job_pids).
 teardown() {
     kill_job
+    if [ -n "$job_pids" ]; then
+        # shellcheck disable=SC2086
+        kill -KILL $job_pids 2>/dev/null || true
+    fi
+}
+
+# running PID...: those of the processes PID that still run (a zombie has
+# ended: its parent may never wait for it).
+running() {
+    local pids
+    # shellcheck disable=SC2048,SC2086
+    pids=$(printf '%s\n' $* | paste -sd, -)
+    [ -n "$pids" ] || return 0
+    ps -o pid=,stat= -p "$pids" 2>/dev/null | awk '$2 !~ /^Z/ {print $1}' | tr '\n' ' '
+}
+
+# await_end SECONDS PID...: wait until none of the processes PID runs; fail
+# naming those still running after SECONDS.
+await_end() {
+    local deadline=$((${EPOCHREALTIME/./} + $1 * 1000000))
+    shift
+    while [ -n "$(running "$@")" ]; do
+        ((${EPOCHREALTIME/./} < deadline)) || return 1
+        sleep 0.1
+    done
 }
 
 # start_job PAUSE NP ARGS...: fftshard on NP ranks in a process group of its
@@ -155,6 +183,142 @@ rank0_held() {
     assert_interrupted INT start-up 0
     [ ! -e new.h5 ] || fail "OUTPUT created"
     assert_no_temporaries
+}
+
+# hung_start_up NP: a job whose mpiexec hangs in start-up, as MPICH 4.0's
+# does when a signal reaches it before its proxy has started the ranks: the
+# proxy passes the signal on to no rank, starts them, and then only waits
+# for them to end, while they wait in MPI_Init for its answers. The signal
+# comes first every time: mpiexec runs from a directory of its own, whose
+# hydra_pmi_proxy (hydra takes the proxy from mpiexec's directory) starts
+# the real one only once mpiexec has the SIGTERM. $job is mpiexec; $ranks
+# the ranks; $job_pids the proxy, the ranks and rank 0's probe helper.
+hung_start_up() {
+    local np=$1 real name deadline proxy r
+    real=$(readlink -f "$(command -v "$MPIEXEC")")
+    name=$(basename "$MPIEXEC")
+    [ -x "$(dirname "$real")/hydra_pmi_proxy" ] || skip "no hydra_pmi_proxy beside $real"
+    mkdir -p hydra
+    ln -sf "$real" "hydra/$name"
+    printf '#!/bin/sh\ntouch "%s/proxy.started"\nwhile [ ! -e "%s/proxy.go" ]; do sleep 0.05; done\nexec "%s/hydra_pmi_proxy" "$@"\n' \
+        "$PWD" "$PWD" "$(dirname "$real")" >hydra/hydra_pmi_proxy
+    chmod +x hydra/hydra_pmi_proxy
+    rm -f proxy.started proxy.go
+    setsid "$PWD/hydra/$name" -n "$np" "$FFTSHARD" --quiet in.h5 new.h5 >run.out 2>run.err &
+    job=$!
+    deadline=$((${EPOCHREALTIME/./} + 10000000))
+    until [ -e proxy.started ]; do
+        ((${EPOCHREALTIME/./} < deadline)) || skip "hydra did not take its proxy from mpiexec's directory"
+        sleep 0.05
+    done
+    kill -TERM "$job"
+    # mpiexec passes it on to the proxy (its socket holds it), then the
+    # proxy starts
+    sleep 0.5
+    touch proxy.go
+    proxy=$(ps -o pid= --ppid "$job" | tr -d ' ')
+    [ -n "$proxy" ] || fail "no proxy: $(cat run.err)"
+    deadline=$((${EPOCHREALTIME/./} + 10000000))
+    while ranks=$(ps -o pid= --ppid "$proxy" | xargs); [ "$(wc -w <<<"$ranks")" -lt "$np" ]; do
+        ((${EPOCHREALTIME/./} < deadline)) || fail "the proxy did not start $np ranks"
+        sleep 0.05
+    done
+    # and the ranks are in MPI_Init, for good
+    sleep 1
+    kill -0 "$job" 2>/dev/null || fail "mpiexec did not hang: $(cat run.err)"
+    job_pids="$proxy $ranks"
+    for r in $ranks; do job_pids+=" $(ps -o pid= --ppid "$r" | xargs)"; done
+}
+
+# bats test_tags=sanitized
+@test "mpiexec killed while it hangs in start-up: its proxy, every rank and the probe helper end" {
+    mpich_only "hydra's proxy and its hang in start-up"
+    oracle make in.h5 12x10x8:complex128
+    local ranks
+    # They waited in MPI_Init for the proxy, which waited for them, with
+    # SIGTERM held: 28 minutes until SIGKILL. Each rank now sees its
+    # launcher gone (the proxy's connection to mpiexec, which the ranks
+    # inherit, hangs up) and ends as on SIGTERM.
+    hung_start_up 3
+    kill -KILL "$job"
+    wait "$job" 2>/dev/null || true
+    job=
+    await_end 10 $job_pids || fail "still running 10 s after mpiexec was killed: $(running $job_pids)"
+    [ ! -e new.h5 ] || fail "OUTPUT created"
+    assert_no_temporaries
+}
+
+@test "a signal held in a start-up that hangs acts 10 s later: the ranks end, mpiexec with them" {
+    mpich_only "hydra's proxy and its hang in start-up"
+    oracle make in.h5 12x10x8:complex128
+    local ranks t0 waited
+    # SIGTERM to the ranks themselves (the launcher does not pass on
+    # another): held until MPI_Init returns, which it never does.
+    hung_start_up 2
+    t0=${EPOCHREALTIME/./}
+    # shellcheck disable=SC2086
+    kill -TERM $ranks
+    await_end 20 $ranks || fail "still running 20 s after SIGTERM: $(running $ranks)"
+    waited=$(((${EPOCHREALTIME/./} - t0) / 1000000))
+    ((waited >= 9)) || fail "the held SIGTERM acted after $waited s, before MPI_Init had 10 s"
+    # the proxy ends with its ranks, then mpiexec
+    await_end 10 $job_pids "$job" || fail "still running once the ranks ended: $(running $job_pids "$job")"
+    [ ! -e new.h5 ] || fail "OUTPUT created"
+    assert_no_temporaries
+}
+
+# assert_ended_once WANT WHAT: the job ended with status WANT (in
+# $job_status); within 5 s none of the ranks $ranks runs (a launcher that
+# vanished leaves them to end by themselves, a tenth of a second later),
+# and then one line of fftshard said so (besides the pause and, under Open
+# MPI, mpirun's "Forwarding signal 18 to job" for a SIGCONT: fftshard(1),
+# Launchers), nothing was created and no temporary left.
+assert_ended_once() {
+    local want=$1 what=$2
+    # shellcheck disable=SC2086
+    await_end 5 $ranks || fail "$what: ranks still running: $(running $ranks)"
+    grep -v "pausing at" run.err | grep -Ev '^mpirun[.a-z]*: Forwarding signal 18 to job$' >err.txt || true
+    [ "$MPI_LAUNCHER_KIND" = openmpi ] || grep -v "pausing at" run.err | diff - err.txt >/dev/null ||
+        fail "$what: a line of the launcher: $(cat run.err)"
+    [ "$job_status" -eq "$want" ] || fail "$what: status $job_status, not $want: $(cat err.txt)"
+    [ "$(wc -l <err.txt)" -eq 1 ] || fail "$what: not one line: $(cat run.err)"
+    grep -q "^fftshard: error: interrupted by SIGTERM during the fft phase (rank 0): the temporary output was removed$" err.txt ||
+        fail "$what: not the message of rank 0: $(cat err.txt)"
+    [ ! -e new.h5 ] || fail "$what: OUTPUT created"
+    assert_no_temporaries
+}
+
+# bats test_tags=openmpi
+@test "SIGTERM twice to mpiexec, and through timeout (TERM to it and its group, then CONT): one line, no temporary, no rank left" {
+    oracle make in.h5 12x10x8:complex128
+    local want=143 attempt ranks
+    # Open MPI's mpirun ends with its own status (fftshard(1), Launchers)
+    [ "$MPI_LAUNCHER_KIND" = openmpi ] && want=1
+    # Open MPI 4.1's mpirun exits at once at a second SIGTERM within 5 s,
+    # without ending its ranks, which Open MPI then ends a second later
+    # (status 195) for the lost PMIx server: no message, the temporary left.
+    start_job fft:30 2 in.h5 new.h5
+    ranks="$(rank_pid "$job" 0) $(rank_pid "$job" 1)"
+    job_pids=$ranks
+    kill -TERM "$job"
+    sleep 0.2
+    kill -TERM "$job" 2>/dev/null || true
+    end_job
+    assert_ended_once "$want" "SIGTERM twice"
+    # GNU timeout sends SIGTERM to mpirun and to its process group, then
+    # SIGCONT to both: two SIGTERMs, or one when the second comes before
+    # the first is taken (it failed in 3 runs of 6).
+    for attempt in 1 2 3 4; do
+        rm -f run.err
+        FFTSHARD_PAUSE=fft:30 setsid timeout 120 "$MPIEXEC" -n 2 "$FFTSHARD" --quiet in.h5 new.h5 >run.out 2>run.err &
+        job=$!
+        await_pause run.err "pausing at" "fft (timeout, attempt $attempt)"
+        ranks="$(rank_pid "$job" 0) $(rank_pid "$job" 1)"
+        job_pids=$ranks
+        kill -TERM "$job"
+        end_job
+        assert_ended_once "$want" "timeout, attempt $attempt"
+    done
 }
 
 @test "several ranks signalled at once: one message, from the lowest of them, never mixed" {

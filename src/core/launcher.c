@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -24,6 +25,17 @@
 static fs_launcher_kind kind = FS_LAUNCHER_NONE;
 static int detected;
 static int env_rank = -1;
+
+/* The launcher's process on this node as the rank found it at its start:
+ * its parent (hydra's proxy, mpirun or orted, slurmstepd). */
+static pid_t start_parent = -1;
+/* hydra: the control connection of the node's proxy to mpiexec
+ * (HYDI_CONTROL_FD), which the proxy's ranks inherit, else -1. */
+static int control_fd = -1;
+/* A copy of the launcher's own standard error, where a rank whose standard
+ * error is a pipe to the launcher speaks once the launcher is gone (no one
+ * reads that pipe any more), else -1. */
+static int launcher_err_fd = -1;
 
 /* The PMI-1 connection (PMI_FD, a socket) of hydra, else -1; and the copy
  * kept across MPI_Finalize (fs_launcher_keep). */
@@ -60,13 +72,29 @@ static int rank_of(const char *name)
     return *end || r < 0 || r > 0x7fffffffL ? -1 : (int)r;
 }
 
-/* PMI_FD when it names a socket. */
-static int pmi_socket(void)
+/* The descriptor the variable name gives when it is a socket, else -1. */
+static int socket_of(const char *name)
 {
-    int fd = rank_of("PMI_FD");
+    int fd = rank_of(name);
     struct stat st;
     if (fd < 0 || fd > 65535 || fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode))
         return -1;
+    return fd;
+}
+
+/* The parent's standard error, opened anew (appending: a file is written
+ * at its end, never over its start; not waiting for a reader), when this
+ * process's own is a pipe, which the parent reads; else -1. */
+static int open_parent_stderr(void)
+{
+    struct stat st;
+    char path[64];
+    if (fstat(2, &st) != 0 || !S_ISFIFO(st.st_mode))
+        return -1;
+    snprintf(path, sizeof path, "/proc/%ld/fd/2", (long)start_parent);
+    int fd = open(path, O_WRONLY | O_APPEND | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd >= 0)
+        fcntl(fd, F_SETFL, O_APPEND);
     return fd;
 }
 
@@ -75,7 +103,8 @@ void fs_launcher_detect(void)
     if (detected)
         return;
     detected = 1;
-    int fd = pmi_socket();
+    start_parent = getppid();
+    int fd = socket_of("PMI_FD");
     /* hydra's proxy also hands its ranks a control descriptor; Slurm's pmi2
      * plugin does not. Inside a Slurm job hydra's ranks see SLURM_ too. */
     int hydra = fd >= 0 && getenv("HYDI_CONTROL_FD") != NULL;
@@ -102,26 +131,16 @@ void fs_launcher_detect(void)
         kind = FS_LAUNCHER_OTHER;
         env_rank = rank_of("PMI_RANK");
     }
+    if (kind == FS_LAUNCHER_HYDRA)
+        control_fd = socket_of("HYDI_CONTROL_FD");
+    if (kind != FS_LAUNCHER_NONE)
+        launcher_err_fd = open_parent_stderr();
 }
 
 fs_launcher_kind fs_launcher_kind_of(void)
 {
     fs_launcher_detect();
     return kind;
-}
-
-const char *fs_launcher_name(fs_launcher_kind k)
-{
-    switch (k) {
-    case FS_LAUNCHER_NONE: return "none";
-    case FS_LAUNCHER_HYDRA: return "hydra";
-    case FS_LAUNCHER_PMIX: return "pmix";
-    case FS_LAUNCHER_SLURM_PMI2: return "slurm-pmi2";
-    case FS_LAUNCHER_SLURM: return "slurm";
-    case FS_LAUNCHER_PALS: return "pals";
-    case FS_LAUNCHER_OTHER: return "other";
-    }
-    return "other";
 }
 
 int fs_launcher_rank(void)
@@ -313,6 +332,22 @@ int fs_launcher_reports_exits(void)
     return kind == FS_LAUNCHER_PMIX && ender_ready;
 }
 
+int fs_launcher_gone(void)
+{
+    if (kind == FS_LAUNCHER_NONE)
+        return 0;
+    if (getppid() != start_parent)
+        return 1;
+    /* POLLHUP is reported whatever the events asked for; nothing is read. */
+    struct pollfd p = {.fd = control_fd, .events = 0, .revents = 0};
+    return control_fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR)) != 0;
+}
+
+int fs_launcher_message_fd(void)
+{
+    return launcher_err_fd >= 0 && fs_launcher_gone() ? launcher_err_fd : 2;
+}
+
 int fs_launcher_claim_message(void)
 {
     /* Alone, the process is the job. */
@@ -333,7 +368,8 @@ int fs_launcher_claim_message(void)
     p += sizeof prefix - 1;
     char digits[12];
     int k = 0;
-    unsigned u = (unsigned)getppid();
+    /* as at the start: a rank whose launcher is gone has another parent */
+    unsigned u = (unsigned)start_parent;
     do
         digits[k++] = (char)('0' + u % 10);
     while ((u /= 10) > 0 && k < 11);

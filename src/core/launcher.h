@@ -23,7 +23,17 @@
  *    dies of it; srun then ends with 128 + signal. A status without a
  *    signal (the watchdog of MPI_Finalize) needs nothing: every rank exits
  *    with it and srun reports the largest.
- *  - otherwise: nothing is asked; the caller dies of the signal or exits. */
+ *  - otherwise: nothing is asked; the caller dies of the signal or exits.
+ *
+ * A launcher can also vanish without ending its ranks: MPICH 4.0's mpiexec
+ * killed while it hangs in start-up (its proxy then waits for ranks that
+ * wait for it), Open MPI 4.1's mpirun on a second SIGTERM within 5 s (as
+ * GNU timeout sends it: to mpirun and to its process group), which exits
+ * at once and leaves its ranks to die of the lost PMIx server a second
+ * later, without a word. fs_launcher_gone tells, from the rank's parent
+ * (the launcher's process on the node, as at the start) and hydra's
+ * control connection (HYDI_CONTROL_FD, inherited from the proxy; it hangs
+ * up when mpiexec ends). */
 #ifndef FS_LAUNCHER_H
 #define FS_LAUNCHER_H
 
@@ -40,8 +50,8 @@ typedef enum fs_launcher_kind {
 /* Reads the environment once (before MPI_Init: no threads yet). */
 void fs_launcher_detect(void);
 
+/* Which launcher started this process (fs_launcher_detect's). */
 fs_launcher_kind fs_launcher_kind_of(void);
-const char *fs_launcher_name(fs_launcher_kind kind);
 
 /* This process's rank as its launcher set it before MPI_Init, or -1 when no
  * launcher's variable names it (started alone, or by an unknown launcher). */
@@ -68,6 +78,16 @@ void fs_launcher_end(int status, int sig, unsigned wait_s);
  * but ends the job quietly with the status fs_launcher_end asks for (PMIx:
  * Open MPI's mpirun). */
 int fs_launcher_reports_exits(void);
+
+/* Async-signal-safe: 1 if the launcher that started this process is gone
+ * (never for a process started alone). */
+int fs_launcher_gone(void);
+
+/* Async-signal-safe: where the line of an ending job goes: standard error,
+ * or, once the launcher that read it through a pipe is gone, a copy of the
+ * launcher's own standard error opened at the start (where it wrote what
+ * the ranks said). */
+int fs_launcher_message_fd(void);
 
 /* Async-signal-safe: 1 if this process is the first of its node to speak
  * for the job's end (it then holds the note until it ends), 0 if another

@@ -6,6 +6,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -38,6 +40,12 @@
  * (its closing barrier is global), says why first. */
 #define FINALIZE_SPEAKER_WAIT_NS 500000000L
 
+/* The watch of the launcher (fs_signals_watch_launcher): how often it
+ * looks, and how long a signal held during start-up waits for MPI_Init
+ * (a fraction of a second when all is well) before it acts anyway. */
+#define WATCH_STEP_MS 100
+#define START_UP_HOLD_MAX_MS 10000
+
 /* What the run is doing, for the message of an interrupted run. */
 static const char *volatile current_phase = "start-up";
 static volatile int signal_rank = -1;
@@ -52,6 +60,18 @@ static atomic_int holding, held_signal, in_place;
 
 /* What the handler removes (fs_signals_install). */
 static void (*volatile cleanup)(void);
+
+/* Set by the first handler that goes on to end the process: a second
+ * signal on another thread (the watch's, during start-up) only waits. */
+static atomic_int ending;
+
+/* The watch: its thread, the pipe that wakes it to stop, and what it
+ * watches for: start-up (a signal held too long, the launcher gone), the
+ * run (the launcher gone), or nothing more. */
+enum { WATCH_OFF, WATCH_START_UP, WATCH_RUN, WATCH_DONE };
+static atomic_int watch_state;
+static pthread_t watch_thread;
+static int watch_wake[2] = {-1, -1};
 
 /* The watchdog of MPI_Finalize (fs_signals_finish): the status the job ends
  * with, and whether it may be ended through the launcher. */
@@ -156,7 +176,7 @@ static void report_signal(int sig)
     add_text(&l, atomic_load(&in_place) || strcmp(current_phase, "report") == 0
                      ? "): the output had been written\n"
                      : "): the temporary output was removed\n");
-    ssize_t ignored = write(2, l.text, l.len);
+    ssize_t ignored = write(fs_launcher_message_fd(), l.text, l.len);
     (void)ignored;
 }
 
@@ -214,8 +234,9 @@ static void on_finalize_timeout(int sig)
  * way MPI_Abort does; failing that, die of the signal. */
 static void end_job(int sig, int spoke)
 {
-    /* A rank that kept quiet leaves the asking to the one that spoke. */
-    if (spoke)
+    /* A rank that kept quiet leaves the asking to the one that spoke; a
+     * launcher that is gone can neither be asked nor read the message. */
+    if (spoke && !fs_launcher_gone())
         ask_launcher_to_end(128 + sig, sig);
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
@@ -244,6 +265,9 @@ static void on_signal(int sig)
         if (atomic_load(&holding))
             return;
     }
+    if (atomic_exchange(&ending, 1))
+        for (;;)
+            sleep_ns(1000000000L);
     if (cleanup)
         cleanup();
     /* One line for the job: rank 0 speaks; another rank only when no lower
@@ -274,6 +298,8 @@ static void set_handlers(void (*handler)(int))
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = handler;
     handled_signals(&sa.sa_mask);
+    /* The message to a launcher that is gone fails (EPIPE) instead. */
+    sigaddset(&sa.sa_mask, SIGPIPE);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
 }
@@ -293,6 +319,8 @@ void fs_signals_start(void)
     set_handlers(on_signal);
     signal(SIGXFSZ, SIG_IGN);
     fs_launcher_detect();
+    /* Until MPI_Init says, the launcher's rank (-1 when none names it). */
+    signal_rank = fs_launcher_rank();
 }
 
 void fs_signals_stop(void)
@@ -301,17 +329,88 @@ void fs_signals_stop(void)
     set_held(SIG_UNBLOCK);
 }
 
+/* A signal held by every thread and waiting (SIGTERM first), or 0. */
+static int held_pending(void)
+{
+    sigset_t pending;
+    if (sigpending(&pending) != 0)
+        return 0;
+    return sigismember(&pending, SIGTERM) ? SIGTERM : sigismember(&pending, SIGINT) ? SIGINT : 0;
+}
+
+/* The launcher is gone, or a signal waited too long for MPI_Init: the rank
+ * ends as on the signal (SIGTERM when none came). During start-up every
+ * other thread holds it, so this one takes it: the handler runs here. */
+static void watch_ends_run(int start_up, int sig)
+{
+    if (!sig)
+        kill(getpid(), SIGTERM);
+    if (start_up) {
+        sigset_t set;
+        handled_signals(&set);
+        pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    }
+}
+
+/* The watch: every WATCH_STEP_MS, whether the launcher is gone and, during
+ * start-up, how long a signal has been held. */
+static void *watch_main(void *unused)
+{
+    (void)unused;
+    int held_ms = 0;
+    for (;;) {
+        struct pollfd wake = {.fd = watch_wake[0], .events = POLLIN, .revents = 0};
+        if (poll(&wake, 1, WATCH_STEP_MS) > 0 || atomic_load(&watch_state) == WATCH_DONE)
+            return NULL;
+        int start_up = atomic_load(&watch_state) == WATCH_START_UP;
+        int sig = start_up ? held_pending() : 0;
+        held_ms = sig ? held_ms + WATCH_STEP_MS : 0;
+        if (fs_launcher_gone() || held_ms >= START_UP_HOLD_MAX_MS) {
+            watch_ends_run(start_up, sig);
+            return NULL;
+        }
+    }
+}
+
+void fs_signals_watch_launcher(void)
+{
+    if (fs_launcher_kind_of() == FS_LAUNCHER_NONE || pipe2(watch_wake, O_CLOEXEC) != 0)
+        return;
+    /* The thread takes no signal but the one it lets through itself. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&watch_state, WATCH_START_UP);
+    if (pthread_create(&watch_thread, NULL, watch_main, NULL) != 0)
+        atomic_store(&watch_state, WATCH_OFF);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/* The watch ends (before MPI_Finalize: the run is over). */
+static void watch_stop(void)
+{
+    if (atomic_exchange(&watch_state, WATCH_DONE) == WATCH_OFF)
+        return;
+    char b = 1;
+    ssize_t ignored = write(watch_wake[1], &b, 1);
+    (void)ignored;
+    pthread_join(watch_thread, NULL);
+}
+
 void fs_signals_install(void (*remove_temporaries)(void))
 {
     cleanup = remove_temporaries;
     launcher_armed = fs_launcher_arm() == 0;
     set_handlers(on_signal);
+    int expected = WATCH_START_UP;
+    atomic_compare_exchange_strong(&watch_state, &expected, WATCH_RUN);
     set_held(SIG_UNBLOCK);
 }
 
 void fs_signals_finish(int status, unsigned finalize_seconds)
 {
     set_held(SIG_BLOCK);
+    watch_stop();
     /* MPI_Finalize closes the launcher's connection: the watchdog asks on
      * a copy (without one, the rank can only exit). */
     fs_launcher_keep();

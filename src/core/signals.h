@@ -21,6 +21,13 @@
  * speaks: a rank that the launcher stops after another spoke keeps quiet
  * (fs_launcher_claim_message).
  *
+ * A launcher can vanish without ending its ranks (launcher.h): a thread of
+ * this module watches for that from just before MPI_Init to MPI_Finalize,
+ * and a rank whose launcher is gone ends as on SIGTERM, its message on the
+ * launcher's own standard error. The same thread lets a signal held during
+ * start-up act if MPI_Init has not returned 10 s later: a hung start-up
+ * must not make a rank deaf to SIGTERM.
+ *
  * Also owns the watchdog of MPI_Finalize (SIGALRM, fs_signals_finish): MPICH
  * 4.0.2 over UCX's TCP transport can stall there for ever. Its finalize
  * closes every endpoint in flush mode, which completes only while the peer
@@ -42,6 +49,13 @@
  * is noted. */
 void fs_signals_start(void);
 
+/* Just before MPI_Init, after any fork (a thread starts): watch the
+ * launcher until fs_signals_finish. Once it is gone the rank ends as on
+ * SIGTERM (during start-up too); a SIGINT or SIGTERM held during start-up
+ * acts once it has waited 10 s for fs_signals_install. Nothing is watched
+ * in a process started alone. */
+void fs_signals_watch_launcher(void);
+
 /* For a process that must not act as a rank (the probe child): SIGINT and
  * SIGTERM back to their default action, not held. */
 void fs_signals_stop(void);
@@ -53,7 +67,8 @@ void fs_signals_install(void (*cleanup)(void));
 
 /* Just before MPI_Finalize, once every rank has passed its last collective:
  * the run is over and `status` stands, so SIGINT and SIGTERM are held from now
- * on (and die with the process), and the watchdog is armed: if MPI_Finalize
+ * on (and die with the process), the launcher is no longer watched, and the
+ * watchdog is armed: if MPI_Finalize
  * has not returned within finalize_seconds, rank 0 (or a process whose rank
  * is not known) warns on stderr, and every rank asks the launcher to end the
  * job with `status` (on a copy of the connection of its own, which
