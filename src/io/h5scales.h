@@ -77,4 +77,13 @@ typedef struct fs_h5_found_coord {
 fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
                             fs_h5_found_coord *found, void **values);
 
+/* One process (rank 0), serially, before --add replaces the object at
+ * `path` in `file` (a dataset, or a group and all in it; `name` is the
+ * file as messages call it): FS_ERR_OUTPUT when it is or holds a dimension
+ * scale that a dataset elsewhere in the file has attached (fftshard's
+ * coordinates, netCDF-4's dimensions, any other): that dataset would keep
+ * a reference to whatever replaced it, and netCDF-4 could no longer open
+ * the file. */
+fs_status fs_h5_coords_in_use(const char *file, const char *name, const char *path);
+
 #endif
