@@ -62,14 +62,75 @@ fs_status fs_h5_text_attr(fs_h5_output *o, const char *object, const char *name,
     return fs_h5_output_failed(o, fs_h5_close_ids(ret, fs_h5_output_name(o), 2, space, type));
 }
 
+/* netCDF-4 numbers every dimension of a file: a scale's _Netcdf4Dimid
+ * when it has one, else the next number after the highest it has met so
+ * far, in the order it reads the file (a group's objects, then its
+ * subgroups). Two dimensions of one number are one to it: a variable takes
+ * the other's length. What the file's scales say, to number a new one. */
+typedef struct dimids {
+    long long highest;          /* the highest _Netcdf4Dimid (-1: none) */
+    long long unnumbered;       /* scales without one */
+} dimids;
+
+/* fs_h5_visit's visitor: every dimension scale of the file counted. */
+static herr_t count_dimid(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    dimids *d = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t did = H5Dopen2(obj, name, H5P_DEFAULT), attr = H5I_INVALID_HID;
+    int id = -1;
+    if (did >= 0 && H5DSis_scale(did) > 0) {
+        if (H5Aexists(did, "_Netcdf4Dimid") > 0 &&
+            (attr = H5Aopen(did, "_Netcdf4Dimid", H5P_DEFAULT)) >= 0 &&
+            H5Aread(attr, H5T_NATIVE_INT, &id) >= 0 && id >= 0)
+            d->highest = id > d->highest ? id : d->highest;
+        else
+            d->unnumbered++;
+    }
+    fs_h5_close_ids(FS_OK, name, 2, attr, did);
+    fs_h5_clear_errors(FS_OK); /* what cannot be read is no dimension netCDF-4 numbers */
+    return 0;
+}
+
+/* Collective: the dataset did, about to become a scale, numbered past
+ * every dimension netCDF-4 can number in the file: after the highest
+ * number, one more than the scales without one, which netCDF-4 numbers
+ * one after another from where it is. Numbered so, neither those nor the
+ * next scales fftshard makes can meet it, in whatever order netCDF-4
+ * reads them. */
+static fs_status number_dimension(fs_h5_output *o, hid_t did, const char *path)
+{
+    dimids d = {-1, 0};
+    hid_t fid = (hid_t)fs_h5_output_file(o), space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (fs_h5_visit(fid, count_dimid, &d) < 0)
+        return fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot list the dimension scales",
+                          fs_h5_output_name(o));
+    long long next = d.highest + 1 + d.unnumbered;
+    int id = next > 2147483647LL ? -1 : (int)next;
+    fs_status ret = FS_OK;
+    if (id < 0)
+        ret = fs_error_set(FS_ERR_RUNTIME, "%s: no netCDF-4 dimension number is left for %s",
+                           fs_h5_output_name(o), path);
+    else if ((space = H5Screate(H5S_SCALAR)) < 0 ||
+             (attr = H5Acreate2(did, "_Netcdf4Dimid", H5T_STD_I32LE, space, H5P_DEFAULT,
+                                H5P_DEFAULT)) < 0 ||
+             H5Awrite(attr, H5T_NATIVE_INT, &id) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot number the dimension %s",
+                         fs_h5_output_name(o), path);
+    return fs_h5_close_ids(ret, fs_h5_output_name(o), 2, attr, space);
+}
+
 fs_status fs_h5_scale_set(fs_h5_output *o, const char *path)
 {
     const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
     hid_t did = H5Dopen2((hid_t)fs_h5_output_file(o), path, H5P_DEFAULT);
-    fs_status ret = did >= 0 && H5DSset_scale(did, name) >= 0
-                        ? FS_OK
-                        : fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot make %s a dimension scale",
-                                     fs_h5_output_name(o), path);
+    fs_status ret = did >= 0 ? number_dimension(o, did, path)
+                             : fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot open %s",
+                                          fs_h5_output_name(o), path);
+    if (ret == FS_OK && H5DSset_scale(did, name) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot make %s a dimension scale",
+                         fs_h5_output_name(o), path);
     if (did >= 0)
         H5Dclose(did);
     return fs_h5_output_failed(o, ret);
