@@ -215,7 +215,9 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     if (st != FS_OK)
         return st;
     int io = p->node.io_thread;
-    st = fs_planner_request(opts, info, P, &rq);
+    char name[FS_INPUT_NAME_MAX];
+    fs_input_name(opts->input_file ? opts->input_file : "", info, name, sizeof name);
+    st = fs_planner_request(opts, info, name, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);

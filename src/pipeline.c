@@ -35,6 +35,7 @@
 typedef struct dataset {
     const char *file;             /* the INPUT file (the pattern or list with --shards) */
     const fs_input_info *info;    /* the probed input (in run.infos) */
+    char name[FS_INPUT_NAME_MAX]; /* FILE:/DATASET[SLICE], for messages (rq.in_name) */
     fs_transform_request rq;      /* what the compute plan is planned for */
     fs_planned planned;           /* the transform, per capability */
     const fs_transform *t;        /* the one the chosen strategy runs */
@@ -114,7 +115,8 @@ static fs_status stage_probe(run *r, const fs_transform *const *ts)
         dataset *ds = &r->ds[i];
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
-        st = fs_planner_request_noted(o, ds->info, r->nranks, &ds->rq, &notes[i]);
+        fs_input_name(ds->file, ds->info, ds->name, sizeof ds->name);
+        st = fs_planner_request_noted(o, ds->info, ds->name, r->nranks, &ds->rq, &notes[i]);
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = &ds->planned.plain;

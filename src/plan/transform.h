@@ -82,7 +82,7 @@ typedef struct fs_transform_request {
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the input's */
     fs_dtype in_dtype;
-    const char *in_name;                 /* the input dataset, for messages */
+    const char *in_name;                 /* the input (FILE:/DATASET), for messages */
     const char *in_type_name;            /* its type as stored, for messages */
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
     int naxes;                           /* the transformed axes in the order asked (numpy's */
