@@ -183,7 +183,7 @@ static fs_transform_request request_of(const sim_args *a, int nranks, int hooks)
     rq.ndim = a->ndim;
     memcpy(rq.shape, a->shape, sizeof rq.shape);
     rq.in_dtype = a->dtype;
-    rq.in_name = "/data";
+    snprintf(rq.in_name, sizeof rq.in_name, "/data");
     rq.in_type_name = fs_dtype_name(a->dtype);
     rq.naxes = a->ndim;
     for (int k = 0; k < a->ndim; k++) {

@@ -227,7 +227,8 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     fs_stage_facts facts = fs_options_facts(opts);
     fs_stage_needs any;
     fs_stages_needs(&opts->stages, &facts, 0, &any);
-    st = fs_planner_request(&opts->transform, any.field, info, P, &rq);
+    st = fs_planner_request(&opts->transform, any.field, opts->ninputs ? opts->inputs[0].file : "",
+                            info, P, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);

@@ -110,8 +110,8 @@ static fs_status stage_probe(run *r)
         dataset *ds = &r->ds[i];
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
-        st = fs_planner_request_noted(&o->transform, r->needs.field, ds->info, r->nranks, &ds->rq,
-                                      &notes[i]);
+        st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
+                                      r->nranks, &ds->rq, &notes[i]);
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;

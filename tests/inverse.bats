@@ -237,7 +237,7 @@ for name in ("c.h5", "r.h5", "s.h5"):
 }
 
 # bats test_tags=sanitized
-@test "recorded attributes fftshard cannot have written: exit 3 naming the attribute, unless an option replaces it" {
+@test "recorded attributes fftshard cannot have written: exit 3 naming FILE:/DATASET and the attribute, unless an option replaces it" {
     oracle make a.h5 6x8:float64
     fftshard 1 --quiet a.h5 f.h5
     fftshard 1 --quiet --real a.h5 r.h5
@@ -267,7 +267,8 @@ with h5py.File('e$n.h5', 'r+') as f:
         real=
         [ "$file" = r.h5 ] && real=--real
         run --separate-stderr fftshard $((n % 2 + 1)) --inverse $real "e$n.h5" "b$n.h5"
-        assert_error "$EXIT_INPUT" "/data: --inverse: " "$fragment" "$name attribute" "give ${option%%=*})"
+        assert_error "$EXIT_INPUT" "fftshard: error: e$n.h5:/data: --inverse: " "$fragment" \
+            "$name attribute" "give ${option%%=*})"
         [ ! -e "b$n.h5" ] || fail "$c: an output was written"
         assert_no_temporaries
         # the option in its place: the round trip, the attribute unused
@@ -275,6 +276,11 @@ with h5py.File('e$n.h5', 'r+') as f:
         [ "$status" -eq 0 ] || fail "$c, $option: $stderr"
         same a.h5 "b$n.h5"
     done
+    # a sliced input is named with its slice, and the dry run names it alike
+    run --separate-stderr fftshard 2 --inverse "f.h5:/data[2, :]" b.h5
+    assert_error "$EXIT_INPUT" "fftshard: error: f.h5:/data[2, :]: --inverse: the slice drops axis 0, which the forward run transformed" "give --axes)"
+    run --separate-stderr fftshard 1 --dry-run --inverse e7.h5
+    assert_error "$EXIT_INPUT" "fftshard: error: e7.h5:/data: --inverse: the norm attribute is 'sideways'"
 }
 
 # The attributes h5py writes, of every kind fftshard copies, and one of

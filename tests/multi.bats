@@ -212,6 +212,58 @@ and r["check"]["roundtrip_error"] == max(d["check"]["roundtrip_error"] for d in 
     assert_success
 }
 
+@test "--add never replaces a coordinate another dataset uses (exit 4 naming it, OUTPUT unchanged), 1 to 4 ranks; an unused one and the result itself are replaced" {
+    oracle make a.h5 /a=6x5x4:float64 /b=3x7:complex128 -- other.h5 /x=6x5x4:float64
+    fftshard 2 --quiet a.h5:/a spec.h5
+    fftshard 1 --quiet --add --axes=1 a.h5:/b spec.h5:/g/b
+    # scales made by h5py: /t used by /series, /free by nothing, and a
+    # spectrum's group holding one that /outside uses
+    python_serial -c 'import h5py, numpy as np
+with h5py.File("spec.h5", "r+") as f:
+    t = f.create_dataset("t", data=np.arange(4.0))
+    t.make_scale("t")
+    f["series"] = np.zeros(4)
+    f["series"].dims[0].attach_scale(t)
+    f.create_dataset("free", data=np.arange(6.0)).make_scale("free")
+    k = f.create_dataset("power_spectrum/k", data=np.arange(3.0))
+    k.make_scale("k")
+    f["outside"] = np.zeros(3)
+    f["outside"].dims[0].attach_scale(k)'
+    local before np=1 item path user force
+    before=$(checksum spec.h5)
+    for item in "/k0|axis 0 of /a" "/k2|axis 2 of /a" "/g/axis0|axis 0 of /g/b" \
+        "/g/k1|axis 1 of /g/b" "/t|axis 0 of /series"; do
+        path=${item%%|*} user=${item#*|}
+        for force in --force ""; do
+            np=$((np % 4 + 1))
+            run --separate-stderr fftshard "$np" --add $force other.h5:/x "spec.h5:$path"
+            assert_error "$EXIT_OUTPUT" "spec.h5:$path: the dataset is the coordinate of $user" \
+                "replaces no coordinate"
+        done
+    done
+    # a spectrum's group replaced with --force would take its coordinate along
+    run --separate-stderr fftshard 3 --add --force --power-spectrum --spectrum-only other.h5:/x spec.h5
+    assert_error "$EXIT_OUTPUT" "spec.h5:/power_spectrum: the group holds /power_spectrum/k, the coordinate of axis 0 of /outside"
+    # inside a coordinate: a dataset on the way
+    run --separate-stderr fftshard 2 --add --force other.h5:/x spec.h5:/k0/x
+    assert_error "$EXIT_OUTPUT" "spec.h5:/k0/x"
+    assert_equal "$(checksum spec.h5)" "$before"
+    assert_no_temporaries
+    # a scale no other dataset uses is replaced, and so is a result: its own
+    # coordinates detached and made again
+    fs 4 other.h5:/x spec.h5:/free --add --force
+    fs 3 other.h5:/x spec.h5:/a --add --force
+    CASES=("in=other.h5:/x out=spec.h5:/free ranks=4" "in=other.h5:/x out=spec.h5:/a ranks=3")
+    check_all
+    run python_serial -c 'import h5py
+f = h5py.File("spec.h5", "r")
+print([[s.name for s in f[n].dims[a].values()] for n in ("a", "free", "g/b") for a in range(f[n].ndim)])
+print(f["k0"].shape, f["g/axis0"].shape, f["t"].shape, f["power_spectrum/k"].shape)'
+    assert_success
+    assert_line --index 0 "[['/k0'], ['/k1'], ['/k2'], ['/k0'], ['/k1'], ['/k2'], ['/g/axis0'], ['/g/k1']]"
+    assert_line --index 1 "(6,) (3,) (4,) (3,)"
+}
+
 @test "--add: a missing OUTPUT is created; not an HDF5 file, or with --shard-output, refused" {
     oracle make snap.h5 /u=6x4:float64
     fs 2 snap.h5:/u fresh.h5 --add

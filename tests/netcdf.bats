@@ -7,7 +7,11 @@
 # default engine) show each with the coordinates tests/coords_oracle.py
 # computes from the definition (2 pi numpy.fft.fftfreq / rfftfreq, the
 # positions of an inverse, the input's own batch coordinates), and complex
-# values equal to h5py's.
+# values equal to h5py's. --add into files written by netCDF4 and by xarray
+# (netcdf4 and h5netcdf engines) with dimensions in groups: every reader
+# sees each result and spectrum with its own dimensions (the scales carry
+# _Netcdf4Dimid, unique in the file), and a dimension a variable uses is
+# never replaced.
 
 load helpers
 
@@ -178,4 +182,158 @@ print([f[r[0]].name for r in f['k1'].attrs['REFERENCE_LIST']], [f[r[0]].name for
     assert_success
     assert_line --index 0 "['axis0', 'k0', 'k1', 'k1_2', 'u', 'v']"
     assert_line --index 1 "['/v'] ['/u']"
+}
+
+# netcdf_files: the same layout written by netCDF4 (nc4.nc) and by xarray's
+# to_netcdf with the netcdf4 (xr4.nc) and h5netcdf (xrh.nc) engines:
+# dimensions in the root (t, a coordinate variable), in /sub (z without a
+# variable, p with one) and in /later (s), each used by a variable; and
+# in.h5 with /x (9x8x6 float64), /c (5x7 complex128), /q (4x3x5x6 float32).
+netcdf_files() {
+    python_serial -c "
+import h5py, netCDF4, numpy as np, xarray as xr
+r = np.random.default_rng(11)
+with h5py.File('in.h5', 'w') as f:
+    f['x'] = r.standard_normal((9, 8, 6))
+    f['c'] = r.standard_normal((5, 7)) + 1j * r.standard_normal((5, 7))
+    f['q'] = r.standard_normal((4, 3, 5, 6)).astype('<f4')
+with netCDF4.Dataset('nc4.nc', 'w') as d:
+    d.createDimension('t', 3)
+    d.createVariable('t', 'f8', ('t',))[:] = [1, 2, 3]
+    d.createVariable('temp', 'f8', ('t',))[:] = [5, 6, 7]
+    g = d.createGroup('sub')
+    g.createDimension('z', 2)
+    g.createDimension('p', 4)
+    g.createVariable('p', 'f8', ('p',))[:] = [10, 20, 30, 40]
+    g.createVariable('w', 'f8', ('z', 'p'))[:] = np.arange(8.0).reshape(2, 4)
+    g = d.createGroup('later')
+    g.createDimension('s', 5)
+    g.createVariable('s', 'f8', ('s',))[:] = np.arange(5.0)
+    g.createVariable('q', 'f8', ('s',))[:] = np.arange(5.0) * 2
+root = xr.Dataset({'temp': ('t', [5.0, 6, 7])}, coords={'t': [1.0, 2, 3]})
+sub = xr.Dataset({'w': (('z', 'p'), np.arange(8.0).reshape(2, 4))},
+                 coords={'p': [10.0, 20, 30, 40]})
+later = xr.Dataset({'q': ('s', np.arange(5.0) * 2)}, coords={'s': np.arange(5.0)})
+for name, engine in ('xr4.nc', 'netcdf4'), ('xrh.nc', 'h5netcdf'):
+    root.to_netcdf(name, engine=engine)
+    sub.to_netcdf(name, mode='a', group='sub', engine=engine)
+    later.to_netcdf(name, mode='a', group='later', engine=engine)"
+}
+
+# netcdf_readable FILE...: netCDF4 and both of xarray's engines still read
+# the variables netcdf_files wrote, with their dimensions.
+netcdf_readable() {
+    run python_serial -c "
+import sys, netCDF4, numpy as np, xarray as xr
+for name in sys.argv[1:]:
+    with netCDF4.Dataset(name) as d:
+        assert d['temp'].dimensions == ('t',) and list(d['temp'][:]) == [5, 6, 7], name
+        assert d['sub/w'].dimensions == ('z', 'p') and d['sub/w'].shape == (2, 4), name
+        assert list(d['later/q'][:]) == [0, 2, 4, 6, 8], name
+    for engine in 'netcdf4', 'h5netcdf':
+        w = xr.open_dataset(name, group='sub', engine=engine)['w']
+        assert w.dims == ('z', 'p') and list(w['p'].values) == [10, 20, 30, 40], (name, engine)
+        assert np.array_equal(w.values, np.arange(8.0).reshape(2, 4)), (name, engine)
+print('readable')" "$@"
+    assert_success
+    assert_output readable
+}
+
+@test "--add into netCDF-4 files with dimensions in the root and in groups (netCDF4, xarray's netcdf4 and h5netcdf engines): every reader sees each result's shape and values, 1 to 4 ranks" {
+    netcdf_files
+    local f np=0 cases=() spectra=()
+    # each file its own kind of spectrum: plain, with mu bins, one per slice
+    local -A spectrum=([nc4.nc]="" [xr4.nc]="--los=2 --mu-bins=3"
+        [xrh.nc]="--spectrum-per=0 --axes=1,2")
+    local -A keys=([nc4.nc]="" [xr4.nc]="los=2 mubins=3" [xrh.nc]="per=0 axes=1,2")
+    CASES=()
+    for f in nc4.nc xr4.nc xrh.nc; do
+        np=$((np % 4 + 1))
+        fs "$np" in.h5:/x "$f:/r" --add
+        fs $((np % 4 + 1)) in.h5:/c "$f:/sub/r2" --add --axes=1
+        fs $(((np + 1) % 4 + 1)) in.h5:/q "$f:/later/r4" --add --axes=2,3
+        run fftshard $(((np + 2) % 4 + 1)) --quiet --add --power-spectrum --spectrum-only \
+            ${spectrum[$f]} in.h5:/x "$f:/sub"
+        assert_success
+        cases+=("in=in.h5:/x out=$f:/r" "in=in.h5:/c out=$f:/sub/r2 axes=1"
+            "in=in.h5:/q out=$f:/later/r4 axes=2,3")
+        spectra+=("in=in.h5:/x out=$f group=/sub ${keys[$f]}")
+    done
+    check_all
+    run coords "${cases[@]}"
+    assert_success
+    assert_output "ok 9"
+    run python_serial "$srcdir/tests/spectrum_oracle.py" check "${spectra[@]}"
+    assert_success
+    # every table of the spectrum's group, as each reader sees it
+    run python_serial -c "
+import sys, h5py, netCDF4, numpy as np, xarray as xr
+for name in sys.argv[1:]:
+    h = h5py.File(name, 'r')['sub/power_spectrum']
+    with netCDF4.Dataset(name) as d:
+        g = d['sub/power_spectrum']
+        assert sorted(g.variables) == sorted(h), (name, sorted(g.variables), sorted(h))
+        for v in g.variables.values():
+            assert np.array_equal(v[...], h[v.name][()], equal_nan=True), (name, v.name, v.shape)
+    for engine in 'netcdf4', 'h5netcdf':
+        x = xr.open_dataset(name, group='sub/power_spectrum', engine=engine)
+        for v in x.variables:
+            assert np.array_equal(x[v].values, h[v][()], equal_nan=True), (name, engine, v)
+    print(name, h['power'].shape, x['power'].dims, len(x.variables))
+" nc4.nc xr4.nc xrh.nc
+    assert_success
+    assert_line --index 0 "nc4.nc (9,) ('k',) 4"
+    assert_line --index 1 "xr4.nc (9,) ('k',) 10"
+    assert_line --index 2 "xrh.nc (9, 7) ('axis0', 'k') 5"
+    netcdf_readable nc4.nc xr4.nc xrh.nc
+}
+
+@test "--add beside scales without a netCDF-4 number (h5py's): they keep their own dimension, the results theirs" {
+    netcdf_files
+    # HDF5 lists this file's objects by name: k0, k0a, k1 ... netCDF-4 numbers
+    # k0a after k0, and k1 after it
+    python_serial -c "
+import h5py, numpy as np
+with h5py.File('hp.h5', 'w') as f:
+    s = f.create_dataset('k0a', data=np.arange(3.0))
+    s.make_scale('k0a')
+    f['old'] = np.arange(3.0)
+    f['old'].dims[0].attach_scale(s)"
+    CASES=()
+    fs 2 in.h5:/x hp.h5:/r --add
+    check_all
+    run coords "in=in.h5:/x out=hp.h5:/r"
+    assert_success
+    assert_output "ok 1"
+    run python_serial -c "
+import netCDF4
+with netCDF4.Dataset('hp.h5') as d:
+    print(d['old'].dimensions, d['old'].shape, d['r'].dimensions, d['r'].shape)"
+    assert_success
+    assert_output "('k0a',) (3,) ('k0', 'k1', 'k2') (9, 8, 6)"
+}
+
+@test "--add never replaces a netCDF-4 dimension a variable uses (netCDF4's, xarray's): exit 4, the file unchanged and readable; a variable is replaced" {
+    netcdf_files
+    local f item path user before np=0
+    for f in nc4.nc xr4.nc xrh.nc; do
+        before=$(checksum "$f")
+        for item in "/t|axis 0 of /temp" "/sub/z|axis 0 of /sub/w" "/sub/p|axis 1 of /sub/w" \
+            "/later/s|axis 0 of /later/q"; do
+            path=${item%%|*} user=${item#*|}
+            np=$((np % 4 + 1))
+            run --separate-stderr fftshard "$np" --add --force in.h5:/x "$f:$path"
+            assert_error "$EXIT_OUTPUT" "$f:$path: the dataset is the coordinate of $user"
+        done
+        assert_equal "$(checksum "$f")" "$before"
+    done
+    assert_no_temporaries
+    netcdf_readable nc4.nc xr4.nc xrh.nc
+    # a variable that is no dimension is replaced, its dimension left
+    CASES=()
+    fs 3 in.h5:/c nc4.nc:/later/q --add --force
+    check_all
+    run coords "in=in.h5:/c out=nc4.nc:/later/q"
+    assert_success
+    assert_output "ok 1"
 }

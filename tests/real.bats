@@ -212,7 +212,7 @@ print(p1["from_wisdom"] < p1["made"] and 0 < p2["made"] == p2["from_wisdom"], p1
 @test "bad values: --real on complex input exit 3; --last-size misfits and bad options exit 2" {
     oracle make c.h5 4x6:complex128 -- r.h5 4x6:float64
     run --separate-stderr fftshard 2 --real c.h5 o.h5
-    assert_error "$EXIT_INPUT" "--real" "complex128"
+    assert_error "$EXIT_INPUT" "--real" "; c.h5:/data is complex128"
     fftshard 2 --quiet --real r.h5 rf.h5
     run --separate-stderr fftshard 2 --real --inverse --last-size=9 rf.h5 o.h5
     assert_error "$EXIT_USAGE" "--last-size" "9"

@@ -60,6 +60,13 @@ with h5py.File("a.h5", "w") as f:
     sfs 2 a.h5 /r "1:100:5, -100:4" o7.h5 "expect=1:12:5,_0:4,_:" -- --check
     # integers, converted in the read
     sfs 2 a.h5 /i "1::2, -3" o8.h5 "expect=1:9:2,_4" -- --check
+    # bounds and steps past 64 bits are clipped as numpy clips them; -2^63 fits
+    sfs 1 a.h5 /u "0:99999999999999999999, -99999999999999999999:3" o9.h5 "expect=:,_0:3,_:"
+    sfs 2 a.h5 /r "1::99999999999999999999, 4" o10.h5 "expect=1:12:9223372036854775807,_4,_:"
+    sfs 3 a.h5 /u "-9223372036854775808:, 3:9223372036854775807:4, -2" o11.h5 \
+        "expect=:,_3:10:4,_6"
+    sfs 4 a.h5 /v "+7:123456789012345678901234567890:9999999999999999999" o12.h5 \
+        "expect=7:65536:9223372036854775807"
     check_slices
 }
 
@@ -181,7 +188,11 @@ with h5py.File("c.h5", "w") as f:
     local usage=("0:10:0|step 0" "::-1|negative step" "1,,2|empty entry" "abc|'abc' is no slice entry"
         "1:2:3:4|no slice entry" "..., ...|more than one '...'" "1,|empty entry"
         "0,0,0,0,0,0,0,0,0|more than 8 slice entries" "...,0,0,0,0,0,0,0,0,0|more than 8 slice entries"
-        "0,0,0,0,0,0,0,0,...,0,0|more than 8 slice entries" "9999999999999999999999|no slice entry")
+        "0,0,0,0,0,0,0,0,...,0,0|more than 8 slice entries"
+        "9999999999999999999999|slice index 9999999999999999999999 is out of range for any axis (it does not fit in 64 bits)"
+        ":, -9223372036854775809|slice index -9223372036854775809 is out of range for any axis"
+        "::-99999999999999999999|negative step" "1:2:3x|no slice entry" "1:-|no slice entry"
+        "+|no slice entry")
     local item text why
     for item in "${usage[@]}"; do
         text=${item%%|*} why=${item#*|}
@@ -193,6 +204,8 @@ with h5py.File("c.h5", "w") as f:
         "12|slice index 12 is out of range for axis 0 of length 12"
         "-13|slice index -13 is out of range for axis 0 of length 12"
         ":, 10|slice index 10 is out of range for axis 1 of length 10"
+        "-9223372036854775808|slice index -9223372036854775808 is out of range for axis 0 of length 12"
+        "99999999999999999999:|the slice takes nothing of axis 0 of length 12 (12:12)"
         "5:5|the slice takes nothing of axis 0 of length 12 (5:5)"
         "-2:3|the slice takes nothing of axis 0"
         "1, 2, 3|the slice leaves no axis")

@@ -34,7 +34,7 @@ static fs_transform_request request(int ndim, const int64_t *shape, fs_dtype dty
     rq.ndim = ndim;
     memcpy(rq.shape, shape, (size_t)ndim * sizeof *shape);
     rq.in_dtype = dtype;
-    rq.in_name = "/x";
+    snprintf(rq.in_name, sizeof rq.in_name, "/x");
     rq.in_type_name = fs_dtype_name(dtype);
     for (int k = 0; k < ndim; k++)
         rq.transform_axis[k] = 1;

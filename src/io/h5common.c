@@ -88,6 +88,7 @@ static herr_t close_one(hid_t id, const char **kind)
 {
     switch (H5Iget_type(id)) {
     case H5I_FILE: *kind = "file"; return H5Fclose(id);
+    case H5I_GROUP: *kind = "group"; return H5Gclose(id);
     case H5I_DATASET: *kind = "dataset"; return H5Dclose(id);
     case H5I_DATASPACE: *kind = "dataspace"; return H5Sclose(id);
     case H5I_DATATYPE: *kind = "datatype"; return H5Tclose(id);

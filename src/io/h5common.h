@@ -10,10 +10,27 @@
 #define FS_H5COMMON_H
 
 #include <hdf5.h>
+#include <string.h>
 
 #include "core/errors.h"
 #include "io/h5attrs.h"
 #include "io/h5probe.h"
+
+/* HDF5 1.12 renamed the object visit and info calls and identifies an
+ * object by a token instead of an address; these name them in either. */
+#if H5_VERSION_GE(1, 12, 0)
+typedef H5O_info2_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit3(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info(obj, info) H5Oget_info3(obj, info, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name3(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#define fs_h5_same_object(a, b) (memcmp(&(a)->token, &(b)->token, sizeof (a)->token) == 0)
+#else
+typedef H5O_info_t fs_h5_oinfo;
+#define fs_h5_visit(obj, op, data) H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
+#define fs_h5_info(obj, info) H5Oget_info2(obj, info, H5O_INFO_BASIC)
+#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name2(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
+#define fs_h5_same_object(a, b) ((a)->addr == (b)->addr)
+#endif
 
 /* An HDF5 call failed: record our message (fs_error_set) with HDF5's
  * innermost reason; with --verbose print HDF5's stack first. Returns status. */
@@ -26,7 +43,7 @@ fs_status fs_h5_fail(fs_status status, const char *fmt, ...) __attribute__((form
 fs_status fs_h5_fail_writing(const char *disk_path, fs_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Close the open ones among n handles (files, datasets, dataspaces,
+/* Close the open ones among n handles (files, groups, datasets, dataspaces,
  * datatypes, attributes, property lists; negative ones are skipped), all of
  * them even when one fails. Returns ret when it is not FS_OK: the first
  * error stands. Otherwise FS_OK, or FS_ERR_RUNTIME with a message naming

@@ -19,16 +19,6 @@
 
 #include "io/h5common.h"
 
-#if H5_VERSION_GE(1, 12, 0)
-typedef H5O_info2_t fs_h5_oinfo;
-#define fs_h5_visit(obj, op, data) H5Ovisit3(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
-#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name3(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
-#else
-typedef H5O_info_t fs_h5_oinfo;
-#define fs_h5_visit(obj, op, data) H5Ovisit2(obj, H5_INDEX_NAME, H5_ITER_INC, op, data, H5O_INFO_BASIC)
-#define fs_h5_info_by_name(loc, name, info) H5Oget_info_by_name2(loc, name, info, H5O_INFO_BASIC, H5P_DEFAULT)
-#endif
-
 fs_status fs_h5_init(void)
 {
     /* Under MPI, HDF5 shuts down inside MPI_Finalize (an attribute on

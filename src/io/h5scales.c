@@ -62,14 +62,75 @@ fs_status fs_h5_text_attr(fs_h5_output *o, const char *object, const char *name,
     return fs_h5_output_failed(o, fs_h5_close_ids(ret, fs_h5_output_name(o), 2, space, type));
 }
 
+/* netCDF-4 numbers every dimension of a file: a scale's _Netcdf4Dimid
+ * when it has one, else the next number after the highest it has met so
+ * far, in the order it reads the file (a group's objects, then its
+ * subgroups). Two dimensions of one number are one to it: a variable takes
+ * the other's length. What the file's scales say, to number a new one. */
+typedef struct dimids {
+    long long highest;          /* the highest _Netcdf4Dimid (-1: none) */
+    long long unnumbered;       /* scales without one */
+} dimids;
+
+/* fs_h5_visit's visitor: every dimension scale of the file counted. */
+static herr_t count_dimid(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    dimids *d = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t did = H5Dopen2(obj, name, H5P_DEFAULT), attr = H5I_INVALID_HID;
+    int id = -1;
+    if (did >= 0 && H5DSis_scale(did) > 0) {
+        if (H5Aexists(did, "_Netcdf4Dimid") > 0 &&
+            (attr = H5Aopen(did, "_Netcdf4Dimid", H5P_DEFAULT)) >= 0 &&
+            H5Aread(attr, H5T_NATIVE_INT, &id) >= 0 && id >= 0)
+            d->highest = id > d->highest ? id : d->highest;
+        else
+            d->unnumbered++;
+    }
+    fs_h5_close_ids(FS_OK, name, 2, attr, did);
+    fs_h5_clear_errors(FS_OK); /* what cannot be read is no dimension netCDF-4 numbers */
+    return 0;
+}
+
+/* Collective: the dataset did, about to become a scale, numbered past
+ * every dimension netCDF-4 can number in the file: after the highest
+ * number, one more than the scales without one, which netCDF-4 numbers
+ * one after another from where it is. Numbered so, neither those nor the
+ * next scales fftshard makes can meet it, in whatever order netCDF-4
+ * reads them. */
+static fs_status number_dimension(fs_h5_output *o, hid_t did, const char *path)
+{
+    dimids d = {-1, 0};
+    hid_t fid = (hid_t)fs_h5_output_file(o), space = H5I_INVALID_HID, attr = H5I_INVALID_HID;
+    if (fs_h5_visit(fid, count_dimid, &d) < 0)
+        return fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot list the dimension scales",
+                          fs_h5_output_name(o));
+    long long next = d.highest + 1 + d.unnumbered;
+    int id = next > 2147483647LL ? -1 : (int)next;
+    fs_status ret = FS_OK;
+    if (id < 0)
+        ret = fs_error_set(FS_ERR_RUNTIME, "%s: no netCDF-4 dimension number is left for %s",
+                           fs_h5_output_name(o), path);
+    else if ((space = H5Screate(H5S_SCALAR)) < 0 ||
+             (attr = H5Acreate2(did, "_Netcdf4Dimid", H5T_STD_I32LE, space, H5P_DEFAULT,
+                                H5P_DEFAULT)) < 0 ||
+             H5Awrite(attr, H5T_NATIVE_INT, &id) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot number the dimension %s",
+                         fs_h5_output_name(o), path);
+    return fs_h5_close_ids(ret, fs_h5_output_name(o), 2, attr, space);
+}
+
 fs_status fs_h5_scale_set(fs_h5_output *o, const char *path)
 {
     const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
     hid_t did = H5Dopen2((hid_t)fs_h5_output_file(o), path, H5P_DEFAULT);
-    fs_status ret = did >= 0 && H5DSset_scale(did, name) >= 0
-                        ? FS_OK
-                        : fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot make %s a dimension scale",
-                                     fs_h5_output_name(o), path);
+    fs_status ret = did >= 0 ? number_dimension(o, did, path)
+                             : fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot open %s",
+                                          fs_h5_output_name(o), path);
+    if (ret == FS_OK && H5DSset_scale(did, name) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot make %s a dimension scale",
+                         fs_h5_output_name(o), path);
     if (did >= 0)
         H5Dclose(did);
     return fs_h5_output_failed(o, ret);
@@ -273,4 +334,128 @@ fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, con
     if (fid >= 0)
         H5Fclose(fid);
     return ret;
+}
+
+/* ------------------------------------------------------------------ coordinates in use */
+
+/* A dimension scale at or under the path about to be replaced. */
+typedef struct found_scale {
+    fs_h5_oinfo info;
+    char path[2 * FS_PATH_MAX + 2]; /* for the message */
+} found_scale;
+
+typedef struct in_use_args {
+    char top[FS_PATH_MAX];      /* the path replaced, as "/a/b" */
+    int nscales, cap;
+    found_scale *scale;         /* the scales at or under it */
+    int failed;                 /* out of memory */
+    int found;                  /* the scale a dataset elsewhere uses; -1: none */
+    char user[FS_PATH_MAX];     /* that dataset */
+    unsigned axis;              /* its axis */
+} in_use_args;
+
+/* Whether the object at absolute path p lies at or under a->top. */
+static int under_top(const in_use_args *a, const char *p)
+{
+    size_t n = strlen(a->top);
+    if (strcmp(a->top, "/") == 0)
+        return 1;
+    return strncmp(p, a->top, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+/* fs_h5_visit's visitor from the replaced path (itself is "."): its
+ * dimension scales. */
+static herr_t note_scale(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    in_use_args *a = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t did = H5Dopen2(obj, name, H5P_DEFAULT);
+    if (did >= 0 && H5DSis_scale(did) > 0) {
+        if (a->nscales == a->cap) {
+            int cap = a->cap ? 2 * a->cap : 8;
+            found_scale *more = realloc(a->scale, sizeof *more * (size_t)cap);
+            a->failed = !more;
+            a->scale = more ? more : a->scale;
+            a->cap = more ? cap : a->cap;
+        }
+        if (!a->failed) {
+            found_scale *f = &a->scale[a->nscales++];
+            f->info = *info;
+            if (strcmp(name, ".") == 0)
+                snprintf(f->path, sizeof f->path, "%s", a->top);
+            else
+                snprintf(f->path, sizeof f->path, "%s/%s", strcmp(a->top, "/") ? a->top : "",
+                         name);
+        }
+    }
+    fs_h5_close_ids(FS_OK, name, 1, did);
+    fs_h5_clear_errors(FS_OK); /* what cannot be opened holds no scale */
+    return a->failed ? -1 : 0;
+}
+
+/* H5DSiterate_scales' visitor: whether the scale sid is one of a's. */
+static herr_t match_scale(hid_t did, unsigned axis, hid_t sid, void *data)
+{
+    in_use_args *a = data;
+    fs_h5_oinfo info;
+    if (fs_h5_info(sid, &info) < 0)
+        return 0;
+    for (int i = 0; i < a->nscales; i++)
+        if (fs_h5_same_object(&info, &a->scale[i].info)) {
+            a->found = i;
+            a->axis = axis;
+            return 1;
+        }
+    return 0;
+}
+
+/* fs_h5_visit's visitor over the whole file: a dataset outside the
+ * replaced path with one of its scales attached. */
+static herr_t find_user(hid_t obj, const char *name, const fs_h5_oinfo *info, void *data)
+{
+    in_use_args *a = data;
+    char path[FS_PATH_MAX];
+    snprintf(path, sizeof path, "/%s", name);
+    if (info->type != H5O_TYPE_DATASET || under_top(a, path))
+        return 0;
+    hid_t did = H5Dopen2(obj, name, H5P_DEFAULT), space = H5I_INVALID_HID;
+    int ndim = did >= 0 && (space = H5Dget_space(did)) >= 0 ? H5Sget_simple_extent_ndims(space) : 0;
+    for (int k = 0; k < ndim && a->found < 0; k++)
+        if (H5DSget_num_scales(did, (unsigned)k) > 0 &&
+            H5DSiterate_scales(did, (unsigned)k, NULL, match_scale, a) > 0)
+            snprintf(a->user, sizeof a->user, "%s", path);
+    fs_h5_close_ids(FS_OK, path, 2, space, did);
+    fs_h5_clear_errors(FS_OK); /* a dataset whose scales cannot be read uses none */
+    return a->found >= 0;
+}
+
+fs_status fs_h5_coords_in_use(const char *file, const char *name, const char *path)
+{
+    in_use_args *a = calloc(1, sizeof *a);
+    if (!a)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    snprintf(a->top, sizeof a->top, "%s", path);
+    a->found = -1;
+    fs_status st = FS_OK;
+    hid_t fid = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t obj = fid >= 0 ? H5Oopen(fid, path, H5P_DEFAULT) : H5I_INVALID_HID;
+    if (obj < 0 || fs_h5_visit(obj, note_scale, a) < 0 ||
+        (a->nscales && fs_h5_visit(fid, find_user, a) < 0))
+        st = a->failed ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+                       : fs_h5_fail(FS_ERR_OUTPUT, "%s:%s: cannot tell whether another dataset "
+                                    "uses a coordinate there", name, path);
+    if (st == FS_OK && a->found >= 0) {
+        const char *scale = a->scale[a->found].path;
+        int itself = strcmp(scale, a->top) == 0;
+        st = fs_error_set(FS_ERR_OUTPUT, "%s:%s: %s%s%s the coordinate of axis %u of %s (a "
+                          "dimension scale attached to it); --add replaces no coordinate that "
+                          "another dataset uses", name, path,
+                          itself ? "the dataset" : "the group holds ", itself ? "" : scale,
+                          itself ? " is" : ",", a->axis, a->user);
+    }
+    st = fs_h5_close_ids(st, name, 2, obj, fid);
+    free(a->scale);
+    free(a);
+    return st;
 }

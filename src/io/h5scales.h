@@ -8,9 +8,11 @@
  * long_name; each axis of a result gets one attached. A coordinate already
  * in the group with the same values is shared (the results /u, /v, /w of
  * one shape have one set), a different one gives way to another name (its
- * alternative, then the name with _2, _3, ... appended). It reads the
- * coordinates an input dataset carries, and detaches them from a dataset
- * about to be replaced. It
+ * alternative, then the name with _2, _3, ... appended). Every scale it
+ * makes carries _Netcdf4Dimid, netCDF-4's number of the dimension, unique
+ * in the file. It reads the coordinates an input dataset carries, detaches
+ * them from a dataset about to be replaced, and finds a coordinate that
+ * another dataset uses before --add replaces it. It
  * owns nothing beyond the calls: the file is the output's (h5io.h), and
  * like every metadata change over an MPI-IO file each call is collective. */
 #ifndef FS_H5SCALES_H
@@ -41,7 +43,8 @@ fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord
                            const char *const *taken, int ntaken, char *path, size_t size);
 
 /* Collective: the 1-D dataset at path made a dimension scale, named by
- * the last part of the path. */
+ * the last part of the path, and numbered for netCDF-4 past every
+ * dimension the file has (_Netcdf4Dimid). */
 fs_status fs_h5_scale_set(fs_h5_output *o, const char *path);
 
 /* Collective: the scales at scales[i] attached to axis i of `dataset`. */
@@ -76,5 +79,14 @@ typedef struct fs_h5_found_coord {
  * none; only running out of memory fails. */
 fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
                             fs_h5_found_coord *found, void **values);
+
+/* One process (rank 0), serially, before --add replaces the object at
+ * `path` in `file` (a dataset, or a group and all in it; `name` is the
+ * file as messages call it): FS_ERR_OUTPUT when it is or holds a dimension
+ * scale that a dataset elsewhere in the file has attached (fftshard's
+ * coordinates, netCDF-4's dimensions, any other): that dataset would keep
+ * a reference to whatever replaced it, and netCDF-4 could no longer open
+ * the file. */
+fs_status fs_h5_coords_in_use(const char *file, const char *name, const char *path);
 
 #endif

@@ -23,27 +23,38 @@ static void trim(const char **p, const char **end)
         (*end)--;
 }
 
-/* An integer spelled exactly by [p, end) (blanks around allowed): 0 and
- * *v, 1 when there is nothing, -1 when it is no integer. */
+/* An integer spelled exactly by [p, end) (blanks around allowed, a sign,
+ * any number of digits): 0 and *v, 1 when there is nothing, -1 when it is
+ * no integer, 2 when it does not fit in 64 bits (*v then the largest of
+ * its sign, +-INT64_MAX: Python clips a slice's bounds and step so before
+ * numpy sees them). */
 static int parse_int(const char *p, const char *end, int64_t *v)
 {
-    char buf[32];
     trim(&p, &end);
-    size_t n = (size_t)(end - p);
-    if (n == 0)
+    if (p == end)
         return 1;
-    if (n >= sizeof buf)
+    int negative = *p == '-';
+    if (*p == '-' || *p == '+')
+        p++;
+    if (p == end)
         return -1;
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    char *stop = NULL;
-    errno = 0;
-    long long x = strtoll(buf, &stop, 10);
-    if (errno != 0 || *stop != '\0' || !(isdigit((unsigned char)buf[0]) || buf[0] == '-' ||
-                                         buf[0] == '+'))
-        return -1;
-    *v = x;
-    return 0;
+    /* -2^63 fits (an index from the end), +2^63 does not */
+    uint64_t x = 0, limit = negative ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    int big = 0;
+    for (; p < end; p++) {
+        if (!isdigit((unsigned char)*p))
+            return -1;
+        unsigned d = (unsigned)(*p - '0');
+        if (x > (limit - d) / 10)
+            big = 1;
+        else
+            x = 10 * x + d;
+    }
+    if (big)
+        *v = negative ? -INT64_MAX : INT64_MAX;
+    else
+        *v = !negative ? (int64_t)x : x > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)x;
+    return big ? 2 : 0;
 }
 
 /* One entry [p, end): "...", an index, or START:STOP:STEP. NULL, or why
@@ -64,9 +75,15 @@ static const char *parse_entry(const char *p, const char *end, fs_slice_entry *e
     const char *c1 = memchr(p, ':', (size_t)len);
     if (!c1) {
         e->kind = FS_SLICE_INDEX;
-        if (parse_int(p, end, &e->start) == 0)
+        int got = parse_int(p, end, &e->start);
+        if (got == 0)
             return NULL;
-        snprintf(why, size, "'%.*s' is no slice entry (START:STOP:STEP, an index or '...')", len, p);
+        if (got == 2) /* numpy: IndexError, whatever the axis */
+            snprintf(why, size, "slice index %.*s%s is out of range for any axis (it does not "
+                     "fit in 64 bits)", len < 40 ? len : 40, p, len < 40 ? "" : "...");
+        else
+            snprintf(why, size, "'%.*s' is no slice entry (START:STOP:STEP, an index or '...')",
+                     len, p);
         return why;
     }
     e->kind = FS_SLICE_RANGE;
@@ -79,8 +96,9 @@ static const char *parse_entry(const char *p, const char *end, fs_slice_entry *e
                  "left out)", len, p);
         return why;
     }
-    e->has_start = a == 0;
-    e->has_stop = b == 0;
+    /* a bound past 64 bits is clipped to the axis below, as numpy clips it */
+    e->has_start = a == 0 || a == 2;
+    e->has_stop = b == 0 || b == 2;
     if (c == 1)
         e->step = 1;
     if (e->step == 0)

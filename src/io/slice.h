@@ -3,7 +3,9 @@
  *
  * numpy's basic slicing, one entry per axis from the first: a range
  * START:STOP:STEP (each part optional, negative START and STOP counted from
- * the end and clipped to the axis as numpy clips them, STEP at least 1), an
+ * the end and clipped to the axis as numpy clips them, STEP at least 1;
+ * bounds and steps past 64 bits taken as +-(2^63 - 1), as Python clips
+ * them for numpy; an index past 64 bits is out of range for any axis), an
  * index i that selects one position and drops the axis, and at most one
  * `...` standing for the axes not named; the axes after the last entry are
  * taken whole. The text is parsed with the command line (fs_slice_parse:

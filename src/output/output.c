@@ -57,8 +57,9 @@ static const char *result_name(const fs_output *out, const char **paths, int i, 
 
 /* Rank 0, --add: every result needs a place in `file` (OUTPUT, or its
  * copy) that its other contents leave free (a dataset there, or a
- * spectrum's group, only with --force, which replaces it), reached through
- * no link and only through groups. */
+ * spectrum's group, only with --force, which replaces it, and never a
+ * coordinate that another dataset uses), reached through no link and only
+ * through groups. */
 static fs_status check_add_paths(const fs_output *out, const char *file)
 {
     const fs_output_options *o = out->opts;
@@ -69,6 +70,10 @@ static fs_status check_add_paths(const fs_output *out, const char *file)
         fs_h5_path_state state;
         fs_status ret = fs_h5_output_path_state(file, o->file, p, &state);
         if (ret != FS_OK)
+            return ret;
+        /* What would be replaced may be a coordinate of a dataset that stays. */
+        if ((state == FS_H5_PATH_DATASET || (i >= results && state == FS_H5_PATH_OTHER)) &&
+            (ret = fs_h5_coords_in_use(file, o->file, p)) != FS_OK)
             return ret;
         if (i >= results && state == FS_H5_PATH_BLOCKED)
             return fs_error_set(FS_ERR_OUTPUT, "%s:%s: the file holds a dataset or another object "

@@ -48,7 +48,8 @@ static int recorded_axes(const fs_recorded *rec, int *axes)
 /* An inverse refuses a recorded attribute it would take (no option given
  * in its place) that fftshard cannot have written: the file was edited or
  * damaged, and the round trip would not give the forward's input back. */
-static fs_status check_recorded(const fs_transform_options *o, const fs_input_info *in)
+static fs_status check_recorded(const fs_transform_options *o, const fs_input_info *in,
+                                const char *name)
 {
     const fs_recorded *rec = &in->recorded;
     struct {
@@ -65,7 +66,7 @@ static fs_status check_recorded(const fs_transform_options *o, const fs_input_in
             return fs_error_set(FS_ERR_INPUT,
                                 "%s: --inverse: %s (fftshard cannot have written that; correct "
                                 "or delete the attribute%s%s)",
-                                in->dataset, uses[i].why, uses[i].option ? ", or give " : "",
+                                name, uses[i].why, uses[i].option ? ", or give " : "",
                                 uses[i].option ? uses[i].option : "");
     return FS_OK;
 }
@@ -167,8 +168,8 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
 }
 
 fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
-                                   const fs_input_info *in, int nranks, fs_transform_request *rq,
-                                   fs_planner_notes *notes)
+                                   const char *file, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes)
 {
     memset(rq, 0, sizeof *rq);
     if (notes)
@@ -176,7 +177,7 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
     rq->ndim = in->ndim;
     memcpy(rq->shape, in->shape, sizeof rq->shape);
     rq->in_dtype = in->dtype;
-    rq->in_name = in->dataset;
+    fs_input_name(file, in, rq->in_name, sizeof rq->in_name);
     rq->in_type_name = in->type_name;
     fs_status st = fs_transform_options_axes(o, in->ndim, rq->transform_axis);
     if (st != FS_OK)
@@ -204,17 +205,17 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
     rq->grid[0] = o->grid[0];
     rq->grid[1] = o->grid[1];
     rq->nranks = nranks;
-    if (o->inverse && (st = check_recorded(o, in)) != FS_OK)
+    if (o->inverse && (st = check_recorded(o, in, rq->in_name)) != FS_OK)
         return st;
     if (o->inverse && in->recorded.forward)
         take_recorded(o, in, rq, notes);
     return FS_OK;
 }
 
-fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const fs_input_info *in,
-                             int nranks, fs_transform_request *rq)
+fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const char *file,
+                             const fs_input_info *in, int nranks, fs_transform_request *rq)
 {
-    return fs_planner_request_noted(o, round_trip, in, nranks, rq, NULL);
+    return fs_planner_request_noted(o, round_trip, file, in, nranks, rq, NULL);
 }
 
 void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose)
@@ -433,7 +434,8 @@ fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial
 int fs_planner_same_request(const fs_transform_request *a, const fs_transform_request *b)
 {
     fs_transform_request x = *a, y = *b;
-    x.in_name = y.in_name = NULL;
+    memset(x.in_name, 0, sizeof x.in_name);
+    memset(y.in_name, 0, sizeof y.in_name);
     x.in_type_name = y.in_type_name = NULL;
     return memcmp(&x, &y, sizeof x) == 0;
 }

@@ -32,9 +32,11 @@
  * --inverse run whose input is a forward result of fftshard (in->recorded)
  * takes from it what the options leave open: the axes in their order, the
  * norm, and for --real the halved axis (last_size comes from the input in
- * any case). An option that contradicts the record is honoured. */
-fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const fs_input_info *in,
-                             int nranks, fs_transform_request *rq);
+ * any case). An option that contradicts the record is honoured. `file`
+ * names the INPUT in messages, with the dataset and its slice
+ * (fs_input_name: FILE:/DATASET[SLICE]), kept in rq->in_name. */
+fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const char *file,
+                             const fs_input_info *in, int nranks, fs_transform_request *rq);
 
 /* What the request took from the record (notes for --verbose) and where
  * the options contradict it (warnings: the round trip will not give the
@@ -48,8 +50,8 @@ typedef struct fs_planner_notes {
 
 /* fs_planner_request, with its notes in *notes (out). */
 fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
-                                   const fs_input_info *in, int nranks, fs_transform_request *rq,
-                                   fs_planner_notes *notes);
+                                   const char *file, const fs_input_info *in, int nranks,
+                                   fs_transform_request *rq, fs_planner_notes *notes);
 
 /* Rank 0: print the warnings unless quiet, and with verbose the notes. */
 void fs_planner_print_notes(const fs_planner_notes *notes, int quiet, int verbose);

@@ -35,6 +35,7 @@
 #include "core/dtype.h"
 #include "core/errors.h"
 #include "core/layout.h"
+#include "io/h5probe.h"
 #include "io/iomap.h"
 
 #define FS_MAX_OPS 6
@@ -82,7 +83,7 @@ typedef struct fs_transform_request {
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the input's */
     fs_dtype in_dtype;
-    const char *in_name;                 /* the input dataset, for messages */
+    char in_name[FS_INPUT_NAME_MAX];     /* the input (FILE:/DATASET[SLICE]), for messages */
     const char *in_type_name;            /* its type as stored, for messages */
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
     int naxes;                           /* the transformed axes in the order asked (numpy's */

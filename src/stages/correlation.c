@@ -410,6 +410,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->keep_first = f->shared->cross;
     n->kept = "--cross's copy";
     n->groups = 1;
+    n->longest_group = "correlation_function";
 }
 
 static fs_status set_r_bins(const fs_opt *opt, const char *arg, void *section)

@@ -623,6 +623,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->keep_first = f->shared->cross;
     n->kept = "--cross's copy";
     n->groups = 1;
+    n->longest_group = "cross_spectrum";
 }
 
 /* --bins: of |k|. */

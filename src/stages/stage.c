@@ -118,6 +118,20 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
     return FS_OK;
 }
 
+/* The longest name of a group the active stages write. */
+static size_t longest_group(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    size_t longest = 0;
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, f, 0, &n);
+            if (n.groups && strlen(n.longest_group) > longest)
+                longest = strlen(n.longest_group);
+        }
+    return longest;
+}
+
 fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 {
     fs_stage_facts mine = *f;
@@ -141,12 +155,13 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
     }
     if (sc->shared.cross && !f->dry_run && f->ninputs != 2)
         return fs_error_set(FS_ERR_USAGE, "--cross: expected two INPUTs (got %d)", f->ninputs);
+    size_t longest = longest_group(sc, &mine); /* the checks may have made stages active */
     /* --spectrum-only: OUTPUT's path is the group the stages' groups go in. */
-    if (sc->shared.spectrum_only && f->output_dataset &&
-        strlen(f->output_dataset) + sizeof "/correlation_function" > FS_PATH_MAX)
+    if (sc->shared.spectrum_only && f->output_dataset && longest &&
+        strlen(f->output_dataset) + longest + 2 > FS_PATH_MAX)
         return fs_error_set(FS_ERR_USAGE, "%s:%s: group path too long (at most %d bytes)",
                             f->output_file, f->output_dataset,
-                            (int)(FS_PATH_MAX - sizeof "/correlation_function"));
+                            (int)(FS_PATH_MAX - longest - 2));
     return check_among(sc, &mine);
 }
 
@@ -185,21 +200,22 @@ void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, s
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
                                int same_boxes, const char *why)
 {
+    const char *count = n == 2 ? "two " : "";
     for (int i = 1; i < n; i++) {
         const fs_transform *a = ts[0], *b = ts[i];
         int same = a->in_ndim == b->in_ndim &&
                    memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
                    memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0;
         if (!same)
-            return fs_error_set(FS_ERR_USAGE, "%s: the INPUTs must have one shape and the same "
-                                "transformed axes", what);
+            return fs_error_set(FS_ERR_USAGE, "%s: the %sINPUTs must have one shape and the "
+                                "same transformed axes", what, count);
         if (a->kind != b->kind || (same_boxes &&
             (a->prec != b->prec || a->ndim != b->ndim || a->padded != b->padded ||
              a->out_type != b->out_type || memcmp(a->shape, b->shape, sizeof a->shape) != 0 ||
              memcmp(a->split, b->split, sizeof a->split) != 0 || a->grid[0] != b->grid[0] ||
              a->grid[1] != b->grid[1])))
-            return fs_error_set(FS_ERR_USAGE, "%s: the INPUTs must be transformed alike (%s)",
-                                what, why);
+            return fs_error_set(FS_ERR_USAGE, "%s: the %sINPUTs must be transformed alike (%s)",
+                                what, count, why);
     }
     return FS_OK;
 }

@@ -95,6 +95,7 @@ typedef struct fs_stage_needs {
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
     int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
+    const char *longest_group; /* the longest name among them */
 } fs_stage_needs;
 
 /* The run as a stage sees it: the same on every rank. */
