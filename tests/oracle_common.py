@@ -13,7 +13,7 @@ fftshard's code:
   parse_case         a case's KEY=VALUE tokens and flags
   parse_axes, parse_box, parse_bins   --axes, --box-size, --bins/--r-bins
   box_lengths        L_a of each transformed axis
-  frequencies, along, wave_numbers    the k grid, k_a = 2 pi f_a / L_a
+  frequencies, along, wave_numbers, k_prime   the k grid, k_a = 2 pi f_a / L_a
   bin_index          the shells, equal bins or edges of --bins
   is_single, tolerance, relative_error, lost_attributes
 
@@ -167,6 +167,17 @@ def wave_numbers(shape, axes, box):
     lengths = box_lengths(shape, axes, box)
     return {a: along(2 * np.pi * frequencies(shape[a]) / lengths[a], a, len(shape))
             for a in sorted(axes)}
+
+
+def k_prime(k):
+    """k' of the derivatives (fftshard(1) OPERATORS deriv, VECTOR CALCULUS):
+    k_a shaped along its axis (wave_numbers), with the Nyquist plane of an
+    even axis (index n_a / 2) set to 0, so that a real field has a real
+    derivative."""
+    k = np.array(k)
+    if k.size % 2 == 0:
+        k.flat[k.size // 2] = 0.0
+    return k
 
 
 def bin_index(x, unit, top, bins):
