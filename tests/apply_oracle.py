@@ -30,10 +30,16 @@ Exit status: 0 when everything matched, 1 when something did not (each
 failure printed), 2 on a usage error.
 """
 
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (Failure, k_prime, lost_attributes, parse_axes, parse_box,  # noqa: E402
+                           parse_case, read_location, relative_error, split_location, tolerance,
+                           wave_numbers)
 
 SERIES_X = 1e-2
 # fftshard's own attribute names: an input that is itself a result has them,
@@ -47,39 +53,8 @@ OWN = {"fftshard_version", "transform", "direction", "norm", "input", "transpose
 BUTTERWORTH_ORDER = 2
 
 
-class Failure(Exception):
-    pass
-
-
-def split_location(arg):
-    i = arg.find(":/")
-    return (arg, None) if i < 0 else (arg[:i], arg[i + 1:])
-
-
-def dataset_of(f, ds):
-    if ds:
-        return f[ds]
-    names = []
-    # A result's coordinates (dimension scales) are not datasets to read.
-    f.visititems(lambda n, o: names.append(n)
-                 if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
-    return f[names[0]]
-
-
-def wave_vectors(shape, axes, box):
-    """k_a = 2 pi fftfreq(n_a, 1/n_a) / L_a on the full grid, per transformed axis."""
-    ks = {}
-    for i, a in enumerate(axes):
-        n = shape[a]
-        L = n if not box else box[0] if len(box) == 1 else box[i]
-        k = 2 * np.pi * np.fft.fftfreq(n, 1 / n) / L
-        view = [1] * len(shape)
-        view[a] = n
-        ks[a] = k.reshape(view)
-    return ks
-
-
 def factor(op, ks, shape):
+    """H(k) of op, ks the k_a of the transformed axes (wave_numbers)."""
     name, _, params = op.partition(":")
     k2 = sum(ks[a] ** 2 for a in sorted(ks))
     k2 = np.broadcast_to(k2, shape)
@@ -99,14 +74,7 @@ def factor(op, ks, shape):
         q = (k / float(K)) ** (2 * int(N or BUTTERWORTH_ORDER))
         return 1 / (1 + q) if name == "lowpass" else q / (1 + q)
     if name == "deriv":
-        a = int(params) % len(shape)
-        kd = np.array(np.broadcast_to(ks[a], shape))
-        n = shape[a]
-        if n % 2 == 0:
-            index = [slice(None)] * len(shape)
-            index[a] = n // 2
-            kd[tuple(index)] = 0
-        return 1j * kd
+        return 1j * np.broadcast_to(k_prime(ks[int(params) % len(shape)]), shape)
     if name == "laplacian":
         return -k2
     if name == "poisson":
@@ -119,7 +87,7 @@ def factor(op, ks, shape):
 
 
 def reference(x, ops, axes, box):
-    ks = wave_vectors(x.shape, axes, box)
+    ks = wave_numbers(x.shape, axes, box)
     H = np.ones(x.shape, dtype=complex)
     for op in ops:
         H = H * factor(op, ks, x.shape)
@@ -128,38 +96,27 @@ def reference(x, ops, axes, box):
 
 
 def check_case(case):
-    tok = {}
-    for t in case.split():
-        key, _, value = t.partition("=")
-        tok[key] = value
-    in_file, in_ds = split_location(tok["in"])
+    tok = parse_case(case)
+    src = read_location(tok["in"])
+    x = src.values
     out_file, out_ds = split_location(tok["out"])
-    with h5py.File(in_file, "r") as f:
-        d = dataset_of(f, in_ds)
-        x = d[...]
-        in_ds = d.name
-        in_attrs = dict(d.attrs)
     with h5py.File(out_file, "r") as f:
-        o = f[out_ds or in_ds]
+        o = f[out_ds or src.path]
         y = o[...]
         attrs = dict(o.attrs)
-    axes = [int(a) % x.ndim for a in tok["axes"].split(",")] if "axes" in tok else list(range(x.ndim))
-    box = [float(v) for v in tok["box"].split(",")] if "box" in tok else []
+    axes = parse_axes(tok.get("axes"), x.ndim)
+    box = parse_box(tok.get("box"))
     ops = tok["apply"].split(",")
-    single = x.dtype in (np.float32, np.complex64)
-    tol = float(tok.get("tol", 1e-5 if single else 1e-12))
+    tol = float(tok.get("tol", tolerance(x.dtype)))
     if "expect" in tok:
-        ef, eds = split_location(tok["expect"])
-        with h5py.File(ef, "r") as f:
-            ref = f[eds][...]
+        ref = read_location(tok["expect"]).values
     else:
         ref = reference(x, ops, axes, box)
     if y.shape != x.shape:
         raise Failure("%s: shape %s, expected the input's %s" % (case, y.shape, x.shape))
     if np.iscomplexobj(y) != np.iscomplexobj(x):
         raise Failure("%s: result type %s for input %s" % (case, y.dtype, x.dtype))
-    scale = np.abs(ref).max()
-    err = np.abs(y - ref).max() / (scale if scale > 0 else 1)
+    err = relative_error(y, ref)
     if not err <= tol:
         raise Failure("%s: relative error %.3g above %.3g" % (case, err, tol))
     if attrs.get("direction") != "round trip":
@@ -167,11 +124,8 @@ def check_case(case):
     recorded = attrs.get("operation", "").split(",")
     if [r.split(":")[0] for r in recorded] != [o.split(":")[0] for o in ops]:
         raise Failure("%s: operation attribute %r" % (case, attrs.get("operation")))
-    for key, value in in_attrs.items():
-        if key in OWN:
-            continue
-        if key not in attrs or not np.array_equal(np.asarray(attrs[key]), np.asarray(value)):
-            raise Failure("%s: input attribute %s not kept" % (case, key))
+    for key in lost_attributes(src.attrs, attrs, OWN):
+        raise Failure("%s: input attribute %s not kept" % (case, key))
     return err
 
 

@@ -38,35 +38,18 @@ failure printed), 2 on a usage error.
 """
 
 import json
+import os
 import sys
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (Failure, is_single, lost_attributes, parse_axes,  # noqa: E402
+                           parse_case, read_location, split_location, tolerance)
+
 PATHS = {"correlate": "/correlation", "convolve": "/convolution",
          "phase-correlate": "/phase_correlation"}
-
-
-class Failure(Exception):
-    pass
-
-
-def split_location(arg):
-    i = arg.find(":/")
-    return (arg, None) if i < 0 else (arg[:i], arg[i + 1:])
-
-
-def read(location):
-    name, ds = split_location(location)
-    with h5py.File(name, "r") as f:
-        if not ds:
-            names = []
-            # A result's coordinates (dimension scales) are not datasets to read.
-            f.visititems(lambda n, o: names.append(n)
-                         if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
-            ds = "/" + names[0]
-        d = f[ds]
-        return d[...], f"{name}:{d.name}", dict(d.attrs)
 
 
 def reference(op, a, b, axes):
@@ -85,10 +68,6 @@ def reference(op, a, b, axes):
     else:
         raise Failure("unknown operation " + op)
     return y if np.iscomplexobj(a) or (b is not None and np.iscomplexobj(b)) else y.real
-
-
-def single(dtype):
-    return dtype in (np.float32, np.complex64)
 
 
 def check_peak(tok, ref, axes, tol):
@@ -111,12 +90,15 @@ def check_peak(tok, ref, axes, tol):
 
 
 def check_case(case):
-    tok = dict(t.partition("=")[::2] for t in case.split())
+    tok = parse_case(case)
     op = tok["op"]
-    a, a_name, a_attrs = read(tok["a"])
-    b, b_name = (None, None) if "b" not in tok else read(tok["b"])[:2]
-    axes = ([int(x) % a.ndim for x in tok["axes"].split(",")] if "axes" in tok
-            else list(range(a.ndim)))
+    first = read_location(tok["a"])
+    a, a_name = first.values, f"{first.file}:{first.path}"
+    b, b_name = None, None
+    if "b" in tok:
+        second = read_location(tok["b"])
+        b, b_name = second.values, f"{second.file}:{second.path}"
+    axes = parse_axes(tok.get("axes"), a.ndim)
     out_file, out_ds = split_location(tok["out"])
     with h5py.File(out_file, "r") as f:
         o = f[out_ds or PATHS[op]]
@@ -127,9 +109,9 @@ def check_case(case):
         raise Failure(f"shape {y.shape}, input {a.shape}")
     if np.iscomplexobj(y) != np.iscomplexobj(ref):
         raise Failure(f"type {y.dtype} for {'complex' if np.iscomplexobj(ref) else 'real'} input")
-    if single(y.dtype) != single(a.dtype):
+    if is_single(y.dtype) != is_single(a.dtype):
         raise Failure(f"type {y.dtype} for a {a.dtype} input")
-    tol = float(tok.get("tol", 1e-5 if single(a.dtype) else 1e-12))
+    tol = float(tok.get("tol", tolerance(a.dtype)))
     err = np.max(np.abs(y - ref)) / max(np.max(np.abs(ref)), 1e-300)
     if not err <= tol:
         raise Failure(f"relative error {err:.3g} > {tol:g}")
@@ -143,9 +125,8 @@ def check_case(case):
             raise Failure(f"attribute {key} = {got!r}, expected {value!r}")
     if b_name is None and "second_input" in attrs:
         raise Failure("attribute second_input with one input")
-    for key, value in a_attrs.items():
-        if key not in attrs or np.any(np.asarray(attrs[key]) != np.asarray(value)):
-            raise Failure(f"the input's attribute {key} not kept")
+    for key in lost_attributes(first.attrs, attrs):
+        raise Failure(f"the input's attribute {key} not kept")
     if "report" in tok:
         check_peak(tok, ref, axes, max(tol, 1e-9))
     return err
@@ -164,7 +145,7 @@ def check(cases):
 
 
 def roll(args):
-    x = read(args[0])[0]
+    x = read_location(args[0]).values
     name, ds = split_location(args[1])
     shift = [int(s) for s in args[2].split(",")]
     with h5py.File(name, "a") as f:

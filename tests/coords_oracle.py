@@ -20,6 +20,7 @@ arange(n). netCDF4.Dataset, xarray's h5netcdf engine and its default engine
 (netcdf4) must each show the result with these dimensions and coordinates, and
 the same values h5py reads. Prints one line per problem; exit status 1 if any.
 """
+import os
 import sys
 
 import h5py
@@ -27,35 +28,26 @@ import netCDF4
 import numpy as np
 import xarray as xr
 
-
-def split(loc):
-    name, sep, ds = loc.partition(":/")
-    return name, ("/" + ds) if sep else None
-
-
-def only_dataset(f):
-    names = []
-    f.visititems(lambda n, o: names.append("/" + n)
-                 if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
-    assert len(names) == 1, names
-    return names[0]
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (box_lengths, complex_of, only_dataset, parse_axes,  # noqa: E402
+                           parse_box, parse_case, split_location)
 
 
 def expected(opts):
     """[(name, values, units)] per axis of the result, and its h5py values."""
-    in_file, in_ds = split(opts["in"])
+    in_file, in_ds = split_location(opts["in"])
     with h5py.File(in_file, "r") as f:
-        in_ds = in_ds or only_dataset(f)
+        in_ds = in_ds or only_dataset(f, in_file)
         d = f[in_ds]
         shape = d.shape
         batch_scales = [(d.dims[a][0].name.split("/")[-1], d.dims[a][0][()],
                          d.dims[a][0].attrs.get("units"))
                         if len(d.dims[a]) else None for a in range(d.ndim)]
     ndim = len(shape)
-    given = [int(a) % ndim for a in opts["axes"].split(",")] if "axes" in opts \
-        else list(range(ndim))
+    given = parse_axes(opts.get("axes"), ndim)
     transformed = sorted(given)
-    boxes = [float(b) for b in opts["box"].split(",")] if "box" in opts else None
+    boxes = parse_box(opts.get("box"))
+    lengths = box_lengths(shape, transformed, boxes)
     coords = []
     for a in range(ndim):
         if a not in transformed:
@@ -66,7 +58,6 @@ def expected(opts):
             else:
                 coords.append(("axis%d" % a, np.arange(shape[a]), "1"))
             continue
-        i = transformed.index(a)
         halved = "real" in opts and a == given[-1]
         if "inverse" in opts:
             n = shape[a]
@@ -74,7 +65,7 @@ def expected(opts):
                 n = int(opts["last"]) if "last" in opts else 2 * (shape[a] - 1)
         else:
             n = shape[a]
-        L = (boxes[0] if len(boxes) == 1 else boxes[i]) if boxes else n
+        L = lengths[a] if boxes else n  # without a box, the result's own length
         unit = "box_length_unit" if boxes else "grid_spacing"
         if "inverse" in opts:
             coords.append(("x%d" % a, np.arange(n) * L / n, unit))
@@ -91,14 +82,11 @@ def same(a, b):
 
 
 def check_case(text):
-    opts = {}
-    for token in text.split():
-        key, eq, value = token.partition("=")
-        opts[key] = value if eq else True
+    opts = parse_case(text)
     coords, in_ds = expected(opts)
     if "names" in opts:
         coords = [(n, v, u) for n, (_, v, u) in zip(opts["names"].split(","), coords)]
-    out_file, out_ds = split(opts["out"])
+    out_file, out_ds = split_location(opts["out"])
     out_ds = out_ds or in_ds
     group, _, var = out_ds.rpartition("/")
     group = group or "/"
@@ -117,7 +105,7 @@ def check_case(text):
                 problems.append("netCDF4: %s has dimensions %s, expected %s"
                                 % (var, v.dimensions, names))
             raw = v[...]
-            got = raw["r"] + 1j * raw["i"] if raw.dtype.names else raw
+            got = complex_of(raw)
             if raw.dtype.names and raw.dtype.names != ("r", "i"):
                 problems.append("netCDF4: compound members %s" % (raw.dtype.names,))
             if not np.array_equal(got, values):
@@ -147,7 +135,7 @@ def check_case(text):
             if x[var].dims != names:
                 problems.append("%s: dims %s, expected %s" % (label, x[var].dims, names))
             raw = x[var].values
-            got = raw["r"] + 1j * raw["i"] if raw.dtype.names else raw
+            got = complex_of(raw)
             if engine == "h5netcdf" and raw.dtype != values.dtype:
                 problems.append("%s: dtype %s, expected %s" % (label, raw.dtype, values.dtype))
             if not np.array_equal(got, values):

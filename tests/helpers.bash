@@ -90,7 +90,8 @@ mkdata() {
 }
 
 # python_serial ARGS...: the oracle's Python (numpy, serial h5py), outside
-# mpiexec: the MPI variables of an enclosing job must not reach it.
+# mpiexec: the MPI variables of an enclosing job must not reach it. The
+# oracles import tests/oracle_common.py: no bytecode cache is left beside it.
 python_serial() {
     local unset=() name
     for name in $(compgen -e); do
@@ -98,7 +99,7 @@ python_serial() {
         PMI_* | PMIX_* | HYDRA_* | HYDI_* | MPI_* | OMPI_* | SLURM_* | PALS_*) unset+=(-u "$name") ;;
         esac
     done
-    env "${unset[@]}" "$PYTHON_ORACLE" "$@"
+    env "${unset[@]}" PYTHONDONTWRITEBYTECODE=1 "$PYTHON_ORACLE" "$@"
 }
 
 # oracle SUBCOMMAND ARGS...: the numpy/h5py checker (tests/oracle.py).

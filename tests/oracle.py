@@ -69,6 +69,7 @@ Exit status: 0 when everything matched, 1 when something did not (each
 failure is printed), 2 on a usage error.
 """
 
+import os
 import re
 import sys
 import zlib
@@ -76,11 +77,12 @@ import zlib
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (TOL_SINGLE, Failure, is_single, parse_axes, parse_case,  # noqa: E402
+                           read_location, relative_error, split_location, tolerance)
+
 # The strategies --transpose=auto chooses from (src/exchange/exchange.c's table).
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
-
-TOL_DOUBLE = 1e-12
-TOL_SINGLE = 1e-5
 
 SIMPLE_TYPES = {
     "float16": np.float16, "float32": np.float32, "float64": np.float64,
@@ -88,19 +90,6 @@ SIMPLE_TYPES = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
     "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64,
 }
-
-
-class Failure(Exception):
-    pass
-
-
-def split_location(arg):
-    """FILE[:/ds] as fftshard splits it: only ':/' separates."""
-    i = arg.find(":/")
-    if i < 0:
-        return arg, None
-    ds = arg[i + 1:].rstrip("/") or "/"
-    return arg[:i], ds
 
 
 def parse_shape(text):
@@ -189,48 +178,12 @@ def make_file(path, specs, seed):
 
 # ---------------------------------------------------------------- check
 
-def only_dataset(f, file_name):
-    names = []
-    # A result's coordinates (dimension scales) are not datasets to read.
-    f.visititems(lambda n, o: names.append("/" + n)
-                 if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
-    if len(names) != 1:
-        raise Failure("%s: expected exactly one dataset, found %s" % (file_name, names))
-    return names[0]
-
-
 def read_input(location):
-    """(values as complex128, original dtype, dataset path) of FILE[:/ds]."""
-    file_name, ds = split_location(location)
-    with h5py.File(file_name, "r") as f:
-        ds = ds or only_dataset(f, file_name)
-        raw = f[ds][()]
-    if raw.dtype.names:  # h5py reads {r,i} as complex; anything else is not input
-        raise Failure("%s: %s is not a number type" % (location, raw.dtype))
-    return raw.astype(np.complex128), raw.dtype, ds
-
-
-def is_single(dtype):
-    """float32 or complex64, in either byte order."""
-    dtype = np.dtype(dtype)
-    return (dtype.kind == "f" and dtype.itemsize == 4) or (dtype.kind == "c" and dtype.itemsize == 8)
-
-
-def tolerance(dtype):
-    return TOL_SINGLE if is_single(dtype) else TOL_DOUBLE
-
-
-def relative_error(out, ref):
-    scale = np.max(np.abs(ref)) if ref.size else 0.0
-    err = np.max(np.abs(out - ref)) if ref.size else 0.0
-    return err / scale if scale > 0 else err
-
-
-def normalise_axes(text, ndim):
-    if text is None:
-        return list(range(ndim))
-    axes = [int(a) for a in text.split(",")]
-    return sorted(a + ndim if a < 0 else a for a in axes)
+    """FILE[:/ds]'s dataset (read_location) and its values as complex128."""
+    d = read_location(location)
+    if d.values.dtype.names:  # h5py reads {r,i} as complex; anything else is not input
+        raise Failure("%s: %s is not a number type" % (location, d.values.dtype))
+    return d, d.values.astype(np.complex128)
 
 
 def check_attr(attrs, name, expected, problems):
@@ -254,26 +207,23 @@ def check_case(text, version):
     opts = {"inverse": False, "real": False, "norm": "backward", "axes": None, "ranks": None,
             "transpose": "default", "expect": None, "last": None, "precision": "auto",
             "source": None}
-    for token in text.split():
-        key, eq, value = token.partition("=")
-        if not eq:
+    for key, value in parse_case(text).items():
+        if value is True:
             if key not in ("inverse", "real"):
                 raise Failure("unknown flag %r" % key)
-            opts[key] = True
-        elif key in ("in", "out", "axes", "norm", "ranks", "transpose", "expect", "last",
-                     "precision", "source"):
-            opts[key] = value
-        else:
+        elif key not in ("in", "out", "axes", "norm", "ranks", "transpose", "expect", "last",
+                         "precision", "source"):
             raise Failure("unknown key %r" % key)
+        opts[key] = value
     if "in" not in opts or "out" not in opts:
         raise Failure("in= and out= are required")
 
-    x, in_dtype, in_ds = read_input(opts["in"])
+    src, x = read_input(opts["in"])
+    in_dtype, in_ds = src.values.dtype, src.path
     ndim = x.ndim
-    axes = normalise_axes(opts["axes"], ndim)
     # numpy's rfftn/irfftn: the last axis as given is the real one.
-    given = [int(a) for a in opts["axes"].split(",")] if opts["axes"] else list(range(ndim))
-    given = [a + ndim if a < 0 else a for a in given]
+    given = parse_axes(opts["axes"], ndim)
+    axes = sorted(given)
     kind = "c2c" if not opts["real"] else ("c2r" if opts["inverse"] else "r2c")
     single = opts["precision"] == "single" or (
         opts["precision"] == "auto" and is_single(in_dtype))
@@ -288,8 +238,8 @@ def check_case(text, version):
     elif kind == "c2r":
         out_shape[given[-1]] = real_len
     if opts["expect"]:
-        ref, ref_dtype, _ = read_input(opts["expect"])
-        tol = tolerance(ref_dtype)
+        expected, ref = read_input(opts["expect"])
+        tol = tolerance(expected.values.dtype)
     else:
         if kind == "r2c":
             ref = np.fft.rfftn(x.real, axes=given, norm=opts["norm"])
@@ -325,7 +275,6 @@ def check_case(text, version):
     else:
         err = float("nan")
 
-    in_file, _ = split_location(opts["in"])
     v = attrs.get("fftshard_version")
     if not isinstance(v, str) or not re.fullmatch(r"\d+\.\d+\.\d+\S*", v) or \
             (version and v != version):
@@ -338,7 +287,7 @@ def check_case(text, version):
     check_attr(attrs, "axes", given, problems)
     if kind != "c2c":
         check_attr(attrs, "real_axis", given[-1], problems)
-    check_attr(attrs, "input", "%s:%s" % (opts["source"] or in_file, in_ds), problems)
+    check_attr(attrs, "input", "%s:%s" % (opts["source"] or src.file, in_ds), problems)
     check_attr(attrs, "input_shape", list(x.shape), problems)
     check_attr(attrs, "last_size", real_len if real_len else x.shape[given[-1]], problems)
     # The strategy asked for, or "none" when no exchange is needed (one rank,
@@ -358,7 +307,6 @@ def check_case(text, version):
 
 
 def check(cases):
-    import os
     version = os.environ.get("FFTSHARD_VERSION", "")
     failed = 0
     for text in cases:
@@ -380,11 +328,10 @@ def check(cases):
 # ---------------------------------------------------------------- waves
 
 def waves(in_location, out_location):
-    x, dtype, in_ds = read_input(in_location)
-    in_file, _ = split_location(in_location)
-    with h5py.File(in_file, "r") as f:
-        k = np.asarray(f[in_ds].attrs["wave_vectors"])
-        amp = np.asarray(f[in_ds].attrs["wave_amplitudes"])
+    src, x = read_input(in_location)
+    dtype, in_ds = src.values.dtype, src.path
+    k = np.asarray(src.attrs["wave_vectors"])
+    amp = np.asarray(src.attrs["wave_amplitudes"])
     n = x.size
     if k.ndim != 2 or k.shape[1] != x.ndim or amp.shape != (k.shape[0], 2):
         print("FAIL wave_vectors %s / wave_amplitudes %s do not fit a %d-D array"
@@ -420,7 +367,6 @@ def waves(in_location, out_location):
 # ---------------------------------------------------------------- shards
 
 def shard(args):
-    import os
     opts = {"vds": None, "offsets": False, "list": None}
     rest = []
     for a in args:
@@ -435,10 +381,8 @@ def shard(args):
     if len(rest) != 3:
         usage()
     location, pattern, rows = rest
-    file_name, ds = split_location(location)
-    with h5py.File(file_name, "r") as f:
-        ds = ds or only_dataset(f, file_name)
-        x = f[ds][()]
+    src = read_location(location)
+    x, ds = src.values, src.path
     counts = [int(r) for r in rows.split(",")]
     if sum(counts) != x.shape[0]:
         raise SystemExit("shard: rows %s do not add up to %d" % (rows, x.shape[0]))

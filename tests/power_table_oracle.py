@@ -34,10 +34,14 @@ Prints chi2, B and the largest |z|. Exit status 0 when the bound holds, 1
 when it does not, 2 on a usage error.
 """
 
+import os
 import sys
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import along, frequencies, wave_numbers  # noqa: E402
 
 
 def table(path):
@@ -54,15 +58,13 @@ def main(argv):
     kt, pt = table(argv[3])
     ndim = len(shape)
     k2 = np.zeros(shape)
+    for k in wave_numbers(shape, range(ndim), [L]).values():
+        k2 = k2 + k * k
     own = np.ones(shape, bool)
     for ax, n in enumerate(shape):
-        f = np.fft.fftfreq(n, 1.0 / n)
-        k = 2 * np.pi * f / L
-        idx = [1] * ndim
-        idx[ax] = n
-        k2 = k2 + (k * k).reshape(idx)
+        f = frequencies(n)
         mirror = (f == 0) | ((n % 2 == 0) & (np.abs(f) == n // 2))
-        own = own & mirror.reshape(idx)
+        own = own & along(mirror, ax, ndim)
     k = np.sqrt(k2)
     power = np.where(k > 0, np.interp(k, kt, pt), 0.0)
     if len(argv) == 7:

@@ -15,18 +15,20 @@ all. The result's input_slice attribute must be present and select, in
 numpy, the same elements (with expect=SLICE it must also be exactly that
 text, blanks as '_'). Prints "N of M cases differ" and exits 1 when N > 0.
 """
+import os
 import sys
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import parse_axes, parse_case  # noqa: E402
+
 
 def parse(case):
-    c = {}
-    for word in case.split():
-        key, _, value = word.partition("=")
-        c[key] = value.replace("_", " ") if value else True
-    return c
+    """The case's words, a '_' in a value standing for a blank."""
+    return {key: value.replace("_", " ") if isinstance(value, str) else value
+            for key, value in parse_case(case).items()}
 
 
 def index_of(text):
@@ -38,12 +40,11 @@ def expected(c):
     with h5py.File(c["in"], "r") as f:
         whole = f[c["ds"]][()]
     x = whole[index_of(c["sl"])]
-    axes = tuple(int(a) for a in c["axes"].split(",")) if "axes" in c else None
+    axes = parse_axes(c.get("axes"), x.ndim)
     if "inverse" in c and "real" in c:
         s = None
         if "last" in c:
-            ax = axes if axes else tuple(range(x.ndim))
-            s = [x.shape[a] for a in ax]
+            s = [x.shape[a] for a in axes]
             s[-1] = int(c["last"])
         return whole, x, np.fft.irfftn(x, s=s, axes=axes)
     if "inverse" in c:

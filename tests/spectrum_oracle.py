@@ -35,55 +35,26 @@ Exit status: 0 when everything matched, 1 when something did not (each
 failure printed), 2 on a usage error.
 """
 
+import os
 import sys
 
 import h5py
 import numpy as np
 
-
-def split_location(arg):
-    i = arg.find(":/")
-    return (arg, None) if i < 0 else (arg[:i], arg[i + 1:])
-
-
-def read(location):
-    name, ds = split_location(location)
-    with h5py.File(name, "r") as f:
-        if ds is None:
-            found = []
-            # A result's coordinates (dimension scales) are not datasets to read.
-            f.visititems(lambda n, o: found.append("/" + n)
-                         if isinstance(o, h5py.Dataset) and not h5py.h5ds.is_scale(o.id) else None)
-            ds = found[0]
-        return f[ds][()]
-
-
-def frequencies(n):
-    """numpy.fft.fftfreq(n, 1/n): the integer frequencies, exactly."""
-    return np.rint(np.fft.fftfreq(n, 1.0 / n))
-
-
-def box_lengths(shape, axes, box):
-    """L_a of each transformed axis: --box-size's, else the axis's length."""
-    if box is None:
-        return {a: float(shape[a]) for a in axes}
-    if len(box) == 1:
-        return {a: box[0] for a in axes}
-    return dict(zip(sorted(axes), box))
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (along, bin_index, box_lengths, frequencies, is_single,  # noqa: E402
+                           parse_axes, parse_bins, parse_box, parse_case, read_location,
+                           wave_numbers)
 
 
 def geometry(shape, axes, box):
     """k squared, the components by axis, k_f, kmax and factor."""
-    nd = len(shape)
     L = box_lengths(shape, axes, box)
     q = np.zeros(shape)
     comp = {}
     qmax = 0.0
-    for a in sorted(axes):
-        kc = 2 * np.pi * frequencies(shape[a]) / L[a]
-        view = [1] * nd
-        view[a] = shape[a]
-        comp[a] = np.broadcast_to(kc.reshape(view), shape)
+    for a, k in wave_numbers(shape, axes, box).items():
+        comp[a] = np.broadcast_to(k, shape)
         q = q + comp[a] ** 2
         kmax_a = 2 * np.pi * float(shape[a] // 2) / L[a]
         qmax = qmax + kmax_a * kmax_a
@@ -97,7 +68,6 @@ def geometry(shape, axes, box):
 def lattice_norms(shape, axes, box):
     """The lattice norms m = (|k| / k_f)^2 as integers (None unless every
     L_max / L_a is an integer)."""
-    nd = len(shape)
     L = box_lengths(shape, axes, box)
     Lmax = max(L.values())
     ratios = {a: Lmax / L[a] for a in axes}
@@ -105,10 +75,8 @@ def lattice_norms(shape, axes, box):
         return None
     m = np.zeros(shape, np.int64)
     for a in axes:
-        view = [1] * nd
-        view[a] = shape[a]
-        f = np.rint(np.fft.fftfreq(shape[a], 1.0 / shape[a])).astype(np.int64) * round(ratios[a])
-        m = m + (f * f).reshape(view)
+        f = frequencies(shape[a]).astype(np.int64) * round(ratios[a])
+        m = m + along(f * f, a, len(shape))
     return m
 
 
@@ -136,27 +104,6 @@ def lattice_bins(m, kf, bins):
     idx = np.digitize(m, t) - 1
     idx[idx == len(edges) - 1] = -1
     return idx, len(edges) - 1, edges
-
-
-def bin_index(k, kf, kmax, bins):
-    """(bin of every mode, -1 outside; number of bins; edges)."""
-    if bins is None:
-        nb = int(np.floor(kmax / kf + 0.5)) + 1
-        idx = np.floor(k / kf + 0.5).astype(np.int64)
-        edges = np.array([0.0] + [(i - 0.5) * kf for i in range(1, nb + 1)])
-        return idx, nb, edges
-    if len(bins) == 1:
-        nb = int(bins[0])
-        width = kmax / nb
-        idx = np.floor(k / width).astype(np.int64) if width > 0 else np.zeros(k.shape, np.int64)
-        idx = np.minimum(idx, nb - 1)
-        edges = np.array([i * width for i in range(nb)] + [kmax])
-        return idx, nb, edges
-    edges = np.array(bins)
-    nb = len(edges) - 1
-    idx = np.searchsorted(edges, k, side="right") - 1
-    idx[(k < edges[0]) | (k >= edges[-1])] = -1
-    return idx, nb, edges
 
 
 def binned(idx, nb, values):
@@ -194,7 +141,6 @@ def reference(fields, axes, box, bins, opts):
     """The documented spectra of fields (transformed over axes, every other
     axis pooled): {group: {dataset: array}}."""
     shape = fields[0].shape
-    nd = len(shape)
     X = [np.fft.fftn(f.astype(np.complex128), axes=axes) for f in fields]
     q, comp, kf, kmax, factor = geometry(shape, axes, box)
     m = lattice_norms(shape, axes, box)
@@ -214,9 +160,7 @@ def reference(fields, axes, box, bins, opts):
         p = {"ngp": 1, "cic": 2, "tsc": 3, "pcs": 4}[opts["window"]]
         W = np.ones(shape)
         for a in axes:
-            view = [1] * nd
-            view[a] = shape[a]
-            W = W * (np.sinc(np.fft.fftfreq(shape[a])) ** p).reshape(view)
+            W = W * along(np.sinc(np.fft.fftfreq(shape[a])) ** p, a, len(shape))
         power = [x / W.ravel() ** 2 for x in power]
         cross = cross / W.ravel() ** 2 if cross is not None else None
     shot = float(opts.get("shot", 0))
@@ -292,27 +236,15 @@ def sliced_reference(fields, axes, box, bins, opts, per):
 
 
 def check_case(text):
-    opts = {"in": []}
-    for tok in text.split():
-        key, _, value = tok.partition("=")
-        if key == "in":
-            opts["in"].append(value)
-        else:
-            opts[key] = value if value else True
-    fields = [read(loc) for loc in opts["in"]]
-    single = any(f.dtype in (np.float32, np.complex64) for f in fields)
+    opts = parse_case(text, repeated=("in",))
+    fields = [read_location(loc).values for loc in opts["in"]]
+    single = any(is_single(f.dtype) for f in fields)
     tol = float(opts.get("tol", 1e-4 if single else 1e-10))
     shape = fields[0].shape
     nd = len(shape)
-    axes = list(range(nd)) if "axes" not in opts else sorted(
-        int(a) % nd for a in opts["axes"].split(","))
-    box = [float(x) for x in opts["box"].split(",")] if "box" in opts else None
-    bins = None
-    if "bins" in opts and ":" in opts["bins"]:
-        lo, hi, dk = (float(x) for x in opts["bins"].split(":"))
-        bins = list(lo + dk * np.arange(int((hi - lo) / dk + 1e-9) + 1))
-    elif "bins" in opts:
-        bins = [float(x) for x in opts["bins"].split(",")]
+    axes = sorted(parse_axes(opts.get("axes"), nd))
+    box = parse_box(opts.get("box"))
+    bins = parse_bins(opts.get("bins"))
     if "los" in opts:
         opts["los"] = int(opts["los"]) % nd
     if "per" in opts:

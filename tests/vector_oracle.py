@@ -41,39 +41,22 @@ Exit status: 0 when everything matched, 1 when something did not (each
 failure printed), 2 on a usage error.
 """
 
+import os
 import sys
 
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (Failure, k_prime, lost_attributes, parse_axes, parse_box,  # noqa: E402
+                           parse_case, read_location, split_location, tolerance, wave_numbers)
+
 LETTERS = "xyz"
 
 
-class Failure(Exception):
-    pass
-
-
-def read(spec):
-    path, _, ds = spec.partition(":")
-    with h5py.File(path, "r") as f:
-        d = f[ds] if ds else f[list(f)[0]]
-        return d[()], dict(d.attrs)
-
-
 def kprime(shape, axes, box):
-    """k'_a over the transformed axes, each broadcast to the array's shape."""
-    ks = []
-    for i, a in enumerate(axes):
-        n = shape[a]
-        L = box[i] if box else float(n)
-        f = np.fft.fftfreq(n, 1.0 / n)
-        k = 2 * np.pi * f / L
-        if n % 2 == 0:
-            k[n // 2] = 0.0
-        s = [1] * len(shape)
-        s[a] = n
-        ks.append(k.reshape(s))
-    return ks
+    """k'_a over the transformed axes in increasing order, each shaped along its axis."""
+    return [k_prime(k) for k in wave_numbers(shape, axes, box).values()]
 
 
 def references(op, fields, axes, box):
@@ -109,24 +92,17 @@ def references(op, fields, axes, box):
 
 
 def check_case(case):
-    t = dict(tok.split("=", 1) for tok in case.split())
+    t = parse_case(case)
     op = t["op"]
-    specs = t["in"].split(",")
-    fields, attrs0 = [], None
-    for s in specs:
-        v, at = read(s)
-        fields.append(v)
-        attrs0 = at if attrs0 is None else attrs0
+    inputs = [read_location(s) for s in t["in"].split(",")]
+    fields, attrs0 = [d.values for d in inputs], inputs[0].attrs
     nd = fields[0].ndim
-    axes = sorted(int(a) % nd for a in t["axes"].split(",")) if "axes" in t else list(range(nd))
-    box = [float(x) for x in t["box"].split(",")] if "box" in t else None
-    if box and len(box) == 1:
-        box = box * len(axes)
-    single = fields[0].dtype in (np.float32, np.complex64)
-    tol = float(t.get("tol", 1e-5 if single else 1e-12))
+    axes = sorted(parse_axes(t.get("axes"), nd))
+    box = parse_box(t.get("box"))
+    tol = float(t.get("tol", tolerance(fields[0].dtype)))
     refs = references(op, fields, axes, box)
-    outfile, _, group = t["out"].partition(":")
-    group = group.rstrip("/")
+    outfile, group = split_location(t["out"])
+    group = (group or "").rstrip("/")
     scale = max(np.abs(r).max() for r in refs.values())
     with h5py.File(outfile, "r") as f:
         for name, ref in refs.items():
@@ -146,14 +122,13 @@ def check_case(case):
             a = d.attrs
             if a.get("operation") != op or a.get("direction") != "round trip":
                 raise Failure(f"{case}: {path} attributes {dict(a)}")
-            for key, val in attrs0.items():
-                if key not in a or not np.array_equal(a[key], val):
-                    raise Failure(f"{case}: {path} lacks the input's attribute {key}")
+            for key in lost_attributes(attrs0, a):
+                raise Failure(f"{case}: {path} lacks the input's attribute {key}")
     return len(refs)
 
 
 def helmholtz_props(specs, outfile):
-    V = [read(s)[0].astype(np.float64) for s in specs.split(",")]
+    V = [read_location(s).values.astype(np.float64) for s in specs.split(",")]
     axes = list(range(V[0].ndim))
     D = len(V)
     with h5py.File(outfile, "r") as f:
@@ -200,14 +175,14 @@ def main(argv):
         elif argv[1] == "helmholtz":
             helmholtz_props(argv[2], argv[3])
         elif argv[1] == "sine":
-            path, _, ds = argv[2].partition(":")
+            path, ds = split_location(argv[2])
             shape = [int(s) for s in argv[3].split("x")]
             box = [float(s) for s in argv[4].split(",")]
             f, _ = sine_field(shape, box)
             with h5py.File(path, "a") as h:
                 h[ds] = f.astype(argv[5])
         elif argv[1] == "sine-check":
-            f, _ = read(argv[2])
+            f = read_location(argv[2]).values
             box = [float(s) for s in argv[4].split(",")]
             _, g = sine_field(f.shape, box)
             tol = float(argv[5])

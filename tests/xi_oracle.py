@@ -35,16 +35,16 @@ failure printed), 2 on a usage error.
 """
 
 import itertools
+import os
 import sys
 
 import h5py
 import numpy as np
 
-
-def only_dataset(path):
-    with h5py.File(path, "r") as f:
-        names = [k for k in f if isinstance(f[k], h5py.Dataset)]
-        return f[names[0]][()]
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from oracle_common import (TOL_DOUBLE, TOL_SINGLE, along, bin_index, box_lengths,  # noqa: E402
+                           frequencies, is_single, only_dataset, parse_axes, parse_bins,
+                           parse_box, parse_case, read_location, relative_error)
 
 
 def correlation(a, b, axes):
@@ -87,17 +87,13 @@ def brute(a, b, axes):
 
 def separations(shape, axes, box):
     """r of every element (broadcast over the whole array), and the cells."""
-    lengths = {}
-    for i, ax in enumerate(axes):
-        lengths[ax] = float(shape[ax]) if box is None else box[i if len(box) > 1 else 0]
+    lengths = box_lengths(shape, axes, box)
     r2 = np.zeros(shape)
     h = {}
     for ax in sorted(axes):
         h[ax] = lengths[ax] / shape[ax]
-        d = h[ax] * np.fft.fftfreq(shape[ax], 1.0 / shape[ax])
-        idx = [1] * len(shape)
-        idx[ax] = shape[ax]
-        r2 = r2 + (d * d).reshape(idx)
+        d = h[ax] * frequencies(shape[ax])
+        r2 = r2 + along(d * d, ax, len(shape))
     rmax2 = 0.0
     for ax in sorted(axes):
         m = h[ax] * (shape[ax] // 2)
@@ -105,38 +101,13 @@ def separations(shape, axes, box):
     return np.sqrt(r2), h, np.sqrt(rmax2)
 
 
-def bins_of(r, h, rmax, spec):
-    hmax = max(h.values())
-    if spec is None:
-        nb = int(np.floor(rmax / hmax + 0.5)) + 1
-        edges = np.array([0.0] + [(i - 0.5) * hmax for i in range(1, nb + 1)])
-        return np.floor(r / hmax + 0.5).astype(int), nb, edges
-    if ":" in spec:
-        lo, hi, step = (float(x) for x in spec.split(":"))
-        count = int(np.floor((hi - lo) / step + 1e-9))
-        edges = np.array([lo + i * step for i in range(count + 1)])
-    elif "," in spec:
-        edges = np.array([float(x) for x in spec.split(",")])
-    else:
-        nb = int(spec)
-        w = rmax / nb
-        b = np.floor(r / w).astype(int) if w > 0 else np.zeros(r.shape, int)
-        edges = np.array([i * w for i in range(nb)] + [rmax])
-        return np.minimum(b, nb - 1), nb, edges
-    nb = len(edges) - 1
-    b = np.searchsorted(edges, r, side="right") - 1
-    b[(r < edges[0]) | (r >= edges[-1])] = -1
-    return b, nb, edges
-
-
 def check_case(case):
-    tok = dict(t.split("=", 1) for t in case.split())
+    tok = parse_case(case)
     fails = []
-    ins = [only_dataset(p) for p in tok["in"].split(",")]
+    ins = [read_location(p).values for p in tok["in"].split(",")]
     ndim = ins[0].ndim
-    axes = (sorted(int(a) % ndim for a in tok["axes"].split(","))
-            if "axes" in tok else list(range(ndim)))
-    box = [float(x) for x in tok["box"].split(",")] if "box" in tok else None
+    axes = sorted(parse_axes(tok.get("axes"), ndim))
+    box = parse_box(tok.get("box"))
     if tok.get("cross"):
         C = correlation(ins[0], ins[1], axes)
         pairs = [(ins[0], ins[1])]
@@ -149,14 +120,15 @@ def check_case(case):
         if err > 1e-12:
             fails.append(f"{case}: the FFT's C differs from the double loop's by {err:.3g}")
     r, h, rmax = separations(ins[0].shape, axes, box)
-    b, nb, edges = bins_of(r, h, rmax, tok.get("rbins"))
+    # the shells are one largest cell wide; --r-bins takes its bins as --bins does
+    b, nb, edges = bin_index(r, max(h.values()), rmax, parse_bins(tok.get("rbins")))
     keep = b >= 0
     cells = np.bincount(b[keep], minlength=nb)
     with np.errstate(invalid="ignore"):
         xi = np.bincount(b[keep], C[keep], minlength=nb) / cells
         rr = np.bincount(b[keep], r[keep], minlength=nb) / cells
-    single = any(x.dtype in (np.float32, np.complex64) for x in ins)
-    tol = float(tok.get("tol", 1e-5 if single else 1e-12))
+    single = any(is_single(x.dtype) for x in ins)
+    tol = float(tok.get("tol", TOL_SINGLE if single else TOL_DOUBLE))
     with h5py.File(tok["out"], "r") as f:
         if "correlation_function" not in f:
             return [f"{case}: no /correlation_function"]
@@ -192,16 +164,15 @@ def check_case(case):
         if g["r"].attrs.get("units") not in (want_units, want_units.encode()):
             fails.append(f"{case}: r's units {g['r'].attrs.get('units')!r} != {want_units}")
         if "field" in tok:
-            # the result, not the coordinates written beside it
-            names = [k for k in f if isinstance(f[k], h5py.Dataset)
-                     and f[k].attrs.get("CLASS") != b"DIMENSION_SCALE"]
+            # the result at the top, not the coordinates written beside it
+            res = f[only_dataset(f, tok["out"], nested=False)][()]
             x = ins[0].astype(np.complex128 if tok["field"] == "complex" else np.float64)
             ref = (np.fft.rfftn(x, axes=axes) if tok["field"] == "real"
                    else np.fft.fftn(x, axes=axes))
-            res = f[names[0]][()]
-            err = np.abs(res - ref).max() / np.abs(ref).max()
-            if res.shape != ref.shape or err > tol * 10:
-                fails.append(f"{case}: the transformed array beside it is off by {err:.3g}")
+            err = relative_error(res, ref) if res.shape == ref.shape else np.inf
+            if not err <= tol * 10:
+                fails.append(f"{case}: the transformed array beside it (shape {res.shape}, "
+                             f"numpy's {ref.shape}) is off by {err:.3g}")
     return fails
 
 
