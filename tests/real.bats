@@ -3,9 +3,12 @@
 # Transform kinds: --real (rfftn), --inverse --real (irfftn), --precision,
 # 1-D transforms split over ranks (four-step), --check, --plan and the
 # FFTW wisdom, against numpy (tests/oracle.py: 1e-12 double, 1e-5 single,
-# relative to the largest magnitude).
+# relative to the largest magnitude); the decompositions that split the
+# halved last axis first (tests/decomp.bash; every decomposition in
+# tests/decompositions.bats).
 
 load helpers
+load decomp
 
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
@@ -178,6 +181,10 @@ print(c["passed"] and c["roundtrip_error"] < 1e-12 and c["parseval_error"] < 1e-
     done
     check_all
     assert_no_temporaries
+}
+
+@test "the halved last axis split in the first stage: --check, --correlation-function, --cross, --apply, --correlate against numpy" {
+    decomp_matrix first-real check xi cross apply correlate
 }
 
 @test "--check above the tolerance: exit 5, no result kept, an existing OUTPUT unchanged" {

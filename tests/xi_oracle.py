@@ -24,7 +24,8 @@ or edges searched half-open [E_i, E_i+1).
         brute=1            C also by a double loop over x and d (tiny
                            grids): the FFT's answer must equal it
         field=real|complex the transformed array beside it must be numpy's
-                           rfftn / fftn of the (first) input
+                           rfftn / fftn of the input (of each input, at
+                           its dataset's name, when there are several)
         tol=X              max |xi - xi_ref| / max |xi_ref| (default 1e-12;
                            1e-5 for single precision)
       The group /correlation_function must hold xi, r, cells and edges,
@@ -164,15 +165,26 @@ def check_case(case):
         if g["r"].attrs.get("units") not in (want_units, want_units.encode()):
             fails.append(f"{case}: r's units {g['r'].attrs.get('units')!r} != {want_units}")
         if "field" in tok:
-            # the result at the top, not the coordinates written beside it
-            res = f[only_dataset(f, tok["out"], nested=False)][()]
-            x = ins[0].astype(np.complex128 if tok["field"] == "complex" else np.float64)
-            ref = (np.fft.rfftn(x, axes=axes) if tok["field"] == "real"
-                   else np.fft.fftn(x, axes=axes))
-            err = relative_error(res, ref) if res.shape == ref.shape else np.inf
-            if not err <= tol * 10:
-                fails.append(f"{case}: the transformed array beside it (shape {res.shape}, "
-                             f"numpy's {ref.shape}) is off by {err:.3g}")
+            # the results at the top, not the coordinates written beside
+            # them: one, of the first input, or (several inputs) each at
+            # its input's dataset name
+            locs = [read_location(p) for p in tok["in"].split(",")]
+            tops = [n for n in f if isinstance(f[n], h5py.Dataset)
+                    and not h5py.h5ds.is_scale(f[n].id)]
+            wanted = ([(only_dataset(f, tok["out"], nested=False), locs[0])] if len(tops) < 2
+                      else [(loc.path, loc) for loc in locs])
+            for name, loc in wanted:
+                if name not in f:
+                    fails.append(f"{case}: no result {name} beside it")
+                    continue
+                res = f[name][()]
+                x = loc.values.astype(np.complex128 if tok["field"] == "complex" else np.float64)
+                ref = (np.fft.rfftn(x, axes=axes) if tok["field"] == "real"
+                       else np.fft.fftn(x, axes=axes))
+                err = relative_error(res, ref) if res.shape == ref.shape else np.inf
+                if not err <= tol * 10:
+                    fails.append(f"{case}: the transformed array {name} beside it (shape "
+                                 f"{res.shape}, numpy's {ref.shape}) is off by {err:.3g}")
     return fails
 
 

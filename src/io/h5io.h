@@ -142,12 +142,14 @@ fs_status fs_h5_output_new_virtual(const char *tmp_path, const char *dataset, in
 void fs_h5_output_set_name(fs_h5_output *o, const char *name);
 /* Collective: write the memory side of `map` from data into the file side,
  * in pieces as fs_h5_read reads; HDF5 converts to the file type. Memory in
- * padded rows (a real array in complex storage: rows longer than the box's)
- * is packed in place for the write (HDF5 writes such a selection at half
- * the speed of contiguous memory), and with `keep` put back after (what the
- * padding held is not kept); without, it is left packed. A failure is every
- * rank's (the failing rank's message), or, inside a collective transfer,
- * ends the job (see fs_h5_abandon). */
+ * rows longer than the box's (a real array in complex storage, the half of
+ * a full complex row) is packed in place for the write (HDF5 writes such a
+ * selection at half the speed of contiguous memory), which overwrites what
+ * lies between the rows: without `keep` it is left packed; with `keep`
+ * the rows are put back after where the rest is padding (map->mem_padding;
+ * what the padding held is not kept), and otherwise written where they lie,
+ * unpacked. A failure is every rank's (the failing rank's message), or,
+ * inside a collective transfer, ends the job (see fs_h5_abandon). */
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, void *data, int keep,
                              fs_io_progress progress, void *ctx);
 /* The same for o's current dataset (every rank asks HDF5, which answers

@@ -406,7 +406,9 @@ static void move_rows(const fs_io_map *map, int64_t rows, void *data, int pack)
 fs_status fs_h5_output_write(fs_h5_output *o, const fs_io_map *map, void *data, int keep,
                              fs_io_progress progress, void *ctx)
 {
-    int64_t rows = padded_rows(map);
+    /* Packing overwrites what lies between the rows: padding, or values
+     * nobody reads again; with keep, values are written where they lie. */
+    int64_t rows = keep && !map->mem_padding ? 0 : padded_rows(map);
     if (rows > 0) {
         fs_io_map packed = *map;
         int last = map->file_box.ndim - 1;

@@ -18,7 +18,11 @@
  * positions from fold_limit on left out (0: none). The memory side is an
  * array of mem_type with dims mem_dims (as many as the box has), the box's
  * first element at mem_start, every element of the last axis or every
- * other (mem_stride_last 2: the real parts of complex elements). */
+ * other (mem_stride_last 2: the real parts of complex elements).
+ * mem_padding says what the memory rows hold past the box's last axis
+ * when they are longer: nonzero, padding nobody reads (FFTW's padded real
+ * rows), which a write may overwrite; zero, values the array still holds
+ * (the half kept of a full complex row) or nothing. */
 typedef struct fs_io_map {
     fs_box file_box;
     int64_t fold_inner, fold_limit;
@@ -26,6 +30,7 @@ typedef struct fs_io_map {
     int64_t mem_dims[FS_LAYOUT_MAX_DIMS];
     int64_t mem_start[FS_LAYOUT_MAX_DIMS];
     int mem_stride_last;
+    int mem_padding;
 } fs_io_map;
 
 /* The map of a box stored alone, row-major, as mem_type elements. */

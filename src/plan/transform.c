@@ -709,6 +709,7 @@ fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
         for (int k = 0; k < from->ndim; k++)
             m.mem_dims[k] = from->count[k];
         m.mem_dims[t->real_axis] = 2 * t->half_len;
+        m.mem_padding = 1;
         return m;
     }
     fs_io_map m;
@@ -749,6 +750,8 @@ fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
         return m;
     }
     if (t->kind == FS_R2C && !t->padded) {
+        /* the whole spectrum's rows, of which the half is written: the rest
+         * is the other half, which --check's and xi's inverse read */
         fs_box file = clip(to, t->real_axis, t->half_len);
         fs_io_map m = fs_io_map_plain(&file, fs_complex_dtype(t->prec));
         for (int k = 0; k < to->ndim; k++)
@@ -762,6 +765,7 @@ fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
         for (int k = 0; k < to->ndim; k++)
             m.mem_dims[k] = to->count[k];
         m.mem_dims[t->real_axis] = 2 * t->half_len;
+        m.mem_padding = 1;
         return m;
     }
     if (t->kind == FS_C2R)
