@@ -268,6 +268,7 @@ static fs_status read_type(hid_t type, fs_input_info *info, int *supported)
     size_t size = cls != H5T_NO_CLASS ? H5Tget_size(type) : 0;
     if (size == 0)
         return fs_h5_fail(FS_ERR_INPUT, "cannot read the element type");
+    info->element_bytes = (int)size;
     switch (cls) {
     case H5T_FLOAT:
         snprintf(info->type_name, sizeof info->type_name, "float%zu", 8 * size);
