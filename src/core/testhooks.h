@@ -25,8 +25,9 @@
  *       not change (io/textfile.c); POINT@N, POINT while dataset N
  *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
  *       (signals in every phase, a disk filling up during the write, the
- *       input check's process ended from outside), tests/signals.bats
- *       and tests/apply.bats (a table written to while it is read).
+ *       input check's process ended from outside), tests/signals.bats,
+ *       tests/apply.bats and tests/safety-inputs.bats (a table or a list
+ *       written to while it is read).
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the
  *       alltoall strategy passes to MPI_Alltoallv (default INT_MAX); lower,
  *       small arrays reach its point-to-point split path

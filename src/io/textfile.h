@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* textfile: a text file that one process reads line by line without ever
- * waiting on it: the tables of io/table.h.
+ * waiting on it: the tables of io/table.h, the list of --shards.
  *
  * A name that is not a regular file is refused before anything opens it:
  * opening a FIFO for reading waits for a writer, a device (/dev/zero) never
