@@ -6,7 +6,9 @@
 # and even shapes, real and complex input, batch axes, the 1-D four-step,
 # slabs and pencils, every strategy, 1 to 8 ranks, ranks owning nothing;
 # a Poisson solve matches an analytic answer; the round trip costs two
-# exchanges for slabs; refusals come before any work.
+# exchanges for slabs; refusals come before any work; a transfer table that
+# is no regular file, or is not text, is refused at once (never waited on),
+# one written to while it is read is not taken.
 
 load helpers
 
@@ -225,7 +227,8 @@ print(a["exchange"]["count"], p["exchange"]["count"], b["exchange"]["count"],
         table_refused "$np" "$EXIT_INPUT" to-fifo "not a regular file (a FIFO)"
         table_refused "$np" "$EXIT_INPUT" /dev/zero "not a regular file (a device)"
         table_refused "$np" "$EXIT_INPUT" to-zero "not a regular file (a device)"
-        table_refused "$np" "$EXIT_INPUT" /dev/stdin "not a regular file (a FIFO)"
+        # the launcher's pipe, or a device where it gives none
+        table_refused "$np" "$EXIT_INPUT" /dev/stdin "not a regular file (a "
         table_refused "$np" "$EXIT_INPUT" sock "not a regular file (a socket)"
         table_refused "$np" "$EXIT_INPUT" dir "is a directory"
         table_refused "$np" "$EXIT_INPUT" to-dir "is a directory"
