@@ -76,6 +76,37 @@ OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-
     assert_success
 }
 
+@test "a cut at exactly a mode's |k|: the modes numpy keeps on 1 to 4 ranks, slab and pencil, every strategy, odd and even, --real and complex" {
+    # k^2 summed in another order than the definition's (kx**2 + ky**2 + kz**2)
+    # moves a mode across sharpk:K for K at its |k| (apply_oracle.py cut picks
+    # such modes); lowpass and highpass at the same K give H = 1/2 there
+    oracle make e.h5 10x8x6:float64 -- o.h5 9x7x5:complex128 -- c.h5 10x8x6:complex128 \
+        -- r.h5 7x6x5:float64
+    local strategies=(alltoall random xorswap pairwise) ranks=(1 2 3 4 pencil) cases=() i=0
+    local in shape at below op real np lists n
+    for in in e.h5:10x8x6 o.h5:9x7x5 c.h5:10x8x6 r.h5:7x6x5; do
+        shape=${in#*:} in=${in%:*}
+        read -r at below < <(python_serial "$srcdir/tests/apply_oracle.py" cut "$shape")
+        [ -n "$below" ]
+        lists=("sharpk:$at" "sharpk:$below" "lowpass:$at:64,sharpk:$at" "highpass:$below:64,sharpk:$below")
+        real=
+        case $in in e.h5 | r.h5) real=--real ;; esac
+        for n in 1 2 3; do
+            op=${lists[i % 4]} np=${ranks[i % 5]}
+            if [ "$np" = pencil ]; then
+                fftshard 4 -q --decomp=pencil --transpose="${strategies[i % 4]}" $real --apply="$op" "$in" out$i.h5
+            else
+                fftshard "$np" -q --transpose="${strategies[(i / 2) % 4]}" $real --apply="$op" "$in" out$i.h5
+            fi
+            cases+=("in=$in out=out$i.h5 apply=$op")
+            i=$((i + 1))
+        done
+    done
+    run applied "${cases[@]}"
+    echo "$output"
+    assert_success
+}
+
 @test "batch axes, --box-size, single precision, the 1-D four-step, ranks that own nothing" {
     oracle make b.h5 5x8x9:float64 -- f.h5 8x6x10:float32 -- g.h5 6x7x5:complex64 \
         -- one.h5 60:float64 -- onec.h5 45:complex128 -- thin.h5 2x9x8:float64 -- i.h5 6x5x4:int32 \

@@ -166,5 +166,8 @@ double fs_table_at(const fs_table *t, double k)
             hi = mid;
     }
     double w = (k - t->k[lo]) / (t->k[hi] - t->k[lo]);
-    return t->v[lo] + w * (t->v[hi] - t->v[lo]);
+    double d = t->v[hi] - t->v[lo];
+    /* Values of opposite signs near the largest double: their difference
+     * overflows, the weighted sum does not (and w = 0 times inf was NaN). */
+    return isfinite(d) ? t->v[lo] + w * d : t->v[lo] * (1.0 - w) + t->v[hi] * w;
 }
