@@ -54,7 +54,8 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
     if (st != FS_OK)
         return st;
     s->field = -1;
-    st = fs_error_agree(r->comm, rank == 0 ? take_box(s, sc, r) : (take_box(s, sc, r), FS_OK));
+    fs_status boxed = take_box(s, sc, r); /* alike everywhere: rank 0 speaks */
+    st = fs_error_agree(r->comm, rank == 0 ? boxed : FS_OK);
     s->spectrum_only = sc->shared.spectrum_only;
     s->ninputs = r->n;
     int naxes = 0;

@@ -118,8 +118,8 @@ static fs_status take_bins(fs_spectrum *s, const fs_spectrum_options *o, const c
      * shells of k_f too many: the bins are what the user can change. */
     if (!o->bins.nedges && !o->bins.n && s->kmax / s->kf > MAX_SHELLS)
         return fs_error_set(FS_ERR_USAGE, "%s: %.0f shells of k_f = 2 pi / %g up to |k| = %g "
-                            "(more than %d); give --bins=N (N equal bins, at most %d) or "
-                            "--bins=KMIN:KMAX:DK with a DK of many k_f", what, s->kmax / s->kf,
+                            "(more than %d); give --bins=N or --bins=KMIN:KMAX:DK (at most %d "
+                            "bins)", what, s->kmax / s->kf,
                             2 * M_PI / s->kf, s->kmax, MAX_SHELLS, FS_MAX_EDGES - 1);
     fs_status st = fs_bins_make(&s->bins, &o->bins, s->kmax, s->kf);
     return st == FS_OK && s->lattice ? take_thresholds(s) : st;
@@ -635,9 +635,10 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
                             "--power-spectrum, --cross or --spectrum-only");
     /* One value for several INPUTs could be each one's or the sum's. */
     if (o->nshot && !f->dry_run && o->nshot != f->ninputs)
-        return fs_error_set(FS_ERR_USAGE, "--shot-noise: %d value%s for %d INPUTs; give one "
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise: %d value%s for %d INPUT%s; give one "
                             "per INPUT in their order, 0 for none (e.g. --shot-noise=0,P0: the "
-                            "second's alone)", o->nshot, o->nshot > 1 ? "s" : "", f->ninputs);
+                            "second's alone)", o->nshot, o->nshot > 1 ? "s" : "", f->ninputs,
+                            f->ninputs > 1 ? "s" : "");
     if ((o->mu_bins || o->npoles) && !o->los_given)
         return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
                             o->mu_bins ? "--mu-bins" : "--multipoles");
