@@ -233,9 +233,14 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_output_options *o, const fs_ou
     return st;
 }
 
-fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *input_ts)
 {
     const fs_output_options *o = out->opts;
+    int n = out->layout.nresults;
+    const fs_transform *ts[n + 1]; /* each result's transform (none: the first INPUT's) */
+    ts[0] = input_ts[0];
+    for (int p = 0; p < n; p++)
+        ts[p] = input_ts[out->layout.result_input[p]];
     /* Every rank decides alike: rank 0 speaks. Each result's storage is
      * chosen again when it is created; all are judged now. */
     fs_status st = FS_OK;

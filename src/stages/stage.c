@@ -91,6 +91,7 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
         needs_of(sc, s, f, 0, &n);
         const char *name = fs_stage_table[s]->option(sc->opts[s]);
         uses_grid |= fs_stage_table[s]->grid_options != NULL;
+        int sees = n.sees_results && f->field;
         if (n.field && field >= 0)
             return fs_error_set(FS_ERR_USAGE, "%s, %s: one operation per run",
                                 fs_stage_table[field]->option(sc->opts[field]), name);
@@ -103,7 +104,7 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
             return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: written into OUTPUT itself; "
                                 "compute it in a run without --shard-output", name);
         field = n.field ? s : field;
-        reader = n.forward && !n.field ? s : reader;
+        reader = n.forward && !n.field && !sees ? s : reader;
     }
     if (field >= 0 && reader >= 0)
         return fs_error_set(FS_ERR_USAGE, "%s: writes a field, not a spectrum (%s); compute the "
@@ -132,10 +133,23 @@ static size_t longest_group(const fs_stage_config *sc, const fs_stage_facts *f)
     return longest;
 }
 
+const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, f, 0, &n);
+            if (n.field && n.hands_results)
+                return fs_stage_table[s]->option(sc->opts[s]);
+        }
+    return NULL;
+}
+
 fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 {
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
+    mine.field = fs_stages_field(sc, &mine);
     int groups = 0;
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
@@ -171,6 +185,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
     memset(out, 0, sizeof *out);
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
+    mine.field = fs_stages_field(sc, &mine);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -187,7 +202,15 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         if (!out->kept && (n.keep_first || n.buffers))
             out->kept = n.kept;
         out->groups += n.groups;
+        out->sees_results |= n.sees_results && mine.field;
     }
+    if (out->sees_results) /* the results whole in Fourier space */
+        out->in_pass = 0;
+}
+
+fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale)
+{
+    return turn->made ? turn->made(turn->made_ctx, turn, k, fourier, scale) : FS_OK;
 }
 
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size)
