@@ -346,18 +346,23 @@ PY
     assert_output ok
 }
 
-@test "spectrum --energy: E(k) of u, v, w as the README defines it; its bins times dk add up to 1/2 <|u|^2>, with and without --box-size" {
+@test "spectrum --energy: E(k) of u, v, w as the README defines it; its bins times dk add up to 1/2 <|u|^2>, with and without --box-size, the box from the inputs" {
     python_serial -c 'import h5py, numpy as np
 rng = np.random.default_rng(5)
 with h5py.File("uvw.h5", "w") as f:
     for c in "uvw":
         a = rng.standard_normal((16, 12, 8))
-        f[c] = a - a.mean()   # no energy in the k = 0 shell, which a log axis leaves out'
+        f[c] = a - a.mean()   # no energy in the k = 0 shell, which a log axis leaves out
+with h5py.File("uvw.h5", "r") as f, h5py.File("uvwbox.h5", "w") as g:
+    for c in "uvw":
+        g[c] = f[c][()]
+        g[c].attrs["box_size"] = [50.0, 40.0, 30.0]   # the box, from the input alone'
     fftshard 2 -q --real --spectrum-only uvw.h5:/u uvw.h5:/v uvw.h5:/w ek.h5
     fftshard 2 -q --real --spectrum-only --box-size=6.283185307179586 uvw.h5:/u uvw.h5:/v uvw.h5:/w ek2pi.h5
     fftshard 2 -q --real --spectrum-only --box-size=100,80,60 uvw.h5:/u uvw.h5:/v uvw.h5:/w ekbox.h5
+    fftshard 2 -q --real --spectrum-only uvwbox.h5:/u uvwbox.h5:/v uvwbox.h5:/w ekattr.h5
     local f
-    for f in ek ek2pi ekbox; do
+    for f in ek ek2pi ekbox ekattr; do
         figure "$f.json" spectrum --energy "$f.h5" -o "$f.png"
         assert_png "$f.png"
     done
@@ -367,7 +372,8 @@ with h5py.File("uvw.h5", "r") as f:
     u, v, w = f["u"][()], f["v"][()], f["w"][()]
 energy = 0.5 * np.mean(u ** 2 + v ** 2 + w ** 2)
 N = u.size
-for name, V in (("ek", None), ("ek2pi", (2 * np.pi) ** 3), ("ekbox", 100.0 * 80 * 60)):
+for name, V in (("ek", None), ("ek2pi", (2 * np.pi) ** 3), ("ekbox", 100.0 * 80 * 60),
+                ("ekattr", 50.0 * 40 * 30)):
     with h5py.File(name + ".h5", "r") as f:
         g = f["power_spectrum"]
         k, power, modes, edges = (g[d][()] for d in ("k", "power", "modes", "edges"))
