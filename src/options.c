@@ -136,6 +136,7 @@ static const struct {
 } engine_help[] = {
     {"Transform:\n", {"inverse", "norm", "axes", "real", "last-size", "precision", "check",
                       "check-tolerance", "allow-nonfinite"}},
+    {"Non-periodic data:\n", {"pad", "window", "window-symmetric"}},
     {"Parallel algorithm:\n", {"transpose", "seed", "packet", "queues", "decomp", "grid", "plan",
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",

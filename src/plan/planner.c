@@ -167,6 +167,32 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
                  (long long)in->last_size_attr);
 }
 
+/* --pad and --window on the transformed axes: one item for all, or one
+ * per axis in the order of rq->axes (numpy's s and axes). */
+static fs_status take_domain(const fs_transform_options *o, fs_transform_request *rq)
+{
+    int n = rq->naxes;
+    const char *which = o->pad.n && o->pad.n != 1 && o->pad.n != n ? "--pad"
+                        : o->window.n && o->window.n != 1 && o->window.n != n ? "--window"
+                                                                             : NULL;
+    if (which)
+        return fs_error_set(FS_ERR_USAGE, "%s: %d given for %d transformed axes (give one, or "
+                            "one per transformed axis in the order of --axes)", which,
+                            which[2] == 'p' ? o->pad.n : o->window.n, n);
+    for (int i = 0; i < n; i++) {
+        int a = rq->axes[i];
+        if (o->pad.n)
+            rq->shape[a] = fs_pad_length(&o->pad.p[o->pad.n == 1 ? 0 : i], rq->data_shape[a]);
+        if (o->window.n)
+            rq->window[a] = o->window.w[o->window.n == 1 ? 0 : i];
+    }
+    rq->window_sym = o->window_sym;
+    if (fs_shape_elems(rq->ndim, rq->shape) < 0)
+        return fs_error_set(FS_ERR_USAGE, "--pad: the padded array would have more than %s "
+                            "elements", FS_MAX_ELEMS_TEXT);
+    return FS_OK;
+}
+
 fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
                                    const char *file, const fs_input_info *in, int nranks,
                                    fs_transform_request *rq, fs_planner_notes *notes)
@@ -176,6 +202,7 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         memset(notes, 0, sizeof *notes);
     rq->ndim = in->ndim;
     memcpy(rq->shape, in->shape, sizeof rq->shape);
+    memcpy(rq->data_shape, in->shape, sizeof rq->data_shape);
     rq->in_dtype = in->dtype;
     fs_input_name(file, in, rq->in_name, sizeof rq->in_name);
     rq->in_type_name = in->type_name;
@@ -187,6 +214,8 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         rq->axes[i] = !o->naxes ? i : o->axes[i] < 0 ? o->axes[i] + in->ndim : o->axes[i];
     /* numpy: the last axis of `axes` is the real one. */
     rq->real_axis = rq->axes[rq->naxes - 1];
+    if ((st = take_domain(o, rq)) != FS_OK)
+        return st;
     rq->real = o->real;
     rq->inverse = o->inverse;
     rq->prec = o->precision == FS_PRECISION_SINGLE   ? FS_SINGLE
