@@ -329,6 +329,8 @@ fs_stage_facts fs_options_facts(const fs_run_config *c)
         .inverse = c->transform.inverse,
         .check = c->check.on,
         .shard_output = c->output.shard_output,
+        .pad = c->transform.pad.n > 0,
+        .window = c->transform.window.n > 0,
         .output_file = c->output.file,
         .output_dataset = c->output.dataset,
         .shared = &c->stages.shared,

@@ -779,6 +779,7 @@ fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out
 {
     fs_op_spec inv = op->spec;
     fs_box box = op->box;
+    memset(inv.limit, 0, sizeof inv.limit); /* the zeros of a padding are the forward's */
     switch (op->spec.kind) {
     case FS_OP_C2C: inv.sign = -op->spec.sign; break;
     case FS_OP_R2C: inv.kind = FS_OP_C2R; break;

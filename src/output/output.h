@@ -83,6 +83,7 @@ typedef struct fs_output_result {
     double box[FS_LAYOUT_MAX_DIMS];
     int second;                    /* the second INPUT it is made with (-1: none) */
     const char *components;        /* "FILE:DATASET, ..." of its components (NULL: none) */
+    const char *mode;              /* "full", "same", "valid" of a linear convolution (NULL) */
 } fs_output_result;
 
 typedef struct fs_output {

@@ -301,3 +301,17 @@ double fs_domain_window_power(const fs_transform *t)
         p *= fs_window_mean_square(&t->window[k], t->window_sym, t->read_shape[k]);
     return p;
 }
+
+void fs_domain_window_text(const fs_transform *t, char *buf, size_t size)
+{
+    int any = 0;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < t->naxes; i++)
+        any |= t->window[t->axes[i]].kind != FS_WINDOW_NONE;
+    for (int i = 0; i < t->naxes && any && used < size; i++) {
+        char one[64];
+        fs_window_format(&t->window[t->axes[i]], one, sizeof one);
+        used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? "," : "", one);
+    }
+}

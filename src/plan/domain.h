@@ -94,6 +94,10 @@ void fs_domain_limits(const struct fs_transform *t, struct fs_op_spec *op);
  * read map's file box counts them): 1 without windows. */
 double fs_domain_window_at(const struct fs_transform *t, const int64_t *at);
 
+/* t's windows as the "window" attribute records them: one per transformed
+ * axis in the order of t->axes, as --window takes them; "" without. */
+void fs_domain_window_text(const struct fs_transform *t, char *buf, size_t size);
+
 /* mean(w^2) of t's product window over the part read: the product over
  * the windowed axes of fs_window_mean_square (1 without windows). */
 double fs_domain_window_power(const struct fs_transform *t);

@@ -146,6 +146,31 @@ static void take_norm(const fs_transform_options *o, const fs_recorded *rec, fs_
     }
 }
 
+/* What the forward run's windows and zero padding leave in the inverse:
+ * the windows recorded (the result's "window"), said. */
+static void take_domain_record(const fs_recorded *rec, fs_transform_request *rq,
+                               fs_planner_notes *notes)
+{
+    fs_window_list w;
+    if (rec->window[0] && rec->naxes > 0) {
+        if (fs_window_parse("window", rec->window, &w) == FS_OK && w.n == rec->naxes) {
+            for (int i = 0; i < w.n; i++)
+                rq->window[rec->axes[i]] = w.w[i];
+            rq->window_sym = rec->window_sym;
+            add_note(notes, 1, "--inverse: the forward run windowed its input (window %s): the "
+                     "inverse gives the windowed field", rec->window);
+        }
+        fs_error_clear();
+    }
+    if (rec->nshape == rq->ndim) {
+        char from[256], to[256];
+        fs_format_shape(rec->nshape, rec->input_shape, from, sizeof from);
+        fs_format_shape(rec->nshape, rec->padded_shape, to, sizeof to);
+        add_note(notes, 0, "--inverse: the forward run padded its input of shape %s to %s: the "
+                 "inverse gives the %s array, the input its first elements", from, to, to);
+    }
+}
+
 /* An inverse of a forward result of fftshard: its defaults and where the
  * options contradict them. */
 static void take_recorded(const fs_transform_options *o, const fs_input_info *in, fs_transform_request *rq,
@@ -155,6 +180,7 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
     int was_real = strcmp(rec->transform, "r2c") == 0;
     take_axes(o, in, rq, notes);
     take_norm(o, rec, rq, notes);
+    take_domain_record(rec, rq, notes);
     if (was_real && !o->real)
         add_note(notes, 1, "--inverse: the input is the half spectrum of a --real forward run; "
                  "without --real the inverse is a complex transform of it, not that run's input");

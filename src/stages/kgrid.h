@@ -5,7 +5,8 @@
  * [j0, j1, ...] of the forward result has k_a = 2 pi f_a / L_a over the
  * transformed axes a, f_a = numpy.fft.fftfreq(n_a, 1/n_a)[j_a] (so the
  * Nyquist index n_a/2 of an even axis has f_a = -n_a/2), L_a the box length
- * (--box-size, default n_a); batch axes have k_a = 0. A rank's part of the
+ * (--box-size, default n_a; a zero-padded axis keeps the input's spacing);
+ * batch axes have k_a = 0. A rank's part of the
  * result is its last-stage box in the working array, whose axes are the
  * input's (the half spectrum of --real holds j = 0 .. n/2 along its real
  * axis), except the 1-D four-step's, where a rank holds k1 = 0 .. n1-1 by
@@ -37,7 +38,10 @@ typedef struct fs_kgrid {
     int ndim;                              /* the input's */
     int64_t n[FS_LAYOUT_MAX_DIMS];         /* its shape */
     int transformed[FS_LAYOUT_MAX_DIMS];
-    double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis */
+    double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis (zero
+                                              padded: the input's at its spacing) */
+    int64_t m[FS_LAYOUT_MAX_DIMS];         /* the points of each axis read from the input (n
+                                              but for --pad: transform.h's read_shape) */
     int box_given;                         /* --box-size was given */
     int naxes;                             /* transformed axes */
 } fs_kgrid;

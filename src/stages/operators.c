@@ -558,6 +558,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->forward = 1;
     n->field = 1;
     n->in_pass = 1;
+    n->pads = 1; /* the field of the padded domain, its part of the input written */
 }
 
 /* --apply: the list parsed once, here (a second --apply replaces it). */

@@ -20,7 +20,10 @@
  *             that asks for it); the checks among stages are stage.c's;
  *   needs     what it asks of the run (fs_stage_needs): a round trip, the
  *             inverse plans, the result whole before its write, the first
- *             INPUT's result kept, buffers of its own (the footprint).
+ *             INPUT's result kept, buffers of its own (the footprint);
+ *   domain    the transform it needs of each INPUT when it is not the
+ *             input's own: the zero-padded shape and the part of the field
+ *             written (a linear convolution's), from every INPUT's shape.
  * Its life in a run (collective where said; every hook may be NULL):
  *   create    once every INPUT is probed and its transform planned: the
  *             options against the inputs (usage errors, decided alike on
@@ -76,6 +79,7 @@ typedef struct fs_stage_facts {
     int ninputs;                 /* INPUTs named (a dry run names one, or none) */
     int dry_run;
     int inverse, check, shard_output;
+    int pad, window;             /* --pad, --window given */
     const char *output_file;
     const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
     const fs_stage_shared *shared;
@@ -94,6 +98,9 @@ typedef struct fs_stage_needs {
     int keep_first;   /* the first INPUT's forward result kept for the later turns */
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
+    int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
+                         input's shape written) */
+    int windows;      /* takes a windowed forward result (--window) */
     int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
     const char *longest_group; /* the longest name among them */
 } fs_stage_needs;
@@ -134,6 +141,8 @@ typedef struct fs_stage_record {
                                          carries */
     int second;                       /* the second INPUT it is made with (-1: none) */
     const char *components;           /* "FILE:DATASET, ..." of its components (NULL: none) */
+    const char *mode;                 /* the "mode" attribute: a linear convolution's (NULL:
+                                         none) */
 } fs_stage_record;
 
 /* Where a stage's groups go and what they carry. */
@@ -158,6 +167,11 @@ typedef struct fs_stage_ops {
     const char *(*option)(const void *opts);  /* how messages name it ("--apply") */
     fs_status (*check)(void *opts, const fs_stage_facts *f, int active);
     void (*needs)(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *out);
+    /* rq (of one INPUT) zero padded as the stage needs: its shape and keep_shape
+     * (transform.h), from the n INPUTs' shapes (a dry run: one for all);
+     * usage errors decided alike on every rank */
+    fs_status (*domain)(const void *opts, int n, const fs_input_info *infos,
+                        fs_transform_request *rq);
     /* the run */
     fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
     int create_collective;
@@ -205,16 +219,22 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f);
 void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
                      fs_stage_needs *out);
 
+/* Every active stage's domain on rq, the request of one of the n INPUTs
+ * (infos: each one's shape). */
+fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
+                           fs_transform_request *rq);
+
 /* A group's path: under OUTPUT's path with --spectrum-only, else at the
  * root ("/power_spectrum"), into buf. */
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size);
 
 /* Whether the transforms of n INPUTs lie alike for stage `what`
- * (FS_ERR_USAGE naming it): one shape and the same transformed axes; with
- * same_boxes also the same kind, precision and boxes (the results of two
- * INPUTs meet element by element). */
+ * (FS_ERR_USAGE naming it): one shape (the inputs' own too unless
+ * own_shapes_differ: a linear convolution pads each to one) and the same
+ * transformed axes; with same_boxes also the same kind, precision and
+ * boxes (the results of two INPUTs meet element by element). */
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
-                               int same_boxes, const char *why);
+                               int same_boxes, int own_shapes_differ, const char *why);
 
 /* "FILE:DATASET[SLICE], ..." of the n INPUTs, malloc'ed (NULL: out of
  * memory). */
