@@ -282,7 +282,7 @@ static void select_result(run *r, int i, int k)
     fs_output_result res = {r->lay.paths[r->lay.first[i] + k], rec.input, r->cur->strategy.name,
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
-                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.mode};
+                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/fft.h"
+#include "compute/pointwise.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -53,7 +54,7 @@ struct fs_op {
     int64_t slices, slice_elems;  /* the passes run slice by slice (each in cache) */
     int slice_axes;               /* the axes the slices run over (before the first transformed) */
     int64_t live[FS_LAYOUT_MAX_DIMS]; /* limit: the box's indices below it along each axis */
-    double *wtab[FS_LAYOUT_MAX_DIMS]; /* WINDOW: each windowed axis's values over the box */
+    fs_window_op *window;         /* WINDOW's tables */
 };
 
 /* A slice small enough to stay in cache while all its axes are done. */
@@ -376,73 +377,18 @@ static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsig
     return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
 }
 
-/* ------------------------------------------------------------------ windows */
-
-/* WINDOW: the values of each windowed axis over the box (along a padded
- * real row, over its reals); past the window's length (the zeros of the
- * padding) 1. The four-step's index spans two axes: computed per element. */
-static int plan_window(fs_op *op)
+/* The indices of the box below the spec's limits (the zeros of a padding
+ * lie beyond them), along each axis; whether any falls short. */
+static int live_counts(const fs_op_spec *spec, const fs_box *box, int64_t *live)
 {
-    const fs_op_spec *w = &op->spec;
-    const fs_box *b = &op->box;
-    for (int k = 0; k < b->ndim && !w->fold_inner; k++) {
-        if (w->window[k].kind == FS_WINDOW_NONE)
-            continue;
-        int reals = w->padded_rows && k == w->real_axis;
-        int64_t n = reals ? w->real_len : b->count[k], first = reals ? 0 : b->start[k];
-        op->wtab[k] = malloc((size_t)n * sizeof(double));
-        if (!op->wtab[k])
-            return -1;
-        for (int64_t j = 0; j < n; j++)
-            op->wtab[k][j] = first + j < w->wlen[k]
-                                 ? fs_window_value(&w->window[k], w->window_sym, w->wlen[k], first + j)
-                                 : 1.0;
+    int pruned = 0;
+    for (int k = 0; k < box->ndim; k++) {
+        int64_t l = spec->limit[k] - box->start[k];
+        live[k] = spec->limit[k] <= 0 ? box->count[k] : l < 0 ? 0 : l < box->count[k] ? l
+                                                                          : box->count[k];
+        pruned |= live[k] < box->count[k];
     }
-    return 0;
-}
-
-/* Element i < n of x (of `step` reals: 2 for complex) times f tab[i] (tab
- * NULL: f). */
-static void times(fs_precision p, void *x, int64_t n, int step, double f, const double *tab)
-{
-    for (int64_t i = 0; i < n; i++) {
-        double g = tab ? f * tab[i] : f;
-        for (int64_t c = i * step; c < (i + 1) * step; c++)
-            if (p == FS_SINGLE)
-                ((float *)x)[c] = (float)((double)((float *)x)[c] * g);
-            else
-                ((double *)x)[c] *= g;
-    }
-}
-
-static void apply_window(fs_op *op)
-{
-    const fs_op_spec *w = &op->spec;
-    const fs_box *b = &op->box;
-    size_t rb = fs_complex_bytes(op->prec) / 2;
-    if (w->fold_inner) {
-        for (int64_t i = 0, e = 0; i < b->count[0]; i++)
-            for (int64_t c = 0; c < b->count[1]; c++, e++) {
-                int64_t j = (b->start[0] + i) * w->fold_inner + b->start[1] + c;
-                double f = j < w->wlen[0]
-                               ? fs_window_value(&w->window[0], w->window_sym, w->wlen[0], j) : 1;
-                times(op->prec, (char *)op->data + (size_t)(2 * e) * rb, 1, 2, f, NULL);
-            }
-        return;
-    }
-    int last = b->ndim - 1, reals = w->padded_rows;
-    int64_t row = reals ? 2 * b->count[last] : b->count[last];
-    int64_t len = reals ? w->real_len : row, rows = fs_box_elems(b) / b->count[last];
-    int64_t at[FS_LAYOUT_MAX_DIMS] = {0};
-    for (int64_t r = 0; r < rows; r++) {
-        double f = 1;
-        for (int k = 0; k < last; k++)
-            f *= op->wtab[k] ? op->wtab[k][at[k]] : 1.0;
-        char *x = (char *)op->data + (size_t)(r * row * (reals ? 1 : 2)) * rb;
-        times(op->prec, x, len, reals ? 1 : 2, f, op->wtab[last]);
-        for (int k = last - 1; k >= 0 && ++at[k] == b->count[k]; k--)
-            at[k] = 0;
-    }
+    return pruned;
 }
 
 /* FFTW plans made by this process, and how many of them came from wisdom
@@ -467,13 +413,7 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
         *out = op;
         return 0;
     }
-    int pruned = 0; /* some line holds zeros alone (zero padding) */
-    for (int k = 0; k < box->ndim; k++) {
-        int64_t l = spec->limit[k] - box->start[k];
-        op->live[k] = spec->limit[k] <= 0 ? box->count[k] : l < 0 ? 0 : l < box->count[k] ? l
-                                                                               : box->count[k];
-        pruned |= op->live[k] < box->count[k];
-    }
+    int pruned = live_counts(spec, box, op->live);
     guru g;
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
     switch (spec->kind) {
@@ -503,9 +443,9 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
             if (spec->axes[k] && k != spec->real_axis && box->count[k] > 1)
                 others[k] = rest = 1;
         make_guru(box, rest ? axes1 : spec->axes, spec->real_axis, spec->real_len, r2c ? 1 : 2, &g);
-        /* Split, the real rows of zeros alone are left as they are. */
+        /* The real axis alone: the rows of zeros are left as they are. */
         int idle = 0;
-        if (rest && pruned)
+        if (g.rank == 1 && pruned)
             prune_loops(op->live, &g);
         for (int i = 0; i < g.howmany; i++)
             idle |= g.loops[i].n == 0;
@@ -528,7 +468,7 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
         break;
     }
     case FS_OP_WINDOW:
-        if (plan_window(op) != 0)
+        if (!(op->window = fs_window_op_new(spec, box)))
             goto fail;
         break;
     case FS_OP_C2R_VIA_C2C:
@@ -598,84 +538,6 @@ void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom)
     *from_wisdom = plans_from_wisdom;
 }
 
-/* Along the real axis of every line: X[m] = conj(X[n - m]) for m past n/2. */
-static void hermitian_extend(fs_op *op)
-{
-    const fs_box *b = &op->box;
-    int a = op->spec.real_axis;
-    int64_t n = op->spec.real_len, h = n / 2 + 1;
-    int64_t stride[FS_LAYOUT_MAX_DIMS];
-    fs_box_strides(b, stride);
-    int64_t lines = fs_box_elems(b) / b->count[a], inner = stride[a];
-    for (int64_t l = 0; l < lines; l++) {
-        int64_t base = (l / inner) * inner * b->count[a] + l % inner;
-        for (int64_t m = h; m < n; m++) {
-            int64_t dst = base + m * inner, src = base + (n - m) * inner;
-            if (op->prec == FS_SINGLE) {
-                float *d = op->data;
-                d[2 * dst] = d[2 * src];
-                d[2 * dst + 1] = -d[2 * src + 1];
-            } else {
-                double *d = op->data;
-                d[2 * dst] = d[2 * src];
-                d[2 * dst + 1] = -d[2 * src + 1];
-            }
-        }
-    }
-}
-
-static void zero_imag(fs_op *op)
-{
-    int64_t n = fs_box_elems(&op->box);
-    if (op->prec == FS_SINGLE)
-        for (int64_t i = 0; i < n; i++)
-            ((float *)op->data)[2 * i + 1] = 0;
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((double *)op->data)[2 * i + 1] = 0;
-}
-
-static void twiddle(fs_op *op)
-{
-    const fs_box *b = &op->box;
-    int64_t N = op->spec.twiddle_n;
-    double s = op->spec.sign < 0 ? -1.0 : 1.0;
-    for (int64_t i = 0; i < b->count[0]; i++) {
-        int64_t k2 = b->start[0] + i;
-        for (int64_t j = 0; j < b->count[1]; j++) {
-            int64_t j1 = b->start[1] + j;
-            /* The exponent reduced exactly, so large N keeps full accuracy. */
-            int64_t e = (int64_t)(((__int128)j1 * k2) % N);
-            double ang = s * 2.0 * M_PI * (double)e / (double)N;
-            double c = cos(ang), sn = sin(ang);
-            int64_t idx = i * b->count[1] + j;
-            if (op->prec == FS_SINGLE) {
-                float *d = (float *)op->data + 2 * idx;
-                float re = d[0], im = d[1];
-                d[0] = (float)(re * c - im * sn);
-                d[1] = (float)(re * sn + im * c);
-            } else {
-                double *d = (double *)op->data + 2 * idx;
-                double re = d[0], im = d[1];
-                d[0] = re * c - im * sn;
-                d[1] = re * sn + im * c;
-            }
-        }
-    }
-}
-
-static void scale(fs_op *op)
-{
-    int64_t n = 2 * fs_box_elems(&op->box);
-    double f = op->spec.factor;
-    if (op->prec == FS_SINGLE)
-        for (int64_t i = 0; i < n; i++)
-            ((float *)op->data)[i] *= (float)f;
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((double *)op->data)[i] *= f;
-}
-
 /* FFTW's new-array execution on op->data: an op may run on either buffer of
  * an exchange that swaps its result into a second array (fs_op_execute_on).
  * fs_buffer_alloc gives both the same alignment, and both are in place, as
@@ -714,22 +576,22 @@ fs_status fs_op_execute(fs_op *op)
         return FS_OK;
     switch (op->spec.kind) {
     case FS_OP_C2R_VIA_C2C:
-        hermitian_extend(op);
+        fs_pointwise_hermitian(&op->spec, &op->box, op->prec, op->data);
         run_plan(op);
         break;
     case FS_OP_R2C_VIA_C2C:
-        zero_imag(op);
+        fs_pointwise_zero_imag(&op->box, op->prec, op->data);
         run_plan(op);
         break;
     case FS_OP_TWIDDLE:
-        twiddle(op);
+        fs_pointwise_twiddle(&op->spec, &op->box, op->prec, op->data);
         break;
     case FS_OP_WINDOW:
-        apply_window(op);
+        fs_window_op_apply(op->window, op->prec, op->data);
         break;
     case FS_OP_SCALE:
         if (op->spec.factor != 1.0)
-            scale(op);
+            fs_pointwise_scale(op->spec.factor, &op->box, op->prec, op->data);
         break;
     case FS_OP_C2R: {
         /* the other axes' passes first, on the half spectrum */
@@ -814,8 +676,7 @@ void fs_op_free(fs_op **pop)
     if (!op)
         return;
     destroy_plan(op->prec, op->plan);
-    for (int k = 0; k < FS_LAYOUT_MAX_DIMS; k++)
-        free(op->wtab[k]);
+    fs_window_op_free(&op->window);
     for (int i = 0; i < op->npass; i++) {
         destroy_plan(op->prec, op->pass[i].plan);
         fftw_free(op->pass[i].buf);

@@ -326,8 +326,8 @@ static fs_status round_trip_attributes(const fs_output *out, fs_h5_output *h5)
     }
     if (st == FS_OK && a->components)
         st = fs_h5_output_attr_string(h5, "components", a->components);
-    if (st == FS_OK && a->mode)
-        st = fs_h5_output_attr_string(h5, "mode", a->mode);
+    if (st == FS_OK && a->crop)
+        st = fs_h5_output_attr_string(h5, "mode", a->crop);
     if (st != FS_OK || !n)
         return st;
     if (st == FS_OK)

@@ -239,7 +239,7 @@ static void record(const void *state, int i, int k, fs_stage_record *rec)
     rec->operation = names[cb->op];
     rec->input = 0;
     rec->second = cb->n > 1 ? 1 : -1;
-    rec->mode = cb->mode != FS_COMBINE_CIRCULAR ? mode_name(cb->mode) : NULL;
+    rec->crop = cb->mode != FS_COMBINE_CIRCULAR ? mode_name(cb->mode) : NULL;
 }
 
 /* One element: b becomes op(a, b) (a == b for one INPUT) times scale (the

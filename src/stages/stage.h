@@ -141,8 +141,8 @@ typedef struct fs_stage_record {
                                          carries */
     int second;                       /* the second INPUT it is made with (-1: none) */
     const char *components;           /* "FILE:DATASET, ..." of its components (NULL: none) */
-    const char *mode;                 /* the "mode" attribute: a linear convolution's (NULL:
-                                         none) */
+    const char *crop;                 /* the "mode" attribute: the part of a linear
+                                         convolution kept (full, same, valid; NULL: none) */
 } fs_stage_record;
 
 /* Where a stage's groups go and what they carry. */
