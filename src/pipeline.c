@@ -112,7 +112,7 @@ static fs_status stage_probe(run *r)
         ds->info = &r->infos[i];
         st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
                                       r->nranks, &ds->rq, &notes[i]);
-        if (st == FS_OK)
+        if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
     }
@@ -281,7 +281,7 @@ static fs_status begin_result(run *r, int i, int k)
     fs_output_result res = {r->lay.paths[r->lay.first[i] + k], rec.input, r->cur->strategy.name,
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
-                            rec.operation, rec.nbox, {0}, rec.second, rec.components};
+                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
     return phase(r, FS_PHASE_WRITE, create_output);

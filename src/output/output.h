@@ -83,6 +83,8 @@ typedef struct fs_output_result {
     double box[FS_LAYOUT_MAX_DIMS];
     int second;                    /* the second INPUT it is made with (-1: none) */
     const char *components;        /* "FILE:DATASET, ..." of its components (NULL: none) */
+    const char *crop;              /* "mode": "full", "same", "valid" of a linear convolution
+                                      (NULL: none) */
 } fs_output_result;
 
 typedef struct fs_output {

@@ -658,6 +658,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->field = 1;
     n->in_pass = 1;
     n->hands_results = 1;
+    n->pads = 1; /* the field of the padded domain, its part of the input written */
 }
 
 /* --apply: the list parsed once, here (a second --apply replaces it). */

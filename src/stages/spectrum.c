@@ -49,14 +49,18 @@ static fs_status take_box(fs_spectrum *s, const fs_box_lengths *box, const fs_tr
     fs_status st = fs_kgrid_init(g, t, box);
     if (st != FS_OK)
         return st;
-    double V = 1, N = 1;
+    /* V / N^2 of the points read and the box they span (zero padding adds
+     * neither), over the windows' power mean(w^2) (the periodogram's
+     * "density" of scipy.signal) */
+    double V = 1, N = 1, M = 1;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a]) {
             V *= g->L[a];
             N *= (double)g->n[a];
+            M *= (double)g->m[a];
         }
     s->kf = fs_kgrid_kf(g);
-    s->factor = g->box_given ? V / (N * N) : 1.0;
+    s->factor = (g->box_given ? V / (N * M) : 1.0) / fs_domain_window_power(t);
     s->kmax = fs_kgrid_kmax(g);
     take_lattice(s);
     return FS_OK;
@@ -529,10 +533,10 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     const fs_spectrum_options *o = opts;
     const fs_stage_facts *f = r->facts;
     const fs_transform *t = r->ts[0];
-    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1,
+    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
                                                    "give --precision= when one is single "
                                                    "precision")
-                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, "");
+                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, 0, "");
     if (st != FS_OK)
         return st;
     fs_spectrum *s = calloc(1, sizeof *s);

@@ -66,7 +66,9 @@ enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
 typedef struct fs_spectrum {
     int power, cross;               /* which groups */
     fs_kgrid g;                     /* the wave vectors (kgrid.h) */
-    double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
+    double kf, kmax, factor;        /* fundamental, largest |k|, V / (N M) (1 without a box;
+                                       M the points read: N but for --pad) over the windows'
+                                       mean(w^2) */
     fs_bins bins;                   /* --bins: edges nbins + 1 */
     int lattice;                    /* every L_max / L_a an integer: bins decided on m */
     int64_t ratio[FS_LAYOUT_MAX_DIMS]; /* L_max / L_a of each transformed axis */

@@ -57,6 +57,7 @@ void fs_spectrum_needs(const void *opts, const fs_stage_facts *f, int naxes, fs_
     (void)opts, (void)naxes;
     n->forward = 1;
     n->whole = 1;
+    n->pads = n->windows = 1;
     n->keep_first = f->shared->cross;
     n->kept = "--cross's copy";
     n->groups = 1;

@@ -100,6 +100,10 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
                                 "itself (no %s)", name, f->inverse ? "--inverse" : "--check");
         if (n.forward && !n.field && f->inverse)
             return fs_error_set(FS_ERR_USAGE, "--inverse: %s is of the forward transform", name);
+        if ((f->pad && !n.pads) || (f->window && !n.windows))
+            return fs_error_set(FS_ERR_USAGE, "%s: not with %s, whose definition is of the "
+                                "periodic input as it is", f->pad && !n.pads ? "--pad" : "--window",
+                                name);
         if ((n.field || n.groups) && f->shard_output)
             return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: written into OUTPUT itself; "
                                 "compute it in a run without --shard-output", name);
@@ -220,14 +224,26 @@ void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, s
     snprintf(buf, size, "%s/%s", under, name);
 }
 
+fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
+                           fs_transform_request *rq)
+{
+    fs_status st = FS_OK;
+    for (int s = 0; s < sc->n && st == FS_OK; s++)
+        if (fs_stage_active(sc, s) && fs_stage_table[s]->domain)
+            st = fs_stage_table[s]->domain(sc->opts[s], n, infos, rq);
+    return st;
+}
+
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
-                               int same_boxes, const char *why)
+                               int same_boxes, int own_shapes_differ, const char *why)
 {
     const char *count = n == 2 ? "two " : "";
     for (int i = 1; i < n; i++) {
         const fs_transform *a = ts[0], *b = ts[i];
         int same = a->in_ndim == b->in_ndim &&
                    memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
+                   (own_shapes_differ ||
+                    memcmp(a->data_shape, b->data_shape, sizeof a->data_shape) == 0) &&
                    memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0;
         if (!same)
             return fs_error_set(FS_ERR_USAGE, "%s: the %sINPUTs must have one shape and the "

@@ -20,7 +20,10 @@
  *             that asks for it); the checks among stages are stage.c's;
  *   needs     what it asks of the run (fs_stage_needs): a round trip, the
  *             inverse plans, the result whole before its write, the first
- *             INPUT's result kept, buffers of its own (the footprint).
+ *             INPUT's result kept, buffers of its own (the footprint);
+ *   domain    the transform it needs of each INPUT when it is not the
+ *             input's own: the zero-padded shape and the part of the field
+ *             written (a linear convolution's), from every INPUT's shape.
  * Its life in a run (collective where said; every hook may be NULL):
  *   create    once every INPUT is probed and its transform planned: the
  *             options against the inputs (usage errors, decided alike on
@@ -83,6 +86,7 @@ typedef struct fs_stage_facts {
     int ninputs;                 /* INPUTs named (a dry run names one, or none) */
     int dry_run;
     int inverse, check, shard_output;
+    int pad, window;             /* --pad, --window given */
     const char *output_file;
     const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
     const fs_stage_shared *shared;
@@ -103,6 +107,9 @@ typedef struct fs_stage_needs {
     int keep_first;   /* the first INPUT's forward result kept for the later turns */
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
+    int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
+                         input's shape written) */
+    int windows;      /* takes a windowed forward result (--window) */
     int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
     int sees_results; /* bins the field stage's results in Fourier space: the field's
                          work then runs on the whole box, not inside the last pass */
@@ -162,6 +169,8 @@ typedef struct fs_stage_record {
     const char *components;           /* "FILE:DATASET, ..." of its components (NULL: none) */
     const char *family;               /* the spectrum it adds to among the field's results
                                          ("solenoidal"; NULL: the one spectrum of them all) */
+    const char *crop;                 /* the "mode" attribute: the part of a linear
+                                         convolution kept (full, same, valid; NULL: none) */
 } fs_stage_record;
 
 /* Where a stage's groups go and what they carry. */
@@ -186,6 +195,11 @@ typedef struct fs_stage_ops {
     const char *(*option)(const void *opts);  /* how messages name it ("--apply") */
     fs_status (*check)(void *opts, const fs_stage_facts *f, int active);
     void (*needs)(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *out);
+    /* rq (of one INPUT) zero padded as the stage needs: its shape and keep_shape
+     * (transform.h), from the n INPUTs' shapes (a dry run: one for all);
+     * usage errors decided alike on every rank */
+    fs_status (*domain)(const void *opts, int n, const fs_input_info *infos,
+                        fs_transform_request *rq);
     /* the run */
     fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
     int create_collective;
@@ -242,17 +256,22 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
 /* A field stage's result k in Fourier space, handed to turn->made (see
  * fs_stage_made_fn); FS_OK when nobody takes it. */
 fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale);
+/* Every active stage's domain on rq, the request of one of the n INPUTs
+ * (infos: each one's shape). */
+fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
+                           fs_transform_request *rq);
 
 /* A group's path: under OUTPUT's path with --spectrum-only, else at the
  * root ("/power_spectrum"), into buf. */
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size);
 
 /* Whether the transforms of n INPUTs lie alike for stage `what`
- * (FS_ERR_USAGE naming it): one shape and the same transformed axes; with
- * same_boxes also the same kind, precision and boxes (the results of two
- * INPUTs meet element by element). */
+ * (FS_ERR_USAGE naming it): one shape (the inputs' own too unless
+ * own_shapes_differ: a linear convolution pads each to one) and the same
+ * transformed axes; with same_boxes also the same kind, precision and
+ * boxes (the results of two INPUTs meet element by element). */
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
-                               int same_boxes, const char *why);
+                               int same_boxes, int own_shapes_differ, const char *why);
 
 /* "FILE:DATASET[SLICE], ..." of the n INPUTs, malloc'ed (NULL: out of
  * memory). */

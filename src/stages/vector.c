@@ -299,7 +299,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     const fs_vector_options *o = opts;
     char what[40];
     snprintf(what, sizeof what, "--vector=%s", names[o->op]);
-    fs_status st = fs_stage_check_alike(what, r->ts, r->n, 1, "all real or all complex; give "
+    fs_status st = fs_stage_check_alike(what, r->ts, r->n, 1, 0, "all real or all complex; give "
                                         "--precision= when one is single precision");
     vector_state *v = st == FS_OK ? calloc(1, sizeof *v) : NULL;
     if (st != FS_OK)
