@@ -95,6 +95,7 @@ static int all_lines(line *lines)
         {run_lines, 0},
         {fs_transform_option_lines, offsetof(fs_run_config, transform)},
         {fs_strategy_option_lines, offsetof(fs_run_config, strategy)},
+        {fs_ooc_option_lines, offsetof(fs_run_config, ooc)},
         {fs_check_option_lines, offsetof(fs_run_config, check)},
         {fs_output_option_lines, offsetof(fs_run_config, output)},
         {fs_dryrun_option_lines, offsetof(fs_run_config, dry)},
@@ -140,6 +141,8 @@ static const struct {
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",
                                                         "mem-per-rank"}},
+    {"Out of core (arrays larger than the ranks' memory):\n", {"out-of-core", "scratch",
+                                                                 "disk-rate"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
     {"Output and messages:\n", {"add", "force", "report", "quiet", "progress", "verbose", "help",

@@ -25,6 +25,7 @@
 #include "dryrun.h"
 #include "io/h5probe.h"
 #include "output/output.h"
+#include "plan/outofcore.h"
 #include "plan/plan_options.h"
 #include "report/report_run.h"
 #include "stages/stage.h"
@@ -43,6 +44,7 @@ struct fs_run_config {
     int allow_nonfinite;              /* an input holding NaN or Inf is transformed */
     fs_transform_options transform;
     fs_strategy_options strategy;
+    fs_ooc_options ooc;               /* --out-of-core, --scratch, --disk-rate */
     fs_check_options check;
     fs_output_options output;         /* OUTPUT and what else is written */
     fs_dryrun_options dry;

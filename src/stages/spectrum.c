@@ -543,33 +543,44 @@ static void destroy(void *state)
     free(s);
 }
 
-/* Input i's result binned: with --cross the second's beside the first's,
- * which the run keeps (turn->kept). */
-static fs_status forward(void *state, const fs_stage_turn *turn)
+/* Box b of input i's result, at data, binned: with --cross the second's
+ * beside the first's (other, the run's kept copy; NULL: none). */
+static fs_status bin_block(fs_spectrum *s, const fs_stage_turn *turn, const fs_box *b,
+                           const void *data, const void *other)
 {
-    fs_spectrum *s = state;
     const fs_transform *t = turn->t;
-    const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
     int i = turn->i;
     contribution c = {s->cross ? i + 1 : 0, i == 0};
-    const void *other = c.role == 2 ? turn->kept : NULL;
     scratch sc;
-    int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
+    int64_t rowlen = fs_box_elems(b) ? b->count[t->fold ? 0 : b->ndim - 1] : 1;
     fs_status st = scratch_new(&sc, rowlen);
     if (st == FS_OK && t->fold) {
-        st = bin_fold(s, &c, t, last, turn->data, other, &sc);
+        st = bin_fold(s, &c, t, b, data, c.role == 2 ? other : NULL, &sc);
     } else if (st == FS_OK) {
         axis_table tab[FS_LAYOUT_MAX_DIMS];
         memset(tab, 0, sizeof tab);
-        st = tables_new(s, t, last, tab);
+        st = tables_new(s, t, b, tab);
         if (st == FS_OK)
-            bin_box(s, &c, last, tab, turn->data, other, t->prec, &sc);
-        tables_free(tab, last->ndim);
+            bin_box(s, &c, b, tab, data, c.role == 2 ? other : NULL, t->prec, &sc);
+        tables_free(tab, b->ndim);
     }
     scratch_free(&sc);
     s->seconds += MPI_Wtime() - t0;
     return st;
+}
+
+/* Input i's result binned, this rank's last-stage box. */
+static fs_status forward(void *state, const fs_stage_turn *turn)
+{
+    return bin_block(state, turn, fs_decomposition_last(turn->d), turn->data, turn->kept);
+}
+
+/* Out of core: one block of it (no --cross: the first result is not kept). */
+static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_box *box,
+                               const void *data)
+{
+    return bin_block(state, turn, box, data, NULL);
 }
 
 static const char *group(const void *state, int g)
@@ -747,6 +758,7 @@ const fs_stage_ops fs_stage_spectrum = {
     .needs = needs,
     .create = create,
     .forward = forward,
+    .forward_block = forward_block,
     .group = group,
     .finish = fs_spectrum_finish,
     .json = fs_spectrum_json,
