@@ -351,6 +351,32 @@ fs_run_asked fs_options_asked(const fs_run_config *c)
     };
 }
 
+void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
+                         const fs_node *node, fs_exchange_params *params, fs_ooc_args *a)
+{
+    fs_stage_facts f = fs_options_facts(c);
+    int D = 0;
+    for (int k = 0; k < rq->ndim; k++)
+        D += rq->transform_axis[k] != 0;
+    fs_stage_needs n;
+    fs_stages_needs(&c->stages, &f, D, &n);
+    *params = (fs_exchange_params){c->strategy.seed, c->strategy.packet_bytes, c->strategy.queues,
+                                   node->crowded};
+    memset(a, 0, sizeof *a);
+    *a = (fs_ooc_args){.rq = rq, .strategy = &c->strategy.strategy, .params = params,
+                       .keeps = {c->check.on, n.keep_first + n.buffers, n.undo},
+                       .io_thread = node->io_thread, .mem_per_rank = node->mem_per_rank,
+                       .mem_source = node->mem_source, .forced = c->ooc.forced,
+                       .round_trip = n.field, .check = c->check.on, .bins = n.forward,
+                       .writes_transform = !c->stages.shared.spectrum_only,
+                       .read_rate = c->ooc.read_rate, .write_rate = c->ooc.write_rate};
+    const char *stage = fs_stages_block_wise(&c->stages, &f);
+    if (stage)
+        snprintf(a->cannot, sizeof a->cannot, "cannot compute %s", stage);
+    else if (c->output.shard_output)
+        snprintf(a->cannot, sizeof a->cannot, "cannot write --shard-output's files");
+}
+
 /* The checks that span sections, once the operands are taken. */
 static fs_status check_all(fs_run_config *c)
 {
@@ -439,6 +465,7 @@ void fs_options_free(fs_run_config *c)
     }
     free(c->inputs);
     fs_output_options_free(&c->output);
+    fs_ooc_options_free(&c->ooc);
     fs_stage_config_free(&c->stages);
     free(c->command_line);
     memset(c, 0, sizeof *c);

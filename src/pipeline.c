@@ -18,6 +18,9 @@
 #include "compute/overlap.h"
 #include "core/collective.h"
 #include "core/signals.h"
+#include "core/testhooks.h"
+#include "exec/ooc.h"
+#include "io/diskrate.h"
 #include "io/shards.h"
 #include "output/output.h"
 #include "plan/decomp.h"
@@ -36,6 +39,9 @@ typedef struct dataset {
     fs_strategy_choice strategy;
     fs_timers timers;             /* its own phases */
     fs_check_result check;
+    fs_ooc_plan ooc;              /* in memory, or out of core and its passes */
+    fs_exec_stats passes;         /* out of core: what the passes did, */
+    fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
     fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
     int64_t plans_before[2];      /* FFTW's plan counts before it */
 } dataset;
@@ -68,6 +74,7 @@ typedef struct run {
     const fs_transform **ts;      /* each dataset's transform, as planned */
     fs_stages *stages;
     fs_stages_layout lay;         /* what OUTPUT holds: the results, then the groups */
+    fs_scratch scratch;           /* out of core: the scratch files */
     fs_run_asked asked;           /* what the report says was asked */
 } run;
 
@@ -77,21 +84,39 @@ typedef struct run {
 static fs_run_view view(const run *r, const fs_timers *timers)
 {
     const dataset *ds = r->cur;
-    int i = (int)(ds - r->ds);
+    int i = (int)(ds - r->ds), ooc = ds->ooc.on;
     const char *written = r->lay.count[i] ? r->lay.paths[r->lay.first[i]]
                           : r->lay.paths[0] ? r->lay.paths[0]
                                             : ds->info->dataset;
     return (fs_run_view){
         .asked = &r->asked, .info = ds->info, .t = ds->t, .nranks = r->nranks,
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
-        .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
-        .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
-        .first = fs_decomposition_first(r->d), /* a round trip writes the field from it */
-        .last = ds->t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d),
+        .strategy_reason = ds->strategy.reason, .params = &r->params, .c = ooc ? NULL : r->c,
+        .tmp_path = r->out.tmp_path, .data_elems = ooc ? 0 : r->buf.elems,
+        .first = ooc ? &ds->boxes[0] : fs_decomposition_first(r->d),
+        /* a round trip writes the field from the first box */
+        .last = ooc ? &ds->boxes[1] : ds->t->round_trip ? fs_decomposition_first(r->d)
+                                                        : fs_decomposition_last(r->d),
+        .ooc = ooc ? &ds->ooc : NULL, .passes = &ds->passes,
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .written = written, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
     };
+}
+
+/* In memory or out of core (plan/outofcore.h), said with --verbose; a
+ * run that does not fit and cannot go out of core says why. */
+static fs_status plan_core(run *r, dataset *ds, fs_planner_notes *notes)
+{
+    fs_exchange_params params;
+    fs_ooc_args a;
+    fs_options_ooc_args(r->cfg, &ds->rq, &r->node, &params, &a);
+    fs_status st = fs_ooc_plan_make(&a, &ds->ooc);
+    if (st == FS_OK && notes->n < FS_PLANNER_MAX_NOTES) {
+        notes->warning[notes->n] = ds->ooc.why == FS_OOC_CANNOT;
+        snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", ds->ooc.reason);
+    }
+    return st;
 }
 
 /* Rank 0 probes every input; every rank plans every transform from what it
@@ -115,6 +140,8 @@ static fs_status stage_probe(run *r)
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
+        if (st == FS_OK)
+            st = plan_core(r, ds, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
@@ -131,6 +158,11 @@ static fs_status stage_plan(run *r)
 {
     const fs_run_config *o = r->cfg;
     dataset *ds = r->cur;
+    if (ds->ooc.on) { /* the executor plans its blocks itself */
+        snprintf(ds->strategy.reason, sizeof ds->strategy.reason, "out of core: no exchange");
+        ds->strategy.name = "none";
+        return FS_OK;
+    }
     if (r->planned_for && fs_planner_same_request(&r->planned_for->rq, &ds->rq)) {
         ds->strategy = r->planned_for->strategy;
         ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
@@ -218,6 +250,34 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
+/* Out of core: the scratch files, made before any work with their space
+ * counted in OUTPUT's, and the disk's rates the passes are timed against
+ * (--disk-rate, else a probe there). */
+static fs_status begin_scratch(run *r)
+{
+    int n = -1;
+    double bytes = 0, rates[2] = {r->cfg->ooc.read_rate, r->cfg->ooc.write_rate};
+    for (int i = 0; i < r->n; i++)
+        if (r->ds[i].ooc.on) {
+            const fs_ooc_plan *p = &r->ds[i].ooc;
+            n = p->nscratch > n ? p->nscratch : n;
+            bytes = (double)p->nscratch * (double)p->scratch_bytes > bytes
+                        ? (double)p->nscratch * (double)p->scratch_bytes : bytes;
+        }
+    if (n < 0)
+        return FS_OK;
+    fs_status st = fs_scratch_begin(r->comm, r->cfg->output.file, r->cfg->ooc.scratch_dir, n,
+                                    &r->scratch);
+    if (st == FS_OK && !rates[0])
+        st = fs_diskrate_probe(r->comm, r->scratch.final, (int64_t)(bytes / 16), &rates[0],
+                               &rates[1]);
+    for (int i = 0; i < r->n; i++)
+        fs_ooc_plan_rates(&r->ds[i].ooc, rates[0], rates[1]);
+    r->out.scratch_path = n ? r->scratch.path[0] : NULL;
+    r->out.scratch_bytes = bytes;
+    return st;
+}
+
 /* Everything before any data moves: the inputs, the stages, the
  * destinations, the first dataset's plan, the output's storage and space. */
 static fs_status prepare(run *r)
@@ -242,6 +302,8 @@ static fs_status prepare(run *r)
                            o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
+    if (st == FS_OK)
+        st = begin_scratch(r);
     if (st == FS_OK && r->n > 1)
         st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
     if (st == FS_OK)
@@ -304,23 +366,12 @@ static fs_status make_result(run *r, int i, int k, const fs_stage_turn *turn, in
     return st;
 }
 
-/* One dataset through the man page's phases: plan (kept from the one
- * before when the same), create its dataset, read, FFT and exchange, the
- * stages, write, check. */
-static fs_status run_dataset(run *r, int i, int *write_failed)
+/* In memory: read, FFT and exchange, the stages, each result written,
+ * check. */
+static fs_status run_in_memory(run *r, int i, int *write_failed)
 {
-    dataset *ds = r->cur = &r->ds[i];
-    fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
-    fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
-    fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
-    if (st == FS_OK && r->cfg->verbose && r->rank == 0)
-        fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
-    if (st == FS_OK && r->lay.count[i]) {
-        select_result(r, i, 0);
-        st = phase(r, FS_PHASE_WRITE, create_output);
-    }
-    if (st == FS_OK)
-        st = phase(r, FS_PHASE_PLAN, plan_overlap);
+    dataset *ds = r->cur;
+    fs_status st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
     if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
@@ -337,6 +388,52 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     turn.data = r->buf.data;
     if (st == FS_OK) /* the result read again: --check, or the stages' */
         st = r->cfg->check.on ? stage_check(r) : fs_stages_written(r->stages, &turn);
+    return st;
+}
+
+static fs_status write_attributes(run *r)
+{
+    return fs_output_write_attributes(&r->out, r->cur->t);
+}
+
+/* Out of core: the passes through the disk (exec/ooc.h), which write the
+ * result (or bin it) block by block, then its attributes. */
+static fs_status run_out_of_core(run *r, int i)
+{
+    dataset *ds = r->cur;
+    const fs_run_config *o = r->cfg;
+    ds->boxes[0] = fs_ooc_rank_box(&ds->ooc, r->rank, 0);
+    ds->boxes[1] = fs_ooc_rank_box(&ds->ooc, r->rank, ds->t->round_trip ? 0 : ds->ooc.vt.nstages - 1);
+    fs_exec_args a = {.comm = r->comm, .plan = &ds->ooc, .input_file = ds->file,
+        .info = ds->info, .shards = r->in_shards, .h5 = r->lay.count[i] ? fs_output_h5(&r->out) : NULL,
+        .scratch = &r->scratch, .stages = r->stages, .input = i,
+        .fftw_flags = fs_planner_fftw_flags(o->transform.plan),
+        .refuse_nonfinite = !o->allow_nonfinite, .overlap = fs_testhooks_io_thread() != 0,
+        .tolerance = o->check.tolerance, .check = o->check.on ? &ds->check : NULL,
+        .timers = &ds->timers, .progress = &r->progress};
+    fs_status st = fs_exec_run(&a, &ds->passes); /* agreed */
+    if (st == FS_OK && r->lay.count[i])
+        st = phase(r, FS_PHASE_WRITE, write_attributes);
+    return st;
+}
+
+/* One dataset through the man page's phases: plan (kept from the one
+ * before when the same), create its dataset, then in memory or out of
+ * core. */
+static fs_status run_dataset(run *r, int i, int *write_failed)
+{
+    dataset *ds = r->cur = &r->ds[i];
+    fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
+    fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
+    fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
+    if (st == FS_OK && r->cfg->verbose && r->rank == 0)
+        fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
+    if (st == FS_OK && r->lay.count[i]) {
+        select_result(r, i, 0);
+        st = phase(r, FS_PHASE_WRITE, create_output);
+    }
+    if (st == FS_OK)
+        st = ds->ooc.on ? run_out_of_core(r, i) : run_in_memory(r, i, write_failed);
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
     if (st == FS_OK && r->sections) /* agreed */
         st = fs_report_add_section(r->comm, (const fs_run_view[]){view(r, NULL)}, r->sections);
@@ -434,6 +531,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. The compute plan borrows the decomposition. */
     fs_output_finish(&r.out, st);
+    fs_scratch_end(&r.scratch, r.rank);
     fs_overlap_free(&r.overlap);
     fs_shard_set_free(&r.shards);
     fs_compute_free(&r.c);

@@ -193,7 +193,7 @@ static void *run_thread(void *arg)
             pthread_cond_wait(&io->changed, &io->lock);
         if (io->stop == 2 || io->err || io->done == io->submitted)
             break;
-        piece p = io->queue[io->done];
+        piece p = io->queue[io->done % io->max_pieces];
         pthread_mutex_unlock(&io->lock);
         double t0 = now_s();
         const char *call = "pread";
@@ -254,13 +254,14 @@ fs_status fs_rawio_new(const fs_rawio_args *a, fs_rawio **out)
 {
     *out = NULL;
     fs_rawio *io = calloc(1, sizeof *io);
-    piece *queue = calloc((size_t)(a->max_pieces > 0 ? a->max_pieces : 1), sizeof *queue);
+    int64_t cap = a->max_pieces > 0 ? a->max_pieces : 1;
+    piece *queue = calloc((size_t)cap, sizeof *queue);
     if (!io || !queue) {
         free(io);
         free(queue);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    io->max_pieces = a->max_pieces;
+    io->max_pieces = cap;
     io->queue = queue;
     fs_status st = a->path ? open_file(io, a) : FS_OK;
     if (st != FS_OK) {
@@ -298,17 +299,33 @@ fs_status fs_rawio_add(fs_rawio *io, const fs_rawio_args *a, int *slot)
     return st;
 }
 
+/* The failure as a message (caller holds the lock). */
+static fs_status failure(const fs_rawio *io)
+{
+    const fs_rawio_args *a = &io->files[io->failed_slot].a;
+    const char *what = a->writing ? "write" : "read";
+    if (io->err < 0)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: unexpected end of file)", a->name,
+                            what, io->failed_call);
+    return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: %s)", a->name, what, io->failed_call,
+                        strerror(io->err));
+}
+
 fs_status fs_rawio_submit_to(fs_rawio *io, int slot, int64_t data_offset, const fs_box *region,
                              const fs_box *box, const fs_box *mem_box, void *mem)
 {
     pthread_mutex_lock(&io->lock);
+    /* a full queue waits for the thread to take a piece */
+    while (io->submitted - io->done >= io->max_pieces && !io->err)
+        pthread_cond_wait(&io->changed, &io->lock);
     fs_status st = FS_OK;
-    if (slot < 0 || slot >= io->nfiles)
+    if (io->err)
+        st = failure(io);
+    else if (slot < 0 || slot >= io->nfiles)
         st = fs_error_set(FS_ERR_RUNTIME, "the I/O thread has no file %d", slot);
-    else if (io->submitted >= io->max_pieces)
-        st = fs_error_set(FS_ERR_RUNTIME, "%s: more pieces than planned", io->files[slot].a.name);
     else {
-        io->queue[io->submitted++] = (piece){slot, data_offset, *region, *box, *mem_box, mem};
+        io->queue[io->submitted++ % io->max_pieces] =
+            (piece){slot, data_offset, *region, *box, *mem_box, mem};
         pthread_cond_broadcast(&io->changed);
     }
     pthread_mutex_unlock(&io->lock);
@@ -324,18 +341,6 @@ fs_status fs_rawio_submit(fs_rawio *io, const fs_box *box, const fs_box *mem_box
 int64_t fs_rawio_submitted(const fs_rawio *io)
 {
     return io->submitted; /* the caller's own count */
-}
-
-/* The failure as a message (caller holds the lock). */
-static fs_status failure(const fs_rawio *io)
-{
-    const fs_rawio_args *a = &io->files[io->failed_slot].a;
-    const char *what = a->writing ? "write" : "read";
-    if (io->err < 0)
-        return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: unexpected end of file)", a->name,
-                            what, io->failed_call);
-    return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: %s)", a->name, what, io->failed_call,
-                        strerror(io->err));
 }
 
 fs_status fs_rawio_wait(fs_rawio *io, int64_t n)

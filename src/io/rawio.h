@@ -45,8 +45,8 @@ typedef struct fs_rawio_args {
     int64_t data_offset;     /* byte offset of the dataset's first element in the file */
     fs_box dataset;          /* the whole dataset (start 0) */
     size_t elem_bytes;
-    int64_t max_pieces;      /* fs_rawio_new: the most pieces that will be submitted, of
-                                every file */
+    int64_t max_pieces;      /* fs_rawio_new: the most pieces queued at a time, of every
+                                file (a submit waits for room) */
     int drop_behind;         /* out of the page cache once moved (see above) */
 } fs_rawio_args;
 

@@ -45,13 +45,14 @@ static int64_t largest_block(const fs_transform *vt)
 }
 
 /* The memory per rank besides the two block buffers: FFTW's plans and the
- * gathered lines of their strided passes, HDF5's staging of strided
- * memory (real values, padded rows) where a block goes through HDF5, and
- * with --check the input read again in pieces. */
-static int64_t plans_io_bytes(const fs_ooc_args *a, int64_t buffer_bytes)
+ * gathered lines of their strided passes, HDF5's staging of real values in
+ * complex memory (real input, real output), and with --check the input
+ * read again in pieces. */
+static int64_t plans_io_bytes(const fs_ooc_args *a, const fs_transform *vt, int64_t buffer_bytes)
 {
     int64_t check = buffer_bytes < FS_CHECK_PIECE_BYTES ? buffer_bytes : FS_CHECK_PIECE_BYTES;
-    return fs_footprint_plans_bytes() + FS_IO_STAGE_BYTES + (a->check ? check : 0);
+    int staged = fs_dtype_is_real(vt->in_dtype) || fs_dtype_is_real(vt->out_type);
+    return fs_footprint_plans_bytes() + (staged ? FS_IO_STAGE_BYTES : 0) + (a->check ? check : 0);
 }
 
 /* The plan of k blocks per rank, its memory in p. */
@@ -65,23 +66,27 @@ static fs_status plan_blocks(const fs_ooc_args *a, int64_t k, fs_ooc_plan *p)
     p->per_rank = (int)k;
     p->buffer_bytes = largest_block(&p->vt) * (int64_t)fs_complex_bytes(p->vt.prec);
     p->buffers_bytes = 2 * fs_footprint_resident(p->buffer_bytes);
-    p->plans_io_bytes = plans_io_bytes(a, p->buffer_bytes);
+    p->plans_io_bytes = plans_io_bytes(a, &p->vt, p->buffer_bytes);
     p->library_bytes = fs_footprint_library_bytes();
     p->total_bytes = p->buffers_bytes + p->plans_io_bytes + p->library_bytes;
     p->fits = !a->mem_per_rank || (uint64_t)p->total_bytes <= a->mem_per_rank;
     return FS_OK;
 }
 
-/* The least k whose plan fits (doubling, then halving the interval); the
- * largest tried when none does (p->fits 0). */
+/* The least k whose plan fits (doubling, then halving the interval); when
+ * none does (p->fits 0), the least whose blocks are as small as they get
+ * (more virtual ranks than the array has rows to split leave some empty). */
 static fs_status least_blocks(const fs_ooc_args *a, fs_ooc_plan *p)
 {
     int64_t hi = 1, lo = 0, P = a->rq->nranks;
     fs_status st = plan_blocks(a, hi, p);
-    while (st == FS_OK && !p->fits && 2 * hi * P <= MAX_BLOCKS && hi * P < INT32_MAX / 2) {
+    while (st == FS_OK && !p->fits && 2 * hi * P <= MAX_BLOCKS) {
+        fs_ooc_plan more = *p;
+        if ((st = plan_blocks(a, 2 * hi, &more)) != FS_OK || more.buffer_bytes >= p->buffer_bytes)
+            break;
+        *p = more;
         lo = hi;
         hi *= 2;
-        st = plan_blocks(a, hi, p);
     }
     if (st != FS_OK || !p->fits)
         return st;
@@ -199,7 +204,7 @@ static fs_status in_memory_need(const fs_ooc_args *a, int64_t *bytes)
 /* The out-of-core plan; *cannot (out) why there is none (NULL: there is). */
 static fs_status plan_out_of_core(const fs_ooc_args *a, fs_ooc_plan *p, const char **cannot)
 {
-    *cannot = a->cannot;
+    *cannot = a->cannot[0] ? a->cannot : NULL;
     if (*cannot)
         return FS_OK;
     fs_status st = choose_blocks(a, p);
@@ -271,6 +276,36 @@ fs_status fs_ooc_plan_make(const fs_ooc_args *a, fs_ooc_plan *p)
     p->on = p->why == FS_OOC_ASKED || p->why == FS_OOC_TOO_LARGE;
     say_why(a, cannot, p);
     return FS_OK;
+}
+
+fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s)
+{
+    const fs_transform *vt = &p->vt;
+    fs_box all = {vt->ndim, {0}, {0}};
+    int64_t end[FS_LAYOUT_MAX_DIMS] = {0};
+    int any = 0;
+    for (int j = 0; j < p->per_rank; j++) {
+        int v = rank * p->per_rank + j;
+        fs_box b = fs_transform_box(vt, s, v / vt->grid[1], v % vt->grid[1]);
+        if (fs_box_elems(&b) == 0)
+            continue;
+        for (int a = 0; a < vt->ndim; a++) {
+            int64_t e = b.start[a] + b.count[a];
+            all.start[a] = any && all.start[a] < b.start[a] ? all.start[a] : b.start[a];
+            end[a] = any && end[a] > e ? end[a] : e;
+        }
+        any = 1;
+    }
+    for (int a = 0; a < vt->ndim; a++)
+        all.count[a] = end[a] - all.start[a];
+    return all;
+}
+
+const char *fs_ooc_pass_name(int i)
+{
+    static const char *const names[FS_OOC_MAX_PASSES] = {"pass 1", "pass 2", "pass 3",
+                                                         "pass 4", "pass 5", "pass 6"};
+    return i >= 0 && i < FS_OOC_MAX_PASSES ? names[i] : "pass";
 }
 
 void fs_ooc_pass_text(const fs_ooc_plan *p, int i, char *buf, size_t size)

@@ -81,7 +81,7 @@ typedef enum fs_ooc_why {
 typedef struct fs_ooc_plan {
     int on;                   /* out of core */
     fs_ooc_why why;
-    char reason[400];         /* the decision in words (the dry run, --verbose, the report) */
+    char reason[640];         /* the decision in words (the dry run, --verbose, the report) */
     int64_t in_memory_bytes;  /* what the in-memory plan needs per rank */
     fs_transform vt;          /* the transform over `blocks` virtual ranks */
     int blocks, per_rank;     /* V and k */
@@ -107,7 +107,8 @@ typedef struct fs_ooc_args {
     uint64_t mem_per_rank;              /* bytes a rank may use (0: not known) */
     const char *mem_source;             /* where that figure comes from */
     int forced;                         /* --out-of-core */
-    const char *cannot;                 /* why the options cannot run out of core (NULL: they can) */
+    char cannot[200];                   /* why the options cannot run out of core, following
+                                           "fftshard " ("cannot write ...": "": they can) */
     int round_trip;                     /* a field stage: operate between forward and inverse */
     int check;                          /* --check */
     int bins;                           /* stages take each block of the forward result */
@@ -121,6 +122,14 @@ fs_status fs_ooc_plan_make(const fs_ooc_args *a, fs_ooc_plan *p);
 
 /* The predicted times again, for rates found later (a probe of the disk). */
 void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate);
+
+/* The bounding box of rank `rank`'s blocks in stage s (what it reads or
+ * writes of the stage's array: a box for slabs). */
+fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s);
+
+/* "pass 1" ... : pass i's name in messages, progress and the report (a
+ * static string). */
+const char *fs_ooc_pass_name(int i);
 
 /* Where pass `i`'s blocks come from and go to, in words ("INPUT", "the
  * scratch", "OUTPUT"), for the dry run and the report. */
