@@ -25,10 +25,12 @@ typedef struct file {
     int fd;
 } file;
 
-/* A byte range written with drop_behind, on its way to the disk. */
+/* A byte range written with drop_behind, on its way to the disk, and the
+ * bytes of it this thread wrote. */
 typedef struct extent {
     int fd;
     off_t at, len;
+    int64_t bytes;
 } extent;
 
 /* The writes on their way (the thread's alone). */
@@ -106,15 +108,16 @@ static int settle(pending *p, int64_t keep)
             (!unsupported(errno) || fdatasync(e->fd) != 0))
             return -1;
         (void)posix_fadvise(e->fd, e->at, e->len, POSIX_FADV_DONTNEED);
-        p->bytes -= e->len;
+        p->bytes -= e->bytes;
         p->head++;
         p->n--;
     }
     return 0;
 }
 
-/* An extent just written with drop_behind: started to the disk and noted. */
-static int start_write(pending *p, int fd, off_t at, off_t len)
+/* A range just written with drop_behind (bytes of it this thread's):
+ * started to the disk and noted. */
+static int start_write(pending *p, int fd, off_t at, off_t len, int64_t bytes)
 {
     if (sync_file_range(fd, at, len, SYNC_FILE_RANGE_WRITE) != 0 && !unsupported(errno))
         return -1;
@@ -132,14 +135,14 @@ static int start_write(pending *p, int fd, off_t at, off_t len)
         p->head = 0;
         p->cap = cap;
     }
-    p->e[(p->head + p->n++) % p->cap] = (extent){fd, at, len};
-    p->bytes += len;
+    p->e[(p->head + p->n++) % p->cap] = (extent){fd, at, len, bytes};
+    p->bytes += bytes;
     return settle(p, FS_RAWIO_DIRTY_BYTES);
 }
 
-/* The extent [at, at + len) of a file moved with drop_behind: a read's
- * pages dropped, a write's started. 0, or -1 with errno. */
-static int behind(pending *p, const file *f, off_t at, off_t len)
+/* The range [at, at + len) of a file moved with drop_behind (bytes of it
+ * moved): a read's pages dropped, a write's started. 0, or -1 with errno. */
+static int behind(pending *p, const file *f, off_t at, off_t len, int64_t bytes)
 {
     if (len <= 0)
         return 0;
@@ -147,17 +150,25 @@ static int behind(pending *p, const file *f, off_t at, off_t len)
         (void)posix_fadvise(f->fd, at, len, POSIX_FADV_DONTNEED);
         return 0;
     }
-    return start_write(p, f->fd, at, len);
+    return start_write(p, f->fd, at, len, bytes);
 }
 
-/* One piece, run by run, neighbouring runs merged into extents for the
- * drop behind; 0, or -1 with errno and *call the call that failed. */
+static int64_t piece_bytes(const fs_rawio *io, const piece *p)
+{
+    return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
+}
+
+/* One piece, run by run; then with drop_behind the byte range it spans
+ * (for a strided piece, with what lies between its runs: a write there
+ * starts and waits for the others' too, which the disk takes in order,
+ * and the cache drops only clean pages). 0, or -1 with errno and *call the
+ * call that failed. */
 static int move_piece(fs_rawio *io, const piece *p, const char **call)
 {
     const file *f = &io->files[p->slot];
     size_t eb = f->a.elem_bytes;
     fs_box_runs w;
-    off_t lo = 0, hi = 0;
+    off_t lo = -1, hi = 0;
     fs_box_runs_begin(&w, &p->box, &p->region, &p->mem_box, 0);
     *call = f->a.writing ? "pwrite" : "pread";
     while (fs_box_runs_next(&w)) {
@@ -165,23 +176,11 @@ static int move_piece(fs_rawio *io, const piece *p, const char **call)
         size_t n = (size_t)w.run_elems * eb;
         if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
             return -1;
-        if (!f->a.drop_behind)
-            continue;
-        if (at != hi) {
-            *call = "sync_file_range";
-            if (behind(&io->pend, f, lo, hi - lo) != 0)
-                return -1;
-            lo = at;
-        }
+        lo = lo < 0 ? at : lo;
         hi = at + (off_t)n;
     }
     *call = "sync_file_range";
-    return f->a.drop_behind ? behind(&io->pend, f, lo, hi - lo) : 0;
-}
-
-static int64_t piece_bytes(const fs_rawio *io, const piece *p)
-{
-    return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
+    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, piece_bytes(io, p)) : 0;
 }
 
 static void *run_thread(void *arg)
