@@ -97,7 +97,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         /* a round trip writes the field from the first box */
         .last = ooc ? &ds->boxes[1] : ds->t->round_trip ? fs_decomposition_first(r->d)
                                                         : fs_decomposition_last(r->d),
-        .ooc = ooc ? &ds->ooc : NULL, .passes = &ds->passes,
+        .ooc = ooc ? &ds->ooc : NULL, .passes = &ds->passes, .scratch_dir = r->scratch.dir,
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .written = written, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
@@ -268,11 +268,12 @@ static fs_status begin_scratch(run *r)
         return FS_OK;
     fs_status st = fs_scratch_begin(r->comm, r->cfg->output.file, r->cfg->ooc.scratch_dir, n,
                                     &r->scratch);
-    if (st == FS_OK && !rates[0])
+    int probe = !rates[0];
+    if (st == FS_OK && probe)
         st = fs_diskrate_probe(r->comm, r->scratch.final, (int64_t)(bytes / 16), &rates[0],
                                &rates[1]);
     for (int i = 0; i < r->n; i++)
-        fs_ooc_plan_rates(&r->ds[i].ooc, rates[0], rates[1]);
+        fs_ooc_plan_rates(&r->ds[i].ooc, rates[0], rates[1], probe);
     r->out.scratch_path = n ? r->scratch.path[0] : NULL;
     r->out.scratch_bytes = bytes;
     return st;

@@ -52,9 +52,12 @@ fs_status fs_scratch_begin(MPI_Comm comm, const char *output_file, const char *d
 {
     memset(s, 0, sizeof *s);
     s->final = final_path_in(output_file, dir);
+    char *base = NULL;
+    int split = s->final ? fs_atomic_split_path(s->final, &s->dir, &base) : -1;
+    free(base);
     create_args a = {s->final, n, s->path};
-    fs_status st = fs_error_agree(comm, s->final ? FS_OK
-                                                 : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+    fs_status st = fs_error_agree(comm, split == 0 ? FS_OK
+                                                   : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     if (st == FS_OK && n)
         st = fs_root_decides(comm, create_on_root, &a);
     s->n = n;
@@ -106,7 +109,8 @@ void fs_scratch_end(fs_scratch *s, int rank)
         s->path[i] = NULL;
     }
     free(s->final);
-    s->final = NULL;
+    free(s->dir);
+    s->final = s->dir = NULL;
     s->n = 0;
 }
 

@@ -28,7 +28,8 @@
 #define FS_SCRATCH_FILES 2
 
 typedef struct fs_scratch {
-    char *final;                     /* the name the temporaries are made for */
+    char *final;                     /* the name the temporaries are made for, */
+    char *dir;                       /* in this directory */
     int n;
     char *path[FS_SCRATCH_FILES];    /* every rank's copy of the names */
     int64_t bytes;                   /* each file's size now */

@@ -167,8 +167,9 @@ static void count_bytes(const fs_ooc_plan *p, fs_ooc_pass *x)
                        (x->write_output || x->write_field ? out : 0);
 }
 
-void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate)
+void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate, int probed)
 {
+    p->rates_probed = probed;
     p->read_rate = read_rate;
     p->write_rate = write_rate;
     p->predicted_s = 0;
@@ -218,7 +219,7 @@ static fs_status plan_out_of_core(const fs_ooc_args *a, fs_ooc_plan *p, const ch
     make_passes(a, p);
     for (int i = 0; i < p->npasses; i++)
         count_bytes(p, &p->pass[i]);
-    fs_ooc_plan_rates(p, a->read_rate, a->write_rate);
+    fs_ooc_plan_rates(p, a->read_rate, a->write_rate, 0);
     return FS_OK;
 }
 

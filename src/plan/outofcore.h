@@ -94,6 +94,7 @@ typedef struct fs_ooc_plan {
     int64_t buffers_bytes, plans_io_bytes, library_bytes, total_bytes;
     int fits;                 /* total_bytes within the memory per rank (or none known) */
     double read_rate, write_rate; /* bytes per second (0: not known) */
+    int rates_probed;         /* the rates are a probe's (else --disk-rate's) */
     double predicted_s;       /* all passes (0: not known) */
 } fs_ooc_plan;
 
@@ -120,8 +121,9 @@ typedef struct fs_ooc_args {
  * cannot go out of core is FS_ERR_USAGE ("--out-of-core: ..."). */
 fs_status fs_ooc_plan_make(const fs_ooc_args *a, fs_ooc_plan *p);
 
-/* The predicted times again, for rates found later (a probe of the disk). */
-void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate);
+/* The predicted times again, for rates found later (probed: a probe of the
+ * disk's). */
+void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate, int probed);
 
 /* The bounding box of rank `rank`'s blocks in stage s (what it reads or
  * writes of the stage's array: a box for slabs). */

@@ -62,6 +62,7 @@ typedef struct fs_run_view {
      * did; first and last are then the bounds of this rank's blocks. */
     const fs_ooc_plan *ooc;
     const fs_exec_stats *passes;
+    const char *scratch_dir;           /* where its scratch files were */
 } fs_run_view;
 
 /* --verbose, rank 0: the plan before any data moves. */
