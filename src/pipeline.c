@@ -14,69 +14,9 @@
 #include <string.h>
 
 #include "compute/check.h"
-#include "compute/compute.h"
-#include "compute/overlap.h"
 #include "core/collective.h"
 #include "core/signals.h"
-#include "core/testhooks.h"
-#include "exec/ooc.h"
-#include "io/diskrate.h"
-#include "io/shards.h"
-#include "output/output.h"
-#include "plan/decomp.h"
-#include "plan/planner.h"
-#include "plan/wisdom.h"
-#include "report/report_run.h"
-#include "stages/driver.h"
-
-/* One INPUT and what is computed from it. */
-typedef struct dataset {
-    const char *file;             /* the INPUT file (the pattern or list with --shards) */
-    const fs_input_info *info;    /* the probed input (in run.infos) */
-    fs_transform_request rq;      /* what the compute plan is planned for */
-    fs_planned planned;           /* the transform, per capability */
-    const fs_transform *t;        /* the one the chosen strategy runs */
-    fs_strategy_choice strategy;
-    fs_timers timers;             /* its own phases */
-    fs_check_result check;
-    fs_ooc_plan ooc;              /* in memory, or out of core and its passes */
-    fs_exec_stats passes;         /* out of core: what the passes did, */
-    fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
-    fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
-    int64_t plans_before[2];      /* FFTW's plan counts before it */
-} dataset;
-
-typedef struct run {
-    MPI_Comm comm;
-    int rank, nranks;
-    const fs_run_config *cfg;
-    int n;                        /* datasets */
-    fs_input_info *infos;         /* each INPUT as probed */
-    dataset *ds;
-    dataset *cur;                 /* the one being worked on */
-    fs_shard_set shards;          /* --shards: the files (n 0 for one file) */
-    const fs_shard_set *in_shards; /* &shards with --shards, else NULL */
-    /* The compute plan, kept across datasets that ask for the same. */
-    const dataset *planned_for;   /* NULL: none */
-    fs_decomposition *d;
-    fs_exchange_params params;
-    fs_compute *c;
-    fs_wisdom *wisdom;
-    fs_workbuf buf;               /* the local array */
-    fs_output out;
-    fs_timers timers;             /* the run's own phases (opening, closing, commit, total) */
-    fs_progress progress;
-    fs_report_sections *sections; /* several inputs */
-    fs_node node;                 /* the facts of the node, found once */
-    fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
-    fs_stage_facts facts;         /* the stages' view of the command line */
-    fs_stage_needs needs;         /* what they ask of the run (options alone) */
-    const fs_transform **ts;      /* each dataset's transform, as planned */
-    fs_stages *stages;
-    fs_stages_layout lay;         /* what OUTPUT holds: the results, then the groups */
-    fs_scratch scratch;           /* out of core: the scratch files */
-    fs_run_asked asked;           /* what the report says was asked */
-} run;
+#include "pipeline_state.h"
 
 /* The current dataset as the report sees it; timers NULL: its own. Its
  * output is its result, or on a turn without one the run's, or the first
@@ -84,39 +24,25 @@ typedef struct run {
 static fs_run_view view(const run *r, const fs_timers *timers)
 {
     const dataset *ds = r->cur;
-    int i = (int)(ds - r->ds), ooc = ds->ooc.on;
+    int i = (int)(ds - r->ds);
     const char *written = r->lay.count[i] ? r->lay.paths[r->lay.first[i]]
                           : r->lay.paths[0] ? r->lay.paths[0]
                                             : ds->info->dataset;
-    return (fs_run_view){
+    const fs_box *first = r->d ? fs_decomposition_first(r->d) : NULL;
+    fs_run_view v = {
         .asked = &r->asked, .info = ds->info, .t = ds->t, .nranks = r->nranks,
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
-        .strategy_reason = ds->strategy.reason, .params = &r->params, .c = ooc ? NULL : r->c,
-        .tmp_path = r->out.tmp_path, .data_elems = ooc ? 0 : r->buf.elems,
-        .first = ooc ? &ds->boxes[0] : fs_decomposition_first(r->d),
-        /* a round trip writes the field from the first box */
-        .last = ooc ? &ds->boxes[1] : ds->t->round_trip ? fs_decomposition_first(r->d)
-                                                        : fs_decomposition_last(r->d),
-        .ooc = ooc ? &ds->ooc : NULL, .passes = &ds->passes, .scratch_dir = r->scratch.dir,
+        .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
+        .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
+        .first = first, /* a round trip writes the field from it (none out of core) */
+        .last = ds->t->round_trip || !r->d ? first : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .written = written, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
     };
-}
-
-/* In memory or out of core (plan/outofcore.h), said with --verbose; a
- * run that does not fit and cannot go out of core says why. */
-static fs_status plan_core(run *r, dataset *ds, fs_planner_notes *notes)
-{
-    fs_exchange_params params;
-    fs_ooc_args a;
-    fs_options_ooc_args(r->cfg, &ds->rq, &r->node, &params, &a);
-    fs_status st = fs_ooc_plan_make(&a, &ds->ooc);
-    if (st == FS_OK && notes->n < FS_PLANNER_MAX_NOTES) {
-        notes->warning[notes->n] = ds->ooc.why == FS_OOC_CANNOT;
-        snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", ds->ooc.reason);
-    }
-    return st;
+    if (ds->ooc->plan.on)
+        fs_ooc_run_view(ds->ooc, &r->scratch, &v);
+    return v;
 }
 
 /* Rank 0 probes every input; every rank plans every transform from what it
@@ -135,13 +61,14 @@ static fs_status stage_probe(run *r)
         dataset *ds = &r->ds[i];
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
+        ds->ooc = &r->ooc[i];
         st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
                                       r->nranks, &ds->rq, &notes[i]);
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
         if (st == FS_OK)
-            st = plan_core(r, ds, &notes[i]);
+            st = fs_ooc_run_decide(o, &ds->rq, &r->node, ds->ooc, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
@@ -158,7 +85,7 @@ static fs_status stage_plan(run *r)
 {
     const fs_run_config *o = r->cfg;
     dataset *ds = r->cur;
-    if (ds->ooc.on) { /* the executor plans its blocks itself */
+    if (ds->ooc->plan.on) { /* the executor plans its blocks itself */
         snprintf(ds->strategy.reason, sizeof ds->strategy.reason, "out of core: no exchange");
         ds->strategy.name = "none";
         return FS_OK;
@@ -250,35 +177,6 @@ static fs_status plan_dataset(run *r)
     return st;
 }
 
-/* Out of core: the scratch files, made before any work with their space
- * counted in OUTPUT's, and the disk's rates the passes are timed against
- * (--disk-rate, else a probe there). */
-static fs_status begin_scratch(run *r)
-{
-    int n = -1;
-    double bytes = 0, rates[2] = {r->cfg->ooc.read_rate, r->cfg->ooc.write_rate};
-    for (int i = 0; i < r->n; i++)
-        if (r->ds[i].ooc.on) {
-            const fs_ooc_plan *p = &r->ds[i].ooc;
-            n = p->nscratch > n ? p->nscratch : n;
-            bytes = (double)p->nscratch * (double)p->scratch_bytes > bytes
-                        ? (double)p->nscratch * (double)p->scratch_bytes : bytes;
-        }
-    if (n < 0)
-        return FS_OK;
-    fs_status st = fs_scratch_begin(r->comm, r->cfg->output.file, r->cfg->ooc.scratch_dir, n,
-                                    &r->scratch);
-    int probe = !rates[0];
-    if (st == FS_OK && probe)
-        st = fs_diskrate_probe(r->comm, r->scratch.final, (int64_t)(bytes / 16), &rates[0],
-                               &rates[1]);
-    for (int i = 0; i < r->n; i++)
-        fs_ooc_plan_rates(&r->ds[i].ooc, rates[0], rates[1], probe);
-    r->out.scratch_path = n ? r->scratch.path[0] : NULL;
-    r->out.scratch_bytes = bytes;
-    return st;
-}
-
 /* Everything before any data moves: the inputs, the stages, the
  * destinations, the first dataset's plan, the output's storage and space. */
 static fs_status prepare(run *r)
@@ -303,8 +201,8 @@ static fs_status prepare(run *r)
                            o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
-    if (st == FS_OK)
-        st = begin_scratch(r);
+    if (st == FS_OK) /* out of core: the scratch, its space counted in OUTPUT's */
+        st = fs_ooc_run_scratch(r->comm, o, r->ooc, r->n, &r->scratch, &r->out);
     if (st == FS_OK && r->n > 1)
         st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
     if (st == FS_OK)
@@ -392,30 +290,15 @@ static fs_status run_in_memory(run *r, int i, int *write_failed)
     return st;
 }
 
-static fs_status write_attributes(run *r)
-{
-    return fs_output_write_attributes(&r->out, r->cur->t);
-}
-
-/* Out of core: the passes through the disk (exec/ooc.h), which write the
- * result (or bin it) block by block, then its attributes. */
+/* Out of core: the passes through the disk (ooc_run.h), which write the
+ * result (or bin it) block by block. */
 static fs_status run_out_of_core(run *r, int i)
 {
     dataset *ds = r->cur;
-    const fs_run_config *o = r->cfg;
-    ds->boxes[0] = fs_ooc_rank_box(&ds->ooc, r->rank, 0);
-    ds->boxes[1] = fs_ooc_rank_box(&ds->ooc, r->rank, ds->t->round_trip ? 0 : ds->ooc.vt.nstages - 1);
-    fs_exec_args a = {.comm = r->comm, .plan = &ds->ooc, .input_file = ds->file,
-        .info = ds->info, .shards = r->in_shards, .h5 = r->lay.count[i] ? fs_output_h5(&r->out) : NULL,
-        .scratch = &r->scratch, .stages = r->stages, .input = i,
-        .fftw_flags = fs_planner_fftw_flags(o->transform.plan),
-        .refuse_nonfinite = !o->allow_nonfinite, .overlap = fs_testhooks_io_thread() != 0,
-        .tolerance = o->check.tolerance, .check = o->check.on ? &ds->check : NULL,
-        .timers = &ds->timers, .progress = &r->progress};
-    fs_status st = fs_exec_run(&a, &ds->passes); /* agreed */
-    if (st == FS_OK && r->lay.count[i])
-        st = phase(r, FS_PHASE_WRITE, write_attributes);
-    return st;
+    fs_ooc_turn turn = {r->comm, r->cfg, ds->ooc, ds->file, ds->info, r->in_shards, ds->t,
+                        &r->out, r->lay.count[i], &r->scratch, r->stages, i, &ds->check,
+                        &ds->timers, &r->progress};
+    return fs_ooc_run_dataset(&turn); /* agreed */
 }
 
 /* One dataset through the man page's phases: plan (kept from the one
@@ -434,7 +317,7 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
         st = phase(r, FS_PHASE_WRITE, create_output);
     }
     if (st == FS_OK)
-        st = ds->ooc.on ? run_out_of_core(r, i) : run_in_memory(r, i, write_failed);
+        st = ds->ooc->plan.on ? run_out_of_core(r, i) : run_in_memory(r, i, write_failed);
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
     if (st == FS_OK && r->sections) /* agreed */
         st = fs_report_add_section(r->comm, (const fs_run_view[]){view(r, NULL)}, r->sections);
@@ -523,7 +406,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     r.infos = calloc((size_t)r.n, sizeof *r.infos);
     r.ds = calloc((size_t)r.n, sizeof *r.ds);
     r.ts = calloc((size_t)r.n, sizeof *r.ts);
-    int ok = r.n > 0 && r.infos && r.ds && r.ts;
+    r.ooc = calloc((size_t)r.n, sizeof *r.ooc);
+    int ok = r.n > 0 && r.infos && r.ds && r.ts && r.ooc;
     fs_status st = fs_error_agree(comm, ok ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
     fs_progress_init(&r.progress, r.rank == 0 && !cfg->quiet && cfg->progress);
@@ -544,6 +428,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_stages_layout_free(&r.lay);
     free(r.ts);
     free(r.ds);
+    free(r.ooc);
     free(r.infos);
     return st;
 }

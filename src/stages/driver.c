@@ -220,11 +220,6 @@ fs_status fs_stages_operate_block(fs_stages *s, const fs_stage_turn *turn, int k
     return s->ops[s->field]->operate_block(s->state[s->field], turn, k, box, data);
 }
 
-int fs_stages_field(const fs_stages *s)
-{
-    return s->field >= 0;
-}
-
 fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn)
 {
     fs_status st = FS_OK;

@@ -70,8 +70,6 @@ fs_status fs_stages_forward_block(fs_stages *s, const fs_stage_turn *turn, const
                                   const void *data);
 fs_status fs_stages_operate_block(fs_stages *s, const fs_stage_turn *turn, int k,
                                   const fs_box *box, void *data);
-/* Whether a field stage makes the result (a round trip). */
-int fs_stages_field(const fs_stages *s);
 
 /* Collective, after the turn's write: every stage's written hook, agreed;
  * the kept result freed after the last INPUT's turn. */

@@ -570,26 +570,28 @@ static void destroy(void *state)
     free(s);
 }
 
-/* Box b of input i's result, at data, binned: with --cross the second's
- * beside the first's (other, the run's kept copy; NULL: none). */
-static fs_status bin_block(fs_spectrum *s, const fs_stage_turn *turn, const fs_box *b,
-                           const void *data, const void *other)
+/* Box b of input i's result binned (forward: the rank's last-stage box); with
+ * --cross the second's beside the first's (turn->kept: none out of core). */
+static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_box *b,
+                               const void *data)
 {
+    fs_spectrum *s = state;
     const fs_transform *t = turn->t;
     double t0 = MPI_Wtime();
     int i = turn->i;
     contribution c = {s->cross ? i + 1 : 0, i == 0};
+    const void *other = c.role == 2 ? turn->kept : NULL;
     scratch sc;
     int64_t rowlen = fs_box_elems(b) ? b->count[t->fold ? 0 : b->ndim - 1] : 1;
     fs_status st = scratch_new(&sc, rowlen);
     if (st == FS_OK && t->fold) {
-        st = bin_fold(s, &c, t, b, data, c.role == 2 ? other : NULL, &sc);
+        st = bin_fold(s, &c, t, b, data, other, &sc);
     } else if (st == FS_OK) {
         axis_table tab[FS_LAYOUT_MAX_DIMS];
         memset(tab, 0, sizeof tab);
         st = tables_new(s, t, b, tab);
         if (st == FS_OK)
-            bin_box(s, &c, b, tab, data, c.role == 2 ? other : NULL, t->prec, &sc);
+            bin_box(s, &c, b, tab, data, other, t->prec, &sc);
         tables_free(tab, b->ndim);
     }
     scratch_free(&sc);
@@ -597,17 +599,9 @@ static fs_status bin_block(fs_spectrum *s, const fs_stage_turn *turn, const fs_b
     return st;
 }
 
-/* Input i's result binned, this rank's last-stage box. */
 static fs_status forward(void *state, const fs_stage_turn *turn)
 {
-    return bin_block(state, turn, fs_decomposition_last(turn->d), turn->data, turn->kept);
-}
-
-/* Out of core: one block of it (no --cross: the first result is not kept). */
-static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_box *box,
-                               const void *data)
-{
-    return bin_block(state, turn, box, data, NULL);
+    return forward_block(state, turn, fs_decomposition_last(turn->d), turn->data);
 }
 
 static const char *group(const void *state, int g)
