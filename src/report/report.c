@@ -128,6 +128,7 @@ static void print_passes(FILE *out, const fs_report_info *info, const totals *t)
 {
     const fs_ooc_plan *p = info->ooc;
     const pass_total *pt = t->passes;
+    fprintf(out, "  %s\n", p->reason);
     fprintf(out, "  out of core: %d pass%s over %d blocks (%d per rank, up to %.1f MiB each), "
             "scratch %d x %.1f MiB in %s\n", p->npasses, p->npasses == 1 ? "" : "es", p->blocks,
             p->per_rank, (double)p->buffer_bytes / 1048576.0, p->nscratch,
