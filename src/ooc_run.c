@@ -9,13 +9,9 @@
 #include "core/testhooks.h"
 #include "io/diskrate.h"
 
-fs_status fs_ooc_run_decide(const fs_run_config *cfg, const fs_transform_request *rq,
-                            const fs_node *node, fs_ooc_dataset *d, fs_planner_notes *notes)
+fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *d, fs_planner_notes *notes)
 {
-    fs_exchange_params params;
-    fs_ooc_args a;
-    fs_options_ooc_args(cfg, rq, node, &params, &a);
-    fs_status st = fs_ooc_plan_make(&a, &d->plan);
+    fs_status st = fs_ooc_plan_make(a, &d->plan);
     if (st == FS_OK && notes->n < FS_PLANNER_MAX_NOTES) {
         notes->warning[notes->n] = d->plan.why == FS_OOC_CANNOT;
         snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", d->plan.reason);
@@ -23,11 +19,11 @@ fs_status fs_ooc_run_decide(const fs_run_config *cfg, const fs_transform_request
     return st;
 }
 
-fs_status fs_ooc_run_scratch(MPI_Comm comm, const fs_run_config *cfg, fs_ooc_dataset *ds, int n,
-                             fs_scratch *scratch, fs_output *out)
+fs_status fs_ooc_run_scratch(MPI_Comm comm, const char *output_file, const fs_ooc_options *o,
+                             fs_ooc_dataset *ds, int n, fs_scratch *scratch, fs_output *out)
 {
     int files = -1;
-    double bytes = 0, rates[2] = {cfg->ooc.read_rate, cfg->ooc.write_rate};
+    double bytes = 0, rates[2] = {o->read_rate, o->write_rate};
     for (int i = 0; i < n; i++)
         if (ds[i].plan.on) {
             const fs_ooc_plan *p = &ds[i].plan;
@@ -37,7 +33,7 @@ fs_status fs_ooc_run_scratch(MPI_Comm comm, const fs_run_config *cfg, fs_ooc_dat
         }
     if (files < 0)
         return FS_OK;
-    fs_status st = fs_scratch_begin(comm, cfg->output.file, cfg->ooc.scratch_dir, files, scratch);
+    fs_status st = fs_scratch_begin(comm, output_file, o->scratch_dir, files, scratch);
     int probe = !rates[0];
     if (st == FS_OK && probe) /* agreed */
         st = fs_diskrate_probe(comm, scratch->final, (int64_t)(bytes / 16), &rates[0], &rates[1]);
@@ -50,7 +46,6 @@ fs_status fs_ooc_run_scratch(MPI_Comm comm, const fs_run_config *cfg, fs_ooc_dat
 
 fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn)
 {
-    const fs_run_config *o = turn->cfg;
     fs_ooc_dataset *d = turn->d;
     int rank = 0;
     MPI_Comm_rank(turn->comm, &rank);
@@ -60,9 +55,9 @@ fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn)
         .info = turn->info, .shards = turn->shards,
         .h5 = turn->writes ? fs_output_h5(turn->out) : NULL, .scratch = turn->scratch,
         .stages = turn->stages, .input = turn->input,
-        .fftw_flags = fs_planner_fftw_flags(o->transform.plan),
-        .refuse_nonfinite = !o->allow_nonfinite, .overlap = fs_testhooks_io_thread() != 0,
-        .tolerance = o->check.tolerance, .check = o->check.on ? turn->check : NULL,
+        .fftw_flags = turn->fftw_flags, .refuse_nonfinite = turn->refuse_nonfinite,
+        .overlap = fs_testhooks_io_thread() != 0, .tolerance = turn->tolerance,
+        .check = turn->check,
         .timers = turn->timers, .progress = turn->progress};
     fs_status st = fs_exec_run(&a, &d->passes); /* agreed */
     if (st != FS_OK || !turn->writes)

@@ -11,7 +11,6 @@
 
 #include "core/errors.h"
 #include "exec/ooc.h"
-#include "options.h"
 #include "output/output.h"
 #include "plan/planner.h"
 #include "report/report_run.h"
@@ -23,23 +22,24 @@ typedef struct fs_ooc_dataset {
     fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
 } fs_ooc_dataset;
 
-/* In memory or out of core for the transform rq, with the decision as a
- * note of the planner's (said with --verbose; a warning when the run does
- * not fit and cannot go out of core). FS_ERR_USAGE where --out-of-core
- * cannot be honoured. Not collective. */
-fs_status fs_ooc_run_decide(const fs_run_config *cfg, const fs_transform_request *rq,
-                            const fs_node *node, fs_ooc_dataset *d, fs_planner_notes *notes);
+/* In memory or out of core (a: fs_options_ooc_args'), with the decision
+ * as a note of the planner's (said with --verbose; a warning when the run
+ * does not fit and cannot go out of core). FS_ERR_USAGE where
+ * --out-of-core cannot be honoured. Not collective. */
+fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *d, fs_planner_notes *notes);
 
 /* Collective, before OUTPUT's space is checked: the scratch files of the
  * datasets that go out of core (none: nothing), their space counted in
  * out's, and the disk's rates (--disk-rate, else a probe beside them). */
-fs_status fs_ooc_run_scratch(MPI_Comm comm, const fs_run_config *cfg, fs_ooc_dataset *ds, int n,
-                             fs_scratch *scratch, fs_output *out);
+fs_status fs_ooc_run_scratch(MPI_Comm comm, const char *output_file, const fs_ooc_options *o,
+                             fs_ooc_dataset *ds, int n, fs_scratch *scratch, fs_output *out);
 
 /* One dataset out of core. */
 typedef struct fs_ooc_turn {
     MPI_Comm comm;
-    const fs_run_config *cfg;
+    unsigned fftw_flags;
+    int refuse_nonfinite;         /* NaN and Inf refused (no --allow-nonfinite) */
+    double tolerance;             /* --check's */
     fs_ooc_dataset *d;
     const char *input_file;
     const fs_input_info *info;
@@ -50,7 +50,7 @@ typedef struct fs_ooc_turn {
     fs_scratch *scratch;
     fs_stages *stages;
     int input;                    /* its index */
-    fs_check_result *check;
+    fs_check_result *check;       /* NULL: no --check */
     fs_timers *timers;
     fs_progress *progress;
 } fs_ooc_turn;

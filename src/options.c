@@ -141,7 +141,7 @@ static const struct {
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",
                                                         "mem-per-rank"}},
-    {"Out of core (arrays larger than the ranks' memory):\n", {"out-of-core", "scratch",
+    {"Out of core (arrays larger than the ranks' memory):\n", {"out-of-core", "in-memory", "scratch",
                                                                  "disk-rate"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
@@ -367,6 +367,7 @@ void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
                        .keeps = {c->check.on, n.keep_first + n.buffers, n.undo},
                        .io_thread = node->io_thread, .mem_per_rank = node->mem_per_rank,
                        .mem_source = node->mem_source, .forced = c->ooc.forced,
+                       .in_memory = c->ooc.in_memory,
                        .round_trip = n.field, .check = c->check.on, .bins = n.forward,
                        .writes_transform = !c->stages.shared.spectrum_only,
                        .read_rate = c->ooc.read_rate, .write_rate = c->ooc.write_rate};

@@ -67,8 +67,11 @@ static fs_status stage_probe(run *r)
         if (st == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
+        fs_exchange_params params;
+        fs_ooc_args oa;
+        fs_options_ooc_args(o, &ds->rq, &r->node, &params, &oa);
         if (st == FS_OK)
-            st = fs_ooc_run_decide(o, &ds->rq, &r->node, ds->ooc, &notes[i]);
+            st = fs_ooc_run_decide(&oa, ds->ooc, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
@@ -202,7 +205,8 @@ static fs_status prepare(run *r)
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
     if (st == FS_OK) /* out of core: the scratch, its space counted in OUTPUT's */
-        st = fs_ooc_run_scratch(r->comm, o, r->ooc, r->n, &r->scratch, &r->out);
+        st = fs_ooc_run_scratch(r->comm, o->output.file, &o->ooc, r->ooc, r->n, &r->scratch,
+                                &r->out);
     if (st == FS_OK && r->n > 1)
         st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
     if (st == FS_OK)
@@ -295,9 +299,11 @@ static fs_status run_in_memory(run *r, int i, int *write_failed)
 static fs_status run_out_of_core(run *r, int i)
 {
     dataset *ds = r->cur;
-    fs_ooc_turn turn = {r->comm, r->cfg, ds->ooc, ds->file, ds->info, r->in_shards, ds->t,
-                        &r->out, r->lay.count[i], &r->scratch, r->stages, i, &ds->check,
-                        &ds->timers, &r->progress};
+    const fs_run_config *o = r->cfg;
+    fs_ooc_turn turn = {r->comm, fs_planner_fftw_flags(o->transform.plan), !o->allow_nonfinite,
+                        o->check.tolerance, ds->ooc, ds->file, ds->info, r->in_shards, ds->t,
+                        &r->out, r->lay.count[i], &r->scratch, r->stages, i,
+                        o->check.on ? &ds->check : NULL, &ds->timers, &r->progress};
     return fs_ooc_run_dataset(&turn); /* agreed */
 }
 

@@ -237,6 +237,10 @@ static void say_why(const fs_ooc_args *a, const char *cannot, fs_ooc_plan *p)
         snprintf(p->reason, sizeof p->reason, "in memory: the plan needs %.1f MiB per rank, "
                  "within %s", need, limit);
         break;
+    case FS_OOC_KEPT:
+        snprintf(p->reason, sizeof p->reason, "in memory: --in-memory (the plan needs %.1f MiB "
+                 "per rank)", need);
+        break;
     case FS_OOC_ASKED:
         snprintf(p->reason, sizeof p->reason, "out of core: --out-of-core");
         break;
@@ -263,14 +267,18 @@ fs_status fs_ooc_plan_make(const fs_ooc_args *a, fs_ooc_plan *p)
     int fits = !a->mem_per_rank || p->in_memory_bytes < 0 ||
                (uint64_t)p->in_memory_bytes <= a->mem_per_rank;
     const char *cannot = NULL;
-    if (st == FS_OK && (a->forced || !fits))
+    if (a->forced && a->in_memory)
+        return fs_error_set(FS_ERR_USAGE, "--out-of-core, --in-memory: the two contradict each "
+                            "other");
+    if (st == FS_OK && (a->forced || (!fits && !a->in_memory)))
         st = plan_out_of_core(a, p, &cannot);
     if (st != FS_OK)
         return st;
     if (a->forced && cannot)
         return fs_error_set(FS_ERR_USAGE, "--out-of-core: fftshard %s out of core", cannot);
-    p->why = a->forced ? FS_OOC_ASKED
-             : fits    ? FS_OOC_FITS
+    p->why = a->forced      ? FS_OOC_ASKED
+             : fits         ? FS_OOC_FITS
+             : a->in_memory ? FS_OOC_KEPT
              : cannot  ? FS_OOC_CANNOT
              : !p->fits ? FS_OOC_NEITHER
                         : FS_OOC_TOO_LARGE;
@@ -358,6 +366,9 @@ const fs_opt fs_ooc_option_lines[] = {
      .help = "      --out-of-core       stream blocks through the disk in two passes even\n"
              "                          when the plan fits in memory (by itself when it\n"
              "                          does not fit --mem-per-rank or the node's memory)\n"},
+    {FS_OPT("in-memory", 0, FS_OPT_NO_ARG, fs_opt_flag, O, in_memory),
+     .help = "      --in-memory         never out of core: a plan that does not fit is\n"
+             "                          tried in memory\n"},
     {FS_OPT("scratch", 0, FS_OPT_ARG, fs_opt_file, O, scratch_dir),
      .help = "      --scratch=DIR       where the passes' scratch files go (default: beside\n"
              "                          OUTPUT)\n"},

@@ -40,6 +40,7 @@
 /* --out-of-core, --scratch, --disk-rate. */
 typedef struct fs_ooc_options {
     int forced;                /* --out-of-core */
+    int in_memory;             /* --in-memory: never out of core */
     char *scratch_dir;         /* --scratch (NULL: OUTPUT's directory) */
     double read_rate, write_rate; /* --disk-rate, bytes per second (0: probed) */
 } fs_ooc_options;
@@ -72,6 +73,7 @@ typedef struct fs_ooc_pass {
 /* Why a run is in memory or out of core. */
 typedef enum fs_ooc_why {
     FS_OOC_FITS,              /* in memory: it fits */
+    FS_OOC_KEPT,              /* in memory: --in-memory */
     FS_OOC_TOO_LARGE,         /* out of core: the in-memory plan does not fit */
     FS_OOC_ASKED,             /* out of core: --out-of-core */
     FS_OOC_CANNOT,            /* in memory although it does not fit: out of core cannot run it */
@@ -108,6 +110,7 @@ typedef struct fs_ooc_args {
     uint64_t mem_per_rank;              /* bytes a rank may use (0: not known) */
     const char *mem_source;             /* where that figure comes from */
     int forced;                         /* --out-of-core */
+    int in_memory;                      /* --in-memory */
     char cannot[200];                   /* why the options cannot run out of core, following
                                            "fftshard " ("cannot write ...": "": they can) */
     int round_trip;                     /* a field stage: operate between forward and inverse */
