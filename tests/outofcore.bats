@@ -127,6 +127,15 @@ print(len(r["passes"]), [p["read_bytes"] for p in r["passes"]], r["scratch_bytes
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --vector=gradient out of core"
     run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum a.h5 b.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot"
+    # not forced but needed: refused alike; --in-memory runs it in memory
+    mkdata 2 -q 96x80x64 big.h5
+    run --separate-stderr fftshard 2 --mem-per-rank=34M --correlate big.h5 o.h5
+    assert_error "$EXIT_USAGE" "more than 34.0 MiB (--mem-per-rank), and fftshard cannot compute --correlate out of core (--in-memory tries it in memory)"
+    run --separate-stderr "$FFTSHARD" --dry-run --mem-per-rank=34M --correlate big.h5 o.h5
+    assert_error "$EXIT_USAGE" "fftshard cannot compute --correlate out of core"
+    fftshard 2 --quiet --in-memory --mem-per-rank=34M --correlate big.h5 o.h5
+    [ -e o.h5 ] || fail "--in-memory made no OUTPUT"
+    rm o.h5
     run --separate-stderr fftshard 2 --out-of-core --in-memory a.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core, --in-memory: the two contradict each other"
     assert_no_temporaries

@@ -249,8 +249,9 @@ static void say_why(const fs_ooc_args *a, const char *cannot, fs_ooc_plan *p)
                  "rank, more than %s", need, limit);
         break;
     case FS_OOC_CANNOT:
-        snprintf(p->reason, sizeof p->reason, "in memory although the plan needs %.1f MiB per "
-                 "rank, more than %s: out of core %s", need, limit, cannot);
+        snprintf(p->reason, sizeof p->reason, "out of core: the plan needs %.1f MiB per rank, "
+                 "more than %s, and fftshard %s out of core (--in-memory tries it in memory)",
+                 need, limit, cannot);
         break;
     case FS_OOC_NEITHER:
         snprintf(p->reason, sizeof p->reason, "in memory although the plan needs %.1f MiB per "
@@ -284,7 +285,8 @@ fs_status fs_ooc_plan_make(const fs_ooc_args *a, fs_ooc_plan *p)
                         : FS_OOC_TOO_LARGE;
     p->on = p->why == FS_OOC_ASKED || p->why == FS_OOC_TOO_LARGE;
     say_why(a, cannot, p);
-    return FS_OK;
+    /* needed and impossible: refused, never a run that the memory kills */
+    return p->why == FS_OOC_CANNOT ? fs_error_set(FS_ERR_USAGE, "%s", p->reason) : FS_OK;
 }
 
 fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s)

@@ -76,7 +76,7 @@ typedef enum fs_ooc_why {
     FS_OOC_KEPT,              /* in memory: --in-memory */
     FS_OOC_TOO_LARGE,         /* out of core: the in-memory plan does not fit */
     FS_OOC_ASKED,             /* out of core: --out-of-core */
-    FS_OOC_CANNOT,            /* in memory although it does not fit: out of core cannot run it */
+    FS_OOC_CANNOT,            /* refused: it does not fit and out of core cannot run it */
     FS_OOC_NEITHER,           /* in memory although it does not fit: nor does out of core */
 } fs_ooc_why;
 
