@@ -158,11 +158,11 @@ static int64_t piece_bytes(const fs_rawio *io, const piece *p)
     return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
 }
 
-/* One piece, run by run; then with drop_behind the byte range it spans
- * (for a strided piece, with what lies between its runs: a write there
- * starts and waits for the others' too, which the disk takes in order,
- * and the cache drops only clean pages). 0, or -1 with errno and *call the
- * call that failed. */
+/* One piece, run by run; with drop_behind, each range of neighbouring runs
+ * is started to the disk (or dropped) as it ends: a strided piece's span
+ * would take in what other ranks write between its runs, and waiting for
+ * that serializes them. 0, or -1 with errno and *call the call that
+ * failed. */
 static int move_piece(fs_rawio *io, const piece *p, const char **call)
 {
     const file *f = &io->files[p->slot];
@@ -170,17 +170,21 @@ static int move_piece(fs_rawio *io, const piece *p, const char **call)
     fs_box_runs w;
     off_t lo = -1, hi = 0;
     fs_box_runs_begin(&w, &p->box, &p->region, &p->mem_box, 0);
-    *call = f->a.writing ? "pwrite" : "pread";
     while (fs_box_runs_next(&w)) {
         off_t at = (off_t)(p->data_offset + w.offset * (int64_t)eb);
         size_t n = (size_t)w.run_elems * eb;
+        *call = "sync_file_range";
+        if (f->a.drop_behind && lo >= 0 && at != hi &&
+            behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) != 0)
+            return -1;
+        lo = lo >= 0 && at == hi ? lo : at;
+        *call = f->a.writing ? "pwrite" : "pread";
         if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
             return -1;
-        lo = lo < 0 ? at : lo;
         hi = at + (off_t)n;
     }
     *call = "sync_file_range";
-    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, piece_bytes(io, p)) : 0;
+    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) : 0;
 }
 
 static void *run_thread(void *arg)
