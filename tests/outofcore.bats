@@ -127,6 +127,13 @@ print(len(r["passes"]), [p["read_bytes"] for p in r["passes"]], r["scratch_bytes
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --vector=gradient out of core"
     run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum a.h5 b.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot"
+    # the spectrum of --apply's result is binned after the operation, whole
+    run --separate-stderr fftshard 2 --out-of-core --apply=gaussian:2 --power-spectrum a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"
+    for opt in --pad=16,12,8 --window=hann; do
+        run --separate-stderr fftshard 2 --out-of-core "$opt" a.h5 o.h5
+        assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot read an input padded, cut or windowed"
+    done
     # not forced but needed: refused alike; --in-memory runs it in memory
     mkdata 2 -q 96x80x64 big.h5
     run --separate-stderr fftshard 2 --mem-per-rank=34M --correlate big.h5 o.h5

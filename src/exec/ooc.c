@@ -91,8 +91,8 @@ fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
     memset(stats, 0, sizeof *stats);
     stats->npasses = p->npasses;
     MPI_Comm_rank(a->comm, &x.rank);
-    x.turn = (fs_stage_turn){a->comm, a->input, &p->vt, NULL, NULL, NULL, NULL, a->timers,
-                             a->progress};
+    x.turn = (fs_stage_turn){.comm = a->comm, .i = a->input, .t = &p->vt, .timers = a->timers,
+                             .progress = a->progress};
     x.counting = a->refuse_nonfinite && a->info->dtype != FS_DTYPE_INTEGER;
     if (x.counting)
         fs_finite_begin(&x.finite, a->info->ndim, a->info->shape, 0);

@@ -215,6 +215,10 @@ static fs_status plan_out_of_core(const fs_ooc_args *a, fs_ooc_plan *p, const ch
         *cannot = "cannot run a 1-D transform (its four steps)";
         return FS_OK;
     }
+    if (p->vt.resized || p->vt.windowed) {
+        *cannot = "cannot read an input padded, cut or windowed (--pad, --window)";
+        return FS_OK;
+    }
     p->scratch_bytes = fs_shape_elems(p->vt.ndim, p->vt.shape) * (int64_t)fs_complex_bytes(p->vt.prec);
     make_passes(a, p);
     for (int i = 0; i < p->npasses; i++)
