@@ -163,9 +163,19 @@ static const fs_footprint *chosen_need(const dry_plan *p)
     return p->chosen >= 0 ? &p->fps[p->chosen] : &p->none;
 }
 
+/* The memory per rank the plan is held to: --mem-per-rank, else a share
+ * of the job's cgroup's limit (a run refuses a plan beyond it: not with
+ * --ranks, whose job is not this one); 0: none. */
+static uint64_t limit_of(const dry_plan *p)
+{
+    if (p->opts->strategy.mem_per_rank)
+        return p->opts->strategy.mem_per_rank;
+    return p->node.mem_hard && !p->opts->dry.ranks ? p->node.mem_per_rank : 0;
+}
+
 static int fits(const dry_plan *p)
 {
-    return (uint64_t)chosen_need(p)->total_bytes <= p->opts->strategy.mem_per_rank;
+    return (uint64_t)chosen_need(p)->total_bytes <= limit_of(p);
 }
 
 /* The node as a run of this job would find it (the ranks on a node: this
@@ -389,6 +399,9 @@ static void print_memory(FILE *out, const dry_plan *p)
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->strategy.mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit");
+    else if (limit_of(p))
+        fprintf(out, "%.1f MiB per rank (%s): %s\n", mib((double)limit_of(p)),
+                p->node.mem_source, fits(p) ? "fits" : "does NOT fit");
 }
 
 static void print_text(FILE *out, const dry_plan *p)
@@ -534,8 +547,8 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');
-    if (p->opts->strategy.mem_per_rank) {
-        fs_json_int(j, "limit_bytes", (int64_t)p->opts->strategy.mem_per_rank);
+    if (limit_of(p)) {
+        fs_json_int(j, "limit_bytes", (int64_t)limit_of(p));
         fs_json_bool(j, "fits", fits(p));
     } else {
         fs_json_null(j, "limit_bytes");
@@ -603,6 +616,11 @@ static fs_status speak(const dry_plan *p, char *tmp)
                           "%.1f MiB (not enough memory)",
                           mib((double)chosen_need(p)->total_bytes),
                           mib((double)o->strategy.mem_per_rank));
+    else if (st == FS_OK && limit_of(p) && !fits(p))
+        st = fs_error_set(FS_ERR_RUNTIME, "not enough memory: the plan needs about %.1f MiB per "
+                          "rank, more than the %.1f MiB of %s",
+                          mib((double)chosen_need(p)->total_bytes), mib((double)limit_of(p)),
+                          p->node.mem_source);
     return st;
 }
 

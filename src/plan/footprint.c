@@ -12,8 +12,11 @@
 /* The parts of a run's peak resident memory (VmHWM, the report's peak
  * memory) besides the data buffer and the exchange plans, measured with
  * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks:
- * - what MPI, HDF5 and FFTW hold in a run of a 1x1x1 array; */
-#define LIBRARY_BYTES ((int64_t)27 * 1024 * 1024)
+ * - what MPI, HDF5 and FFTW hold in a run of a tiny array (31.5 to 34.1
+ *   MiB over every operation, 1-D to 3-D, 1 to 4 ranks: the most with 4
+ *   ranks and two INPUTs), rounded up so that the estimate is never
+ *   below; */
+#define LIBRARY_BYTES ((int64_t)32 * 1024 * 1024)
 /* - and on top of that in a run of a real size: FFTW's plans of the stages
  *   and the buffers of their strided passes, and HDF5's for a dataset of
  *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
@@ -22,6 +25,10 @@
 /* - reading a box that is not contiguous in the file (pencils): ROMIO's
  *   data sieving buffer, of which about this much is touched. */
 #define SIEVE_BYTES ((int64_t)3 * 1024 * 1024 / 2)
+/* - HDF5's and ROMIO's buffers of the read and the write: as large as the
+ *   rank's data up to this (2 to 8 MiB more than the above for arrays of
+ *   a few MiB per rank, 2D and 3-D, 1 to 4 ranks). */
+#define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
  * which are resident as a whole once touched. */
 #define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
@@ -199,10 +206,12 @@ static int sieved_read(const fs_transform *t)
     return 0;
 }
 
-/* The memory of a run besides the data buffer and the exchanges. */
-static int64_t other_bytes(const fs_transform *t)
+/* The memory of a run besides the data buffer and the exchanges (array:
+ * the rank's data buffer in bytes). */
+static int64_t other_bytes(const fs_transform *t, int64_t array)
 {
-    return LIBRARY_BYTES + PLANS_BYTES + (sieved_read(t) ? SIEVE_BYTES : 0);
+    return LIBRARY_BYTES + PLANS_BYTES + (array < IO_BUFFER_BYTES ? array : IO_BUFFER_BYTES) +
+           (sieved_read(t) ? SIEVE_BYTES : 0);
 }
 
 
@@ -228,7 +237,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_complex_bytes(t.prec));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES;
-    out->plans_io_bytes = other_bytes(&t) - LIBRARY_BYTES + need.staging_bytes;
+    out->plans_io_bytes = other_bytes(&t, out->array_bytes) - LIBRARY_BYTES + need.staging_bytes;
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
