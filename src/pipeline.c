@@ -21,7 +21,6 @@
 #include "io/shards.h"
 #include "output/output.h"
 #include "plan/decomp.h"
-#include "plan/footprint.h"
 #include "plan/planner.h"
 #include "plan/wisdom.h"
 #include "report/report_run.h"
@@ -126,26 +125,6 @@ static fs_status stage_probe(run *r)
     return st == FS_OK ? fs_stages_create(&o->stages, &sr, &r->stages) : st; /* agreed */
 }
 
-/* The plan of the current dataset against the memory of a job whose
- * cgroup limits it: one that needs more than a rank's share (the dry run's
- * figure) is refused before anything is allocated or written, instead of
- * being killed by the out-of-memory killer halfway, without a word and its
- * temporary left behind. --mem-per-rank given: the run goes on. */
-static fs_status fits_cgroup(const run *r, const fs_footprint_keeps *keeps)
-{
-    if (!r->node.mem_hard || !r->node.mem_per_rank)
-        return FS_OK;
-    fs_footprint fp;
-    fs_status st = fs_footprint_of(&r->cur->rq, r->cur->strategy.ops, &r->params, keeps,
-                                   r->node.io_thread, &fp);
-    if (st == FS_OK && (uint64_t)fp.total_bytes > r->node.mem_per_rank)
-        st = fs_error_set(FS_ERR_RUNTIME, "not enough memory: the plan needs about %.1f MiB per "
-                          "rank (fftshard --dry-run shows it), more than the %.1f MiB of %s",
-                          (double)fp.total_bytes / 1048576.0,
-                          (double)r->node.mem_per_rank / 1048576.0, r->node.mem_source);
-    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
-}
-
 /* Who holds what, the strategy and the compute plan of the current
  * dataset: those of the previous one when it asked for the same. */
 static fs_status stage_plan(run *r)
@@ -173,8 +152,6 @@ static fs_status stage_plan(run *r)
                            o->transform.inverse, o->verbose, r->wisdom, &ds->rq, keeps, &r->node};
     st = fs_planner_choose(&o->strategy.strategy, &trial, &ds->strategy); /* agreed */
     ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
-    if (st == FS_OK)
-        st = fits_cgroup(r, &keeps); /* agreed */
     if (st != FS_OK)
         return st;
     fs_compute_args ca = {r->comm, ds->t, r->d, ds->strategy.ops, &r->params, flags, undo,
