@@ -9,7 +9,9 @@ the run does), gives memory_per_rank.total_bytes (fftshard(1), DRY RUN
 REPORT); the real run's --report gives memory.peak_bytes_max, the largest
 VmHWM of any rank (fftshard(1), REPORT). The table shows both and their
 ratio estimate / peak; a case fails when the estimate is below the peak
-(a job sized by it would not fit) or more than OVER (default 30%) above.
+(a job sized by it would not fit) or more than OVER (default 30%) above,
+but for the cases fftshard(1) names as above the figure (known_below),
+which are shown and not counted.
 
   footprint_scan.py [--quick | --long | --tiny] [--only REGEX] [--over X] [--keep DIR]
       --quick: a few cases of every dimension and operation, small arrays
@@ -134,6 +136,15 @@ def cases_long():
     return c
 
 
+def known_below(k):
+    """The cases fftshard(1) (--dry-run) names as above the figure: the
+    spectra of a 1-D series (sums per shell), --real --apply over pencils
+    (two of four ranks hold about 12 MiB more). Shown, not counted."""
+    spectra = k["op"] in ("spectrum", "spectrum-only", "cross")
+    return (spectra and "x" not in k["shape"]) or (k["op"] == "real-apply" and
+                                                  k["decomp"] == "pencil")
+
+
 def case_name(k):
     return f"{k['shape']}{k['prec']} {k['op']} P={k['ranks']}" + (
         f" {k['decomp']}" if k["decomp"] != "auto" else "")
@@ -232,10 +243,12 @@ def main():
                 continue
             ratio = m["estimate"] / m["peak"]
             off = ratio < 1 or ratio > 1 + a.over
-            bad += off
+            known = off and ratio < 1 and known_below(k)
+            bad += off and not known
+            mark = "  (known: fftshard(1))" if known else "  <-- off" if off else ""
             print(f"{name:44s} {m['decomposition']:9s} {str(m['strategy']):9s} "
                   f"{m['estimate'] / MIB:9.1f} {m['peak'] / MIB:9.1f} {m['low'] / MIB:9.1f} "
-                  f"{ratio:6.3f}{'  <-- off' if off else ''}", flush=True)
+                  f"{ratio:6.3f}{mark}", flush=True)
             key = (dim_of(k), k["op"])
             lo, hi = worst.get(key, (ratio, ratio))
             worst[key] = (min(lo, ratio), max(hi, ratio))
