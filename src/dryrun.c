@@ -172,9 +172,19 @@ static int64_t need_bytes(const dry_plan *p)
     return p->ooc.on ? p->ooc.total_bytes : chosen_need(p)->total_bytes;
 }
 
+/* The memory per rank the plan is held to: --mem-per-rank, else a share
+ * of the job's cgroup's limit (a run refuses a plan beyond it: not with
+ * --ranks, whose job is not this one); 0: none. */
+static uint64_t limit_of(const dry_plan *p)
+{
+    if (p->opts->strategy.mem_per_rank)
+        return p->opts->strategy.mem_per_rank;
+    return p->node.mem_hard && !p->opts->dry.ranks ? p->node.mem_per_rank : 0;
+}
+
 static int fits(const dry_plan *p)
 {
-    return (uint64_t)need_bytes(p) <= p->opts->strategy.mem_per_rank;
+    return (uint64_t)need_bytes(p) <= limit_of(p);
 }
 
 /* The node as a run of this job would find it (the ranks on a node: this
@@ -414,6 +424,10 @@ static void print_memory(FILE *out, const dry_plan *p)
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit", p->ooc.on ? " out of core" : "");
+    else if (limit_of(p))
+        fprintf(out, "%.1f MiB per rank (%s): %s%s\n", mib((double)limit_of(p)),
+                p->node.mem_source, fits(p) ? "fits" : "does NOT fit",
+                p->ooc.on ? " out of core" : "");
 }
 
 /* Out of core: the decision, the blocks, each pass, the memory per rank,
@@ -604,8 +618,8 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');
-    if (p->opts->strategy.mem_per_rank) {
-        fs_json_int(j, "limit_bytes", (int64_t)p->opts->strategy.mem_per_rank);
+    if (limit_of(p)) {
+        fs_json_int(j, "limit_bytes", (int64_t)limit_of(p));
         fs_json_bool(j, "fits", fits(p));
     } else {
         fs_json_null(j, "limit_bytes");
@@ -704,6 +718,11 @@ static fs_status speak(const dry_plan *p, char *tmp)
                           "%.1f MiB (not enough memory)",
                           mib((double)need_bytes(p)),
                           mib((double)o->strategy.mem_per_rank));
+    else if (st == FS_OK && limit_of(p) && !fits(p))
+        st = fs_error_set(FS_ERR_RUNTIME, "not enough memory: the plan needs about %.1f MiB per "
+                          "rank, more than the %.1f MiB of %s",
+                          mib((double)chosen_need(p)->total_bytes), mib((double)limit_of(p)),
+                          p->node.mem_source);
     return st;
 }
 

@@ -202,7 +202,7 @@ static fs_status prepare(run *r)
     r->asked = fs_options_asked(o);
     r->asked.operation = st == FS_OK ? fs_stages_operation(r->stages) : NULL;
     fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards, r->lay.nresults > 0,
-                           o->verbose, o->quiet};
+                           (const fs_transform *const *)r->ts, o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
     if (st == FS_OK) /* out of core: the scratch, its space counted in OUTPUT's */

@@ -281,20 +281,26 @@ fs_status fs_node_facts(MPI_Comm comm, uint64_t given, int ranks_per_node, fs_no
         mem = given > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)given;
     else if (local_rank == 0) {
         uint64_t avail = fs_nodemem_available(&limited_by) / (uint64_t)out->ranks;
+        /* The cgroup charges the ranks' memory since MPI_Init already: a
+         * rank's share is what is left, and what it holds (as rank 0's). */
+        if (avail && strcmp(limited_by, "MemAvailable") != 0)
+            avail += fs_nodemem_own_anon();
         mem = avail > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)avail;
     }
+    int hard = !given && strcmp(limited_by, "MemAvailable") != 0;
     int forced = fs_testhooks_io_thread();
     int io = level >= MPI_THREAD_FUNNELED &&
              (forced >= 0 ? forced : 2 * out->ranks <= out->cpus);
     /* One reduction for all: the least memory, any node crowded, every
      * rank's thread with a core (MIN as the MAX of the negated: MPICH
      * 4.0's MPI_MIN compares unsigned types as signed). */
-    int64_t v[3] = {-mem, out->ranks > out->cpus, -(int64_t)io}, all[3] = {0, 0, 0};
-    if ((st = fs_error_agree(comm, fs_allreduce(comm, v, all, 3, MPI_INT64_T, MPI_MAX))) != FS_OK)
+    int64_t v[4] = {-mem, out->ranks > out->cpus, -(int64_t)io, hard}, all[4] = {0, 0, 0, 0};
+    if ((st = fs_error_agree(comm, fs_allreduce(comm, v, all, 4, MPI_INT64_T, MPI_MAX))) != FS_OK)
         return st;
     out->mem_per_rank = (uint64_t)-all[0];
     out->crowded = (int)all[1];
     out->io_thread = (int)-all[2];
+    out->mem_hard = (int)all[3];
     /* Rank 0's words: the ranks agree on the figure, which is what counts. */
     if (given)
         snprintf(out->mem_source, sizeof out->mem_source, "--mem-per-rank");

@@ -118,6 +118,9 @@ typedef struct fs_node {
                                * shared equally by its ranks, the least of any
                                * node; 0 when the node says nothing */
     char mem_source[160];     /* where that figure comes from, for messages */
+    int mem_hard;             /* that figure is a cgroup's limit (not
+                               * --mem-per-rank): a rank that needs more is
+                               * killed by the out-of-memory killer */
     int crowded;              /* some node has more ranks than CPUs */
     int io_thread;            /* every rank's helper thread has a CPU of its own
                                * (two per rank) and MPI allows threads;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* nodemem: what this process sees of its node, from the kernel's files
  * and its affinity: the memory available (the kernel's MemAvailable in
- * /proc/meminfo, or less when the job's cgroup, v2 or v1's memory
- * controller, allows less than that beyond what it already uses) and the
+ * /proc/meminfo, or less when the process's cgroup or one above it, v2 or
+ * v1's memory controller, allows less than that beyond what it already
+ * uses, its inactive page cache not counted) and the
  * CPUs it may run on. Not collective: the facts of the node that the ranks
  * agree on (its ranks, the memory per rank, crowded) are found once per
  * run from these by fs_node_facts (core/collective.h). Owns nothing. */
@@ -19,6 +20,11 @@ uint64_t fs_nodemem_available(const char **limited_by);
 /* The kernel's MemAvailable of /proc/meminfo alone, in bytes; 0 when not
  * there. */
 uint64_t fs_nodemem_meminfo_available(void);
+
+/* This process's resident anonymous memory (RssAnon of
+ * /proc/self/status), in bytes: what it holds already of what its cgroup
+ * charges it; 0 when unknown. */
+uint64_t fs_nodemem_own_anon(void);
 
 /* The CPUs this process may run on: its affinity mask, else every online
  * CPU. */

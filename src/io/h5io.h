@@ -135,6 +135,17 @@ fs_status fs_h5_output_group(fs_h5_output *o, const char *path, int replace);
 fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
                              fs_dtype type, const void *values);
 
+/* Values [first, first + count) of a table made on demand into out (8
+ * bytes each). */
+typedef void (*fs_h5_fill_fn)(const void *ctx, int64_t first, int64_t count, void *out);
+/* At most this many values of a table made on demand are held at once. */
+#define FS_H5_TABLE_PIECE ((int64_t)1 << 16)
+/* Collective, same values on every rank: a 1-D table of n values made by
+ * fill, written by rank 0 FS_H5_TABLE_PIECE at a time, so that a table as
+ * long as a 1-D array (its coordinate) takes no memory of that size. */
+fs_status fs_h5_output_table_fill(fs_h5_output *o, const char *path, int64_t n, fs_dtype type,
+                                  fs_h5_fill_fn fill, const void *ctx);
+
 /* Collective. Create the dataset `dataset` of the given shape and element
  * type (complex types as h5py's {r,i} compound) in the (already created,
  * empty) temporary file tmp_path; missing groups on its path are created.

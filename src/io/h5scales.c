@@ -12,8 +12,24 @@
 
 #include "io/h5common.h"
 
+/* fill for a coordinate whose values are given. */
+static void copy_values(const void *ctx, int64_t first, int64_t count, void *out)
+{
+    memcpy(out, (const char *)((const fs_h5_coord *)ctx)->values + first * 8, (size_t)count * 8);
+}
+
+/* Values [first, first + count) of c into out. */
+static void coord_values(const fs_h5_coord *c, int64_t first, int64_t count, void *out)
+{
+    if (c->values)
+        copy_values(c, first, count, out);
+    else
+        c->fill(c->ctx, first, count, out);
+}
+
 /* 1 when the dataset at path is 1-D with c's n values, equal to them; 0
- * when it differs; -1 when there is none. */
+ * when it differs; -1 when there is none. Compared FS_H5_TABLE_PIECE
+ * values at a time. */
 static int same_values(hid_t fid, const char *path, const fs_h5_coord *c)
 {
     htri_t exists = H5Lexists(fid, path, H5P_DEFAULT);
@@ -22,16 +38,30 @@ static int same_values(hid_t fid, const char *path, const fs_h5_coord *c)
     hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
     if (did < 0)
         return 0;
-    hid_t space = H5Dget_space(did);
+    hid_t space = H5Dget_space(did), mspace = H5I_INVALID_HID;
     hsize_t dim = 0;
     int same = space >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
-               H5Sget_simple_extent_dims(space, &dim, NULL) == 1 && dim == (hsize_t)c->n;
-    size_t bytes = (size_t)(c->n > 0 ? c->n : 1) * 8;
-    void *buf = same ? malloc(bytes) : NULL;
+               H5Sget_simple_extent_dims(space, &dim, NULL) == 1 && dim == (hsize_t)c->n &&
+               H5DSis_scale(did) > 0;
+    int64_t piece = c->n < FS_H5_TABLE_PIECE ? c->n : FS_H5_TABLE_PIECE;
+    char *buf = same ? malloc((size_t)(piece > 0 ? piece : 1) * 16) : NULL;
     hid_t mtype = c->type == FS_DTYPE_INTEGER ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
-    same = buf && H5Dread(did, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0 &&
-           memcmp(buf, c->values, (size_t)c->n * 8) == 0 && H5DSis_scale(did) > 0;
+    same = same && buf;
+    for (int64_t first = 0; same && first < c->n; first += piece) {
+        hsize_t at = (hsize_t)first, cnt = (hsize_t)(c->n - first < piece ? c->n - first : piece);
+        if (mspace >= 0)
+            H5Sclose(mspace);
+        mspace = H5Screate_simple(1, &cnt, NULL);
+        same = mspace >= 0 && H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &cnt, NULL) >= 0 &&
+               H5Dread(did, mtype, mspace, space, H5P_DEFAULT, buf) >= 0;
+        if (same) {
+            coord_values(c, first, (int64_t)cnt, buf + piece * 8);
+            same = memcmp(buf, buf + piece * 8, (size_t)cnt * 8) == 0;
+        }
+    }
     free(buf);
+    if (mspace >= 0)
+        H5Sclose(mspace);
     if (space >= 0)
         H5Sclose(space);
     H5Dclose(did);
@@ -168,7 +198,8 @@ fs_status fs_h5_coord_make(fs_h5_output *o, const char *group, const fs_h5_coord
     if (same == 0)
         return fs_error_set(FS_ERR_OUTPUT, "%s: %s holds something else than the coordinate "
                             "fftshard writes there", fs_h5_output_name(o), path);
-    fs_status st = fs_h5_output_table(o, path, 1, &c->n, c->type, c->values);
+    fs_status st = c->values ? fs_h5_output_table_fill(o, path, c->n, c->type, copy_values, c)
+                             : fs_h5_output_table_fill(o, path, c->n, c->type, c->fill, c->ctx);
     if (st == FS_OK)
         st = fs_h5_scale_set(o, path);
     if (st == FS_OK && c->units)
@@ -303,7 +334,7 @@ static herr_t take_scale(hid_t did, unsigned axis, hid_t sid, void *data)
 }
 
 fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
-                            fs_h5_found_coord *found, void **values)
+                            const int *want, fs_h5_found_coord *found, void **values)
 {
     for (int a = 0; a < ndim; a++) {
         memset(&found[a], 0, sizeof found[a]);
@@ -313,7 +344,7 @@ fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, con
     hid_t did = fid >= 0 ? H5Dopen2(fid, dataset, H5P_DEFAULT) : H5I_INVALID_HID;
     fs_status ret = FS_OK;
     for (int a = 0; a < ndim && did >= 0 && ret == FS_OK; a++) {
-        if (H5DSget_num_scales(did, (unsigned)a) <= 0)
+        if (!want[a] || H5DSget_num_scales(did, (unsigned)a) <= 0)
             continue;
         values[a] = malloc((size_t)(shape[a] > 0 ? shape[a] : 1) * 8);
         if (!values[a]) {

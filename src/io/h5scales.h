@@ -31,7 +31,10 @@ typedef struct fs_h5_coord {
     const char *alt;       /* the name used when `name` holds other values (NULL: none) */
     int64_t n;
     fs_dtype type;         /* FS_DTYPE_FLOAT64 or FS_DTYPE_INTEGER */
-    const void *values;
+    const void *values;    /* n values; NULL: fill makes them */
+    fs_h5_fill_fn fill;    /* values made piece by piece (a coordinate as long as a 1-D
+                              array is never held whole) */
+    const void *ctx;       /* fill's */
     const char *units;     /* NULL: none */
     const char *long_name; /* NULL: none */
 } fs_h5_coord;
@@ -73,12 +76,13 @@ typedef struct fs_h5_found_coord {
 } fs_h5_found_coord;
 
 /* One process (rank 0), serially: the coordinates of the ndim axes of
- * `dataset` in `file` (shape its shape) into found[a], the values of each
- * one found into values[a] (shape[a] int64 or float64, malloc'ed; NULL
- * when none: the caller frees). An axis whose scale cannot be read has
- * none; only running out of memory fails. */
+ * `dataset` in `file` (shape its shape) for which want[a] is nonzero into
+ * found[a], the values of each one found into values[a] (shape[a] int64
+ * or float64, malloc'ed; NULL when none: the caller frees). An axis not
+ * wanted, or whose scale cannot be read, has none; only running out of
+ * memory fails. */
 fs_status fs_h5_coords_read(const char *file, const char *dataset, int ndim, const int64_t *shape,
-                            fs_h5_found_coord *found, void **values);
+                            const int *want, fs_h5_found_coord *found, void **values);
 
 /* One process (rank 0), serially, before --add replaces the object at
  * `path` in `file` (a dataset, or a group and all in it; `name` is the

@@ -291,31 +291,42 @@ fs_status fs_h5_output_group(fs_h5_output *o, const char *path, int replace)
     return fs_h5_close_ids(ret, o->path, 1, lcpl);
 }
 
-fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
-                             fs_dtype type, const void *values)
+/* Rank 0 of o's communicator (every process of a file opened alone). */
+static int writes_tables(const fs_h5_output *o)
 {
-    int is_int = type == FS_DTYPE_INTEGER;
-    hid_t ftype = is_int ? H5T_STD_I64LE : H5T_IEEE_F64LE;
-    hid_t mtype = is_int ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    int r = 0;
+    if (o->mpio)
+        MPI_Comm_rank(o->comm, &r);
+    return r == 0;
+}
+
+/* Collective: the contiguous dataset of a table created, its space in *space. */
+static fs_status table_create(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
+                              fs_dtype type, hid_t *did, hid_t *space)
+{
     hsize_t hdims[FS_LAYOUT_MAX_DIMS];
     for (int k = 0; k < rank; k++)
         hdims[k] = (hsize_t)dims[k];
-    fs_status ret = FS_OK;
-    hid_t space = H5Screate_simple(rank, hdims, NULL), fspace = H5I_INVALID_HID;
-    hid_t mspace = H5I_INVALID_HID, did = H5I_INVALID_HID;
-    if (space < 0)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the dataset %s", path);
-    if (ret == FS_OK && (did = H5Dcreate2(o->fid, path, ftype, space, H5P_DEFAULT, H5P_DEFAULT,
-                                          H5P_DEFAULT)) < 0)
-        ret = collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s",
-                                              output_name(o), path));
+    *did = H5I_INVALID_HID;
+    *space = H5Screate_simple(rank, hdims, NULL);
+    if (*space < 0)
+        return fs_h5_fail(FS_ERR_RUNTIME, "cannot describe the dataset %s", path);
+    hid_t ftype = type == FS_DTYPE_INTEGER ? H5T_STD_I64LE : H5T_IEEE_F64LE;
+    if ((*did = H5Dcreate2(o->fid, path, ftype, *space, H5P_DEFAULT, H5P_DEFAULT,
+                           H5P_DEFAULT)) < 0)
+        return collective_failed(o, fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot create dataset %s",
+                                               output_name(o), path));
+    return FS_OK;
+}
+
+fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const int64_t *dims,
+                             fs_dtype type, const void *values)
+{
+    hid_t mtype = type == FS_DTYPE_INTEGER ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    hid_t space, did, fspace = H5I_INVALID_HID, mspace = H5I_INVALID_HID;
+    fs_status ret = table_create(o, path, rank, dims, type, &did, &space);
     /* The values are every rank's: rank 0 writes them, the others nothing. */
-    int rank0 = 1;
-    if (o->mpio) {
-        int r = 0;
-        MPI_Comm_rank(o->comm, &r);
-        rank0 = r == 0;
-    }
+    int rank0 = writes_tables(o);
     if (ret == FS_OK && ((fspace = H5Scopy(space)) < 0 || (mspace = H5Scopy(space)) < 0 ||
                          (!rank0 && (H5Sselect_none(fspace) < 0 || H5Sselect_none(mspace) < 0))))
         ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the dataset %s", path);
@@ -323,6 +334,39 @@ fs_status fs_h5_output_table(fs_h5_output *o, const char *path, int rank, const 
         ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write dataset %s", output_name(o), path);
     ret = o->mpio ? fs_error_agree_shared(o->comm, ret) : ret;
     return fs_h5_close_ids(ret, o->path, 4, did, mspace, fspace, space);
+}
+
+fs_status fs_h5_output_table_fill(fs_h5_output *o, const char *path, int64_t n, fs_dtype type,
+                                  fs_h5_fill_fn fill, const void *ctx)
+{
+    hid_t mtype = type == FS_DTYPE_INTEGER ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE;
+    hid_t space, did, mspace = H5I_INVALID_HID;
+    fs_status ret = table_create(o, path, 1, &n, type, &did, &space);
+    int rank0 = writes_tables(o);
+    int64_t piece = n < FS_H5_TABLE_PIECE ? n : FS_H5_TABLE_PIECE;
+    void *buf = rank0 ? malloc((size_t)(piece > 0 ? piece : 1) * 8) : NULL;
+    if (ret == FS_OK && rank0 && !buf)
+        ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    hsize_t one = 1;
+    if (ret == FS_OK && (mspace = H5Screate_simple(1, &one, NULL)) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the dataset %s", path);
+    /* The same calls on every rank; rank 0 alone selects the elements. */
+    for (int64_t first = 0; ret == FS_OK && first < n; first += piece) {
+        hsize_t at = (hsize_t)first, cnt = (hsize_t)(n - first < piece ? n - first : piece);
+        if (rank0)
+            fill(ctx, first, (int64_t)cnt, buf);
+        herr_t sel = H5Sset_extent_simple(mspace, 1, &cnt, NULL);
+        if (sel >= 0)
+            sel = rank0 ? H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &cnt, NULL)
+                        : H5Sselect_none(space) < 0 ? -1 : H5Sselect_none(mspace);
+        if (sel < 0)
+            ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot select the dataset %s", path);
+        else if (H5Dwrite(did, mtype, mspace, space, H5P_DEFAULT, rank0 ? buf : &one) < 0)
+            ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: cannot write dataset %s", output_name(o), path);
+    }
+    free(buf);
+    ret = o->mpio ? fs_error_agree_shared(o->comm, ret) : ret;
+    return fs_h5_close_ids(ret, o->path, 3, did, mspace, space);
 }
 
 fs_status fs_h5_output_new(MPI_Comm comm, const char *tmp_path, const char *dataset, int ndim,

@@ -12,7 +12,7 @@
 #include "core/collective.h"
 
 fs_status fs_input_coords_take(MPI_Comm comm, const char *file, const fs_input_info *info,
-                               int sharded, fs_input_coords *c)
+                               const fs_transform *t, int sharded, fs_input_coords *c)
 {
     memset(c, 0, sizeof *c);
     c->ndim = info->ndim;
@@ -21,8 +21,12 @@ fs_status fs_input_coords_take(MPI_Comm comm, const char *file, const fs_input_i
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
     fs_status st = FS_OK;
     /* A slice's axes are not the dataset's: indices stand for its coordinates. */
+    int batch[FS_LAYOUT_MAX_DIMS];
+    for (int a = 0; a < info->ndim; a++)
+        batch[a] = !t->transform_axis[a];
     if (rank == 0 && !sharded && !info->slice.given)
-        st = fs_h5_coords_read(file, info->dataset, info->ndim, info->shape, c->axis, c->values);
+        st = fs_h5_coords_read(file, info->dataset, info->ndim, info->shape, batch, c->axis,
+                               c->values);
     st = fs_error_agree(comm, st);
     if (st == FS_OK)
         st = fs_error_agree(comm, fs_bcast_bytes(comm, 0, c->axis, sizeof c->axis));
@@ -68,31 +72,48 @@ fs_status fs_coords_check(int nbox, const fs_transform *t)
     return FS_OK;
 }
 
+/* The values of a coordinate made on demand (fs_h5_fill_fn): k or x of a
+ * transformed axis, or the indices of a batch axis. */
+typedef struct coord_rule {
+    int kind;        /* RULE_K, RULE_X, RULE_INDEX */
+    int half;        /* k along the halved axis: rfftfreq */
+    int64_t n;       /* the real length */
+    double L;        /* the box length */
+} coord_rule;
+enum { RULE_K, RULE_X, RULE_INDEX };
+
+static void fill_coord(const void *ctx, int64_t first, int64_t count, void *out)
+{
+    const coord_rule *r = ctx;
+    for (int64_t j = first; j < first + count; j++) {
+        /* numpy.fft.rfftfreq along the halved axis, fftfreq elsewhere */
+        int64_t f = r->half || j < (r->n + 1) / 2 ? j : j - r->n;
+        if (r->kind == RULE_INDEX)
+            ((int64_t *)out)[j - first] = j;
+        else
+            ((double *)out)[j - first] = r->kind == RULE_K ? 2.0 * M_PI * (double)f / r->L
+                                                           : (double)j * r->L / (double)r->n;
+    }
+}
+
 /* What one axis's coordinate is, and room for its texts. */
 typedef struct axis_coord {
     fs_h5_coord c;
     char name[80], units[128], long_name[256];
-    void *owned;  /* values made here (malloc'ed) */
+    coord_rule rule;  /* the values, unless the input's */
 } axis_coord;
 
 /* Transformed axis a (its i-th in increasing order) of t's result: k
  * (spectral) or x. */
-static fs_status transformed_coord(const fs_transform *t, int nbox, const double *box, int a,
-                                   int i, axis_coord *ac)
+static void transformed_coord(const fs_transform *t, int nbox, const double *box, int a, int i,
+                              axis_coord *ac)
 {
     int spectral = t->sign < 0 && !t->round_trip; /* FFTW_FORWARD */
     int64_t count = t->out_shape[a];
     /* the real length: the input's, the output's for x, the halved axis's */
     int64_t n = a == t->real_axis ? t->real_len : spectral ? t->in_shape[a] : count;
     double L = nbox ? box[nbox == 1 ? 0 : i] : (double)n;
-    double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
-    if (!v)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int64_t j = 0; j < count; j++) {
-        /* numpy.fft.rfftfreq along the halved axis, fftfreq elsewhere */
-        int64_t f = a == t->real_axis || j < (n + 1) / 2 ? j : j - n;
-        v[j] = spectral ? 2.0 * M_PI * (double)f / L : (double)j * L / (double)n;
-    }
+    ac->rule = (coord_rule){spectral ? RULE_K : RULE_X, a == t->real_axis, n, L};
     const char *unit = nbox ? "box_length_unit" : "grid_spacing";
     snprintf(ac->name, sizeof ac->name, "%s%d", spectral ? "k" : "x", a);
     snprintf(ac->units, sizeof ac->units, "%s%s", spectral ? "rad/" : "", unit);
@@ -103,38 +124,31 @@ static fs_status transformed_coord(const fs_transform *t, int nbox, const double
     else
         snprintf(ac->long_name, sizeof ac->long_name, "position along axis %d: j L / %lld, "
                  "L = %.17g", a, (long long)n, L);
-    ac->owned = v;
-    ac->c = (fs_h5_coord){ac->name, NULL, count, FS_DTYPE_FLOAT64, v, ac->units, ac->long_name};
-    return FS_OK;
+    ac->c = (fs_h5_coord){ac->name, NULL, count, FS_DTYPE_FLOAT64, NULL, fill_coord, &ac->rule,
+                          ac->units, ac->long_name};
 }
 
 /* Batch axis a: the input's coordinate, or the indices. */
-static fs_status batch_coord(const fs_transform *t, const fs_input_coords *in, int a,
-                             axis_coord *ac)
+static void batch_coord(const fs_transform *t, const fs_input_coords *in, int a, axis_coord *ac)
 {
     int64_t n = t->out_shape[a];
     const fs_h5_found_coord *f = in && a < in->ndim && in->axis[a].found ? &in->axis[a] : NULL;
     if (f && f->has_values) {
         snprintf(ac->name, sizeof ac->name, "%s", f->name);
         ac->c = (fs_h5_coord){ac->name, NULL, n, f->is_int ? FS_DTYPE_INTEGER : FS_DTYPE_FLOAT64,
-                              in->values[a], f->units[0] ? f->units : NULL,
+                              in->values[a], NULL, NULL, f->units[0] ? f->units : NULL,
                               f->long_name[0] ? f->long_name : NULL};
-        return FS_OK;
+        return;
     }
-    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-    if (!v)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int64_t j = 0; j < n; j++)
-        v[j] = j;
     /* a netCDF-4 dimension without a variable keeps its name */
     if (f)
         snprintf(ac->name, sizeof ac->name, "%s", f->name);
     else
         snprintf(ac->name, sizeof ac->name, "axis%d", a);
     snprintf(ac->long_name, sizeof ac->long_name, "index along axis %d", a);
-    ac->owned = v;
-    ac->c = (fs_h5_coord){ac->name, NULL, n, FS_DTYPE_INTEGER, v, "1", ac->long_name};
-    return FS_OK;
+    ac->rule = (coord_rule){RULE_INDEX, 0, n, 0};
+    ac->c = (fs_h5_coord){ac->name, NULL, n, FS_DTYPE_INTEGER, NULL, fill_coord, &ac->rule, "1",
+                          ac->long_name};
 }
 
 fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t, int nbox,
@@ -154,15 +168,14 @@ fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transfo
     memset(ac, 0, sizeof ac);
     fs_status st = FS_OK;
     for (int a = 0, i = 0; a < t->out_ndim && st == FS_OK; a++) {
-        st = t->transform_axis[a] ? transformed_coord(t, nbox, box, a, i++, &ac[a])
-                                  : batch_coord(t, in, a, &ac[a]);
-        if (st == FS_OK)
-            st = fs_h5_coord_make(h, group, &ac[a].c, taken, ntaken, paths[a], sizeof paths[a]);
+        if (t->transform_axis[a])
+            transformed_coord(t, nbox, box, a, i++, &ac[a]);
+        else
+            batch_coord(t, in, a, &ac[a]);
+        st = fs_h5_coord_make(h, group, &ac[a].c, taken, ntaken, paths[a], sizeof paths[a]);
         scales[a] = paths[a];
     }
     if (st == FS_OK)
         st = fs_h5_scales_attach(h, dataset, t->out_ndim, scales);
-    for (int a = 0; a < t->out_ndim; a++)
-        free(ac[a].owned);
     return st;
 }

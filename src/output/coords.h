@@ -31,11 +31,13 @@ typedef struct fs_input_coords {
     void *values[FS_LAYOUT_MAX_DIMS];  /* malloc'ed, NULL: none */
 } fs_input_coords;
 
-/* Collective: rank 0 reads the coordinates of the input `info` in `file`
- * (none for --shards, sharded, or a sliced input), every rank gets them in *c (out; free with
+/* Collective: rank 0 reads the coordinates of the batch axes of t (the
+ * axes it does not transform: the others' coordinates are made anew) of
+ * the input `info` in `file` (none for --shards, sharded, or a sliced
+ * input), every rank gets them in *c (out; free with
  * fs_input_coords_free). The status is agreed. */
 fs_status fs_input_coords_take(MPI_Comm comm, const char *file, const fs_input_info *info,
-                               int sharded, fs_input_coords *c);
+                               const fs_transform *t, int sharded, fs_input_coords *c);
 void fs_input_coords_free(fs_input_coords *c);
 
 /* Whether nbox --box-size lengths fit t (none, one, or one per transformed

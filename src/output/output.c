@@ -162,8 +162,8 @@ static fs_status take_input_attrs(fs_output *out)
             st = fs_h5_attrs_bcast(out->comm, 0, &out->input_attrs[i]); /* agreed */
         /* The batch axes' coordinates: the whole array's, which no shard has. */
         if (st == FS_OK && !out->opts->shard_output && in->coords)
-            st = fs_input_coords_take(out->comm, in->inputs[i].file, &in->infos[i], sharded,
-                                      &out->input_coords[i]);
+            st = fs_input_coords_take(out->comm, in->inputs[i].file, &in->infos[i], in->ts[i],
+                                      sharded, &out->input_coords[i]);
     }
     return st;
 }

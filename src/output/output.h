@@ -56,6 +56,7 @@ typedef struct fs_output_inputs {
     const fs_input_info *infos;    /* as probed */
     const fs_shard_set *shards;    /* rank 0: the --shards files (NULL: files) */
     int coords;                    /* their batch axes' coordinates are wanted */
+    const fs_transform *const *ts; /* each one's transform (which axes are batch axes) */
     int verbose, quiet;
 } fs_output_inputs;
 

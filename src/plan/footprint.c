@@ -11,17 +11,26 @@
 
 /* The parts of a run's peak resident memory (VmHWM, the report's peak
  * memory) besides the data buffer and the exchange plans, measured with
- * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks:
- * - what MPI, HDF5 and FFTW hold in a run of a 1x1x1 array; */
-#define LIBRARY_BYTES ((int64_t)27 * 1024 * 1024)
+ * MPICH 4, HDF5 1.14 and FFTW 3.3 on 1 to 4 ranks, each the most a run
+ * showed (the estimate is never below a run's peak):
+ * - what MPI, HDF5 and FFTW hold in a run of a tiny array of every
+ *   operation, 1-D to 3-D: 31.5 to 32.6 MiB on one rank, and with MPI's
+ *   shared memory among ranks up to 33.7 MiB on 2 and 4; */
+#define LIBRARY_BYTES ((int64_t)30464 * 1024)
+#define SHARED_BYTES ((int64_t)2 * 1024 * 1024)
 /* - and on top of that in a run of a real size: FFTW's plans of the stages
  *   and the buffers of their strided passes, and HDF5's for a dataset of
  *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
  *   pencils alike); */
 #define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
-/* - reading a box that is not contiguous in the file (pencils): ROMIO's
- *   data sieving buffer, of which about this much is touched. */
-#define SIEVE_BYTES ((int64_t)3 * 1024 * 1024 / 2)
+/* - the correlation function's inverse plans and bins: up to 2 MiB more; */
+#define UNDO_BYTES ((int64_t)2 * 1024 * 1024)
+/* - HDF5's and ROMIO's buffers of the read and the write (ROMIO's data
+ *   sieving of boxes not contiguous in the file among them): as large as
+ *   the rank's data up to this (the rest of what runs of 1-D, 2-D and 3-D
+ *   arrays of 2 to 256 MiB per rank showed on 1 to 4 ranks, slabs and
+ *   pencils). */
+#define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
  * which are resident as a whole once touched. */
 #define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
@@ -200,24 +209,12 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
     return FS_OK;
 }
 
-/* Whether the ranks read boxes that are not contiguous in the file (ROMIO
- * then sieves): pencils, and slabs of an axis after a longer batch axis. */
-static int sieved_read(const fs_transform *t)
+/* The memory of a run besides the libraries, the data buffer and the
+ * exchanges (array: the rank's data buffer in bytes). */
+static int64_t plans_io_bytes(const fs_footprint_keeps *keeps, int64_t array)
 {
-    fs_box full = fs_box_full(t->ndim, t->shape);
-    for (int c1 = 0; c1 < t->grid[0] && c1 < 2; c1++)
-        for (int c2 = 0; c2 < t->grid[1] && c2 < 2; c2++) {
-            fs_box b = fs_transform_box(t, 0, c1, c2);
-            if (fs_box_elems(&b) && !fs_box_is_contiguous_in(&b, &full))
-                return 1;
-        }
-    return 0;
-}
-
-/* The memory of a run besides the data buffer and the exchanges. */
-static int64_t other_bytes(const fs_transform *t)
-{
-    return LIBRARY_BYTES + PLANS_BYTES + (sieved_read(t) ? SIEVE_BYTES : 0);
+    return PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) +
+           (array < IO_BUFFER_BYTES ? array : IO_BUFFER_BYTES);
 }
 
 
@@ -242,8 +239,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     memcpy(out->messages, need.messages, sizeof out->messages);
     out->array_bytes = resident(need.array_elems * (int64_t)fs_complex_bytes(t.prec));
     out->exchange_bytes = need.scratch_bytes;
-    out->library_bytes = LIBRARY_BYTES;
-    out->plans_io_bytes = other_bytes(&t) - LIBRARY_BYTES + need.staging_bytes;
+    out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
+    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes;
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes

@@ -453,6 +453,34 @@ static fs_status choose_default(const fs_trial_args *a, fs_strategy_choice *out)
     return fs_error_agree(a->comm, fs_planner_default(&da, out));
 }
 
+/* Collective: the plan against the memory of a job whose cgroup limits it
+ * (the node's figure is the cgroup's): one that needs more per rank than
+ * its share (the dry run's figure) is refused before anything is
+ * allocated or written, instead of being killed by the out-of-memory
+ * killer halfway, without a word and its temporary left behind. ops NULL:
+ * the most any strategy needs (auto may time them all). */
+static fs_status fits_node(const fs_trial_args *a, const fs_exchange_ops *ops)
+{
+    const fs_node *node = a->node;
+    if (!node->mem_hard || !node->mem_per_rank)
+        return FS_OK;
+    int64_t most = 0;
+    fs_status st = FS_OK;
+    for (int i = 0; st == FS_OK && (ops ? i == 0 : fs_exchange_strategies[i] != NULL); i++) {
+        fs_footprint fp;
+        st = fs_footprint_of(a->rq, ops ? ops : fs_exchange_strategies[i], a->params, &a->keeps,
+                             node->io_thread, &fp);
+        most = st == FS_OK && fp.total_bytes > most ? fp.total_bytes : most;
+    }
+    if (st == FS_OK && (uint64_t)most > node->mem_per_rank)
+        st = fs_error_set(FS_ERR_RUNTIME, "not enough memory: the plan needs about %.1f MiB per "
+                          "rank (fftshard --dry-run shows it), more than the %.1f MiB of %s",
+                          mib(most), mib((int64_t)node->mem_per_rank), node->mem_source);
+    int rank = 0;
+    MPI_Comm_rank(a->comm, &rank);
+    return fs_error_agree(a->comm, rank == 0 ? st : FS_OK);
+}
+
 fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
                             fs_strategy_choice *out)
 {
@@ -460,15 +488,20 @@ fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial
     out->name = "none";
     snprintf(out->reason, sizeof out->reason, "no exchange");
     if (!a->planned->plain.exchanges)
-        return FS_OK;
-    if (requested->kind == FS_STRATEGY_DEFAULT)
-        return choose_default(a, out);
+        return fits_node(a, NULL);
+    if (requested->kind == FS_STRATEGY_DEFAULT) {
+        fs_status st = choose_default(a, out);
+        return st == FS_OK ? fits_node(a, out->ops) : st;
+    }
     if (requested->kind == FS_STRATEGY_NAMED) {
         out->ops = requested->ops;
         out->name = out->ops->name;
         snprintf(out->reason, sizeof out->reason, "named by --transpose");
-        return FS_OK;
+        return fits_node(a, out->ops);
     }
+    fs_status fit = fits_node(a, NULL);
+    if (fit != FS_OK)
+        return fit;
     char key[512];
     fs_planner_auto_key(&a->planned->plain, a->params, a->inverse, key, sizeof key);
     const char *known = fs_wisdom_lookup(a->wisdom, key);

@@ -127,8 +127,11 @@ typedef struct fs_trial_args {
 /* Collective: the strategy `requested` names (auto: from the wisdom, or
  * each strategy timed by a->time, keeping the one whose slowest rank was
  * fastest; the wisdom remembers it and every strategy's time; the default:
- * fs_planner_default with the node's memory per rank). Returns the agreed
- * status, its message already printed (once, by the rank that failed). */
+ * fs_planner_default with the node's memory per rank). When that memory
+ * is a cgroup's limit (fs_node.mem_hard), a plan whose footprint exceeds
+ * it is refused (FS_ERR_RUNTIME, not enough memory) before anything is
+ * allocated. Returns the agreed status, its message already printed
+ * (once, by the rank that failed). */
 fs_status fs_planner_choose(const fs_strategy_request *requested, const fs_trial_args *a,
                             fs_strategy_choice *out);
 

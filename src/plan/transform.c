@@ -525,26 +525,29 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
     return scale_op;
 }
 
-/* A 1-D transform of N = n1 x n2 on several ranks: the four-step
- * factorisation, a 2-D transform (n2, n1) with twiddles between the passes. */
+/* A 1-D transform of N = n1 x n2: the four-step, a 2-D transform (n2, n1)
+ * with twiddles between the passes; on one rank without exchange, in one
+ * stage: FFTW's plan of one line of N holds up to several times the array
+ * (more than the footprint can know), its lines of n1 and n2 little. */
 static fs_status plan_four_step(const fs_transform_request *rq, fs_transform *t, int64_t n1,
                                 fs_op_spec scale_op)
 {
     int64_t N = rq->shape[0];
+    int one = rq->nranks == 1, last = one ? 0 : 1;
     t->fold = 1;
     t->n1 = n1;
     t->n2 = N / n1;
     t->ndim = 2;
     t->shape[0] = t->n2;
     t->shape[1] = t->n1;
-    t->exchanges = 1;
+    t->exchanges = !one;
     t->from_axis = 1;
-    t->to_axis = 0;
-    t->nstages = 2;
+    t->to_axis = one ? 1 : 0;
+    t->nstages = last + 1;
     t->grid[0] = rq->nranks;
     t->grid[1] = 1;
     t->split[0][0] = 1;
-    t->split[1][0] = 0;
+    t->split[1][0] = one ? -1 : 0;
     t->split[0][1] = t->split[1][1] = -1;
     int ax0[FS_LAYOUT_MAX_DIMS] = {1}, ax1[FS_LAYOUT_MAX_DIMS] = {0, 1};
     if (t->windowed)
@@ -556,16 +559,16 @@ static fs_status plan_four_step(const fs_transform_request *rq, fs_transform *t,
     tw.sign = t->sign;
     tw.twiddle_n = N;
     /* pairwise multiplies block by block while the blocks travel */
-    if (rq->hooks)
+    if (rq->hooks && !one)
         t->hooks = t->hook_twiddle = 1;
     else
         add_op(t->ops[0], &t->nops[0], tw);
-    add_op(t->ops[1], &t->nops[1], c2c(ax1, 2, t->sign));
+    add_op(t->ops[last], &t->nops[last], c2c(ax1, 2, t->sign));
     fs_op_spec tr;
     memset(&tr, 0, sizeof tr);
     tr.kind = FS_OP_TRANSPOSE;
-    add_op(t->ops[1], &t->nops[1], tr);
-    add_op(t->ops[1], &t->nops[1], scale_op);
+    add_op(t->ops[last], &t->nops[last], tr);
+    add_op(t->ops[last], &t->nops[last], scale_op);
     return FS_OK;
 }
 
@@ -660,10 +663,10 @@ fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t)
     if (st != FS_OK)
         return st;
     fs_op_spec scale_op = plan_output(rq, t);
-    int ndim = rq->ndim, P = rq->nranks;
+    int ndim = rq->ndim;
 
     int64_t n1 = ndim == 1 ? four_step_n1(t->kind == FS_R2C ? t->real_len : rq->shape[0]) : 1;
-    if (ndim == 1 && P > 1 && t->kind != FS_C2R && n1 > 1)
+    if (ndim == 1 && t->kind != FS_C2R && n1 > 1)
         return plan_four_step(rq, t, n1, scale_op);
 
     layout L;

@@ -232,7 +232,8 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
         snprintf(text, sizeof text, "index along axis %d of the input", s->per[i]);
         for (int64_t j = 0; v && j < n; j++)
             v[j] = j;
-        fs_h5_coord c = {name, NULL, n, FS_DTYPE_INTEGER, v, NULL, text};
+        fs_h5_coord c = {.name = name, .n = n, .type = FS_DTYPE_INTEGER, .values = v,
+                         .long_name = text};
         st = v ? fs_h5_coord_make(o, group, &c, NULL, 0, g->per[i], sizeof g->per[i])
                : fs_error_set(FS_ERR_RUNTIME, "out of memory");
         free(v);
@@ -241,8 +242,8 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
         double v[1000];
         for (int i = 0; i < s->nmu; i++)
             v[i] = (i + 0.5) / s->nmu;
-        fs_h5_coord c = {"mu_bin", NULL, s->nmu, FS_DTYPE_FLOAT64, v, "1",
-                         "centre of the |mu| bin"};
+        fs_h5_coord c = {.name = "mu_bin", .n = s->nmu, .type = FS_DTYPE_FLOAT64, .values = v,
+                         .units = "1", .long_name = "centre of the |mu| bin"};
         st = fs_h5_coord_make(o, group, &c, NULL, 0, g->mu, sizeof g->mu);
         if (st == FS_OK)
             st = fs_h5_scale_set(o, g->mu_edges);
