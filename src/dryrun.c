@@ -308,7 +308,7 @@ static int batch_axis(const fs_transform *t, int s, int g)
 static void print_stages(FILE *out, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     for (int s = 0; s < t->nstages; s++) {
         char a[128], b[128], split[128] = "";
         box_text(&p->small[s], a, sizeof a);
@@ -334,7 +334,7 @@ static void print_stages(FILE *out, const dry_plan *p)
 static void print_exchanges(FILE *out, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     for (int e = 0; e + 1 < t->nstages; e++) {
         int64_t blk = largest_block(t, e, &p->large[e]);
         char msgs[512] = "";
@@ -473,7 +473,7 @@ static void json_problem(fs_json *j, const dry_plan *p)
 static void json_stages(fs_json *j, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    int64_t cb = (int64_t)fs_complex_bytes(t->prec);
+    int64_t cb = (int64_t)fs_dtype_bytes(t->work_type);
     fs_json_open(j, "stages", '[');
     for (int s = 0; s < t->nstages; s++) {
         fs_json_open(j, NULL, '{');

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/fft.h"
+#include "compute/r2r.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -46,6 +47,13 @@ struct fs_op {
     int npass;
     int64_t slices, slice_elems;  /* the passes run slice by slice (each in cache) */
 };
+
+/* The bytes of one value of op's box: a real (R2R and SCALE on a real
+ * working array) or a complex value. */
+static size_t value_bytes(const fs_op *op)
+{
+    return op->spec.reals ? fs_dtype_bytes(fs_real_dtype(op->prec)) : fs_complex_bytes(op->prec);
+}
 
 /* A slice small enough to stay in cache while all its axes are done. */
 #define SLICE_BYTES ((int64_t)4 * 1024 * 1024)
@@ -111,9 +119,15 @@ static void *plan_lines(fs_precision p, int n, int howmany, int dist, void *data
     return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign, flags);
 }
 
-static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
+/* howmany lines of n values, dist apart, as op transforms them along box
+ * axis k: FFTW's r2r kind of R2R, else a complex transform of sign. */
+static void *plan_op_lines(const fs_op *op, int k, int n, int howmany, int dist, void *data,
+                           int sign, unsigned flags)
 {
-    return plan_lines(p, n, howmany, n, data, sign, flags);
+    if (op->spec.kind == FS_OP_R2R)
+        return fs_r2r_plan_lines(op->prec, op->spec.r2r[k], n, howmany, dist,
+                                 op->spec.reals ? 1 : 2, data, flags);
+    return plan_lines(op->prec, n, howmany, dist, data, sign, flags);
 }
 
 /* Lines per trip of a strided pass: a row's GATHER_ROW_BYTES, fewer when
@@ -126,19 +140,22 @@ static int64_t gather_lines(int64_t n, size_t cb)
     return g;
 }
 
-/* Plan the C2C of `axes` axis by axis (see axis_pass). Returns 0 on success. */
+/* Plan the C2C (or R2R) of `axes` axis by axis (see axis_pass). Returns 0
+ * on success. */
 static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags)
 {
     const fs_box *b = &op->box;
     int64_t stride[FS_LAYOUT_MAX_DIMS];
     fs_box_strides(b, stride);
-    size_t cb = fs_complex_bytes(op->prec);
+    size_t cb = value_bytes(op);
     int64_t total = fs_box_elems(b);
+    /* a complex transform of one point is the identity, a cosine's not */
+    int r2r = op->spec.kind == FS_OP_R2R, trivial = r2r ? 0 : 1;
     /* When the transformed axes are trailing ones whose slice fits in cache,
      * all of them run on one slice before the next: one trip through memory. */
     int first = -1;
     for (int k = 0; k < b->ndim && first < 0; k++)
-        if (axes[k] && b->count[k] > 1)
+        if (axes[k] && b->count[k] > trivial)
             first = k;
     op->slices = 1;
     op->slice_elems = total;
@@ -148,7 +165,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
         total = op->slice_elems;
     }
     for (int k = b->ndim - 1; k >= 0; k--) {
-        if (!axes[k] || b->count[k] <= 1)
+        if (!axes[k] || b->count[k] <= trivial)
             continue;
         axis_pass *ap = &op->pass[op->npass++];
         ap->axis = k;
@@ -161,19 +178,22 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
             /* FFTW counts lines in ints: more go in several executions. */
             ap->lines = total / ap->n;
             ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
-            ap->plan = plan_many(op->prec, (int)ap->n, (int)ap->per_plan, op->data, sign, flags);
+            ap->plan = plan_op_lines(op, k, (int)ap->n, (int)ap->per_plan, (int)ap->n, op->data,
+                                     sign, flags);
         } else {
             ap->gather = gather_lines(ap->n, cb);
             ap->dist = ap->n + GATHER_PAD;
             ap->buf = fftw_malloc((size_t)(ap->gather * ap->dist) * cb);
             if (!ap->buf)
                 return -1;
-            ap->plan = plan_lines(op->prec, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf, sign,
-                                  flags);
+            ap->plan = plan_op_lines(op, k, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf,
+                                     sign, flags);
         }
         if (!ap->plan)
             return -1;
-        op->flops += 5.0 * (double)total * (double)op->slices * log2((double)ap->n);
+        /* a cosine or sine costs about a real transform, per part */
+        double per = r2r ? (op->spec.reals ? 2.5 : 5.0) : 5.0;
+        op->flops += per * (double)total * (double)op->slices * log2((double)ap->n);
     }
     return 0;
 }
@@ -187,7 +207,7 @@ typedef struct fused {
     void *ctx;
 } fused;
 
-/* T is one complex element (a struct of two reals: whole-element copies).
+/* T is one value (a complex one a struct of two reals: whole-value copies).
  * Rows are taken two at a time: each buffer line then gets two neighbouring
  * elements per visit. With fz, fz's work runs on the lines in the buffer. */
 #define DEFINE_GATHER_PASS(NAME, T, EXEC, EXEC_ON, PLAN_T)                                      \
@@ -232,42 +252,59 @@ typedef struct { double re, im; } cplx_double;
 typedef struct { float re, im; } cplx_single;
 DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_execute_dft, fftw_plan)
 DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_execute_dft, fftwf_plan)
+/* R2R on a real working array (never fused) */
+DEFINE_GATHER_PASS(gather_reals_double, double, fftw_execute, fftw_execute_r2r, fftw_plan)
+DEFINE_GATHER_PASS(gather_reals_single, float, fftwf_execute, fftwf_execute_r2r, fftwf_plan)
+
+/* The strided pass ap on slice, by the type of op's values. */
+static void gather_pass(const fs_op *op, axis_pass *ap, void *slice)
+{
+    if (op->spec.reals && op->prec == FS_SINGLE)
+        gather_reals_single(ap, slice, NULL);
+    else if (op->spec.reals)
+        gather_reals_double(ap, slice, NULL);
+    else if (op->prec == FS_SINGLE)
+        gather_pass_single(ap, slice, NULL);
+    else
+        gather_pass_double(ap, slice, NULL);
+}
+
+/* A plan of lines (plan_op_lines) run in place at `at`. */
+static void run_lines_at(const fs_op *op, void *plan, void *at)
+{
+    if (op->spec.kind == FS_OP_R2R)
+        fs_r2r_execute(op->prec, plan, at);
+    else if (op->prec == FS_SINGLE)
+        fftwf_execute_dft(plan, at, at);
+    else
+        fftw_execute_dft(plan, at, at);
+}
 
 static fs_status run_axis_passes(fs_op *op)
 {
-    size_t cb = fs_complex_bytes(op->prec);
+    size_t cb = value_bytes(op);
     for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
         void *slice = (char *)op->data + (size_t)(sl * op->slice_elems) * cb;
         for (int i = 0; i < op->npass; i++) {
             axis_pass *ap = &op->pass[i];
             if (ap->stride == 1) {
-                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan) {
-                    void *at = (char *)slice + (size_t)(l * ap->n) * cb;
-                    if (op->prec == FS_SINGLE)
-                        fftwf_execute_dft(ap->plan, at, at);
-                    else
-                        fftw_execute_dft(ap->plan, at, at);
-                }
+                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan)
+                    run_lines_at(op, ap->plan, (char *)slice + (size_t)(l * ap->n) * cb);
                 /* the lines left over, with a plan of their own on first use */
                 int64_t rest = ap->lines % ap->per_plan;
                 if (rest) {
                     void *at = (char *)slice + (size_t)((ap->lines - rest) * ap->n) * cb;
-                    void *pl = plan_many(op->prec, (int)ap->n, (int)rest, at, op->spec.sign,
-                                         FFTW_ESTIMATE);
+                    void *pl = plan_op_lines(op, ap->axis, (int)ap->n, (int)rest, (int)ap->n, at,
+                                             op->spec.sign, FFTW_ESTIMATE);
                     if (!pl)
                         return fs_error_set(FS_ERR_RUNTIME,
                                             "FFTW could not plan %lld transforms of length %lld",
                                             (long long)rest, (long long)ap->n);
-                    if (op->prec == FS_SINGLE)
-                        fftwf_execute(pl);
-                    else
-                        fftw_execute(pl);
+                    run_lines_at(op, pl, at);
                     destroy_plan(op->prec, pl);
                 }
-            } else if (op->prec == FS_SINGLE) {
-                gather_pass_single(ap, slice, NULL);
             } else {
-                gather_pass_double(ap, slice, NULL);
+                gather_pass(op, ap, slice);
             }
         }
     }
@@ -349,6 +386,16 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
             goto fail;
         break;
     }
+    case FS_OP_R2R:
+        if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
+            if (plan_axis_passes(op, spec->axes, 0, flags) != 0)
+                goto fail;
+            break;
+        }
+        op->plan = fs_r2r_plan_box(prec, spec, box, data, flags, &op->flops);
+        if (!op->plan)
+            goto fail;
+        break;
     case FS_OP_C2R_VIA_C2C:
     case FS_OP_R2C_VIA_C2C:
         axes1[spec->real_axis] = 1;
@@ -483,7 +530,7 @@ static void twiddle(fs_op *op)
 
 static void scale(fs_op *op)
 {
-    int64_t n = 2 * fs_box_elems(&op->box);
+    int64_t n = (op->spec.reals ? 1 : 2) * fs_box_elems(&op->box);
     double f = op->spec.factor;
     if (op->prec == FS_SINGLE)
         for (int64_t i = 0; i < n; i++)
@@ -515,6 +562,9 @@ static void run_plan(fs_op *op)
             fftwf_execute_dft_c2r(op->plan, d, d);
         else
             fftw_execute_dft_c2r(op->plan, d, d);
+        break;
+    case FS_OP_R2R:
+        fs_r2r_execute(op->prec, op->plan, d);
         break;
     default:
         if (single)
@@ -550,6 +600,13 @@ fs_status fs_op_execute(fs_op *op)
         fs_status st = run_axis_passes(op);
         if (st == FS_OK)
             run_plan(op);
+        return st;
+    }
+    case FS_OP_R2R: {
+        fs_r2r_scale_edges(&op->spec, &op->box, op->prec, op->data, 1);
+        run_plan(op);
+        fs_status st = run_axis_passes(op);
+        fs_r2r_scale_edges(&op->spec, &op->box, op->prec, op->data, 0);
         return st;
     }
     default:
@@ -607,6 +664,10 @@ fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out
         box.start[1] = op->box.start[0];
         break;
     case FS_OP_SCALE: inv.factor = op->spec.factor != 0 ? 1.0 / op->spec.factor : 0; break;
+    case FS_OP_R2R:
+        for (int k = 0; k < box.ndim; k++)
+            inv.r2r[k] = fs_r2r_inverse(op->spec.r2r[k]);
+        break;
     }
     return fs_op_new(&inv, &box, op->prec, data, flags, out);
 }

@@ -452,10 +452,17 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
         if (rq->transform_axis[k])
             t->axes[t->naxes++] = k;
     t->norm = rq->norm;
-    t->kind = !rq->real ? FS_C2C : rq->inverse ? FS_C2R : FS_R2C;
+    memcpy(t->r2r, rq->r2r, sizeof t->r2r);
+    fs_status st = fs_r2r_check_request(rq);
+    if (st != FS_OK)
+        return st;
+    t->kind = fs_r2r_any(rq->r2r, rq->ndim) && !fs_r2r_fourier_axes(rq) ? FS_R2R
+              : !rq->real                                               ? FS_C2C
+              : rq->inverse                                             ? FS_C2R
+                                                                        : FS_R2C;
     t->sign = rq->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
     t->prec = rq->prec;
-    t->real_axis = t->kind == FS_C2C ? -1 : rq->real_axis;
+    t->real_axis = t->kind == FS_C2C || t->kind == FS_R2R ? -1 : rq->real_axis;
     if (t->kind == FS_R2C) {
         if (!fs_dtype_is_real(rq->in_dtype))
             return fs_error_set(FS_ERR_INPUT,
@@ -497,7 +504,10 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
         t->out_shape[t->real_axis] = t->half_len;
     if (t->kind == FS_C2R)
         t->out_shape[t->real_axis] = t->real_len;
-    t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : fs_complex_dtype(t->prec);
+    /* cosine and sine axes alone keep real input real */
+    t->work_type = t->kind == FS_R2R && fs_dtype_is_real(rq->in_dtype) ? fs_real_dtype(t->prec)
+                                                                       : fs_complex_dtype(t->prec);
+    t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : t->work_type;
     t->round_trip = rq->round_trip;
     if (t->round_trip) {
         /* the field again: real input gives real values */
@@ -506,7 +516,7 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
                           ? fs_complex_dtype(t->prec)
                           : fs_real_dtype(t->prec);
     }
-    double npts = 1, nall = 1;
+    double npts = 1, nall = 1, points = fs_transform_points(t);
     for (int k = 0; k < ndim; k++) {
         int64_t len = k == t->real_axis ? t->real_len : rq->shape[k];
         nall *= (double)len;
@@ -514,12 +524,16 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
             npts *= (double)len;
     }
     fs_norm scaled = rq->inverse ? FS_NORM_BACKWARD : FS_NORM_FORWARD;
-    t->scale = rq->norm == FS_NORM_ORTHO ? 1.0 / sqrt(npts) : rq->norm == scaled ? 1.0 / npts : 1.0;
-    t->nominal_flops = npts > 1 ? (t->kind == FS_C2C ? 5.0 : 2.5) * nall * log2(npts) : 0;
+    t->scale = rq->norm == FS_NORM_ORTHO ? 1.0 / sqrt(points)
+               : rq->norm == scaled      ? 1.0 / points
+                                         : 1.0;
+    int complex_flops = t->kind == FS_C2C || (t->kind == FS_R2R && !fs_dtype_is_real(t->work_type));
+    t->nominal_flops = npts > 1 ? (complex_flops ? 5.0 : 2.5) * nall * log2(npts) : 0;
     fs_op_spec scale_op;
     memset(&scale_op, 0, sizeof scale_op);
     scale_op.kind = FS_OP_SCALE;
     scale_op.factor = t->scale;
+    scale_op.reals = fs_dtype_is_real(t->work_type);
     return scale_op;
 }
 
@@ -611,20 +625,22 @@ static void plan_hooks(const fs_transform_request *rq, fs_transform *t, int *B)
 
 /* The operations of every stage: each transformed axis in the first stage
  * where it is whole; r2c in FFTW's padded layout in the first stage (the
- * layout keeps the halved axis whole there); c2r's halved axis last, after
- * the complex axes; the scaling at the end. */
+ * layout keeps the halved axis whole there); cosine and sine axes after a
+ * stage's complex transforms; c2r's halved axis last, after the complex
+ * axes; the scaling at the end. */
 static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_spec scale_op)
 {
     int ndim = t->ndim, last = t->nstages - 1, r = t->real_axis;
-    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS];
+    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS], rax[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS];
     memset(axes, 0, sizeof axes);
+    memset(rax, 0, sizeof rax);
     for (int k = 0; k < ndim; k++) {
         if (!t->transform_axis[k] || (t->kind == FS_C2R && k == r))
             continue;
         int s = 0;
         while (split_in(t->split[s], k)) /* layout_fits: whole in some stage */
             s++;
-        axes[s][k] = 1;
+        (t->r2r[k] != FS_AXIS_FFT ? rax : axes)[s][k] = 1;
     }
     if (t->kind == FS_C2C)
         plan_hooks(rq, t, axes[0]);
@@ -633,6 +649,8 @@ static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_s
             add_op(t->ops[0], &t->nops[0], r2c(t, axes[0]));
         else if (any(axes[s], ndim))
             add_op(t->ops[s], &t->nops[s], c2c(axes[s], ndim, t->sign));
+        if (any(rax[s], ndim))
+            add_op(t->ops[s], &t->nops[s], fs_transform_r2r_op(t, rax[s]));
     }
     if (t->kind == FS_C2R) {
         fs_op_spec op;
@@ -655,7 +673,7 @@ fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t)
     int ndim = rq->ndim, P = rq->nranks;
 
     int64_t n1 = ndim == 1 ? four_step_n1(t->kind == FS_R2C ? t->real_len : rq->shape[0]) : 1;
-    if (ndim == 1 && P > 1 && t->kind != FS_C2R && n1 > 1)
+    if (ndim == 1 && P > 1 && t->kind != FS_C2R && t->kind != FS_R2R && n1 > 1)
         return plan_four_step(rq, t, n1, scale_op);
 
     layout L;
@@ -713,7 +731,9 @@ fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
         return m;
     }
     fs_io_map m;
-    if (real) {
+    if (t->kind == FS_R2R) {
+        m = fs_io_map_plain(&file, t->work_type);
+    } else if (real) {
         m = real_parts(t, &file, from);
     } else {
         m = fs_io_map_plain(&file, fs_complex_dtype(t->prec));
@@ -770,5 +790,5 @@ fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
     }
     if (t->kind == FS_C2R)
         return real_parts(t, to, to);
-    return fs_io_map_plain(to, fs_complex_dtype(t->prec));
+    return fs_io_map_plain(to, t->work_type);
 }

@@ -115,9 +115,9 @@ void fs_report_verbose_plan(const fs_run_view *v)
         fs_note("waits: more ranks than cores on a node, so a rank waiting for messages gives its core "
                 "up between polls");
     verbose_hyperslabs(v);
-    fs_note("memory: rank 0 holds %lld complex elements (%.1f MiB) plus %.1f MiB of exchange buffers",
-            (long long)v->data_elems,
-            (double)v->data_elems * (double)fs_complex_bytes(t->prec) / 1048576.0,
+    fs_note("memory: rank 0 holds %lld %s elements (%.1f MiB) plus %.1f MiB of exchange buffers",
+            (long long)v->data_elems, fs_dtype_is_real(t->work_type) ? "real" : "complex",
+            (double)v->data_elems * (double)fs_dtype_bytes(t->work_type) / 1048576.0,
             (double)fs_compute_scratch_bytes(v->c) / 1048576.0);
 }
 
@@ -201,7 +201,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .crowded = v->params->crowded,
         .title = text->title,
         .flops = t->nominal_flops,
-        .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
+        .array_bytes = n * (int64_t)fs_dtype_bytes(t->work_type),
         .check = v->check && v->check->done ? v->check : NULL,
         .operation = o->operation,
         .operation_in_pass = v->c && fs_compute_operates_in_pass(v->c),
