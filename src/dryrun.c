@@ -283,6 +283,14 @@ static void print_decomposition(FILE *out, const dry_plan *p)
         fprintf(out, "input: the slice %s of the %s dataset, read alone\n", p->info->slice.text,
                 shape);
     }
+    if (fs_r2r_any(t->r2r, t->in_ndim)) {
+        char kinds[256] = "";
+        size_t u = 0;
+        for (int i = 0; i < t->naxes && u < sizeof kinds; i++)
+            u += (size_t)snprintf(kinds + u, sizeof kinds - u, "%saxis %d %s", i ? ", " : "",
+                                  t->axes[i], fs_r2r_name(t->r2r[t->axes[i]]));
+        fprintf(out, "kinds: %s; working array %s\n", kinds, fs_dtype_name(t->work_type));
+    }
     if (t->pencil)
         fprintf(out, "decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
                 t->exchanges ? "" : ", no exchange", pencil_reason(p));
@@ -441,6 +449,11 @@ static void json_problem(fs_json *j, const dry_plan *p)
         if (t->transform_axis[k])
             axes[naxes++] = k;
     fs_json_ints(j, "axes", naxes, axes);
+    fs_json_open(j, "axis_kinds", '[');
+    for (int i = 0; i < naxes; i++)
+        fs_json_str(j, NULL, fs_r2r_name(t->r2r[axes[i]]));
+    fs_json_close(j, ']');
+    fs_json_str(j, "work_dtype", fs_dtype_name(t->work_type));
     fs_json_int(j, "ranks", p->P);
     fs_json_str(j, "transpose", fs_strategy_request_name(&o->strategy.strategy));
     fs_json_open(j, "strategy", '{');

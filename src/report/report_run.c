@@ -15,12 +15,18 @@
 static void describe_run(const fs_run_view *v, char *buf, size_t size)
 {
     const fs_transform *t = v->t;
-    char shape[256], axes[64] = "";
+    char shape[256], axes[128] = "", kinds[96] = "";
     fs_format_shape(v->info->ndim, v->info->shape, shape, sizeof shape);
-    size_t used = 0;
+    size_t used = 0, kused = 0;
     for (int k = 0; k < v->info->ndim; k++)
-        if (t->transform_axis[k])
+        if (t->transform_axis[k]) {
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+            kused += (size_t)snprintf(kinds + kused, sizeof kinds - kused, "%s%s",
+                                      kused ? "," : " (", fs_r2r_name(t->r2r[k]));
+        }
+    /* the cosine and sine axes named: "axes 0,1,2 (dst1,fft,dct2)" */
+    if (fs_r2r_any(t->r2r, v->info->ndim))
+        snprintf(axes + used, sizeof axes - used, "%s)", kinds);
     char decomp[96];
     if (t->pencil)
         snprintf(decomp, sizeof decomp, "pencil %dx%d", t->grid[0], t->grid[1]);
@@ -187,6 +193,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .shape = v->info->shape,
         .naxes = t->naxes,
         .axes = t->axes,
+        .r2r = t->r2r,
         .decomposition = t->pencil ? "pencil" : t->fold ? "four-step" : "slab",
         .split_from = t->split[0][0],
         .split_to = t->split[t->nstages - 1][0] == FS_GATHER ? -1 : t->split[t->nstages - 1][0],

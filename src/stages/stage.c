@@ -99,6 +99,10 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
                                 "itself (no %s)", name, f->inverse ? "--inverse" : "--check");
         if (n.forward && !n.field && f->inverse)
             return fs_error_set(FS_ERR_USAGE, "--inverse: %s is of the forward transform", name);
+        /* their wave numbers are the Fourier transform's (kgrid.h) */
+        if ((n.forward || n.field) && f->r2r)
+            return fs_error_set(FS_ERR_USAGE, "%s, %s: the analyses work on Fourier transforms, "
+                                "not on cosine and sine axes", name, f->r2r);
         if ((n.field || n.groups) && f->shard_output)
             return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: written into OUTPUT itself; "
                                 "compute it in a run without --shard-output", name);
