@@ -161,7 +161,10 @@ def check_case(text, version):
         real_len = x.shape[halved]
         out_shape[halved] = real_len // 2 + 1
     elif kind == "c2r":
-        real_len = int(opts["last"]) if opts["last"] else 2 * (x.shape[halved] - 1)
+        # --last-size, else the input's last_size attribute when the inverse
+        # took the record, else numpy's 2 (m - 1)
+        real_len = int(opts["last"]) if opts["last"] else \
+            int(src.attrs["last_size"]) if opts["recorded"] else 2 * (x.shape[halved] - 1)
         out_shape[halved] = real_len
     real_in = src.values.dtype.kind in "fiu"
     real_out = kind == "c2r" or (cosine_only and real_in)
