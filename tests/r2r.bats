@@ -140,6 +140,16 @@ for f in ("r1.json", "r3.json"):
 True True"
 }
 
+@test "the I/O thread's pieces keep an axis of one point: a cosine or sine of one point is no identity" {
+    oracle make c.h5 60x1:float64 -- e.h5 40x1x30:float64 -- z.h5 1x30x20:complex128
+    export FFTSHARD_IO_THREAD=on
+    rr 1 c.h5 o1.h5 --dct=2
+    rr 2 c.h5 o2.h5 --r2r=1:dst2
+    rr 2 e.h5 o3.h5 --dct=2 --axes=0,1
+    rr 2 z.h5 o4.h5 --r2r=0:dst2 --norm=ortho
+    rr_check
+}
+
 @test "slabs and pencils with every strategy, the mixed kinds on blocks of pairwise" {
     oracle make a.h5 8x6x10:float64 -- z.h5 6x5x7:complex128
     local s

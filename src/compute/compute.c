@@ -530,9 +530,10 @@ static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int 
         int cut = axes_op && specs[i].axes[p->axis];
         int rest = 0;
         if (axes_op) {
+            int64_t trivial = fs_op_identity_length(&specs[i]);
             piece.axes[p->axis] = 0;
             for (int k = 0; k < p->box.ndim; k++)
-                rest |= piece.axes[k] && p->box.count[k] > 1;
+                rest |= piece.axes[k] && p->box.count[k] > trivial;
             memset(whole.axes, 0, sizeof whole.axes);
             whole.axes[p->axis] = 1;
         }

@@ -149,8 +149,8 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
     fs_box_strides(b, stride);
     size_t cb = value_bytes(op);
     int64_t total = fs_box_elems(b);
-    /* a complex transform of one point is the identity, a cosine's not */
-    int r2r = op->spec.kind == FS_OP_R2R, trivial = r2r ? 0 : 1;
+    int r2r = op->spec.kind == FS_OP_R2R;
+    int64_t trivial = fs_op_identity_length(&op->spec);
     /* When the transformed axes are trailing ones whose slice fits in cache,
      * all of them run on one slice before the next: one trip through memory. */
     int first = -1;

@@ -57,7 +57,7 @@ void *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs_box *b
     double total = (double)fs_box_elems(box) * comps;
     *flops = 0;
     for (int k = 0; k < box->ndim; k++) {
-        /* a cosine or sine of one point is no identity (DCT-II doubles it) */
+        /* a cosine or sine of one point is no identity (fs_op_identity_length) */
         if (!spec->axes[k] && box->count[k] <= 1)
             continue;
         fftw_iodim64 d = {box->count[k], strides[k] * comps, strides[k] * comps};

@@ -135,3 +135,8 @@ int fs_op_transforms_axes(const fs_op_spec *op)
 {
     return op->kind == FS_OP_C2C || op->kind == FS_OP_R2R;
 }
+
+int64_t fs_op_identity_length(const fs_op_spec *op)
+{
+    return op->kind == FS_OP_R2R ? 0 : 1;
+}

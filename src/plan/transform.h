@@ -101,6 +101,10 @@ typedef struct fs_op_spec {
 /* Whether op is a transform of the axes set in op->axes alone (C2C, R2R):
  * the operations the I/O overlap cuts into pieces (pieces.h). */
 int fs_op_transforms_axes(const fs_op_spec *op);
+/* The longest axis along which op's transform is the identity, which may
+ * be left out: 1 for a complex transform, 0 for a cosine or sine (DCT-II of
+ * one point doubles it). */
+int64_t fs_op_identity_length(const fs_op_spec *op);
 
 /* What to compute, independent of how it was asked for. */
 typedef struct fs_transform_request {
