@@ -254,3 +254,21 @@ for family, t, code in rows:
 print("ok")
 PY
 }
+
+@test "a cosine or sine axis's coordinate is its angle theta_j (fs_r2r_angle), a Fourier axis's 2 pi fftfreq" {
+    oracle make a.h5 6x5x4:float64
+    run fftshard 2 --quiet --r2r=0:dst1,1:dct2 a.h5 o.h5
+    assert_success
+    run fftshard 2 --quiet --inverse --dst=3 a.h5 x.h5
+    assert_success
+    run python_serial -c 'import h5py, numpy as np
+f = h5py.File("o.h5")
+ok = [np.allclose(f["k0"][()], np.pi * (np.arange(6) + 1) / 7),
+      np.allclose(f["k1"][()], np.pi * np.arange(5) / 5),
+      np.allclose(f["k2"][()], 2 * np.pi * np.fft.fftfreq(4)),
+      "DST-I" not in f["k0"].attrs["long_name"] and "dst1" in f["k0"].attrs["long_name"]]
+g = h5py.File("x.h5")
+ok.append(np.allclose(g["x0"][()], np.arange(6)))
+print(ok)'
+    assert_output "[True, True, True, True, True]"
+}

@@ -88,15 +88,23 @@ static fs_status transformed_coord(const fs_transform *t, int nbox, const double
     double *v = malloc((size_t)(count > 0 ? count : 1) * sizeof *v);
     if (!v)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    fs_r2r kind = t->r2r[a];
     for (int64_t j = 0; j < count; j++) {
-        /* numpy.fft.rfftfreq along the halved axis, fftfreq elsewhere */
+        /* numpy.fft.rfftfreq along the halved axis, fftfreq elsewhere; a
+         * cosine or sine axis its index's angle over the spacing L/n */
         int64_t f = a == t->real_axis || j < (n + 1) / 2 ? j : j - n;
-        v[j] = spectral ? 2.0 * M_PI * (double)f / L : (double)j * L / (double)n;
+        v[j] = !spectral               ? (double)j * L / (double)n
+               : kind != FS_AXIS_FFT ? fs_r2r_angle(kind, n, j) * (double)n / L
+                                       : 2.0 * M_PI * (double)f / L;
     }
     const char *unit = nbox ? "box_length_unit" : "grid_spacing";
     snprintf(ac->name, sizeof ac->name, "%s%d", spectral ? "k" : "x", a);
     snprintf(ac->units, sizeof ac->units, "%s%s", spectral ? "rad/" : "", unit);
-    if (spectral)
+    if (spectral && kind != FS_AXIS_FFT)
+        snprintf(ac->long_name, sizeof ac->long_name, "wave number along axis %d: the angle "
+                 "theta_j of %s (fftshard(1), COSINE AND SINE TRANSFORMS) over L/%lld, L = %.17g",
+                 a, fs_r2r_name(kind), (long long)n, L);
+    else if (spectral)
         snprintf(ac->long_name, sizeof ac->long_name, "wave number along axis %d: 2 pi "
                  "numpy.fft.%s(%lld, L/%lld), L = %.17g", a, a == t->real_axis ? "rfftfreq" :
                  "fftfreq", (long long)n, (long long)n, L);
