@@ -45,15 +45,16 @@ kind_option() {
 }
 
 # rr_round_trip NP IN OPTIONS...: forward with OPTIONS, then a plain
-# --inverse (kinds, axes and norm taken from the attributes) that must give
-# IN back; both checked.
+# --inverse (--inverse --real after --real: kinds, axes, norm and size
+# taken from the attributes) that must give IN back; both checked.
 rr_round_trip() {
-    local np=$1 in=$2 opt case
+    local np=$1 in=$2 case real=()
     shift 2
     local tag=$RANDOM$RANDOM
+    [[ " $* " != *" --real "* ]] || real=(--real)
     rr "$np" "$in" "f$tag.h5" "$@"
     case=${R2R_CASES[-1]}
-    run fftshard "$np" --quiet --inverse "f$tag.h5" "b$tag.h5"
+    run fftshard "$np" --quiet --inverse "${real[@]}" "f$tag.h5" "b$tag.h5"
     [ "$status" -eq 0 ] || fail "--inverse of f$tag.h5: status $status: $output"
     case=${case/in=$in out=f$tag.h5/in=f$tag.h5 out=b$tag.h5}
     R2R_CASES+=("$case inverse recorded expect=$in")

@@ -91,8 +91,9 @@ setup() {
     rr_check
 }
 
-@test "single precision and complex input: each part transformed, float32 and complex64 at 1e-5" {
-    oracle make f.h5 9x6x4:float32 -- c.h5 5x6x3:complex64 -- d.h5 6x7:complex128
+@test "single precision, complex and integer input: each part transformed, float32 and complex64 at 1e-5" {
+    oracle make f.h5 9x6x4:float32 -- c.h5 5x6x3:complex64 -- d.h5 6x7:complex128 -- i.h5 5x6:int16
+    rr 3 i.h5 i1.h5 --dst=2 --norm=forward
     rr 2 f.h5 f1.h5 --dct=2
     rr 3 f.h5 f2.h5 --r2r=0:dst4 --real --norm=ortho
     rr 2 c.h5 c1.h5 --dst=3 --norm=ortho
@@ -181,7 +182,7 @@ True True"
     assert_success
     assert_line "kinds: axis 0 dct2, axis 1 dct2, axis 2 dct2; working array float64"
     assert_line --partial "local blocks 16x64x64 to 16x64x64 (up to 65536 elements, 0.5 MiB)"
-    run fftshard 1 --dry-run --ranks=4 --r2r=0:dst1 --shape=64x64x64 --dtype=float64 --report=-
+    run --separate-stderr fftshard 1 --dry-run --ranks=4 --r2r=0:dst1 --shape=64x64x64 --dtype=float64 --report=-
     assert_success
     run python_serial -c 'import json, sys; d = json.loads(sys.argv[1])
 print(d["transform"], d["axis_kinds"], d["work_dtype"])' "$output"
