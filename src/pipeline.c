@@ -233,7 +233,7 @@ static fs_status prepare(run *r)
         st = stage_probe(r);
     if (st == FS_OK)
         st = fs_error_agree(r->comm, fs_stages_lay_out(r->stages, o->output.dataset, &r->lay));
-    const fs_box_lengths *box = &o->stages.shared.box;
+    const fs_box_lengths *box = st == FS_OK ? fs_stages_box(r->stages) : &(fs_box_lengths){0};
     fs_output_layout lay = {r->lay.nresults, r->lay.paths, r->lay.input, r->lay.ngroups,
                             r->lay.paths + r->lay.nresults, box->n, box->L};
     r->asked = fs_options_asked(o);

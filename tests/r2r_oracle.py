@@ -51,7 +51,7 @@ import numpy as np
 import scipy.fft
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from oracle_common import (TOL_SINGLE, Failure, is_single, parse_axes, parse_case,  # noqa: E402
+from oracle_common import (TOL_SINGLE, Failure, computed_single, parse_axes, parse_case,  # noqa: E402
                            read_location, relative_error, split_location, tolerance)
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
@@ -158,7 +158,7 @@ def check_case(text, version):
     kind = "r2r" if cosine_only else "c2c" if not opts["real"] else \
         "c2r" if opts["inverse"] else "r2c"
     single = opts["precision"] == "single" or (
-        opts["precision"] == "auto" and is_single(src.values.dtype))
+        opts["precision"] == "auto" and computed_single(src.values.dtype))
     halved = fourier[-1] if fourier else None
     out_shape = list(x.shape)
     real_len = None

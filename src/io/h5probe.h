@@ -63,6 +63,7 @@ typedef struct fs_input_info {
     int64_t shape[FS_LAYOUT_MAX_DIMS];
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
+    int element_bytes;           /* of one element in the file (int16: 2, complex64: 8) */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
     char last_size_bad[FS_RECORDED_WHY]; /* why it is no length ("": absent or usable) */
     fs_recorded recorded;        /* a forward run's attributes */
@@ -72,6 +73,10 @@ typedef struct fs_input_info {
     int64_t nshards;             /* --shards: how many files make the array (0: one file) */
     fs_input_slice slice;        /* INPUT's slice (given 0: none); ndim and shape above are
                                   * then the sliced array's, the reads select the slice */
+    int box_n;                   /* the dataset's box_size attribute: its lengths as stored
+                                  * (0: absent; -1: present but no lengths, why in box_bad) */
+    double box_size[FS_LAYOUT_MAX_DIMS];
+    char box_bad[FS_RECORDED_WHY];
 } fs_input_info;
 
 /* One INPUT as named: FILE.h5[:/path[SLICE]]. */
