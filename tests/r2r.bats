@@ -273,3 +273,32 @@ ok.append(np.allclose(g["x0"][()], np.arange(6)))
 print(ok)'
     assert_output "[True, True, True, True, True]"
 }
+
+@test "--window and --pad on cosine and sine axes: scipy.fft of the windowed, zero-padded input" {
+    oracle make a.h5 6x5x4:float64 -- f.h5 6x5x4:float32 -- z.h5 6x5x4:complex128
+    run fftshard 2 --quiet --dct=2 --window=hann a.h5 w1.h5
+    assert_success
+    run fftshard 3 --quiet --dst=3 --window=hann f.h5 w2.h5
+    assert_success
+    run fftshard 2 --quiet --dct=4 --window=hann z.h5 w3.h5
+    assert_success
+    run fftshard 2 --quiet --r2r=0:dst1 --window=hann --pad=8 a.h5 w4.h5
+    assert_success
+    run fftshard 2 --quiet --dct=1 --pad=7 --norm=ortho a.h5 w5.h5
+    assert_success
+    run python_serial -c 'import h5py, numpy as np, scipy.fft as sf, scipy.signal.windows as sw
+def win(x):
+    h = [sw.hann(n, sym=False) for n in x.shape]
+    return x * h[0][:, None, None] * h[1][None, :, None] * h[2][None, None, :]
+def err(name, ref):
+    o = h5py.File(name)["data"][()]
+    return o.shape == ref.shape and np.abs(o - ref).max() / np.abs(ref).max()
+a, f, z = (h5py.File(n)["data"][()] for n in ("a.h5", "f.h5", "z.h5"))
+p = np.pad(win(a), ((0, 2), (0, 3), (0, 4)))
+print([err("w1.h5", sf.dctn(win(a), type=2)) <= 1e-12,
+       err("w2.h5", sf.dstn(win(f.astype(float)), type=3)) <= 1e-5,
+       err("w3.h5", sf.dctn(win(z), type=4)) <= 1e-12,
+       err("w4.h5", np.fft.fftn(sf.dst(p, type=1, axis=0), axes=(1, 2))) <= 1e-12,
+       err("w5.h5", sf.dctn(a, type=1, s=(7, 7, 7), norm="ortho")) <= 1e-12])'
+    assert_output "[True, True, True, True, True]"
+}

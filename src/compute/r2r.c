@@ -117,3 +117,8 @@ void fs_r2r_scale_edges(const fs_op_spec *spec, const fs_box *box, fs_precision 
             scale_plane(box, k, box->count[k] - 1, last, comps, prec, data);
     }
 }
+
+size_t fs_r2r_value_bytes(const fs_op_spec *spec, fs_precision prec)
+{
+    return spec->reals ? fs_dtype_bytes(fs_real_dtype(prec)) : fs_complex_bytes(prec);
+}

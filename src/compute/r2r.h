@@ -34,4 +34,8 @@ void fs_r2r_execute(fs_precision prec, void *plan, void *data);
 void fs_r2r_scale_edges(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
                         int pre);
 
+/* The bytes of one value of an operation's box: a real (R2R and SCALE on
+ * a real working array, spec->reals) or a complex value. */
+size_t fs_r2r_value_bytes(const fs_op_spec *spec, fs_precision prec);
+
 #endif

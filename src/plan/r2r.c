@@ -103,7 +103,8 @@ int fs_r2r_fourier_axes(const fs_transform_request *rq)
     return n;
 }
 
-fs_status fs_r2r_check_request(const fs_transform_request *rq)
+/* The request's kinds against its input. */
+static fs_status check_request(const fs_transform_request *rq)
 {
     for (int k = 0; k < rq->ndim; k++)
         if (rq->transform_axis[k] && rq->r2r[k] == FS_DCT1 && rq->shape[k] < 2)
@@ -116,6 +117,24 @@ fs_status fs_r2r_check_request(const fs_transform_request *rq)
                             "axis, and --real halves a Fourier axis; drop --real (real input "
                             "gives real output)");
     return FS_OK;
+}
+
+double fs_transform_flop_rate(const fs_transform *t)
+{
+    return t->kind == FS_C2C || (t->kind == FS_R2R && !fs_dtype_is_real(t->work_type)) ? 5.0 : 2.5;
+}
+
+fs_status fs_r2r_take_request(const fs_transform_request *rq, fs_transform *t)
+{
+    memcpy(t->r2r, rq->r2r, sizeof t->r2r);
+    t->kind = fs_r2r_any(rq->r2r, rq->ndim) && !fs_r2r_fourier_axes(rq) ? FS_R2R
+              : !rq->real                                               ? FS_C2C
+              : rq->inverse                                             ? FS_C2R
+                                                                        : FS_R2C;
+    /* cosine and sine axes alone keep real input real */
+    t->work_type = t->kind == FS_R2R && fs_dtype_is_real(rq->in_dtype) ? fs_real_dtype(rq->prec)
+                                                                       : fs_complex_dtype(rq->prec);
+    return check_request(rq);
 }
 
 fs_op_spec fs_transform_r2r_op(const fs_transform *t, const int *axes)

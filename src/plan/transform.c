@@ -445,6 +445,7 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
     t->in_ndim = rq->ndim;
     t->in_dtype = rq->in_dtype;
     memcpy(t->in_shape, rq->shape, sizeof t->in_shape);
+    fs_domain_plan(rq, t);
     memcpy(t->transform_axis, rq->transform_axis, sizeof t->transform_axis);
     t->naxes = rq->naxes;
     memcpy(t->axes, rq->axes, sizeof t->axes);
@@ -452,14 +453,9 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
         if (rq->transform_axis[k])
             t->axes[t->naxes++] = k;
     t->norm = rq->norm;
-    memcpy(t->r2r, rq->r2r, sizeof t->r2r);
-    fs_status st = fs_r2r_check_request(rq);
+    fs_status st = fs_r2r_take_request(rq, t);
     if (st != FS_OK)
         return st;
-    t->kind = fs_r2r_any(rq->r2r, rq->ndim) && !fs_r2r_fourier_axes(rq) ? FS_R2R
-              : !rq->real                                               ? FS_C2C
-              : rq->inverse                                             ? FS_C2R
-                                                                        : FS_R2C;
     t->sign = rq->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
     t->prec = rq->prec;
     t->real_axis = t->kind == FS_C2C || t->kind == FS_R2R ? -1 : rq->real_axis;
@@ -504,14 +500,12 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
         t->out_shape[t->real_axis] = t->half_len;
     if (t->kind == FS_C2R)
         t->out_shape[t->real_axis] = t->real_len;
-    /* cosine and sine axes alone keep real input real */
-    t->work_type = t->kind == FS_R2R && fs_dtype_is_real(rq->in_dtype) ? fs_real_dtype(t->prec)
-                                                                       : fs_complex_dtype(t->prec);
     t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : t->work_type;
     t->round_trip = rq->round_trip;
     if (t->round_trip) {
-        /* the field again: real input gives real values */
-        memcpy(t->out_shape, rq->shape, sizeof t->out_shape);
+        /* the field again (its part kept): real input gives real values */
+        for (int k = 0; k < ndim; k++)
+            t->out_shape[k] = rq->keep_shape[k] ? rq->keep_shape[k] : t->read_shape[k];
         t->out_type = rq->in_dtype == FS_DTYPE_COMPLEX64 || rq->in_dtype == FS_DTYPE_COMPLEX128
                           ? fs_complex_dtype(t->prec)
                           : fs_real_dtype(t->prec);
@@ -524,11 +518,8 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
             npts *= (double)len;
     }
     fs_norm scaled = rq->inverse ? FS_NORM_BACKWARD : FS_NORM_FORWARD;
-    t->scale = rq->norm == FS_NORM_ORTHO ? 1.0 / sqrt(points)
-               : rq->norm == scaled      ? 1.0 / points
-                                         : 1.0;
-    int complex_flops = t->kind == FS_C2C || (t->kind == FS_R2R && !fs_dtype_is_real(t->work_type));
-    t->nominal_flops = npts > 1 ? (complex_flops ? 5.0 : 2.5) * nall * log2(npts) : 0;
+    t->scale = 1.0 / (rq->norm == FS_NORM_ORTHO ? sqrt(points) : rq->norm == scaled ? points : 1.0);
+    t->nominal_flops = npts > 1 ? fs_transform_flop_rate(t) * nall * log2(npts) : 0;
     fs_op_spec scale_op;
     memset(&scale_op, 0, sizeof scale_op);
     scale_op.kind = FS_OP_SCALE;
@@ -559,6 +550,8 @@ static fs_status plan_four_step(const fs_transform_request *rq, fs_transform *t,
     t->split[1][0] = 0;
     t->split[0][1] = t->split[1][1] = -1;
     int ax0[FS_LAYOUT_MAX_DIMS] = {1}, ax1[FS_LAYOUT_MAX_DIMS] = {0, 1};
+    if (t->windowed)
+        add_op(t->ops[0], &t->nops[0], fs_domain_window_op(t));
     add_op(t->ops[0], &t->nops[0], c2c(ax0, 2, t->sign));
     fs_op_spec tw;
     memset(&tw, 0, sizeof tw);
@@ -624,16 +617,13 @@ static void plan_hooks(const fs_transform_request *rq, fs_transform *t, int *B)
 }
 
 /* The operations of every stage: each transformed axis in the first stage
- * where it is whole; r2c in FFTW's padded layout in the first stage (the
- * layout keeps the halved axis whole there); cosine and sine axes after a
- * stage's complex transforms; c2r's halved axis last, after the complex
- * axes; the scaling at the end. */
+ * where it is whole (cosine and sine after complex ones), r2c in FFTW's
+ * padded layout in the first, c2r's halved axis last; the scaling at the end. */
 static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_spec scale_op)
 {
     int ndim = t->ndim, last = t->nstages - 1, r = t->real_axis;
-    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS], rax[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS];
-    memset(axes, 0, sizeof axes);
-    memset(rax, 0, sizeof rax);
+    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS] = {{0}};
+    int rax[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS] = {{0}};
     for (int k = 0; k < ndim; k++) {
         if (!t->transform_axis[k] || (t->kind == FS_C2R && k == r))
             continue;
@@ -644,11 +634,15 @@ static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_s
     }
     if (t->kind == FS_C2C)
         plan_hooks(rq, t, axes[0]);
+    if (t->windowed)
+        add_op(t->ops[0], &t->nops[0], fs_domain_window_op(t));
     for (int s = 0; s <= last; s++) {
-        if (s == 0 && t->kind == FS_R2C && t->padded)
-            add_op(t->ops[0], &t->nops[0], r2c(t, axes[0]));
-        else if (any(axes[s], ndim))
-            add_op(t->ops[s], &t->nops[s], c2c(axes[s], ndim, t->sign));
+        fs_op_spec op = s == 0 && t->kind == FS_R2C && t->padded ? r2c(t, axes[0])
+                        : c2c(axes[s], ndim, t->sign);
+        if (s == 0) /* the zeros of the padding: lines of them are left alone */
+            fs_domain_limits(t, &op);
+        if (op.kind == FS_OP_R2C || any(axes[s], ndim))
+            add_op(t->ops[s], &t->nops[s], op);
         if (any(rax[s], ndim))
             add_op(t->ops[s], &t->nops[s], fs_transform_r2r_op(t, rax[s]));
     }
@@ -714,29 +708,34 @@ static fs_io_map real_parts(const fs_transform *t, const fs_box *file, const fs_
     return m;
 }
 
-fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
+/* The map of box `from`'s part [0, extent) in the file (the read's part
+ * of the input; a round trip's part of the field written). */
+static fs_io_map part_map(const fs_transform *t, const fs_box *from, const int64_t *extent)
 {
-    int real = fs_dtype_is_real(t->in_dtype);
+    int real = fs_dtype_is_real(t->in_dtype), r = t->real_axis;
+    int padded_r2c = t->kind == FS_R2C && t->padded;
     fs_box file = *from;
     if (t->kind == FS_C2R && !t->padded)
-        file = clip(from, t->real_axis, t->half_len);
-    if (t->kind == FS_R2C && t->padded) {
+        file = clip(from, r, t->half_len);
+    for (int k = 0; k < from->ndim && t->resized && !t->fold; k++)
+        if (!(padded_r2c && k == r))
+            file = clip(&file, k, extent[k]);
+    if (padded_r2c) {
         /* n reals in each padded row of n/2+1 complex */
-        file.count[t->real_axis] = fs_box_elems(from) ? t->real_len : 0;
+        int64_t n = t->resized && extent[r] < t->real_len ? extent[r] : t->real_len;
+        file.count[r] = fs_box_elems(&file) ? n : 0;
         fs_io_map m = fs_io_map_plain(&file, fs_real_dtype(t->prec));
         for (int k = 0; k < from->ndim; k++)
             m.mem_dims[k] = from->count[k];
-        m.mem_dims[t->real_axis] = 2 * t->half_len;
+        m.mem_dims[r] = 2 * t->half_len;
         m.mem_padding = 1;
         return m;
     }
     fs_io_map m;
-    if (t->kind == FS_R2R) {
-        m = fs_io_map_plain(&file, t->work_type);
-    } else if (real) {
+    if (real && t->kind != FS_R2R) {
         m = real_parts(t, &file, from);
     } else {
-        m = fs_io_map_plain(&file, fs_complex_dtype(t->prec));
+        m = fs_io_map_plain(&file, t->work_type);
         for (int k = 0; k < from->ndim; k++) {
             m.mem_dims[k] = from->count[k];
             m.mem_start[k] = fs_box_elems(&file) ? file.start[k] - from->start[k] : 0;
@@ -744,13 +743,20 @@ fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
     }
     if (t->fold)
         m.fold_inner = t->n1;
+    if (t->fold && t->resized && extent[0] < t->in_shape[0])
+        m.fold_limit = extent[0];
     return m;
+}
+
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
+{
+    return part_map(t, from, t->read_shape);
 }
 
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
 {
     if (t->round_trip) {
-        fs_io_map m = fs_transform_read_map(t, to);
+        fs_io_map m = part_map(t, to, t->out_shape);
         m.mem_type = t->out_type;
         return m;
     }
