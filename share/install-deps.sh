@@ -18,7 +18,8 @@
 #
 # valgrind is for tests/valgrind.bats (make check); iproute2 (ip netns) for
 # the hosts of tests/netns.bats (make check-net); python3-scipy for the
-# scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
+# oracle of the cosine and sine transforms (tests/r2r.bats, r2r-long.bats)
+# and the scipy reference rows of `make bench` (tests/bench/bench.py); python3-matplotlib
 # for share/fftshard-plot (tests/plot.bats); clang and its runtime
 # libraries (libFuzzer, the sanitizers) for `make fuzz`; libsimgrid-dev (smpicc,
 # smpirun; needs no MPI package) for `make simulate`; python3-netcdf4,

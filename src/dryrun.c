@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "dryrun.h"
+#include "ooc_run.h"
 #include "options.h"
 
 #include <inttypes.h>
@@ -309,6 +310,14 @@ static void print_decomposition(FILE *out, const dry_plan *p)
         fprintf(out, "input: the slice %s of the %s dataset, read alone\n", p->info->slice.text,
                 shape);
     }
+    if (fs_r2r_any(t->r2r, t->in_ndim)) {
+        char kinds[256] = "";
+        size_t u = 0;
+        for (int i = 0; i < t->naxes && u < sizeof kinds; i++)
+            u += (size_t)snprintf(kinds + u, sizeof kinds - u, "%saxis %d %s", i ? ", " : "",
+                                  t->axes[i], fs_r2r_name(t->r2r[t->axes[i]]));
+        fprintf(out, "kinds: %s; working array %s\n", kinds, fs_dtype_name(t->work_type));
+    }
     char win[FS_LAYOUT_MAX_DIMS * 64];
     fs_domain_window_text(t, win, sizeof win);
     if (t->resized) {
@@ -343,7 +352,7 @@ static int batch_axis(const fs_transform *t, int s, int g)
 static void print_stages(FILE *out, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     for (int s = 0; s < t->nstages; s++) {
         char a[128], b[128], split[128] = "";
         box_text(&p->small[s], a, sizeof a);
@@ -369,7 +378,7 @@ static void print_stages(FILE *out, const dry_plan *p)
 static void print_exchanges(FILE *out, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     for (int e = 0; e + 1 < t->nstages; e++) {
         int64_t blk = largest_block(t, e, &p->large[e]);
         char msgs[512] = "";
@@ -430,42 +439,6 @@ static void print_memory(FILE *out, const dry_plan *p)
                 p->ooc.on ? " out of core" : "");
 }
 
-/* Out of core: the decision, the blocks, each pass, the memory per rank,
- * the scratch and the predicted time (at --disk-rate's rates: a dry run
- * probes nothing). In memory, only a run that cannot go out of core. */
-static void print_out_of_core(FILE *out, const dry_plan *p)
-{
-    const fs_ooc_plan *o = &p->ooc;
-    if (o->why == FS_OOC_CANNOT || o->why == FS_OOC_NEITHER)
-        fprintf(out, "%s\n", o->reason);
-    if (!o->on)
-        return;
-    fprintf(out, "%s\n", o->reason);
-    fprintf(out, "out of core: %d pass%s over %d blocks (%s, %d per rank), up to %.1f MiB each\n",
-            o->npasses, o->npasses == 1 ? "" : "es", o->blocks, o->vt.pencil ? "pencils" : "slabs",
-            o->per_rank, mib((double)o->buffer_bytes));
-    for (int i = 0; i < o->npasses; i++) {
-        char text[128], predicted[64] = "";
-        fs_ooc_pass_text(o, i, text, sizeof text);
-        if (o->pass[i].predicted_s > 0)
-            snprintf(predicted, sizeof predicted, ", about %.1f s", o->pass[i].predicted_s);
-        fprintf(out, "%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), text,
-                o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
-    }
-    fprintf(out, "memory per rank (out of core): 2 blocks %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB = about %.1f MiB\n", mib((double)o->buffers_bytes),
-            mib((double)o->plans_io_bytes), mib((double)o->library_bytes),
-            mib((double)o->total_bytes));
-    const char *dir = p->opts->ooc.scratch_dir;
-    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s\n", o->nscratch,
-            o->nscratch == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
-            dir ? "in " : "beside OUTPUT", dir ? dir : "");
-    if (o->predicted_s > 0)
-        fprintf(out, "predicted time: about %.1f s at %.0f MB/s read, %.0f MB/s write "
-                "(--disk-rate)\n", o->predicted_s, o->read_rate / 1e6, o->write_rate / 1e6);
-    else
-        fprintf(out, "predicted time: give --disk-rate (a run probes the disk)\n");
-}
 
 static void print_text(FILE *out, const dry_plan *p)
 {
@@ -473,7 +446,7 @@ static void print_text(FILE *out, const dry_plan *p)
     print_stages(out, p);
     print_exchanges(out, p);
     print_memory(out, p);
-    print_out_of_core(out, p);
+    fs_ooc_run_print(out, &p->ooc, p->opts->ooc.scratch_dir);
     fprintf(out, "nothing was read, computed or written\n");
     fflush(out);
 }
@@ -525,6 +498,11 @@ static void json_problem(fs_json *j, const dry_plan *p)
         if (t->transform_axis[k])
             axes[naxes++] = k;
     fs_json_ints(j, "axes", naxes, axes);
+    fs_json_open(j, "axis_kinds", '[');
+    for (int i = 0; i < naxes; i++)
+        fs_json_str(j, NULL, fs_r2r_name(t->r2r[axes[i]]));
+    fs_json_close(j, ']');
+    fs_json_str(j, "work_dtype", fs_dtype_name(t->work_type));
     fs_json_int(j, "ranks", p->P);
     fs_json_str(j, "transpose", fs_strategy_request_name(&o->strategy.strategy));
     fs_json_open(j, "strategy", '{');
@@ -557,7 +535,7 @@ static void json_problem(fs_json *j, const dry_plan *p)
 static void json_stages(fs_json *j, const dry_plan *p)
 {
     const fs_transform *t = &p->t;
-    int64_t cb = (int64_t)fs_complex_bytes(t->prec);
+    int64_t cb = (int64_t)fs_dtype_bytes(t->work_type);
     fs_json_open(j, "stages", '[');
     for (int s = 0; s < t->nstages; s++) {
         fs_json_open(j, NULL, '{');

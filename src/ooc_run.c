@@ -4,6 +4,7 @@
 
 #include "ooc_run.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 
 #include "core/testhooks.h"
@@ -77,4 +78,44 @@ void fs_ooc_run_view(const fs_ooc_dataset *d, const fs_scratch *scratch, fs_run_
     v->ooc = &d->plan;
     v->passes = &d->passes;
     v->scratch_dir = scratch->dir;
+}
+
+static double mib(double bytes)
+{
+    return bytes / 1048576.0;
+}
+
+/* Out of core: the decision, the blocks, each pass, the memory per rank,
+ * the scratch and the predicted time (at --disk-rate's rates: a dry run
+ * probes nothing). In memory, only a run that cannot go out of core. */
+void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
+{
+    if (o->why == FS_OOC_CANNOT || o->why == FS_OOC_NEITHER)
+        fprintf(out, "%s\n", o->reason);
+    if (!o->on)
+        return;
+    fprintf(out, "%s\n", o->reason);
+    fprintf(out, "out of core: %d pass%s over %d blocks (%s, %d per rank), up to %.1f MiB each\n",
+            o->npasses, o->npasses == 1 ? "" : "es", o->blocks, o->vt.pencil ? "pencils" : "slabs",
+            o->per_rank, mib((double)o->buffer_bytes));
+    for (int i = 0; i < o->npasses; i++) {
+        char text[128], predicted[64] = "";
+        fs_ooc_pass_text(o, i, text, sizeof text);
+        if (o->pass[i].predicted_s > 0)
+            snprintf(predicted, sizeof predicted, ", about %.1f s", o->pass[i].predicted_s);
+        fprintf(out, "%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), text,
+                o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
+    }
+    fprintf(out, "memory per rank (out of core): 2 blocks %.1f MiB + plans and I/O ~%.1f MiB + "
+            "libraries ~%.0f MiB = about %.1f MiB\n", mib((double)o->buffers_bytes),
+            mib((double)o->plans_io_bytes), mib((double)o->library_bytes),
+            mib((double)o->total_bytes));
+    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s\n", o->nscratch,
+            o->nscratch == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
+            dir ? "in " : "beside OUTPUT", dir ? dir : "");
+    if (o->predicted_s > 0)
+        fprintf(out, "predicted time: about %.1f s at %.0f MB/s read, %.0f MB/s write "
+                "(--disk-rate)\n", o->predicted_s, o->read_rate / 1e6, o->write_rate / 1e6);
+    else
+        fprintf(out, "predicted time: give --disk-rate (a run probes the disk)\n");
 }

@@ -8,6 +8,7 @@
 #define FS_OOC_RUN_H
 
 #include <mpi.h>
+#include <stdio.h>
 
 #include "core/errors.h"
 #include "exec/ooc.h"
@@ -61,5 +62,10 @@ fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn);
 /* The report's view of an out-of-core dataset: its blocks' bounds for the
  * in-memory decomposition's boxes, its passes, no compute plan. */
 void fs_ooc_run_view(const fs_ooc_dataset *d, const fs_scratch *scratch, fs_run_view *v);
+
+/* The dry run's lines of the decision (an out-of-core plan: its blocks,
+ * each pass, the memory per rank, the scratch in dir (NULL: beside
+ * OUTPUT) and the predicted time). */
+void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir);
 
 #endif

@@ -133,10 +133,10 @@ static const fs_opt *find_line(const line *lines, int n, const char *name)
  * blocks come between "Sharded files" and "Output and messages". */
 static const struct {
     const char *heading;
-    const char *names[10];
+    const char *names[13];
 } engine_help[] = {
-    {"Transform:\n", {"inverse", "norm", "axes", "real", "last-size", "precision", "check",
-                      "check-tolerance", "allow-nonfinite"}},
+    {"Transform:\n", {"inverse", "norm", "axes", "dct", "dst", "r2r", "real", "last-size",
+                      "precision", "check", "check-tolerance", "allow-nonfinite"}},
     {"Non-periodic data:\n", {"pad", "window", "window-symmetric"}},
     {"Parallel algorithm:\n", {"transpose", "seed", "packet", "queues", "decomp", "grid", "plan",
                                "wisdom"}},
@@ -178,7 +178,8 @@ void fs_options_print_help(FILE *out)
           "an index drops its axis, '...'; a name ending in ']' takes '[]' after it).\n"
           "The result is complex in natural order (complex64 for float32/complex64\n"
           "input, else complex128): element [k0,k1,...] equals\n"
-          "numpy.fft.fftn(input)[k0,k1,...].\n"
+          "numpy.fft.fftn(input)[k0,k1,...]. Data that is not periodic: --dct,\n"
+          "--dst, --r2r compute scipy.fft.dctn, dstn (real output for real input).\n"
           "\n",
           out);
     for (size_t b = 0; b < sizeof engine_help / sizeof engine_help[0]; b++) {
@@ -187,7 +188,8 @@ void fs_options_print_help(FILE *out)
             continue;
         }
         fputs(engine_help[b].heading, out);
-        for (int i = 0; i < 10 && engine_help[b].names[i]; i++) {
+        int most = (int)(sizeof engine_help[b].names / sizeof engine_help[b].names[0]);
+        for (int i = 0; i < most && engine_help[b].names[i]; i++) {
             const fs_opt *o = find_line(lines, n, engine_help[b].names[i]);
             if (o)
                 fs_opt_print_help(o, out);
@@ -330,6 +332,7 @@ fs_stage_facts fs_options_facts(const fs_run_config *c)
         .ninputs = c->ninputs,
         .dry_run = c->dry.on,
         .inverse = c->transform.inverse,
+        .r2r = fs_transform_options_kinds_name(&c->transform),
         .check = c->check.on,
         .shard_output = c->output.shard_output,
         .pad = c->transform.pad.n > 0,

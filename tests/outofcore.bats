@@ -134,6 +134,12 @@ print(len(r["passes"]), [p["read_bytes"] for p in r["passes"]], r["scratch_bytes
         run --separate-stderr fftshard 2 --out-of-core "$opt" a.h5 o.h5
         assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot read an input padded, cut or windowed"
     done
+    # a cosine or sine axis would be a Fourier one in the passes
+    oracle make r.h5 8x6x4:float64
+    for opt in --dct=2 --dst=1 --r2r=0:dct2; do
+        run --separate-stderr fftshard 2 --out-of-core "$opt" r.h5 o.h5
+        assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute cosine or sine transforms"
+    done
     # not forced but needed: refused alike; --in-memory runs it in memory
     mkdata 2 -q 96x80x64 big.h5
     run --separate-stderr fftshard 2 --mem-per-rank=34M --correlate big.h5 o.h5

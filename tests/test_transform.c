@@ -2,11 +2,14 @@
 /* test_transform: the decomposition arithmetic of transform.c, serial, for
  * rank counts no test machine has: every stage's boxes must tile the array
  * exactly (sizes add up, no box outside it), the exchanges must move one
- * grid dimension, and 64-bit sizes must come out exact. Nothing is
- * allocated at the array's size. Exit 0 when all passed. */
+ * grid dimension, and 64-bit sizes must come out exact; the cosine and sine
+ * axes (r2r.c): their kinds' frequencies against the definitions, sizes and
+ * inverses, and their operations in every layout. Nothing is allocated at
+ * the array's size. Exit 0 when all passed. */
 #include "config.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -83,7 +86,8 @@ static void check_ops(const fs_transform *t, const char *what)
         for (int s = 0; s < t->nstages; s++)
             for (int i = 0; i < t->nops[s]; i++) {
                 const fs_op_spec *op = &t->ops[s][i];
-                int does = ((op->kind == FS_OP_C2C || op->kind == FS_OP_R2C) && op->axes[k]) ||
+                int does = ((op->kind == FS_OP_C2C || op->kind == FS_OP_R2C ||
+                             op->kind == FS_OP_R2R) && op->axes[k]) ||
                            ((op->kind == FS_OP_C2R || op->kind == FS_OP_C2R_VIA_C2C) &&
                             op->real_axis == k);
                 times += does;
@@ -154,8 +158,124 @@ static void check_batch_layouts(void)
                     }
 }
 
+/* Entry [k][j] of the unscaled matrix of kind c on n points, from
+ * scipy.fft's definitions, for the input indices j that carry no halved
+ * end term (DCT-I's ends, DCT-III's first, DST-III's last). */
+static double definition(fs_r2r c, int64_t n, int64_t k, int64_t j)
+{
+    double N = (double)n, K = (double)k, J = (double)j;
+    switch (c) {
+    case FS_DCT1: return 2 * cos(M_PI * K * J / (N - 1));
+    case FS_DCT2: return 2 * cos(M_PI * K * (2 * J + 1) / (2 * N));
+    case FS_DCT3: return 2 * cos(M_PI * (2 * K + 1) * J / (2 * N));
+    case FS_DCT4: return 2 * cos(M_PI * (2 * K + 1) * (2 * J + 1) / (4 * N));
+    case FS_DST1: return 2 * sin(M_PI * (K + 1) * (J + 1) / (N + 1));
+    case FS_DST2: return 2 * sin(M_PI * (K + 1) * (2 * J + 1) / (2 * N));
+    case FS_DST3: return 2 * sin(M_PI * (2 * K + 1) * (J + 1) / (2 * N));
+    case FS_DST4: return 2 * sin(M_PI * (2 * K + 1) * (2 * J + 1) / (4 * N));
+    case FS_AXIS_FFT: break;
+    }
+    return NAN;
+}
+
+/* fs_r2r_angle against the definitions (2 cos or 2 sin of theta_k (j +
+ * s)), the logical sizes, the inverses and the orthogonalizing factors. */
+static void check_r2r_kinds(void)
+{
+    for (int c = FS_DCT1; c <= FS_DST4; c++) {
+        fs_r2r kind = (fs_r2r)c;
+        int dct = kind <= FS_DCT4, type = dct ? c - FS_DCT1 + 1 : c - FS_DST1 + 1;
+        double s = type == 2 || type == 4 ? 0.5 : dct ? 0 : 1;
+        for (int64_t n = kind == FS_DCT1 ? 2 : 1; n <= 7; n++)
+            for (int64_t k = 0; k < n; k++)
+                for (int64_t j = 0; j < n; j++) {
+                    int halved = (kind == FS_DCT1 && (j == 0 || j == n - 1)) ||
+                                 (kind == FS_DCT3 && j == 0) || (kind == FS_DST3 && j == n - 1);
+                    double th = fs_r2r_angle(kind, n, k) * ((double)j + s);
+                    double got = 2 * (dct ? cos(th) : sin(th));
+                    CHECK(halved || fabs(got - definition(kind, n, k, j)) < 1e-12,
+                          "%s n=%" PRId64 " [%" PRId64 "][%" PRId64 "]: %g, not %g",
+                          fs_r2r_name(kind), n, k, j, got, definition(kind, n, k, j));
+                }
+        double N = fs_r2r_points(kind, 5);
+        CHECK(N == (kind == FS_DCT1 ? 8 : kind == FS_DST1 ? 12 : 10), "%s: logical size %g",
+              fs_r2r_name(kind), N);
+        fs_r2r inv = fs_r2r_inverse(kind);
+        CHECK(fs_r2r_inverse(inv) == kind && (type == 2 || type == 3 ? inv != kind : inv == kind),
+              "%s: inverse %s", fs_r2r_name(kind), fs_r2r_name(inv));
+        /* ortho: a kind's factors and its inverse's undo each other */
+        fs_r2r_edges e = fs_r2r_ortho_edges(kind, 1), f = fs_r2r_ortho_edges(inv, 1);
+        CHECK(fabs(e.post_first * f.pre_first - 1) < 1e-15 &&
+                  fabs(e.post_last * f.pre_last - 1) < 1e-15,
+              "%s: ortho factors not undone by %s's", fs_r2r_name(kind), fs_r2r_name(inv));
+        e = fs_r2r_ortho_edges(kind, 0);
+        CHECK(e.pre_first == 1 && e.pre_last == 1 && e.post_first == 1 && e.post_last == 1,
+              "%s: factors without ortho", fs_r2r_name(kind));
+    }
+    CHECK(fs_r2r_points(FS_AXIS_FFT, 5) == 5, "a Fourier axis counts its length");
+    CHECK(fs_r2r_parse("dst3") == FS_DST3 && fs_r2r_parse("dct") < 0 && fs_r2r_parse("fft") == 0,
+          "kind names");
+}
+
+/* Cosine and sine axes in every position with Fourier ones, every kind of
+ * those, on 1 to 9 ranks, slabs and pencils: every layout tiles the array,
+ * transforms each axis once where it is whole, the R2R operations after
+ * the stage's complex and real-to-complex ones and before a complex-to-real
+ * one, of the kind computed (an inverse's: the inverse kind). */
+static void check_r2r_layouts(void)
+{
+    static const int64_t shape[4] = {5, 8, 6, 7};
+    fs_decomp decomps[2] = {FS_DECOMP_AUTO, FS_DECOMP_PENCIL};
+    for (int mask = 1; mask < 16; mask++)
+        for (int P = 1; P <= 9; P += 2)
+            for (int d = 0; d < 2; d++)
+                for (int kind = 0; kind < 4; kind++) {
+                    fs_transform_request rq = request(4, shape, FS_DTYPE_FLOAT64, P);
+                    int last = -1;
+                    for (int k = 0; k < 4; k++) {
+                        rq.transform_axis[k] = 1;
+                        rq.r2r[k] = (mask >> k) & 1 ? (fs_r2r)(FS_DCT1 + (k + mask) % 8) : FS_AXIS_FFT;
+                        last = rq.r2r[k] == FS_AXIS_FFT ? k : last;
+                    }
+                    if (kind >= 2 && last < 0)
+                        continue;
+                    rq.real_axis = last;
+                    rq.real = kind >= 2;
+                    rq.inverse = kind == 1 || kind == 3;
+                    rq.decomp = decomps[d];
+                    fs_transform t;
+                    char what[96];
+                    snprintf(what, sizeof what, "r2r mask %d on %d, decomp %d, kind %d", mask, P, d, kind);
+                    fs_status st = fs_transform_plan(&rq, &t);
+                    CHECK(st == FS_OK || (d == 1 && P == 1), "%s: %s", what, fs_error_message());
+                    fs_error_clear();
+                    if (st != FS_OK)
+                        continue;
+                    check_tiling(&t, what);
+                    check_ops(&t, what);
+                    CHECK(fs_dtype_is_real(t.work_type) == (mask == 15), "%s: working type %s", what,
+                          fs_dtype_name(t.work_type));
+                    for (int s = 0; s < t.nstages; s++)
+                        for (int i = 0; i < t.nops[s]; i++) {
+                            const fs_op_spec *op = &t.ops[s][i];
+                            for (int j = i + 1; op->kind == FS_OP_R2R && j < t.nops[s]; j++)
+                                CHECK(t.ops[s][j].kind != FS_OP_C2C && t.ops[s][j].kind != FS_OP_R2C,
+                                      "%s: a complex transform after R2R", what);
+                            for (int j = 0; op->kind == FS_OP_R2R && j < i; j++)
+                                CHECK(t.ops[s][j].kind != FS_OP_C2R && t.ops[s][j].kind != FS_OP_C2R_VIA_C2C,
+                                      "%s: R2R after c2r", what);
+                            for (int k = 0; op->kind == FS_OP_R2R && k < 4; k++)
+                                CHECK(!op->axes[k] || op->r2r[k] == (rq.inverse ? fs_r2r_inverse(rq.r2r[k])
+                                                                                  : rq.r2r[k]),
+                                      "%s: axis %d computes %s", what, k, fs_r2r_name(op->r2r[k]));
+                        }
+                }
+}
+
 int main(void)
 {
+    check_r2r_kinds();
+    check_r2r_layouts();
     fs_transform_request rq;
     fs_transform t;
 
@@ -303,6 +423,21 @@ int main(void)
     rq.transform_axis[0] = 0;
     CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.exchanges && t.split[0][0] == 0,
           "40x6x5 axes 1,2 on 8: slab on axis 0, no exchange");
+
+    /* DCT-I needs two points; a 1-D cosine transform on several ranks is no four-step */
+    int64_t one[3] = {4, 1, 3};
+    rq = request(3, one, FS_DTYPE_FLOAT64, 2);
+    rq.r2r[1] = FS_DCT1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_ERR_USAGE, "DCT-I of one point is refused");
+    fs_error_clear();
+    rq.r2r[1] = FS_DST1;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && t.kind == FS_C2C, "DST-I of one point");
+    int64_t line[1] = {4096};
+    rq = request(1, line, FS_DTYPE_FLOAT64, 4);
+    rq.r2r[0] = FS_DCT2;
+    CHECK(fs_transform_plan(&rq, &t) == FS_OK && !t.fold && t.kind == FS_R2R &&
+              t.split[1][0] == FS_GATHER && t.work_type == FS_DTYPE_FLOAT64,
+          "1-D DCT-II on 4 ranks: gathered, real");
 
     printf("test_transform: %ld checks, %ld failed\n", checks, failures);
     return failures ? 1 : 0;

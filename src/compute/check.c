@@ -68,6 +68,26 @@ static double half_weight(const fs_transform *t, const int64_t *at, int folded)
     return k > 0 && 2 * k < n ? 2.0 : 1.0;
 }
 
+/* The weight of an element at `at` (input coordinates, or the result's)
+ * in Parseval's sum along the cosine and sine axes: without --norm=ortho
+ * the transform leaves out scipy's orthogonalizing factors (pre on the
+ * input, post on the result), which make it orthonormal; they weigh here
+ * (sum post^2 |result|^2 = N sum |input|^2 / pre^2). */
+static double r2r_weight(const fs_transform *t, const int64_t *at, int result)
+{
+    double w = 1;
+    for (int k = 0; k < t->in_ndim && t->norm != FS_NORM_ORTHO; k++) {
+        if (!t->transform_axis[k] || t->r2r[k] == FS_AXIS_FFT)
+            continue;
+        fs_r2r_edges e = fs_r2r_ortho_edges(fs_transform_computed(t, k), 1);
+        int64_t last = t->in_shape[k] - 1;
+        double f = (at[k] == 0 ? (result ? e.post_first : e.pre_first) : 1) *
+                   (at[k] == last ? (result ? e.post_last : e.pre_last) : 1);
+        w *= result ? f * f : 1 / (f * f);
+    }
+    return w;
+}
+
 typedef struct sum_ctx {
     const fs_transform *t;
     const fs_io_map *m;
@@ -81,7 +101,8 @@ static void add_square(void *ctx, int64_t off, const int64_t *at)
     sum_ctx *s = ctx;
     double re, im;
     fs_map_element(s->t->prec, s->m, s->base, off, &re, &im);
-    s->sum += (re * re + im * im) * (s->weighted ? half_weight(s->t, at, s->folded) : 1.0);
+    s->sum += (re * re + im * im) * (s->weighted ? half_weight(s->t, at, s->folded) : 1.0) *
+              r2r_weight(s->t, at, 1);
 }
 
 typedef struct cmp_ctx {
@@ -109,17 +130,8 @@ static void compare(void *ctx, int64_t off, const int64_t *at)
     double err = hypot(a - b, ai - bi), ref = hypot(a, ai);
     c->max_err = err > c->max_err ? err : c->max_err;
     c->max_ref = ref > c->max_ref ? ref : c->max_ref;
-    c->sum += ref * ref * (c->weighted ? half_weight(c->t, at, c->folded) : 1.0);
-}
-
-/* The points of the transform: the round trip multiplies by them. */
-static double points(const fs_transform *t)
-{
-    double npts = 1;
-    for (int k = 0; k < t->in_ndim; k++)
-        if (t->transform_axis[k])
-            npts *= (double)(k == t->real_axis ? t->real_len : t->in_shape[k]);
-    return npts;
+    c->sum += ref * ref * (c->weighted ? half_weight(c->t, at, c->folded) : 1.0) *
+              r2r_weight(c->t, at, 0);
 }
 
 /* Memory elements per index of a map's first axis: the later axes' memory,
@@ -168,7 +180,9 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     int64_t local_pieces = rows > 0 ? (rows + per_piece - 1) / per_piece : 0, pieces = 0;
     fs_status st = fs_allreduce(a->comm, &local_pieces, &pieces, 1, MPI_INT64_T, MPI_MAX);
     void *buf = malloc((size_t)(per_piece * row_elems > 0 ? per_piece * row_elems : 1) * eb);
-    *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, t->kind == FS_C2R, 0, 1.0 / points(t), 0, 0, 0};
+    /* the round trip multiplies by the points (cosine and sine axes: their logical sizes) */
+    *cmp = (cmp_ctx){t, &rm, buf, a->data, 0, t->kind == FS_C2R, 0, 1.0 / fs_transform_points(t),
+                     0, 0, 0};
     if (!buf && st == FS_OK)
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory for --check");
     if ((st = fs_error_agree(a->comm, st)) != FS_OK) {
@@ -227,7 +241,7 @@ fs_status fs_check_verdict(MPI_Comm comm, const fs_transform *t, double toleranc
     if (st != FS_OK)
         return fs_error_agree(comm, st);
     /* |result|^2 = scale^2 * points * |input|^2 */
-    double expect = t->scale * t->scale * points(t) * sums[1];
+    double expect = t->scale * t->scale * fs_transform_points(t) * sums[1];
     res->parseval_error = expect > 0 ? fabs(sums[0] - expect) / expect : fabs(sums[0]);
     res->roundtrip_error = maxes[1] > 0 ? maxes[0] / maxes[1] : maxes[0];
     res->passed = res->parseval_error <= res->tolerance && res->roundtrip_error <= res->tolerance;

@@ -15,6 +15,7 @@ struct fs_compute {
     const fs_transform *t;
     const fs_decomposition *d;
     fs_precision prec;
+    size_t elem_bytes;                   /* of the working array (the transform's work_type) */
     fs_workbuf *buf;                     /* the caller's, whose data may trade places */
     unsigned fftw_flags;
     fs_exchange *x[FS_MAX_EXCH];
@@ -37,7 +38,7 @@ static fs_status workbuf_reserve(fs_workbuf *b, int64_t n)
         return FS_OK;
     fs_buffer_free(b->data);
     b->elems = n > 0 ? n : 1;
-    size_t bytes = (size_t)b->elems * fs_complex_bytes(b->prec);
+    size_t bytes = (size_t)b->elems * fs_dtype_bytes(b->type);
     b->data = fs_buffer_alloc(bytes);
     if (!b->data) {
         b->elems = 0;
@@ -113,7 +114,7 @@ fs_status fs_compute_time(void *ctx, const fs_exchange_ops *ops, double *slowest
     fs_status st = fs_error_agree(a->comm, fs_compute_new(a, buf, &c));
     if (st != FS_OK)
         return st;
-    memset(buf->data, 0, (size_t)buf->elems * fs_complex_bytes(buf->prec));
+    memset(buf->data, 0, (size_t)buf->elems * fs_dtype_bytes(buf->type));
     fs_timers ignored;
     memset(&ignored, 0, sizeof ignored);
     double t0 = 0, t = 0;
@@ -134,14 +135,16 @@ static fs_status plan_exchanges(fs_compute *c, const fs_compute_args *a, int64_t
 {
     const fs_transform *t = c->t;
     fs_status st = FS_OK;
-    c->spare.elem_bytes = fs_complex_bytes(c->prec);
+    c->spare.elem_bytes = c->elem_bytes;
+    int real = fs_dtype_is_real(t->work_type), single = c->prec == FS_SINGLE;
     for (int e = 0; e + 1 < t->nstages && a->ops && st == FS_OK; e++) {
         int g = fs_transform_exchange_dim(t, e);
         fs_exchange_args args = {
             .comm = c->d->dim_comm[g],
             .rd = c->d->rd[e],
-            .elem_bytes = fs_complex_bytes(c->prec),
-            .elem_type = c->prec == FS_SINGLE ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX,
+            .elem_bytes = c->elem_bytes,
+            .elem_type = real ? (single ? MPI_FLOAT : MPI_DOUBLE)
+                              : (single ? MPI_C_FLOAT_COMPLEX : MPI_C_DOUBLE_COMPLEX),
             .params = a->params,
             .hooks = t->hooks && e == 0 ? &c->hooks : NULL,
             .spare = &c->spare,
@@ -209,6 +212,7 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     c->t = t;
     c->d = a->d;
     c->prec = t->prec;
+    c->elem_bytes = fs_dtype_bytes(t->work_type);
     c->fftw_flags = a->fftw_flags;
     fs_status st = FS_OK;
     if (t->hooks && !t->hook_twiddle) {
@@ -222,11 +226,11 @@ fs_status fs_compute_new(const fs_compute_args *a, fs_workbuf *buf, fs_compute *
     int64_t need = fs_decomposition_max_elems(a->d);
     if (st == FS_OK)
         st = plan_exchanges(c, a, &need);
-    /* A buffer kept from a transform of the other precision counts its
-     * elements in that precision's size. */
-    if (buf->prec != t->prec)
+    /* A buffer kept from a transform of another element type counts its
+     * elements in that type's size. */
+    if (buf->type != t->work_type)
         fs_workbuf_release(buf);
-    buf->prec = t->prec;
+    buf->type = t->work_type;
     if (st == FS_OK)
         st = workbuf_reserve(buf, need);
     c->buf = buf;
@@ -287,7 +291,7 @@ static fs_status run_exchange(fs_compute *c, int e, int back, fs_timers *timers,
     if (progress)
         fs_progress_begin(progress, "exchange",
                           (double)(rd->send_total - rd->send_elems[rd->self]) *
-                              (double)fs_complex_bytes(c->prec),
+                              (double)c->elem_bytes,
                           "B");
     double hooks_before = x->stats.t_hooks_s;
     fs_status st = fs_exchange_execute(x, &c->buf->data, &c->buf->elems);
@@ -496,6 +500,7 @@ int fs_compute_exchanges(const fs_compute *c)
 struct fs_compute_pieces {
     fs_pieces_kind kind;
     fs_precision prec;
+    size_t elem_bytes;                  /* of the working array */
     unsigned flags;
     char *data;
     fs_box box;
@@ -526,12 +531,14 @@ static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int 
         memset(whole.limit, 0, sizeof whole.limit);
         if (p->kind == FS_PIECES_LAST)
             memset(piece.limit, 0, sizeof piece.limit);
-        int cut = specs[i].kind == FS_OP_C2C && specs[i].axes[p->axis];
+        int axes_op = fs_op_transforms_axes(&specs[i]);
+        int cut = axes_op && specs[i].axes[p->axis];
         int rest = specs[i].kind == FS_OP_WINDOW;
-        if (specs[i].kind == FS_OP_C2C) {
+        if (axes_op) {
+            int64_t trivial = fs_op_identity_length(&specs[i]);
             piece.axes[p->axis] = 0;
             for (int k = 0; k < p->box.ndim; k++)
-                rest |= piece.axes[k] && p->box.count[k] > 1;
+                rest |= piece.axes[k] && p->box.count[k] > trivial;
             memset(whole.axes, 0, sizeof whole.axes);
             whole.axes[p->axis] = 1;
         }
@@ -551,6 +558,7 @@ static void cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind 
     fs_piece_cut c = fs_pieces_cut(t, s, box, kind, piece_bytes);
     p->kind = kind;
     p->prec = t->prec;
+    p->elem_bytes = fs_dtype_bytes(t->work_type);
     p->box = *box;
     p->axis = c.axis;
     p->per = c.per;
@@ -582,7 +590,7 @@ static fs_status plan_in_place(fs_compute_pieces *p)
     p->ops = calloc((size_t)(p->n * p->npiece_specs + 1), sizeof *p->ops);
     if (!p->ops)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    size_t cb = fs_complex_bytes(p->prec);
+    size_t cb = p->elem_bytes;
     fs_status st = FS_OK;
     for (int64_t i = 0; i < p->n && st == FS_OK; i++) {
         fs_box b = fs_compute_pieces_piece(p, i);
@@ -684,7 +692,7 @@ fs_status fs_compute_pieces_end(fs_compute_pieces *p, fs_progress *progress)
 /* A piece between data and its packed copy at `packed`. */
 static void copy_piece(const fs_compute_pieces *p, const fs_box *piece, char *packed, int to_data)
 {
-    size_t cb = fs_complex_bytes(p->prec);
+    size_t cb = p->elem_bytes;
     fs_box_runs w;
     fs_box_runs_begin(&w, piece, &p->box, NULL, 0);
     while (fs_box_runs_next(&w)) {

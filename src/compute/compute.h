@@ -25,11 +25,12 @@
 #include "plan/planner.h"
 #include "plan/transform.h"
 
-/* The working array of a rank: complex elements of one precision. */
+/* The working array of a rank: elements of one type (the transform's
+ * work_type: complex, or real for cosine and sine axes alone). */
 typedef struct fs_workbuf {
     void *data;
     int64_t elems;
-    fs_precision prec;
+    fs_dtype type;
 } fs_workbuf;
 
 void fs_workbuf_release(fs_workbuf *b);
@@ -142,8 +143,9 @@ int fs_compute_exchanges(const fs_compute *c);
  *     of more than one index, which is transformed on the whole box first
  *     (fs_compute_pieces_begin). With keep, each piece goes back into data
  *     too (--check reads the result there).
- * Only complex transforms and scaling are cut: for other operations (the
- * four-step's twiddle and transpose, real transforms) *out is NULL, FS_OK.
+ * Only complex, cosine and sine transforms and scaling are cut: for other
+ * operations (the four-step's twiddle and transpose, real-to-complex
+ * transforms) *out is NULL, FS_OK.
  * Every plan is made here, before data holds anything (FFTW_MEASURE
  * overwrites what it plans on). data must outlive the pieces. */
 

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/fft.h"
+#include "compute/r2r.h"
 #include "compute/pointwise.h"
 
 #include <complex.h>
@@ -121,19 +122,18 @@ static void destroy_plan(fs_precision p, void *plan)
         fftw_destroy_plan(plan);
 }
 
-/* howmany lines of n, dist apart. */
-static void *plan_lines(fs_precision p, int n, int howmany, int dist, void *data, int sign,
-                        unsigned flags)
+/* howmany lines of n values, dist apart, as op transforms them along box
+ * axis k: FFTW's r2r kind of R2R, else a complex transform of sign. */
+static void *plan_op_lines(const fs_op *op, int k, int n, int howmany, int dist, void *data,
+                           int sign, unsigned flags)
 {
-    if (p == FS_SINGLE)
+    if (op->spec.kind == FS_OP_R2R)
+        return fs_r2r_plan_lines(op->prec, op->spec.r2r[k], n, howmany, dist,
+                                 op->spec.reals ? 1 : 2, data, flags);
+    if (op->prec == FS_SINGLE)
         return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign,
                                    flags);
     return fftw_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign, flags);
-}
-
-static void *plan_many(fs_precision p, int n, int howmany, void *data, int sign, unsigned flags)
-{
-    return plan_lines(p, n, howmany, n, data, sign, flags);
 }
 
 /* Lines per trip of a strided pass: a row's GATHER_ROW_BYTES, fewer when
@@ -192,8 +192,10 @@ static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign,
     const fs_box *b = &op->box;
     int64_t stride[FS_LAYOUT_MAX_DIMS];
     fs_box_strides(b, stride);
-    size_t cb = fs_complex_bytes(op->prec);
+    size_t cb = fs_r2r_value_bytes(&op->spec, op->prec);
     int64_t total = fs_box_elems(b);
+    int r2r = op->spec.kind == FS_OP_R2R;
+    int64_t trivial = fs_op_identity_length(&op->spec);
     int done[FS_LAYOUT_MAX_DIMS] = {0};
     if (done_axis >= 0)
         done[done_axis] = 1;
@@ -201,7 +203,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign,
      * all of them run on one slice before the next: one trip through memory. */
     int first = -1;
     for (int k = 0; k < b->ndim && first < 0; k++)
-        if (axes[k] && b->count[k] > 1)
+        if (axes[k] && b->count[k] > trivial)
             first = k;
     op->slices = 1;
     op->slice_elems = total;
@@ -213,7 +215,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign,
         total = op->slice_elems;
     }
     for (int k = b->ndim - 1; k >= 0; k--) {
-        if (!axes[k] || b->count[k] <= 1)
+        if (!axes[k] || b->count[k] <= trivial)
             continue;
         axis_pass *ap = &op->pass[op->npass++];
         ap->axis = k;
@@ -233,19 +235,22 @@ static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign,
             /* FFTW counts lines in ints: more go in several executions. */
             ap->lines = total / ap->n;
             ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
-            ap->plan = plan_many(op->prec, (int)ap->n, (int)ap->per_plan, op->data, sign, flags);
+            ap->plan = plan_op_lines(op, k, (int)ap->n, (int)ap->per_plan, (int)ap->n, op->data,
+                                     sign, flags);
         } else {
             ap->gather = gather_lines(ap->n, cb);
             ap->dist = ap->n + GATHER_PAD;
             ap->buf = fftw_malloc((size_t)(ap->gather * ap->dist) * cb);
             if (!ap->buf)
                 return -1;
-            ap->plan = plan_lines(op->prec, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf, sign,
-                                  flags);
+            ap->plan = plan_op_lines(op, k, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf,
+                                     sign, flags);
         }
         if (!ap->plan && !ap->idle)
             return -1;
-        op->flops += 5.0 * (double)total * (double)op->slices * log2((double)ap->n);
+        /* a cosine or sine costs about a real transform, per part */
+        double per = r2r ? (op->spec.reals ? 2.5 : 5.0) : 5.0;
+        op->flops += per * (double)total * (double)op->slices * log2((double)ap->n);
     }
     return 0;
 }
@@ -259,7 +264,7 @@ typedef struct fused {
     void *ctx;
 } fused;
 
-/* T is one complex element (a struct of two reals: whole-element copies).
+/* T is one value (a complex one a struct of two reals: whole-value copies).
  * Rows are taken two at a time: each buffer line then gets two neighbouring
  * elements per visit. With fz, fz's work runs on the lines in the buffer. */
 #define DEFINE_GATHER_PASS(NAME, T, EXEC, EXEC_ON, PLAN_T)                                      \
@@ -306,6 +311,28 @@ typedef struct { double re, im; } cplx_double;
 typedef struct { float re, im; } cplx_single;
 DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_execute_dft, fftw_plan)
 DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_execute_dft, fftwf_plan)
+/* R2R on a real working array (never fused) */
+DEFINE_GATHER_PASS(gather_reals_double, double, fftw_execute, fftw_execute_r2r, fftw_plan)
+DEFINE_GATHER_PASS(gather_reals_single, float, fftwf_execute, fftwf_execute_r2r, fftwf_plan)
+
+/* The strided pass ap on slice, by the type of op's values. */
+static void gather_pass(const fs_op *op, axis_pass *ap, void *slice)
+{
+    int single = op->prec == FS_SINGLE;
+    if (op->spec.reals)
+        single ? gather_reals_single(ap, slice, NULL) : gather_reals_double(ap, slice, NULL);
+    else
+        single ? gather_pass_single(ap, slice, NULL) : gather_pass_double(ap, slice, NULL);
+}
+
+/* A plan of lines (plan_op_lines) run in place at `at`. */
+static void run_lines_at(const fs_op *op, void *plan, void *at)
+{
+    if (op->spec.kind == FS_OP_R2R)
+        fs_r2r_execute(op->prec, plan, at);
+    else
+        op->prec == FS_SINGLE ? fftwf_execute_dft(plan, at, at) : fftw_execute_dft(plan, at, at);
+}
 
 /* Whether slice sl (its indices on the axes before the first transformed)
  * holds data: none of those axes is transformed here, so their live
@@ -322,7 +349,7 @@ static int slice_live(const fs_op *op, int64_t sl)
 
 static fs_status run_axis_passes(fs_op *op)
 {
-    size_t cb = fs_complex_bytes(op->prec);
+    size_t cb = fs_r2r_value_bytes(&op->spec, op->prec);
     for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
         void *slice = (char *)op->data + (size_t)(sl * op->slice_elems) * cb;
         if (!slice_live(op, sl))
@@ -337,33 +364,23 @@ static fs_status run_axis_passes(fs_op *op)
                 else
                     fftw_execute_dft(ap->plan, slice, slice);
             } else if (ap->stride == 1) {
-                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan) {
-                    void *at = (char *)slice + (size_t)(l * ap->n) * cb;
-                    if (op->prec == FS_SINGLE)
-                        fftwf_execute_dft(ap->plan, at, at);
-                    else
-                        fftw_execute_dft(ap->plan, at, at);
-                }
+                for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan)
+                    run_lines_at(op, ap->plan, (char *)slice + (size_t)(l * ap->n) * cb);
                 /* the lines left over, with a plan of their own on first use */
                 int64_t rest = ap->lines % ap->per_plan;
                 if (rest) {
                     void *at = (char *)slice + (size_t)((ap->lines - rest) * ap->n) * cb;
-                    void *pl = plan_many(op->prec, (int)ap->n, (int)rest, at, op->spec.sign,
-                                         FFTW_ESTIMATE);
+                    void *pl = plan_op_lines(op, ap->axis, (int)ap->n, (int)rest, (int)ap->n, at,
+                                             op->spec.sign, FFTW_ESTIMATE);
                     if (!pl)
                         return fs_error_set(FS_ERR_RUNTIME,
                                             "FFTW could not plan %lld transforms of length %lld",
                                             (long long)rest, (long long)ap->n);
-                    if (op->prec == FS_SINGLE)
-                        fftwf_execute(pl);
-                    else
-                        fftw_execute(pl);
+                    run_lines_at(op, pl, at);
                     destroy_plan(op->prec, pl);
                 }
-            } else if (op->prec == FS_SINGLE) {
-                gather_pass_single(ap, slice, NULL);
             } else {
-                gather_pass_double(ap, slice, NULL);
+                gather_pass(op, ap, slice);
             }
         }
     }
@@ -418,11 +435,17 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
     switch (spec->kind) {
     case FS_OP_C2C:
+    case FS_OP_R2R: /* axis by axis under FFTW_ESTIMATE, all axes in one plan else */
         if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
             if (plan_axis_passes(op, spec->axes, -1, spec->sign, flags) != 0)
                 goto fail;
             break;
         }
+        if (spec->kind == FS_OP_R2R && !(op->plan = fs_r2r_plan_box(prec, spec, box, data, flags,
+                                                                      &op->flops)))
+            goto fail;
+        if (spec->kind == FS_OP_R2R)
+            break;
         make_guru(box, spec->axes, -1, 0, 0, &g);
         if (g.rank > 0)
             op->plan = plan_c2c(prec, &g, data, spec->sign, flags);
@@ -494,8 +517,7 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
         }
         break;
     }
-    case FS_OP_TWIDDLE:
-    case FS_OP_SCALE:
+    default: /* TWIDDLE, SCALE: loops of our own */
         break;
     }
     *out = op;
@@ -561,6 +583,9 @@ static void run_plan(fs_op *op)
         else
             fftw_execute_dft_c2r(op->plan, d, d);
         break;
+    case FS_OP_R2R:
+        fs_r2r_execute(op->prec, op->plan, d);
+        break;
     default:
         if (single)
             fftwf_execute_dft(op->plan, d, d);
@@ -591,13 +616,20 @@ fs_status fs_op_execute(fs_op *op)
         break;
     case FS_OP_SCALE:
         if (op->spec.factor != 1.0)
-            fs_pointwise_scale(op->spec.factor, &op->box, op->prec, op->data);
+            fs_pointwise_scale(op->spec.factor, op->spec.reals, &op->box, op->prec, op->data);
         break;
     case FS_OP_C2R: {
         /* the other axes' passes first, on the half spectrum */
         fs_status st = run_axis_passes(op);
         if (st == FS_OK)
             run_plan(op);
+        return st;
+    }
+    case FS_OP_R2R: {
+        fs_r2r_scale_edges(&op->spec, &op->box, op->prec, op->data, 1);
+        run_plan(op);
+        fs_status st = run_axis_passes(op);
+        fs_r2r_scale_edges(&op->spec, &op->box, op->prec, op->data, 0);
         return st;
     }
     default:
@@ -656,6 +688,10 @@ fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out
         box.start[1] = op->box.start[0];
         break;
     case FS_OP_SCALE: inv.factor = op->spec.factor != 0 ? 1.0 / op->spec.factor : 0; break;
+    case FS_OP_R2R:
+        for (int k = 0; k < box.ndim; k++)
+            inv.r2r[k] = fs_r2r_inverse(op->spec.r2r[k]);
+        break;
     case FS_OP_WINDOW: /* not undone: the inverse gives the windowed field (--check's input) */
         memset(&inv, 0, sizeof inv);
         inv.kind = FS_OP_SCALE;

@@ -154,7 +154,7 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     const fs_overlap_args *a = &o->a;
     fs_compute_pieces *p = o->first;
     fs_box box = fs_compute_pieces_box(p);
-    size_t eb = fs_complex_bytes(a->t->prec);
+    size_t eb = fs_dtype_bytes(a->t->work_type);
     int64_t n = fs_compute_pieces_count(p), box_elems = fs_box_elems(&box);
     char name[FS_INPUT_NAME_MAX];
     fs_input_name(a->input_file, a->info, name, sizeof name);
@@ -175,7 +175,7 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
         st = fs_rawio_wait(io, i + 1);
         /* its values as read, before its FFTs */
         if (st == FS_OK && finite)
-            fs_finite_box(finite, &piece, &box, a->buf->data, fs_complex_dtype(a->t->prec));
+            fs_finite_box(finite, &piece, &box, a->buf->data, a->t->work_type);
         st = fft_step(timers, st, run_read_piece, p, &i);
         fs_progress_callback(progress,
                              (double)(fs_box_offset_in(&piece, &box) + fs_box_elems(&piece)) * (double)eb);
@@ -196,7 +196,7 @@ static fs_status read_whole(const fs_overlap_args *a, fs_progress *progress, fs_
         fs_finite_begin(finite, a->info->ndim, a->info->shape, m.fold_inner);
     /* Slots the read leaves alone (the imaginary parts of real input, the
      * padding, the missing half of a c2r) start as zeros. */
-    memset(a->buf->data, 0, (size_t)a->buf->elems * fs_complex_bytes(a->t->prec));
+    memset(a->buf->data, 0, (size_t)a->buf->elems * fs_dtype_bytes(a->t->work_type));
     /* Progress in the bytes read into memory, as h5io counts them. */
     fs_progress_begin(progress, "read",
                       (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(m.mem_type), "B");
@@ -245,7 +245,7 @@ static fs_status write_pieces(fs_overlap *o, fs_timers *timers, fs_progress *pro
     const fs_transform *t = o->a.t;
     fs_compute_pieces *p = o->last;
     int64_t n = fs_compute_pieces_count(p);
-    size_t eb = fs_complex_bytes(t->prec);
+    size_t eb = fs_dtype_bytes(t->work_type);
     fs_rawio_args ra = {o->raw_out_path, fs_h5_output_name(o->a.h5), 1, o->raw_out.offset,
                         fs_box_full(t->out_ndim, t->out_shape), eb, n, 0};
     fs_rawio *io = NULL;

@@ -74,7 +74,8 @@ void fs_window_op_apply(const fs_window_op *w, fs_precision prec, void *data)
             }
         return;
     }
-    int last = b->ndim - 1, reals = s->padded_rows;
+    /* FFTW's padded real rows, a real working array (spec->reals) or complex values */
+    int last = b->ndim - 1, reals = s->padded_rows, comps = reals || s->reals ? 1 : 2;
     int64_t row = reals ? 2 * b->count[last] : b->count[last];
     int64_t len = reals ? s->real_len : row, rows = fs_box_elems(b) / b->count[last];
     int64_t at[FS_LAYOUT_MAX_DIMS] = {0};
@@ -82,8 +83,8 @@ void fs_window_op_apply(const fs_window_op *w, fs_precision prec, void *data)
         double f = 1;
         for (int k = 0; k < last; k++)
             f *= w->tab[k] ? w->tab[k][at[k]] : 1.0;
-        char *x = (char *)data + (size_t)(r * row * (reals ? 1 : 2)) * rb;
-        times(prec, x, len, reals ? 1 : 2, f, w->tab[last]);
+        char *x = (char *)data + (size_t)(r * row * comps) * rb;
+        times(prec, x, len, comps, f, w->tab[last]);
         for (int k = last - 1; k >= 0 && ++at[k] == b->count[k]; k--)
             at[k] = 0;
     }
@@ -165,9 +166,9 @@ void fs_pointwise_twiddle(const fs_op_spec *spec, const fs_box *b, fs_precision 
     }
 }
 
-void fs_pointwise_scale(double f, const fs_box *b, fs_precision prec, void *data)
+void fs_pointwise_scale(double f, int reals, const fs_box *b, fs_precision prec, void *data)
 {
-    int64_t n = 2 * fs_box_elems(b);
+    int64_t n = (reals ? 1 : 2) * fs_box_elems(b);
     if (prec == FS_SINGLE)
         for (int64_t i = 0; i < n; i++)
             ((float *)data)[i] *= (float)f;

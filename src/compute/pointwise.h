@@ -33,7 +33,8 @@ void fs_pointwise_hermitian(const fs_op_spec *spec, const fs_box *b, fs_precisio
 void fs_pointwise_zero_imag(const fs_box *b, fs_precision prec, void *data);
 /* TWIDDLE: the four-step factor exp(sign 2 pi i j1 k2 / N) (transform.h). */
 void fs_pointwise_twiddle(const fs_op_spec *spec, const fs_box *b, fs_precision prec, void *data);
-/* SCALE: every element times f. */
-void fs_pointwise_scale(double f, const fs_box *b, fs_precision prec, void *data);
+/* SCALE: every element times f (reals: the box holds reals, not complex
+ * values). */
+void fs_pointwise_scale(double f, int reals, const fs_box *b, fs_precision prec, void *data);
 
 #endif

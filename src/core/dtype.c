@@ -4,6 +4,8 @@
 
 #include "core/dtype.h"
 
+#include <string.h>
+
 const char *fs_dtype_name(fs_dtype t)
 {
     switch (t) {
@@ -58,7 +60,23 @@ const char *fs_precision_name(fs_precision p)
 
 const char *fs_kind_name(fs_kind k)
 {
-    return k == FS_R2C ? "r2c" : k == FS_C2R ? "c2r" : "c2c";
+    return k == FS_R2C ? "r2c" : k == FS_C2R ? "c2r" : k == FS_R2R ? "r2r" : "c2c";
+}
+
+static const char *const r2r_names[] = {"fft",  "dct1", "dct2", "dct3", "dct4",
+                                        "dst1", "dst2", "dst3", "dst4"};
+
+const char *fs_r2r_name(fs_r2r k)
+{
+    return k >= FS_AXIS_FFT && k <= FS_DST4 ? r2r_names[k] : "?";
+}
+
+int fs_r2r_parse(const char *name)
+{
+    for (int k = FS_AXIS_FFT; k <= FS_DST4; k++)
+        if (strcmp(name, r2r_names[k]) == 0)
+            return k;
+    return -1;
 }
 
 const char *fs_norm_name(fs_norm norm)

@@ -7,7 +7,8 @@
  * dataset reads fill values where a source is missing, so its sources are
  * checked too (they exist, fftshard reads their type, they are large enough
  * for their mappings). A shard's "offset" attribute and what a forward run
- * recorded for the inverse ("last_size", "axes", "real_axis", "norm", ...)
+ * recorded for the inverse ("last_size", "axes", "real_axis", "norm",
+ * "axis_kinds", ...)
  * are read here; the dataset's other attributes are h5attrs' to copy.
  * Owns the description of an input: what the probe learned (fs_input_info) and the files of a sharded array
  * (fs_shard_set). HDF5's automatic error printing is off (fs_h5_init); with
@@ -33,15 +34,18 @@
 #define FS_RECORDED_WINDOW 512
 typedef struct fs_recorded {
     int forward;                 /* fftshard_version present and direction "forward" */
-    char transform[8];           /* "c2c" or "r2c"; "" when absent */
+    char transform[8];           /* "c2c", "r2c" or "r2r"; "" when absent */
     char norm[16];               /* "backward", "ortho", "forward"; "" when absent */
     int naxes;                   /* 0: no usable axes attribute */
     int64_t axes[FS_LAYOUT_MAX_DIMS]; /* in the order given (versions without real_axis: sorted) */
     int64_t real_axis;           /* the halved axis of r2c; -1 when not recorded */
+    int nkinds;                  /* "axis_kinds": the kind of each of axes (0: absent) */
+    fs_r2r kinds[FS_LAYOUT_MAX_DIMS];
     /* Why a recorded value cannot be fftshard's, naming the attribute ("":
      * absent or usable; the value is then not taken): axes_bad covers the
      * axes and real_axis attributes. The inverse refuses what it would take. */
     char axes_bad[FS_RECORDED_WHY], norm_bad[FS_RECORDED_WHY], transform_bad[FS_RECORDED_WHY];
+    char kinds_bad[FS_RECORDED_WHY];
     /* What the inverse gives back besides the input: the forward run's
      * windows ("window", "window_form"; "" none) and zero padding (the
      * "input_shape" it padded to "padded_shape"; nshape 0: none). */

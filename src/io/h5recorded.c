@@ -196,6 +196,35 @@ static void judge_axes(fs_recorded *rec, int ndim, const char *axes_why, int n)
         rec->naxes = 0;
 }
 
+/* The axis_kinds attribute ("dct2,fft,dst1": one kind per entry of axes),
+ * read after the axes; kinds_bad says why it cannot be fftshard's. */
+static fs_status read_kinds(hid_t did, const char *label, fs_recorded *rec)
+{
+    char text[FS_LAYOUT_MAX_DIMS * 8], *why = rec->kinds_bad;
+    size_t size = sizeof rec->kinds_bad;
+    fs_status ret = read_text(did, "axis_kinds", label, text, sizeof text, why, size);
+    int n = 0, cosine = 0;
+    for (char *p = text, *end; ret == FS_OK && !why[0] && *p; p = end + (*end == ',')) {
+        end = p + strcspn(p, ",");
+        char name[8] = "";
+        snprintf(name, sizeof name, "%.*s", (int)(end - p < 7 ? end - p : 7), p);
+        int k = fs_r2r_parse(name);
+        if (k < 0 || end - p > 6 || n == FS_LAYOUT_MAX_DIMS)
+            snprintf(why, size, "the axis_kinds attribute holds '%.*s', not fft, dct1 to dct4 or "
+                     "dst1 to dst4", (int)(end - p < 16 ? end - p : 16), p);
+        else
+            cosine += (rec->kinds[n++] = (fs_r2r)k) != FS_AXIS_FFT;
+    }
+    if (!why[0] && text[0] && n != rec->naxes)
+        snprintf(why, size, "the axis_kinds attribute holds %d kinds for the axes attribute's %d "
+                 "axes", n, rec->naxes);
+    else if (!why[0] && strcmp(rec->transform, "r2r") == 0 && (n == 0 || cosine < n))
+        snprintf(why, size, "the transform attribute is r2r, but axis_kinds does not name a "
+                 "cosine or sine for every axis");
+    rec->nkinds = why[0] ? 0 : n;
+    return ret;
+}
+
 /* The "box_size" attribute (fftshard-mkdata's, a result of fftshard's with
  * --box-size, a simulation's): 1 to FS_LAYOUT_MAX_DIMS positive finite
  * numbers, whoever wrote it; box_n -1 with the reason otherwise. */
@@ -285,9 +314,9 @@ fs_status fs_h5_read_recorded(hid_t did, const char *label, fs_input_info *info)
     ret = read_text(did, "transform", label, rec->transform, sizeof rec->transform,
                     rec->transform_bad, sizeof rec->transform_bad);
     if (ret == FS_OK && !rec->transform_bad[0] && strcmp(rec->transform, "c2c") != 0 &&
-        strcmp(rec->transform, "r2c") != 0)
+        strcmp(rec->transform, "r2c") != 0 && strcmp(rec->transform, "r2r") != 0)
         snprintf(rec->transform_bad, sizeof rec->transform_bad,
-                 "the transform attribute is '%s', not c2c or r2c", rec->transform);
+                 "the transform attribute is '%s', not c2c, r2c or r2r", rec->transform);
     if (ret == FS_OK)
         ret = read_text(did, "norm", label, rec->norm, sizeof rec->norm, rec->norm_bad,
                         sizeof rec->norm_bad);
@@ -311,5 +340,7 @@ fs_status fs_h5_read_recorded(hid_t did, const char *label, fs_input_info *info)
         snprintf(axes_why, sizeof axes_why, "%s", why);
     if (ret == FS_OK && (naxes >= 0 || axes_why[0]))
         judge_axes(rec, info->ndim, axes_why, rec->naxes);
+    if (ret == FS_OK)
+        ret = read_kinds(did, label, rec);
     return ret == FS_OK ? read_domain(did, label, rec) : ret;
 }

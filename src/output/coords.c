@@ -79,6 +79,7 @@ typedef struct coord_rule {
     int half;        /* k along the halved axis: rfftfreq */
     int64_t n;       /* the real length */
     double L;        /* the box length */
+    fs_r2r r2r;      /* a cosine or sine axis: its index's angle over the spacing L/n */
 } coord_rule;
 enum { RULE_K, RULE_X, RULE_INDEX };
 
@@ -91,8 +92,10 @@ static void fill_coord(const void *ctx, int64_t first, int64_t count, void *out)
         if (r->kind == RULE_INDEX)
             ((int64_t *)out)[j - first] = j;
         else
-            ((double *)out)[j - first] = r->kind == RULE_K ? 2.0 * M_PI * (double)f / r->L
-                                                           : (double)j * r->L / (double)r->n;
+            ((double *)out)[j - first] =
+                r->kind != RULE_K         ? (double)j * r->L / (double)r->n
+                : r->r2r != FS_AXIS_FFT ? fs_r2r_angle(r->r2r, r->n, j) * (double)r->n / r->L
+                                          : 2.0 * M_PI * (double)f / r->L;
     }
 }
 
@@ -113,11 +116,16 @@ static void transformed_coord(const fs_transform *t, int nbox, const double *box
     /* the real length: the input's, the output's for x, the halved axis's */
     int64_t n = a == t->real_axis ? t->real_len : spectral ? t->in_shape[a] : count;
     double L = nbox ? box[nbox == 1 ? 0 : i] : (double)n;
-    ac->rule = (coord_rule){spectral ? RULE_K : RULE_X, a == t->real_axis, n, L};
+    fs_r2r kind = t->r2r[a];
+    ac->rule = (coord_rule){spectral ? RULE_K : RULE_X, a == t->real_axis, n, L, kind};
     const char *unit = nbox ? "box_length_unit" : "grid_spacing";
     snprintf(ac->name, sizeof ac->name, "%s%d", spectral ? "k" : "x", a);
     snprintf(ac->units, sizeof ac->units, "%s%s", spectral ? "rad/" : "", unit);
-    if (spectral)
+    if (spectral && kind != FS_AXIS_FFT)
+        snprintf(ac->long_name, sizeof ac->long_name, "wave number along axis %d: the angle "
+                 "theta_j of %s (fftshard(1), COSINE AND SINE TRANSFORMS) over L/%lld, L = %.17g",
+                 a, fs_r2r_name(kind), (long long)n, L);
+    else if (spectral)
         snprintf(ac->long_name, sizeof ac->long_name, "wave number along axis %d: 2 pi "
                  "numpy.fft.%s(%lld, L/%lld), L = %.17g", a, a == t->real_axis ? "rfftfreq" :
                  "fftfreq", (long long)n, (long long)n, L);
@@ -146,7 +154,7 @@ static void batch_coord(const fs_transform *t, const fs_input_coords *in, int a,
     else
         snprintf(ac->name, sizeof ac->name, "axis%d", a);
     snprintf(ac->long_name, sizeof ac->long_name, "index along axis %d", a);
-    ac->rule = (coord_rule){RULE_INDEX, 0, n, 0};
+    ac->rule = (coord_rule){RULE_INDEX, 0, n, 0, FS_AXIS_FFT};
     ac->c = (fs_h5_coord){ac->name, NULL, n, FS_DTYPE_INTEGER, NULL, fill_coord, &ac->rule, "1",
                           ac->long_name};
 }

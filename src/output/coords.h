@@ -5,7 +5,8 @@
  * Every axis of a result written into OUTPUT gets a dimension scale
  * (h5scales.h) in the result's group: a transformed axis of a forward
  * result its wave number k<a> (2 pi numpy.fft.fftfreq(n, L/n), rfftfreq
- * along the halved axis of --real, in the stored, unshifted order); a
+ * along the halved axis of --real, in the stored, unshifted order; a
+ * cosine or sine axis fs_r2r_angle over the spacing L/n); a
  * transformed axis of an inverse or --apply result its position x<a>
  * (j L / n); a batch axis the input's own coordinate when it has one of
  * that length (copied: name, values, units, long_name), else its indices

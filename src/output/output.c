@@ -128,7 +128,7 @@ static fs_status check_paths_on_root(void *arg)
  * a result has them all, and the result's own values hold. */
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
-    "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
+    "axes", "real_axis", "axis_kinds", "input_shape", "last_size", "ranks", "offset", "shards",
     "padded_shape", "window", "window_form", "window_power", "mode",
     "operation", "box_size", "k_convention", "second_input", "input_slice",
     /* the coordinates' bookkeeping (HDF5's dimension scales, netCDF-4's):
@@ -394,6 +394,10 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
         st = fs_h5_output_attr_int64s(h5, "axes", t->naxes, axes);
     if (st == FS_OK && t->real_axis >= 0)
         st = fs_h5_output_attr_int64s(h5, "real_axis", -1, &real_axis);
+    char kinds[FS_LAYOUT_MAX_DIMS * 8];
+    fs_transform_kinds_text(t, kinds, sizeof kinds);
+    if (st == FS_OK && kinds[0])
+        st = fs_h5_output_attr_string(h5, "axis_kinds", kinds);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->data_shape);
     if (st == FS_OK && t->resized)
@@ -418,7 +422,7 @@ fs_status fs_output_write(fs_output *out, const fs_transform *t, const fs_box *b
 {
     fs_io_map m = fs_transform_write_map(t, box);
     fs_progress_begin(progress, "write",
-                      (double)fs_box_elems(&m.file_box) * (double)fs_complex_bytes(t->prec), "B");
+                      (double)fs_box_elems(&m.file_box) * (double)fs_dtype_bytes(t->work_type), "B");
     fs_status st = FS_OK;
     if (out->opts->shard_output) {
         /* The file holds the group's box: positions relative to its start. */

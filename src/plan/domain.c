@@ -267,6 +267,7 @@ fs_op_spec fs_domain_window_op(const fs_transform *t)
     memcpy(s.wlen, t->read_shape, sizeof s.wlen);
     s.fold_inner = t->fold ? t->n1 : 0;
     s.padded_rows = t->kind == FS_R2C && t->padded;
+    s.reals = fs_dtype_is_real(t->work_type);
     s.real_axis = t->real_axis;
     s.real_len = t->real_len;
     return s;

@@ -113,7 +113,7 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
                          int io_thread, const int c[2], rank_need *need)
 {
     memset(need, 0, sizeof *need);
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     /* --apply's round trip and the correlation function plan the inverse
      * exchanges as --check does */
     int second = 0, check = keeps->check || keeps->undo || t->round_trip;
@@ -186,7 +186,7 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
     int coords[2][2 + 2 * FS_MAX_STAGES], n[2];
     for (int g = 0; g < 2; g++)
         n[g] = candidate_coords(t, g, coords[g]);
-    size_t cb = fs_complex_bytes(t->prec);
+    size_t cb = fs_dtype_bytes(t->work_type);
     int64_t worst_bytes = -1;
     uint64_t messages[FS_MAX_STAGES] = {0};
     for (int i = 0; i < n[0]; i++)
@@ -237,7 +237,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->ops = ops;
     out->array_elems = need.array_elems;
     memcpy(out->messages, need.messages, sizeof out->messages);
-    out->array_bytes = resident(need.array_elems * (int64_t)fs_complex_bytes(t.prec));
+    out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
     out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes;
@@ -245,7 +245,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
-    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_complex_bytes(t.prec));
+    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
                        out->library_bytes + out->cross_bytes;
     return FS_OK;

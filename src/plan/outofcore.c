@@ -219,6 +219,11 @@ static fs_status plan_out_of_core(const fs_ooc_args *a, fs_ooc_plan *p, const ch
         *cannot = "cannot read an input padded, cut or windowed (--pad, --window)";
         return FS_OK;
     }
+    for (int x = 0; x < p->vt.ndim; x++)
+        if (p->vt.r2r[x] != FS_AXIS_FFT) {
+            *cannot = "cannot compute cosine or sine transforms (--dct, --dst, --r2r)";
+            return FS_OK;
+        }
     p->scratch_bytes = fs_shape_elems(p->vt.ndim, p->vt.shape) * (int64_t)fs_complex_bytes(p->vt.prec);
     make_passes(a, p);
     for (int i = 0; i < p->npasses; i++)

@@ -15,7 +15,7 @@ static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_piec
 {
     int first = -1, free_axis = -1;
     for (int i = 0; i < n; i++)
-        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE &&
+        if (!fs_op_transforms_axes(&specs[i]) && specs[i].kind != FS_OP_SCALE &&
             !(specs[i].kind == FS_OP_WINDOW && kind == FS_PIECES_FIRST))
             return -1;
     for (int k = 0; k < box->ndim; k++) {
@@ -25,7 +25,7 @@ static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_piec
             first = k;
         int used = 0;
         for (int i = 0; i < n; i++)
-            used |= specs[i].kind == FS_OP_C2C && specs[i].axes[k];
+            used |= fs_op_transforms_axes(&specs[i]) && specs[i].axes[k];
         if (!used && free_axis < 0)
             free_axis = k;
     }
@@ -42,12 +42,12 @@ fs_piece_cut fs_pieces_cut(const fs_transform *t, int s, const fs_box *box, fs_p
         return c;
     int64_t elems = fs_box_elems(box);
     int64_t slice_elems = elems > 0 ? elems / box->count[c.axis] : 0;
-    int64_t slice_bytes = slice_elems * (int64_t)fs_complex_bytes(t->prec);
+    int64_t slice_bytes = slice_elems * (int64_t)fs_dtype_bytes(t->work_type);
     c.per = slice_bytes > 0 && piece_bytes > slice_bytes ? piece_bytes / slice_bytes : 1;
     if (c.per > box->count[c.axis])
         c.per = box->count[c.axis];
     c.n = elems > 0 ? (box->count[c.axis] + c.per - 1) / c.per : 0;
-    c.buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems * c.per) * fs_complex_bytes(t->prec)
+    c.buf_bytes = kind == FS_PIECES_LAST ? (size_t)(slice_elems * c.per) * fs_dtype_bytes(t->work_type)
                                          : 0;
     return c;
 }

@@ -38,8 +38,9 @@ typedef struct fs_piece_cut {
 } fs_piece_cut;
 
 /* How stage s of t on box is cut into pieces of about piece_bytes. Only
- * complex transforms and scaling are cut (axis -1 for other operations:
- * the four-step's twiddle and transpose, real transforms). */
+ * complex, cosine and sine transforms and scaling are cut (axis -1 for
+ * other operations: the four-step's twiddle and transpose, real-to-complex
+ * transforms). */
 fs_piece_cut fs_pieces_cut(const fs_transform *t, int s, const fs_box *box, fs_pieces_kind kind,
                            int64_t piece_bytes);
 

@@ -79,6 +79,67 @@ static fs_status set_axes(const fs_opt *opt, const char *arg, void *section)
     return FS_OK;
 }
 
+/* --dct=TYPE, --dst=TYPE: scipy's type 1 to 4, for every transformed axis. */
+static fs_status set_type(const fs_opt *opt, const char *arg, fs_transform_options *o, int dst)
+{
+    long type;
+    if (fs_opt_parse_long(arg, 1, 4, &type) != 0)
+        return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected a type from 1 to 4 (scipy.fft.%s's "
+                            "type)", opt->long_name, arg, opt->long_name);
+    o->r2r_all = (fs_r2r)((dst ? FS_DST1 : FS_DCT1) + (int)type - 1);
+    o->r2r_given |= dst ? FS_R2R_OPTION_DST : FS_R2R_OPTION_DCT;
+    return FS_OK;
+}
+
+static fs_status set_dct(const fs_opt *opt, const char *arg, void *section)
+{
+    return set_type(opt, arg, section, 0);
+}
+
+static fs_status set_dst(const fs_opt *opt, const char *arg, void *section)
+{
+    return set_type(opt, arg, section, 1);
+}
+
+/* --r2r=AXIS:KIND,...: the kind of each axis named. */
+static fs_status set_r2r(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_transform_options *o = section;
+    (void)opt;
+    int n = 0;
+    for (const char *p = arg; n == 0 || *p; ) {
+        size_t tok = strcspn(p, ",");
+        char item[64], *colon;
+        long axis;
+        int kind = -1;
+        snprintf(item, sizeof item, "%.*s", (int)(tok < sizeof item ? tok : sizeof item - 1), p);
+        if ((colon = strchr(item, ':')) != NULL) {
+            *colon = '\0';
+            kind = fs_r2r_parse(colon + 1);
+        }
+        if (tok >= sizeof item || kind < 0 ||
+            fs_opt_parse_long(item, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1, &axis) != 0)
+            return fs_error_set(FS_ERR_USAGE, "--r2r=%s: '%.*s' is not AXIS:KIND (an axis from %d "
+                                "to %d, a kind dct1 to dct4, dst1 to dst4 or fft)", arg,
+                                (int)(tok < 40 ? tok : 40), p, -FS_LAYOUT_MAX_DIMS,
+                                FS_LAYOUT_MAX_DIMS - 1);
+        if (n == FS_LAYOUT_MAX_DIMS)
+            return fs_error_set(FS_ERR_USAGE, "--r2r=%s: more than %d axes", arg,
+                                FS_LAYOUT_MAX_DIMS);
+        for (int i = 0; i < n; i++)
+            if (o->r2r_axes[i] == axis)
+                return fs_error_set(FS_ERR_USAGE, "--r2r=%s: axis %ld given twice", arg, axis);
+        o->r2r_axes[n] = (int)axis;
+        o->r2r_kinds[n++] = (fs_r2r)kind;
+        p += tok + (p[tok] == ',');
+        if (p[-1] == ',' && !*p)
+            return fs_error_set(FS_ERR_USAGE, "--r2r=%s: ends in a comma", arg);
+    }
+    o->nr2r = n;
+    o->r2r_given |= FS_R2R_OPTION_R2R;
+    return FS_OK;
+}
+
 static fs_status set_grid(const fs_opt *opt, const char *arg, void *section)
 {
     fs_transform_options *o = section;
@@ -122,6 +183,14 @@ const fs_opt fs_transform_option_lines[] = {
     {FS_OPT("axes", 0, FS_OPT_ARG, set_axes, T, axes),
      .help = "      --axes=LIST         comma-separated axes to transform; negative counts\n"
              "                          from the end; default all axes\n"},
+    {FS_OPT("dct", 0, FS_OPT_ARG, set_dct, T, r2r_all),
+     .help = "      --dct=TYPE          cosine transform of type 1-4 along every transformed\n"
+             "                          axis (scipy.fft.dctn; with --inverse, idctn)\n"},
+    {FS_OPT("dst", 0, FS_OPT_ARG, set_dst, T, r2r_all),
+     .help = "      --dst=TYPE          sine transform of type 1-4 (scipy.fft.dstn, idstn)\n"},
+    {FS_OPT("r2r", 0, FS_OPT_ARG, set_r2r, T, r2r_kinds),
+     .help = "      --r2r=AXIS:KIND,... a kind per axis: dct1-dct4, dst1-dst4 or fft; the\n"
+             "                          other transformed axes are Fourier axes\n"},
     {FS_OPT("real", 0, FS_OPT_NO_ARG, fs_opt_flag, T, real),
      .help = "      --real              real input (numpy.fft.rfftn); with --inverse, real\n"
              "                          output (numpy.fft.irfftn)\n"},
@@ -161,10 +230,34 @@ void fs_transform_options_init(fs_transform_options *o)
     o->norm = FS_NORM_BACKWARD;
 }
 
+const char *fs_transform_options_kinds_name(const fs_transform_options *o)
+{
+    return o->r2r_given & FS_R2R_OPTION_R2R   ? "--r2r"
+           : o->r2r_given & FS_R2R_OPTION_DST ? "--dst"
+           : o->r2r_given & FS_R2R_OPTION_DCT ? "--dct"
+                                              : NULL;
+}
+
 fs_status fs_transform_options_check(const fs_transform_options *o)
 {
+    unsigned g = o->r2r_given;
     if (o->last_size && !(o->real && o->inverse))
         return fs_error_set(FS_ERR_USAGE, "--last-size: applies only to --inverse --real");
+    if (g & (g - 1)) {
+        char given[32] = "";
+        const char *names[] = {"--dct", "--dst", "--r2r"};
+        for (int i = 0; i < 3; i++)
+            if (g & (1u << i))
+                snprintf(given + strlen(given), sizeof given - strlen(given), "%s%s",
+                         given[0] ? ", " : "", names[i]);
+        return fs_error_set(FS_ERR_USAGE, "%s: give one of them (--dct=TYPE or --dst=TYPE: one "
+                            "kind for every transformed axis; --r2r=AXIS:KIND,...: a kind per "
+                            "axis)", given);
+    }
+    if (o->real && (g & (FS_R2R_OPTION_DCT | FS_R2R_OPTION_DST)))
+        return fs_error_set(FS_ERR_USAGE, "--real, %s: every transformed axis is then a cosine or "
+                            "sine axis, and --real halves a Fourier axis; name the cosine and "
+                            "sine axes with --r2r=AXIS:KIND,...", fs_transform_options_kinds_name(o));
     if (o->inverse && (o->pad.n || o->window.n))
         return fs_error_set(FS_ERR_USAGE, "%s: shapes the input of a forward transform; the "
                             "inverse of a padded or windowed result gives that field as it was "
@@ -192,6 +285,33 @@ fs_status fs_transform_options_axes(const fs_transform_options *o, int ndim,
                                 "--axes: axes %d and %d are the same axis of a %d-D dataset",
                                 o->axes[i], resolved, ndim);
         axes_out[resolved] = 1;
+    }
+    return FS_OK;
+}
+
+fs_status fs_transform_options_kinds(const fs_transform_options *o, int ndim,
+                                     const int transformed[FS_LAYOUT_MAX_DIMS],
+                                     fs_r2r r2r_out[FS_LAYOUT_MAX_DIMS])
+{
+    int every = (o->r2r_given & (FS_R2R_OPTION_DCT | FS_R2R_OPTION_DST)) != 0, seen[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < FS_LAYOUT_MAX_DIMS; k++) {
+        r2r_out[k] = every && k < ndim && transformed[k] ? o->r2r_all : FS_AXIS_FFT;
+        seen[k] = -FS_LAYOUT_MAX_DIMS - 1;
+    }
+    for (int i = 0; i < o->nr2r; i++) {
+        int axis = o->r2r_axes[i], a = axis < 0 ? axis + ndim : axis;
+        if (a < 0 || a >= ndim)
+            return fs_error_set(FS_ERR_USAGE, "--r2r: axis %d is out of range for a %d-D dataset",
+                                axis, ndim);
+        if (seen[a] >= -FS_LAYOUT_MAX_DIMS)
+            return fs_error_set(FS_ERR_USAGE,
+                                "--r2r: axes %d and %d are the same axis of a %d-D dataset",
+                                seen[a], axis, ndim);
+        if (!transformed[a])
+            return fs_error_set(FS_ERR_USAGE, "--r2r: axis %d is not transformed (not among "
+                                "--axes)", axis);
+        seen[a] = axis;
+        r2r_out[a] = o->r2r_kinds[i];
     }
     return FS_OK;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* plan_options: the options of what a run computes (fs_transform_options:
- * --inverse, --real, --axes, --norm, --precision, --decomp, --grid,
- * --plan, --pad, --window ...) and of how the ranks exchange (fs_strategy_options:
+ * --inverse, --real, --axes, --dct, --dst, --r2r, --norm, --precision,
+ * --decomp, --grid, --plan, --pad, --window ...) and of how the ranks exchange (fs_strategy_options:
  * --transpose, --seed, --packet, --queues, --mem-per-rank), in typed
  * values: their lines (optable.h), their --help and their check together,
  * read by the planner (planner.h). Owns nothing. */
@@ -31,6 +31,13 @@ typedef struct fs_transform_options {
     int norm_given;              /* else an inverse takes the forward run's */
     int naxes;                   /* 0: all axes */
     int axes[FS_LAYOUT_MAX_DIMS]; /* as given; negative counts from the end */
+    /* cosine and sine axes: --dct=TYPE or --dst=TYPE, the kind of every
+     * transformed axis; --r2r=AXIS:KIND,..., the kind of each axis named */
+    unsigned r2r_given;          /* FS_R2R_OPTION_* of the options given */
+    fs_r2r r2r_all;              /* --dct, --dst (the last given) */
+    int nr2r;                    /* --r2r: its entries, axes as given */
+    int r2r_axes[FS_LAYOUT_MAX_DIMS];
+    fs_r2r r2r_kinds[FS_LAYOUT_MAX_DIMS];
     fs_decomp decomp;
     int grid[2];                 /* --grid (0: not given) */
     fs_pad_list pad;             /* --pad: per transformed axis in the order of --axes (n 0:
@@ -38,6 +45,10 @@ typedef struct fs_transform_options {
     fs_window_list window;       /* --window: likewise */
     int window_sym;              /* --window-symmetric */
 } fs_transform_options;
+
+#define FS_R2R_OPTION_DCT 1u
+#define FS_R2R_OPTION_DST 2u
+#define FS_R2R_OPTION_R2R 4u
 
 /* The exchange strategy asked for (--transpose). */
 typedef enum fs_strategy_kind {
@@ -60,7 +71,8 @@ typedef struct fs_strategy_options {
 } fs_strategy_options;
 
 /* The lines; the sections with their defaults; the check of the transform
- * options together (--last-size only with --inverse --real; --pad and
+ * options together (--last-size only with --inverse --real; one of --dct,
+ * --dst and --r2r, and neither --dct nor --dst with --real; --pad and
  * --window only forward). */
 extern const fs_opt fs_transform_option_lines[];
 extern const fs_opt fs_strategy_option_lines[];
@@ -77,5 +89,16 @@ const char *fs_strategy_request_name(const fs_strategy_request *r);
  * twice. */
 fs_status fs_transform_options_axes(const fs_transform_options *o, int ndim,
                                     int axes_out[FS_LAYOUT_MAX_DIMS]);
+
+/* The kinds the options give the axes of a rank-ndim array whose
+ * transformed axes are `transformed` (fs_transform_options_axes): r2r_out[k]
+ * FS_AXIS_FFT unless --dct, --dst or --r2r names it. FS_ERR_USAGE for an
+ * --r2r axis out of range, named twice or not transformed. */
+fs_status fs_transform_options_kinds(const fs_transform_options *o, int ndim,
+                                     const int transformed[FS_LAYOUT_MAX_DIMS],
+                                     fs_r2r r2r_out[FS_LAYOUT_MAX_DIMS]);
+/* "--dct", "--dst" or "--r2r": the option that gave the kinds (NULL: none),
+ * for messages. */
+const char *fs_transform_options_kinds_name(const fs_transform_options *o);
 
 #endif

@@ -59,6 +59,7 @@ static fs_status check_recorded(const fs_transform_options *o, const fs_input_in
         {rec->transform_bad, NULL, rec->forward},
         {rec->axes_bad, "--axes", rec->forward && !o->naxes},
         {rec->norm_bad, "--norm", rec->forward && !o->norm_given},
+        {rec->kinds_bad, "--dct, --dst or --r2r", rec->forward && !o->r2r_given},
         {in->last_size_bad, "--last-size", o->real && !o->last_size},
     };
     for (size_t i = 0; i < sizeof uses / sizeof uses[0]; i++)
@@ -146,6 +147,43 @@ static void take_norm(const fs_transform_options *o, const fs_recorded *rec, fs_
     }
 }
 
+/* "0:dct2,2:fft": the kinds of axes[0..n), into buf. */
+static const char *kinds_text(int n, const int *axes, const fs_r2r *r2r, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%d:%s", i ? "," : "", axes[i],
+                                 fs_r2r_name(r2r[axes[i]]));
+    return buf;
+}
+
+/* The kinds of an inverse: the recorded ones (axis_kinds) unless --dct,
+ * --dst or --r2r was given. */
+static void take_kinds(const fs_transform_options *o, const fs_recorded *rec,
+                       fs_transform_request *rq, fs_planner_notes *notes)
+{
+    fs_r2r theirs[FS_LAYOUT_MAX_DIMS] = {FS_AXIS_FFT};
+    int axes[FS_LAYOUT_MAX_DIMS], n = recorded_axes(rec, axes), differ = 0;
+    for (int i = 0; i < rec->nkinds; i++)
+        theirs[axes[i]] = rec->kinds[i];
+    for (int k = 0; k < rq->ndim; k++)
+        differ = differ || (rq->transform_axis[k] && rq->r2r[k] != theirs[k]);
+    char mine[128], recorded[128];
+    kinds_text(n, axes, theirs, recorded, sizeof recorded);
+    if (!o->r2r_given && fs_r2r_any(theirs, FS_LAYOUT_MAX_DIMS)) {
+        for (int k = 0; k < rq->ndim; k++)
+            rq->r2r[k] = rq->transform_axis[k] ? theirs[k] : FS_AXIS_FFT;
+        add_note(notes, 0, "--inverse: --r2r=%s, as the forward run recorded on the input",
+                 recorded);
+    } else if (o->r2r_given && differ) {
+        add_note(notes, 1, "%s: transforming axes %s as asked, but the forward run's were %s: the "
+                 "round trip will not give its input back", fs_transform_options_kinds_name(o),
+                 kinds_text(rq->naxes, rq->axes, rq->r2r, mine, sizeof mine),
+                 rec->nkinds ? recorded : "Fourier axes");
+    }
+}
+
 /* What the forward run's windows and zero padding leave in the inverse:
  * the windows recorded (the result's "window"), said. */
 static void take_domain_record(const fs_recorded *rec, fs_transform_request *rq,
@@ -180,6 +218,7 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
     int was_real = strcmp(rec->transform, "r2c") == 0;
     take_axes(o, in, rq, notes);
     take_norm(o, rec, rq, notes);
+    take_kinds(o, rec, rq, notes);
     take_domain_record(rec, rq, notes);
     if (was_real && !o->real)
         add_note(notes, 1, "--inverse: the input is the half spectrum of a --real forward run; "
@@ -191,6 +230,24 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
         add_note(notes, 1, "--last-size=%lld: as asked, but the forward run recorded last_size "
                  "%lld: the round trip will not give its input back", (long long)o->last_size,
                  (long long)in->last_size_attr);
+}
+
+/* --real halves the last Fourier axis of the axes (numpy's rfftn the last
+ * of its axes); a cosine or sine axis must be transformed (an inverse may
+ * have taken other axes from the record). */
+static fs_status halve_fourier_axis(const fs_transform_options *o, fs_transform_request *rq)
+{
+    for (int k = 0; k < rq->ndim; k++)
+        if (rq->r2r[k] != FS_AXIS_FFT && !rq->transform_axis[k])
+            return fs_error_set(FS_ERR_USAGE, "%s: axis %d is not transformed (the forward run "
+                                "recorded other axes); give --axes",
+                                o->r2r_given ? fs_transform_options_kinds_name(o) : "--r2r", k);
+    for (int i = rq->naxes - 1; i >= 0; i--)
+        if (rq->r2r[rq->axes[i]] == FS_AXIS_FFT) {
+            rq->real_axis = rq->axes[i];
+            break;
+        }
+    return FS_OK;
 }
 
 /* --pad and --window on the transformed axes: one item for all, or one
@@ -233,6 +290,8 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
     fs_input_name(file, in, rq->in_name, sizeof rq->in_name);
     rq->in_type_name = in->type_name;
     fs_status st = fs_transform_options_axes(o, in->ndim, rq->transform_axis);
+    if (st == FS_OK)
+        st = fs_transform_options_kinds(o, in->ndim, rq->transform_axis, rq->r2r);
     if (st != FS_OK)
         return st;
     rq->naxes = o->naxes ? o->naxes : in->ndim;
@@ -267,7 +326,7 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         return st;
     if (o->inverse && in->recorded.forward)
         take_recorded(o, in, rq, notes);
-    return FS_OK;
+    return halve_fourier_axis(o, rq);
 }
 
 fs_status fs_planner_request(const fs_transform_options *o, int round_trip, const char *file,
@@ -311,9 +370,11 @@ void fs_planner_auto_key(const fs_transform *t, const fs_exchange_params *params
     char shape[256], axes[64] = "";
     fs_format_shape(t->in_ndim, t->in_shape, shape, sizeof shape);
     size_t used = 0;
+    /* a cosine or sine axis is named with its kind: "0:dct2,1" */
     for (int k = 0; k < t->in_ndim; k++)
         if (t->transform_axis[k])
-            used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+            used += (size_t)snprintf(axes + used, sizeof axes - used, "%s%d%s%s", used ? "," : "",
+                                     k, t->r2r[k] ? ":" : "", t->r2r[k] ? fs_r2r_name(t->r2r[k]) : "");
     snprintf(key, size, "%s/%s/%s/axes=%s/ranks=%d/%s/%s%dx%d/packet=%zu/queues=%d",
              fs_kind_name(t->kind), fs_precision_name(t->prec), shape, axes,
              t->grid[0] * t->grid[1], inverse ? "inverse" : "forward",

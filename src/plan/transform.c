@@ -453,10 +453,12 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
         if (rq->transform_axis[k])
             t->axes[t->naxes++] = k;
     t->norm = rq->norm;
-    t->kind = !rq->real ? FS_C2C : rq->inverse ? FS_C2R : FS_R2C;
+    fs_status st = fs_r2r_take_request(rq, t);
+    if (st != FS_OK)
+        return st;
     t->sign = rq->inverse ? FFTW_BACKWARD : FFTW_FORWARD;
     t->prec = rq->prec;
-    t->real_axis = t->kind == FS_C2C ? -1 : rq->real_axis;
+    t->real_axis = t->kind == FS_C2C || t->kind == FS_R2R ? -1 : rq->real_axis;
     if (t->kind == FS_R2C) {
         if (!fs_dtype_is_real(rq->in_dtype))
             return fs_error_set(FS_ERR_INPUT,
@@ -498,7 +500,7 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
         t->out_shape[t->real_axis] = t->half_len;
     if (t->kind == FS_C2R)
         t->out_shape[t->real_axis] = t->real_len;
-    t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : fs_complex_dtype(t->prec);
+    t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : t->work_type;
     t->round_trip = rq->round_trip;
     if (t->round_trip) {
         /* the field again (its part kept): real input gives real values */
@@ -508,7 +510,7 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
                           ? fs_complex_dtype(t->prec)
                           : fs_real_dtype(t->prec);
     }
-    double npts = 1, nall = 1;
+    double npts = 1, nall = 1, points = fs_transform_points(t);
     for (int k = 0; k < ndim; k++) {
         int64_t len = k == t->real_axis ? t->real_len : rq->shape[k];
         nall *= (double)len;
@@ -516,12 +518,13 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
             npts *= (double)len;
     }
     fs_norm scaled = rq->inverse ? FS_NORM_BACKWARD : FS_NORM_FORWARD;
-    t->scale = rq->norm == FS_NORM_ORTHO ? 1.0 / sqrt(npts) : rq->norm == scaled ? 1.0 / npts : 1.0;
-    t->nominal_flops = npts > 1 ? (t->kind == FS_C2C ? 5.0 : 2.5) * nall * log2(npts) : 0;
+    t->scale = 1.0 / (rq->norm == FS_NORM_ORTHO ? sqrt(points) : rq->norm == scaled ? points : 1.0);
+    t->nominal_flops = npts > 1 ? fs_transform_flop_rate(t) * nall * log2(npts) : 0;
     fs_op_spec scale_op;
     memset(&scale_op, 0, sizeof scale_op);
     scale_op.kind = FS_OP_SCALE;
     scale_op.factor = t->scale;
+    scale_op.reals = fs_dtype_is_real(t->work_type);
     return scale_op;
 }
 
@@ -617,21 +620,20 @@ static void plan_hooks(const fs_transform_request *rq, fs_transform *t, int *B)
 }
 
 /* The operations of every stage: each transformed axis in the first stage
- * where it is whole; r2c in FFTW's padded layout in the first stage (the
- * layout keeps the halved axis whole there); c2r's halved axis last, after
- * the complex axes; the scaling at the end. */
+ * where it is whole (cosine and sine after complex ones), r2c in FFTW's
+ * padded layout in the first, c2r's halved axis last; the scaling at the end. */
 static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_spec scale_op)
 {
     int ndim = t->ndim, last = t->nstages - 1, r = t->real_axis;
-    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS];
-    memset(axes, 0, sizeof axes);
+    int axes[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS] = {{0}};
+    int rax[FS_MAX_STAGES][FS_LAYOUT_MAX_DIMS] = {{0}};
     for (int k = 0; k < ndim; k++) {
         if (!t->transform_axis[k] || (t->kind == FS_C2R && k == r))
             continue;
         int s = 0;
         while (split_in(t->split[s], k)) /* layout_fits: whole in some stage */
             s++;
-        axes[s][k] = 1;
+        (t->r2r[k] != FS_AXIS_FFT ? rax : axes)[s][k] = 1;
     }
     if (t->kind == FS_C2C)
         plan_hooks(rq, t, axes[0]);
@@ -644,15 +646,13 @@ static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_s
             fs_domain_limits(t, &op);
         if (op.kind == FS_OP_R2C || any(axes[s], ndim))
             add_op(t->ops[s], &t->nops[s], op);
+        if (any(rax[s], ndim))
+            add_op(t->ops[s], &t->nops[s], fs_transform_r2r_op(t, rax[s]));
     }
-    if (t->kind == FS_C2R) {
-        fs_op_spec op;
-        memset(&op, 0, sizeof op);
-        op.kind = t->padded ? FS_OP_C2R : FS_OP_C2R_VIA_C2C;
-        op.real_axis = r;
-        op.real_len = t->real_len;
-        add_op(t->ops[last], &t->nops[last], op);
-    }
+    if (t->kind == FS_C2R)
+        add_op(t->ops[last], &t->nops[last],
+               (fs_op_spec){.kind = t->padded ? FS_OP_C2R : FS_OP_C2R_VIA_C2C, .real_axis = r,
+                            .real_len = t->real_len});
     add_op(t->ops[last], &t->nops[last], scale_op);
 }
 
@@ -666,7 +666,7 @@ fs_status fs_transform_plan(const fs_transform_request *rq, fs_transform *t)
     int ndim = rq->ndim;
 
     int64_t n1 = ndim == 1 ? four_step_n1(t->kind == FS_R2C ? t->real_len : rq->shape[0]) : 1;
-    if (ndim == 1 && t->kind != FS_C2R && n1 > 1)
+    if (ndim == 1 && t->kind != FS_C2R && t->kind != FS_R2R && n1 > 1)
         return plan_four_step(rq, t, n1, scale_op);
 
     layout L;
@@ -731,10 +731,10 @@ static fs_io_map part_map(const fs_transform *t, const fs_box *from, const int64
         return m;
     }
     fs_io_map m;
-    if (real) {
+    if (real && t->kind != FS_R2R) {
         m = real_parts(t, &file, from);
     } else {
-        m = fs_io_map_plain(&file, fs_complex_dtype(t->prec));
+        m = fs_io_map_plain(&file, t->work_type);
         for (int k = 0; k < from->ndim; k++) {
             m.mem_dims[k] = from->count[k];
             m.mem_start[k] = fs_box_elems(&file) ? file.start[k] - from->start[k] : 0;
@@ -795,5 +795,5 @@ fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
     }
     if (t->kind == FS_C2R)
         return real_parts(t, to, to);
-    return fs_io_map_plain(to, fs_complex_dtype(t->prec));
+    return fs_io_map_plain(to, t->work_type);
 }

@@ -2,9 +2,10 @@
 /* transform: what a run computes, decided before any data moves.
  *
  * From the input's shape and type, the options and the rank count it
- * derives the transform kind (c2c, r2c, c2r), the precision, the working
- * shape (the complex array the ranks hold: the halved axis counts n/2+1
- * where FFTW's padded real layout is used), the decomposition, the
+ * derives the transform kind (c2c, r2c, c2r, r2r), the precision, the
+ * working shape (the complex array the ranks hold: the halved axis counts
+ * n/2+1 where FFTW's padded real layout is used; a real array for cosine
+ * and sine axes alone on real input), the decomposition, the
  * operations of each stage, the output's shape and type, and how each rank's
  * boxes map onto the input and output files.
  *
@@ -27,10 +28,20 @@
  * the passes, read and written through strided selections, transposed in
  * place at the end so the output is in natural order. Pure arithmetic: no
  * MPI, no HDF5 calls, no command line: the planner takes a small request
- * (planner.h builds it once per run from the options and the input). */
+ * (planner.h builds it once per run from the options and the input).
+ *
+ * Cosine and sine axes (r2r.c): each transformed axis has a kind
+ * (fs_r2r: a Fourier axis, or scipy.fft's DCT or DST of type 1 to 4), in
+ * the request and in fs_transform.r2r, which a stage reads to know its
+ * axes (fs_r2r_angle: the frequency of each index). A cosine or sine axis
+ * is transformed like a Fourier axis, in the first stage where it is
+ * whole, by FFTW's r2r transforms (FS_OP_R2R) after the stage's complex
+ * and real-to-complex transforms and before a complex-to-real one: on
+ * complex values each part is transformed, as scipy.fft does. */
 #ifndef FS_TRANSFORM_H
 #define FS_TRANSFORM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "core/dtype.h"
 #include "core/errors.h"
@@ -58,6 +69,10 @@
  *                 transform viewed as 2-D (axis 0 holds k2, axis 1 j1);
  *   TRANSPOSE     the 2-D storage transposed in place (FFTW's rank-0 plan);
  *   SCALE         every element multiplied by a factor;
+ *   R2R           FFTW's real-to-real transforms of a set of axes (r2r[k]
+ *                 the kind of axis k), on reals or on each part of complex
+ *                 values; with ortho, scipy's orthogonalizing factors on the
+ *                 first or last index of each axis (fs_r2r_ortho_edges);
  *   WINDOW        every element multiplied by the windows of its indices
  *                 (--window), as the data is read. */
 typedef enum fs_op_kind {
@@ -69,6 +84,7 @@ typedef enum fs_op_kind {
     FS_OP_TWIDDLE,
     FS_OP_TRANSPOSE,
     FS_OP_SCALE,
+    FS_OP_R2R,
     FS_OP_WINDOW,
 } fs_op_kind;
 
@@ -80,6 +96,11 @@ typedef struct fs_op_spec {
     int64_t real_len;             /* its length n as reals */
     int64_t twiddle_n;            /* TWIDDLE: N of the 1-D transform */
     double factor;                /* SCALE */
+    fs_r2r r2r[FS_LAYOUT_MAX_DIMS]; /* R2R: the kind computed along each axis of axes (an
+                                     inverse computes the inverse kind: fs_r2r_inverse) */
+    int ortho;                    /* R2R: --norm=ortho's orthogonalizing factors */
+    int reals;                    /* R2R, SCALE, WINDOW: the box holds reals, not complex
+                                     values */
     /* C2C, R2C in the first stage of a zero-padded transform: the elements
      * at index limit[k] or beyond along axis k (global) are zeros when it
      * starts, so lines through them are left alone until an axis of the
@@ -95,6 +116,14 @@ typedef struct fs_op_spec {
     int padded_rows;              /* WINDOW on FFTW's padded real rows (R2C): along real_axis
                                      the reals 0 .. real_len - 1 */
 } fs_op_spec;
+
+/* Whether op is a transform of the axes set in op->axes alone (C2C, R2R):
+ * the operations the I/O overlap cuts into pieces (pieces.h). */
+int fs_op_transforms_axes(const fs_op_spec *op);
+/* The longest axis along which op's transform is the identity, which may
+ * be left out: 1 for a complex transform, 0 for a cosine or sine (DCT-II of
+ * one point doubles it). */
+int64_t fs_op_identity_length(const fs_op_spec *op);
 
 /* What to compute, independent of how it was asked for. */
 typedef struct fs_transform_request {
@@ -114,7 +143,10 @@ typedef struct fs_transform_request {
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* nonzero: axis k is transformed */
     int naxes;                           /* the transformed axes in the order asked (numpy's */
     int axes[FS_LAYOUT_MAX_DIMS];        /* axes argument); naxes 0: increasing */
-    int real_axis;                       /* --real: the halved axis (numpy: the last one given) */
+    int real_axis;                       /* --real: the halved axis (numpy: the last one given;
+                                            with cosine or sine axes the last Fourier one) */
+    fs_r2r r2r[FS_LAYOUT_MAX_DIMS];      /* per axis: a transformed axis's kind (FS_AXIS_FFT
+                                            for Fourier and batch axes) */
     int real, inverse;
     fs_precision prec;
     fs_norm norm;
@@ -145,6 +177,9 @@ typedef struct fs_transform {
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
     int naxes;                       /* the transformed axes in the order asked */
     int axes[FS_LAYOUT_MAX_DIMS];
+    fs_r2r r2r[FS_LAYOUT_MAX_DIMS];  /* in input axes: the kind of each (FS_AXIS_FFT: a
+                                        Fourier or batch axis); the forward's in both
+                                        directions */
     fs_norm norm;
     int real_axis;                   /* r2c / c2r: the halved axis; -1 for c2c */
     int64_t real_len, half_len;      /* n and n/2+1 along it */
@@ -152,6 +187,7 @@ typedef struct fs_transform {
     /* the working complex array */
     int ndim;
     int64_t shape[FS_LAYOUT_MAX_DIMS];
+    fs_dtype work_type;              /* its elements: complex, or real (FS_R2R on real input) */
     int fold;                        /* 1-D four-step: shape is (n2, n1) */
     int64_t n1, n2;
     /* the decomposition */
@@ -196,5 +232,61 @@ fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
  * read map reads it, of out_shape's part). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
+
+/* ----------------------------------------------------- cosine and sine axes
+ * (r2r.c). Definitions: fftshard(1), COSINE AND SINE TRANSFORMS. */
+
+/* Whether any of the first ndim kinds is a cosine or sine. */
+int fs_r2r_any(const fs_r2r *r2r, int ndim);
+/* The kind whose transform undoes k's up to a factor: DCT-II and DCT-III
+ * (DST-II and DST-III) each other's, the others their own. */
+fs_r2r fs_r2r_inverse(fs_r2r k);
+/* The "logical" size N of kind k on n points, by which --norm scales:
+ * 2(n-1) for DCT-I, 2(n+1) for DST-I, 2n for the others, n for a Fourier
+ * axis. */
+double fs_r2r_points(fs_r2r k, int64_t n);
+/* The angle theta_j (radians per index) of output index j of kind k on n
+ * points: its basis function is cos(theta_j (i + s)) (DCT) or sin(theta_j
+ * (i + s)) (DST) of the input index i, s = 0 for DCT-I and DCT-III, 1/2
+ * for types II and IV, 1 for DST-I and DST-III; theta_j = pi j/(n-1)
+ * (DCT-I), pi j/n (DCT-II), pi (j+1)/(n+1) (DST-I), pi (j+1)/n (DST-II),
+ * pi (j+1/2)/n (types III and IV). The Laplacian's eigenvalue on a grid of
+ * spacing h is -(theta_j/h)^2, that of the second difference
+ * -4 sin^2(theta_j/2)/h^2 (Dirichlet walls for DST-I/II, Neumann for
+ * DCT-I/II). */
+double fs_r2r_angle(fs_r2r k, int64_t n, int64_t j);
+/* scipy's orthogonalizing factors of kind `computed` (FFTW's transform as
+ * run: an inverse runs the inverse kind) under --norm=ortho: the input's
+ * first and last values are multiplied by pre_first and pre_last before
+ * the transform, the output's by post_first and post_last after it (1
+ * where none: DCT-I sqrt(2) in and 1/sqrt(2) out at both ends; DCT-II the
+ * first out, DCT-III the first in; DST-II the last out, DST-III the last
+ * in). ortho 0: all 1. */
+typedef struct fs_r2r_edges {
+    double pre_first, pre_last, post_first, post_last;
+} fs_r2r_edges;
+fs_r2r_edges fs_r2r_ortho_edges(fs_r2r computed, int ortho);
+/* The kind t computes along input axis k (an inverse: the inverse kind). */
+fs_r2r fs_transform_computed(const fs_transform *t, int k);
+/* The product of the transformed axes' sizes by which --norm scales
+ * (fs_r2r_points; the halved axis counts its real length). */
+double fs_transform_points(const fs_transform *t);
+/* The request's cosine and sine axes into t: their kinds, t's kind
+ * (FS_R2R for cosine and sine axes alone) and working type (reals for real
+ * input on cosine and sine axes alone); checked against the input
+ * (FS_ERR_USAGE): DCT-I needs 2 points or more, --real a Fourier axis to
+ * halve. */
+fs_status fs_r2r_take_request(const fs_transform_request *rq, fs_transform *t);
+/* The flops per point and log2 of the points of t's nominal count: 5 on
+ * complex values, 2.5 on reals (a real FFT, cosine and sine axes of reals). */
+double fs_transform_flop_rate(const fs_transform *t);
+/* The transformed axes of rq that are Fourier axes. */
+int fs_r2r_fourier_axes(const fs_transform_request *rq);
+/* The operation of FFTW's r2r transforms of t along axes (transform.c's
+ * stages). */
+fs_op_spec fs_transform_r2r_op(const fs_transform *t, const int *axes);
+/* The kinds of t->axes in their order, comma-separated ("dct2,fft,dst1"),
+ * into buf; "" without a cosine or sine axis. */
+void fs_transform_kinds_text(const fs_transform *t, char *buf, size_t size);
 
 #endif

@@ -271,6 +271,10 @@ static void json_dataset(fs_json *j, const fs_report_info *info)
     for (int i = 0; i < info->naxes; i++)
         axes[i] = info->axes[i];
     fs_json_ints_strided(j, "axes", info->naxes, axes, 1);
+    fs_json_open(j, "axis_kinds", '[');
+    for (int i = 0; i < info->naxes; i++)
+        fs_json_str(j, NULL, fs_r2r_name(info->r2r[info->axes[i]]));
+    fs_json_close(j, ']');
 
     fs_json_open(j, "decomposition", '{');
     fs_json_text(j, "type", info->decomposition);

@@ -64,6 +64,7 @@ typedef struct fs_report_info {
     const int64_t *shape;
     int naxes;                      /* the transformed axes in the order asked (as the */
     const int *axes;                /* result's attribute axes) */
+    const fs_r2r *r2r;              /* per input axis: its kind (dtype.h) */
     const char *decomposition;      /* "slab" */
     int split_from, split_to;       /* axes split before / after the exchange (-1: gathered) */
     int grid[2];                    /* the P1 x P2 process grid */

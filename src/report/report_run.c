@@ -31,12 +31,18 @@ static void decomposition_text(const fs_transform *t, char *decomp, size_t size)
 static void describe_run(const fs_run_view *v, char *buf, size_t size)
 {
     const fs_transform *t = v->t;
-    char shape[256], axes[64] = "";
+    char shape[256], axes[128] = "", kinds[96] = "";
     fs_format_shape(v->info->ndim, v->info->shape, shape, sizeof shape);
-    size_t used = 0;
+    size_t used = 0, kused = 0;
     for (int k = 0; k < v->info->ndim; k++)
-        if (t->transform_axis[k])
+        if (t->transform_axis[k]) {
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
+            kused += (size_t)snprintf(kinds + kused, sizeof kinds - kused, "%s%s",
+                                      kused ? "," : " (", fs_r2r_name(t->r2r[k]));
+        }
+    /* the cosine and sine axes named: "axes 0,1,2 (dst1,fft,dct2)" */
+    if (fs_r2r_any(t->r2r, v->info->ndim))
+        snprintf(axes + used, sizeof axes - used, "%s)", kinds);
     char decomp[96];
     if (v->ooc) {
         snprintf(decomp, sizeof decomp, "out of core: %d pass%s over %d blocks",
@@ -126,9 +132,9 @@ void fs_report_verbose_plan(const fs_run_view *v)
         fs_note("waits: more ranks than cores on a node, so a rank waiting for messages gives its core "
                 "up between polls");
     verbose_hyperslabs(v);
-    fs_note("memory: rank 0 holds %lld complex elements (%.1f MiB) plus %.1f MiB of exchange buffers",
-            (long long)v->data_elems,
-            (double)v->data_elems * (double)fs_complex_bytes(t->prec) / 1048576.0,
+    fs_note("memory: rank 0 holds %lld %s elements (%.1f MiB) plus %.1f MiB of exchange buffers",
+            (long long)v->data_elems, fs_dtype_is_real(t->work_type) ? "real" : "complex",
+            (double)v->data_elems * (double)fs_dtype_bytes(t->work_type) / 1048576.0,
             (double)fs_compute_scratch_bytes(v->c) / 1048576.0);
 }
 
@@ -202,6 +208,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .shape = v->info->shape,
         .naxes = t->naxes,
         .axes = t->axes,
+        .r2r = t->r2r,
         .decomposition = d->pencil ? "pencil" : d->fold ? "four-step" : "slab",
         .split_from = d->split[0][0],
         .split_to = d->split[d->nstages - 1][0] == FS_GATHER ? -1 : d->split[d->nstages - 1][0],
@@ -216,7 +223,7 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .crowded = v->params->crowded,
         .title = text->title,
         .flops = t->nominal_flops,
-        .array_bytes = n * (int64_t)fs_complex_bytes(t->prec),
+        .array_bytes = n * (int64_t)fs_dtype_bytes(t->work_type),
         .check = v->check && v->check->done ? v->check : NULL,
         .operation = o->operation,
         .operation_in_pass = v->c && fs_compute_operates_in_pass(v->c),

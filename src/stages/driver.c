@@ -219,7 +219,7 @@ void fs_stages_layout_free(fs_stages_layout *l)
 static fs_status keep_first(fs_stages *s, const fs_stage_turn *turn)
 {
     size_t bytes = (size_t)fs_box_elems(fs_decomposition_last(turn->d)) *
-                   fs_complex_bytes(turn->t->prec);
+                   fs_dtype_bytes(turn->t->work_type);
     free(s->kept);
     s->kept = malloc(bytes ? bytes : 1);
     if (!s->kept)

@@ -100,6 +100,10 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
                                 "itself (no %s)", name, f->inverse ? "--inverse" : "--check");
         if (n.forward && !n.field && f->inverse)
             return fs_error_set(FS_ERR_USAGE, "--inverse: %s is of the forward transform", name);
+        /* their wave numbers are the Fourier transform's (kgrid.h) */
+        if ((n.forward || n.field) && f->r2r)
+            return fs_error_set(FS_ERR_USAGE, "%s, %s: the analyses work on Fourier transforms, "
+                                "not on cosine and sine axes", name, f->r2r);
         if ((f->pad && !n.pads) || (f->window && !n.windows))
             return fs_error_set(FS_ERR_USAGE, "%s: not with %s, whose definition is of the "
                                 "periodic input as it is", f->pad && !n.pads ? "--pad" : "--window",

@@ -99,6 +99,8 @@ typedef struct fs_stage_facts {
     int ninputs;                 /* INPUTs named (a dry run names one, or none) */
     int dry_run;
     int inverse, check, shard_output;
+    const char *r2r;             /* "--dct", "--dst" or "--r2r": cosine or sine axes asked
+                                    for (NULL: Fourier axes alone) */
     int pad, window;             /* --pad, --window given */
     const char *output_file;
     const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
@@ -258,7 +260,8 @@ int fs_stage_active(const fs_stage_config *sc, int s);
 
 /* Collective-free, the same everywhere: every stage's check, and the ones
  * among stages (one field per run, a field with spectra or --inverse,
- * groups with --shard-output, --box-size without a stage using it). */
+ * groups with --shard-output, --box-size without a stage using it, a
+ * stage of the forward result with cosine or sine axes). */
 fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f);
 
 /* The option of the active field stage that hands its results to the

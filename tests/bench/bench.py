@@ -6,7 +6,8 @@ the exchange strategies alone next to MPI_Alltoall.
 
     tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4]
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
-                         [--no-real] [--no-spectrum]
+                         [--no-real] [--no-spectrum] [--no-operators] [--no-r2r]
+                         [--only-operators] [--only-r2r]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -45,6 +46,14 @@ rfftn with every core, multiply, irfftn, write): after one untimed run of
 each fftshard command, the three run in turns whose order rotates; medians
 of 5 turns, the ratios to both, the operate phase, the exchanges made and
 the peak memory over the plain forward's.
+
+The cosine and sine rows (skipped with --no-r2r; alone with --only-r2r)
+time --dct=2 and --dst=1 of every axis of float64 input on the first rank
+count next to the plain --real forward of the same input (the same bytes
+read, exchanged and written) and the scipy script for the same job (read,
+scipy.fft.dctn or dstn with every core, write), in turns as the operator
+rows: medians of 5 turns, "x plain" the ratio of the medians of whole wall
+times, "fft+ex x plain" that of the medians of fft + exchange.
 
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
@@ -332,6 +341,61 @@ with h5py.File(sys.argv[2], "w") as f:
 # argv: the files of u, v, w (dataset data), output. The Helmholtz split as
 # a user writes it: three rfftn, C = k (k.V) / k^2 (k = 0: into S), S = V -
 # C, six irfftn, six datasets written.
+# argv: input, output, scipy.fft's function (dctn, dstn), its type
+R2R_SCRIPT = r"""
+import sys, h5py, scipy.fft
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["data"][...]
+b = getattr(scipy.fft, sys.argv[3])(a, type=int(sys.argv[4]), workers=-1)
+with h5py.File(sys.argv[2], "w") as f:
+    f.create_dataset("data", data=b)
+"""
+
+
+def r2r_rows(args, mpiexec, exe, mkdata, work, scipy_ok, turns=5):
+    """--dct=2 and --dst=1 of every axis against the plain --real forward
+    of the same float64 input and the scipy script, in rotating turns as
+    operator_rows runs them."""
+    if not has_option(exe, "--dct"):
+        return
+    ranks = int(args.ranks.split(",")[0])
+    print("# cosine and sine transforms of float64 input, %d ranks, medians of %d turns in "
+          "rotating order (r2r, plain --real forward, scipy script)" % (ranks, turns))
+    print("%-24s %-14s %7s %7s %8s %14s %8s" % ("command", "size", "wall s", "fft+ex", "x plain",
+                                               "fft+ex x plain", "x scipy"))
+    out = os.path.join(work, "r2r.h5")
+    for size in args.sizes.split(","):
+        if len(size.split("x")) != 3:
+            continue
+        inp = os.path.join(work, "r2r-float64-%s.h5" % size)
+        if not os.path.exists(inp):
+            run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", "float64", size, inp])
+        for opt, fn, t in (("--dct=2", "dctn", "2"), ("--dst=1", "dstn", "1")):
+            r, plain, sp = [], [], []
+            runs = {
+                "r2r": lambda: r.append(fftshard(mpiexec, exe, ranks, inp, out, [opt])),
+                "plain": lambda: plain.append(fftshard(mpiexec, exe, ranks, inp, out, ["--real"])),
+                "scipy": lambda: sp.append(script_wall(R2R_SCRIPT, [inp], out, [fn, t])),
+            }
+            runs["r2r"](), runs["plain"]()
+            del r[:], plain[:]
+            order = ["r2r", "plain", "scipy"] if scipy_ok else ["r2r", "plain"]
+            for turn in range(turns):
+                for who in order[turn % len(order):] + order[:turn % len(order)]:
+                    runs[who]()
+            w, wp = median([d["wall"] for d in r]), median([d["wall"] for d in plain])
+            x, xp = median([d["transform"] for d in r]), median([d["transform"] for d in plain])
+            t_sp = median(sp) if sp else None
+            print("%-24s %-14s %7.3f %7.3f %8.2f %14.2f %8s" % (
+                "fftshard " + opt, size, w, x, w / wp, x / xp,
+                "%.2f" % (w / t_sp) if t_sp else "-"), flush=True)
+            print("%-24s %-14s %7.3f %7.3f %8s %14s" % (
+                "  fftshard --real", size, wp, xp, "1.00", "1.00"))
+            if t_sp:
+                print("%-24s %-14s %7.3f" % ("  scipy script, same job", size, t_sp))
+    print()
+
+
 HELMHOLTZ_SCRIPT = r"""
 import sys, h5py, numpy as np, scipy.fft
 v = []
@@ -525,6 +589,10 @@ def main():
                     help="skip the --apply and --vector rows")
     ap.add_argument("--only-operators", action="store_true",
                     help="only the --apply and --vector rows")
+    ap.add_argument("--no-r2r", action="store_true",
+                    help="skip the cosine and sine transform rows")
+    ap.add_argument("--only-r2r", action="store_true",
+                    help="only the cosine and sine transform rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -536,6 +604,9 @@ def main():
     try:
         if args.only_operators:
             operator_rows(args, mpiexec, exe, mkdata, work, have_scipy())
+            return
+        if args.only_r2r:
+            r2r_rows(args, mpiexec, exe, mkdata, work, have_scipy())
             return
         tiny = os.path.join(work, "tiny.h5")
         run([mpiexec, "-n", "1", mkdata, "-q", "-f", "1x1x1", tiny])
@@ -605,6 +676,8 @@ def main():
             spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_operators:
             operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
+        if not args.no_r2r:
+            r2r_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])
