@@ -29,8 +29,8 @@ struct fs_peaks {
     double *height;                       /* [frames]: the refined peak's */
     double *at;                           /* [frames]: the integer peak's row-major position */
     double *shift;                        /* [frames][naxes] */
-    double complex *kept;                 /* upsample > 1: this rank's cross-power spectrum */
-    int64_t nkept;
+    void *kept;                           /* upsample > 1: this rank's cross-power spectrum, */
+    int single;                           /* in the run's precision */
     int best;                             /* the frame of the largest integer peak */
 };
 
@@ -80,16 +80,14 @@ fs_status fs_peaks_keep(fs_peaks *p, const fs_transform *t, const fs_box *last,
     if (p->upsample == 1)
         return FS_OK;
     int64_t n = fs_box_elems(last);
+    size_t bytes = (size_t)(n > 0 ? n : 1) * 2 *
+                   (t->prec == FS_SINGLE ? sizeof(float) : sizeof(double));
     free(p->kept);
-    p->kept = malloc(sizeof *p->kept * (size_t)(n > 0 ? n : 1));
+    p->kept = malloc(bytes);
     if (!p->kept)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the cross-power spectrum");
-    p->nkept = n;
-    for (int64_t e = 0; e < n; e++)
-        p->kept[e] = t->prec == FS_SINGLE
-                         ? CMPLX(((const float *)fourier)[2 * e], ((const float *)fourier)[2 * e + 1])
-                         : CMPLX(((const double *)fourier)[2 * e],
-                                 ((const double *)fourier)[2 * e + 1]);
+    p->single = t->prec == FS_SINGLE;
+    memcpy(p->kept, fourier, n > 0 ? bytes : 0);
     return FS_OK;
 }
 
@@ -295,9 +293,16 @@ static void kernels(const fs_peaks *p, const fs_transform *t, const fs_box *b, c
     }
 }
 
+/* Element e of the kept spectrum. */
+static double complex kept_at(const fs_peaks *p, const void *kept, int64_t e)
+{
+    return p->single ? CMPLX(((const float *)kept)[2 * e], ((const float *)kept)[2 * e + 1])
+                     : CMPLX(((const double *)kept)[2 * e], ((const double *)kept)[2 * e + 1]);
+}
+
 /* The transformed axes of the frame at `base` in the kept box (row-major
  * strides), conjugated or not, into x. */
-static void gather(const fs_peaks *p, const double complex *kept, const int64_t *stride,
+static void gather(const fs_peaks *p, const void *kept, const int64_t *stride,
                    int64_t base, const int64_t *cnt, int conjugate, double complex *x)
 {
     int64_t ti[FS_LAYOUT_MAX_DIMS] = {0}, n = 1;
@@ -307,7 +312,8 @@ static void gather(const fs_peaks *p, const double complex *kept, const int64_t 
         int64_t off = base;
         for (int a = 0; a < p->naxes; a++)
             off += ti[a] * stride[p->axes[a]];
-        x[e] = conjugate ? conj(kept[off]) : kept[off];
+        x[e] = kept_at(p, kept, off);
+        x[e] = conjugate ? conj(x[e]) : x[e];
         for (int a = p->naxes - 1; a >= 0 && ++ti[a] == cnt[a]; a--)
             ti[a] = 0;
     }
@@ -373,7 +379,7 @@ static void fold_sums(const fs_peaks *p, const fs_transform *t, const fs_box *b,
         for (int64_t i2 = 0; i2 < cnt; i2++) {
             int64_t nu = fs_kgrid_freq(fs_kgrid_fold_index(t, b, k1, i2), n);
             double complex w = kernel(nu, 0, g->c + 1, g, n);
-            double complex z = cmul(kernel(nu, s, 0, g, n), p->kept[k1 * cnt + i2]);
+            double complex z = cmul(kernel(nu, s, 0, g, n), kept_at(p, p->kept, k1 * cnt + i2));
             for (int j = 0; j < g->M; j++, z = cmul(z, w))
                 sums[j] += z;
         }
