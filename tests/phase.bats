@@ -18,20 +18,22 @@ phase() {
     python_serial "$srcdir/tests/phase_oracle.py" "$@"
 }
 
-@test "every frame's sub-pixel shift with --upsample=20: within 0.1 px of the truth and equal to numpy's, 1 to 4 ranks, slab and pencil" {
+@test "every frame's sub-pixel shift with --upsample=20: within 0.1 px of the truth and equal to numpy's, 1 to 5 ranks, slab and pencil" {
     phase make s.h5 6x64x48 1,2 1 20 0.01
     phase make m.h5 40x3x36 0,2 2 10 0.01
     phase make c.h5 4x30x40 1,2 4 10 0.01 complex128
     phase make f.h5 4x64x60 1,2 5 20 0.01 float32
     phase make t.h5 12x10x16 0,1,2 3 4 0.01
+    phase make tiny.h5 2x16x12 1,2 12 2 0.001
     local runs=(
         "2 1,2 s.h5 --decomp=pencil"
         "4 1,2 s.h5 --transpose=pairwise --real"
         "1 0,2 m.h5 --real"
-        "3 0,2 m.h5 --decomp=pencil --real"
+        "3 2,0 m.h5 --decomp=pencil --real"
         "2 1,2 c.h5 --transpose=xorswap"
         "3 1,2 f.h5 --real"
         "4 0,1,2 t.h5 --decomp=pencil --real"
+        "5 1,2 tiny.h5 --decomp=pencil --real"
     ) i=0 np axes args in
     for run in "${runs[@]}"; do
         read -r np axes in args <<<"$run"

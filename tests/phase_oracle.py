@@ -28,7 +28,7 @@ shifts per frame (numpy, h5py).
       peak_height, frame and axis as dimension scales) and REPORT's
       combine.frames must equal it (1e-9; single precision: one grid step
       1/U and 2e-3 of the height), and every shift must be within TOL
-      (default 0.1) of /truth. WINDOW hann: a and b multiplied by the
+      (default 0.1) of /truth. AXES in any order, as --axes. WINDOW hann: a and b multiplied by the
       product of scipy.signal.windows.hann(n, sym=False) over the
       transformed axes first (fftshard's --window=hann).
 
@@ -171,7 +171,7 @@ def main(argv):
              int(argv[5]), float(argv[6]), float(argv[7]), *argv[8:])
         return 0
     if len(argv) in (7, 8, 9) and argv[1] == "check":
-        return check(argv[2], argv[3], argv[4], [int(k) for k in argv[5].split(",")],
+        return check(argv[2], argv[3], argv[4], sorted(int(k) for k in argv[5].split(",")),
                      int(argv[6]), float(argv[7]) if len(argv) >= 8 else 0.1, *argv[8:])
     print(__doc__, file=sys.stderr)
     return 2
