@@ -11,6 +11,7 @@
 
 #include "core/collective.h"
 #include "core/dtype.h"
+#include "stages/peaks.h"
 #include "stages/stage.h"
 
 typedef struct fs_combine {
@@ -19,12 +20,7 @@ typedef struct fs_combine {
     char path[FS_PATH_MAX];        /* the result's path in OUTPUT */
     double inv_points;             /* 1 / N, N the points of the transformed axes (the
                                       inverse that follows leaves the 1 / N to the caller) */
-    /* --phase-correlate: the peak, the same on every rank once found */
-    int found;
-    int ndim;
-    double peak;
-    int64_t index[FS_LAYOUT_MAX_DIMS];
-    int64_t shape[FS_LAYOUT_MAX_DIMS];
+    fs_peaks *phase;               /* --phase-correlate: every frame's peak */
     int transformed[FS_LAYOUT_MAX_DIMS];
     /* the linear modes: the field from the circular one's element shift[a]
      * along each transformed axis (mod its length) */
@@ -201,8 +197,6 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     snprintf(cb->path, sizeof cb->path, "%s",
              r->facts->output_dataset ? r->facts->output_dataset : paths[o->op]);
     cb->inv_points = 1.0 / points;
-    cb->ndim = t->in_ndim;
-    memcpy(cb->shape, t->in_shape, sizeof cb->shape);
     memcpy(cb->transformed, t->transform_axis, sizeof cb->transformed);
     cb->mode = o->mode;
     const fs_transform *second = r->ts[r->n > 1 ? 1 : 0];
@@ -210,11 +204,18 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
         if (t->transform_axis[k])
             cb->shift[k] = start_of(cb->op, cb->mode, t->data_shape[k], second->data_shape[k],
                                     t->in_shape[k]);
+    char group[FS_PATH_MAX];
+    fs_stage_group_path(r->facts, "phase_shifts", group, sizeof group);
+    if (cb->op == FS_COMBINE_PHASE && !(cb->phase = fs_peaks_new(t, o->upsample, group)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     return FS_OK;
 }
 
 static void destroy(void *state)
 {
+    fs_combine *cb = state;
+    if (cb)
+        fs_peaks_free(&cb->phase);
     free(state);
 }
 
@@ -229,6 +230,26 @@ static const char *result_path(const void *state, int k)
 {
     const fs_combine *cb = state;
     return k == 0 ? cb->path : NULL;
+}
+
+/* --phase-correlate's group of every frame's shift. */
+static const char *group(const void *state, int g)
+{
+    const fs_combine *cb = state;
+    return g == 0 && cb->phase ? fs_peaks_group(cb->phase) : NULL;
+}
+
+/* Collective: the phase correlation's group, timed as the write phase. */
+static fs_status finish(void *state, MPI_Comm comm, const fs_stage_run *r, const fs_stage_out *out)
+{
+    fs_combine *cb = state;
+    (void)r;
+    if (!cb->phase)
+        return FS_OK;
+    fs_timer_start(out->timers, FS_PHASE_WRITE);
+    fs_status st = fs_error_agree(comm, fs_peaks_write(cb->phase, out->h5, out->replace));
+    fs_timer_stop(out->timers, FS_PHASE_WRITE);
+    return st;
 }
 
 /* The first INPUT's name, attributes and coordinates, the second's name. */
@@ -285,9 +306,6 @@ static void combine_all(fs_combine_op op, double scale, fs_precision prec, const
         COMBINE_LOOP(double);
 }
 
-static fs_status peak_of(fs_combine *cb, MPI_Comm comm, const fs_transform *t,
-                         const fs_box *first, const void *data);
-
 /* Collective, on the last INPUT's turn: its result times the kept first's
  * (or its own), the inverse, and --phase-correlate's peak. */
 static fs_status operate(void *state, const fs_stage_turn *turn, int k)
@@ -306,106 +324,21 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
     fs_status shifted = cb->mode == FS_COMBINE_CIRCULAR
                             ? FS_OK
                             : shift_product(cb, t, fs_decomposition_last(turn->d), turn->data);
+    const fs_box *last = fs_decomposition_last(turn->d);
+    if (shifted == FS_OK && cb->phase)
+        shifted = fs_peaks_keep(cb->phase, t, last, turn->data);
     fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
     fs_status st = fs_error_agree(turn->comm, shifted);
     if (st == FS_OK)
         st = fs_error_agree(turn->comm, fs_compute_undo_timed(turn->c, turn->data, turn->timers,
                                                               turn->progress));
-    const fs_box *first = fs_decomposition_first(turn->d); /* the peak's search is agreed */
-    return st == FS_OK ? peak_of(cb, turn->comm, t, first, fs_compute_data(turn->c)) : st;
-}
-
-/* ------------------------------------------------------------------ peak */
-
-/* The largest value of a rank: its value and its position in numpy's
- * order (the row-major index in the input's shape). */
-typedef struct peak {
-    double value;
-    double at;      /* < 0: none on this rank */
-} peak;
-
-/* The real part of element `off` of memory of type mt. */
-static double real_at(const void *data, fs_dtype mt, int64_t off)
-{
-    int complex_ = !fs_dtype_is_real(mt);
-    int64_t o = complex_ ? 2 * off : off;
-    return fs_dtype_is_single(mt) ? (double)((const float *)data)[o] : ((const double *)data)[o];
-}
-
-/* The largest real part of this rank's box, through the write map m (its
- * elements' file positions and where they lie in memory). */
-static peak local_peak(const fs_transform *t, const fs_io_map *m, const void *data)
-{
-    peak p = {-INFINITY, -1};
-    const fs_box *fb = &m->file_box;
-    int64_t n = fs_box_elems(fb);
-    int nd = fb->ndim, last = nd - 1;
-    int64_t step = m->mem_stride_last > 1 ? m->mem_stride_last : 1;
-    int64_t j[FS_LAYOUT_MAX_DIMS] = {0};
-    for (int64_t e = 0; e < n; e++) {
-        int64_t off = 0, pos = 0;
-        for (int k = 0; k < nd; k++) {
-            off = off * m->mem_dims[k] + m->mem_start[k] + j[k] * (k == last ? step : 1);
-            pos = m->fold_inner > 0 ? (fb->start[0] + j[0]) * m->fold_inner + fb->start[1] + j[1]
-                                    : pos * t->in_shape[k] + fb->start[k] + j[k];
-        }
-        double v = real_at(data, m->mem_type, off);
-        if (v > p.value || (v == p.value && (double)pos < p.at) || p.at < 0) {
-            p.value = v;
-            p.at = (double)pos;
-        }
-        for (int k = last; k >= 0 && ++j[k] == fb->count[k]; k--)
-            j[k] = 0;
-    }
-    return p;
-}
-
-/* Collective, after the inverse (--phase-correlate; nothing else): the
- * largest real part of the field in the first-stage boxes `first` at data,
- * the first in numpy's order when several are equal, and its index. The
- * status is agreed. */
-static fs_status peak_of(fs_combine *cb, MPI_Comm comm, const fs_transform *t,
-                         const fs_box *first, const void *data)
-{
-    if (cb->op != FS_COMBINE_PHASE)
-        return FS_OK;
-    int nranks;
-    if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS)
-        return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed"));
-    fs_io_map m = fs_transform_write_map(t, first);
-    peak mine = local_peak(t, &m, data);
-    peak *all = malloc((size_t)nranks * sizeof *all);
-    fs_status st = fs_error_agree(comm, all ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
-    if (st != FS_OK) {
-        free(all);
+    if (st != FS_OK || !cb->phase)
         return st;
-    }
-    if (MPI_Allgather(&mine, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, comm) != MPI_SUCCESS)
-        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Allgather of the phase correlation's peak failed");
-    st = fs_error_agree(comm, st);
-    peak best = {-INFINITY, -1};
-    for (int r = 0; r < nranks && st == FS_OK; r++)
-        if (all[r].at >= 0 && (best.at < 0 || all[r].value > best.value ||
-                               (all[r].value == best.value && all[r].at < best.at)))
-            best = all[r];
-    free(all);
-    if (st != FS_OK || best.at < 0)
-        return st;
-    int64_t pos = (int64_t)best.at;
-    for (int k = cb->ndim - 1; k >= 0; k--) {
-        cb->index[k] = pos % cb->shape[k];
-        pos /= cb->shape[k];
-    }
-    cb->peak = best.value;
-    cb->found = 1;
-    return FS_OK;
-}
-
-/* numpy's signed shift along a transformed axis: indices above n/2 are
- * negative. */
-static int64_t shift_of(const fs_combine *cb, int k)
-{
-    return cb->index[k] > cb->shape[k] / 2 ? cb->index[k] - cb->shape[k] : cb->index[k];
+    fs_timer_start(turn->timers, FS_PHASE_OPERATE); /* the peaks' search is agreed */
+    st = fs_peaks_find(cb->phase, turn->comm, t, fs_decomposition_first(turn->d), last,
+                       fs_compute_data(turn->c));
+    fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
+    return st;
 }
 
 static void json(fs_json *j, const void *state)
@@ -415,21 +348,7 @@ static void json(fs_json *j, const void *state)
     fs_json_str(j, "operation", names[cb->op]);
     fs_json_str(j, "mode", mode_name(cb->mode));
     fs_json_int(j, "inputs", cb->n);
-    if (cb->found) {
-        int64_t shift[FS_LAYOUT_MAX_DIMS], axes[FS_LAYOUT_MAX_DIMS];
-        int na = 0;
-        for (int k = 0; k < cb->ndim; k++)
-            if (cb->transformed[k]) {
-                axes[na] = k;
-                shift[na++] = shift_of(cb, k);
-            }
-        fs_json_open(j, "peak", '{');
-        fs_json_num(j, "value", cb->peak);
-        fs_json_ints(j, "index", cb->ndim, cb->index);
-        fs_json_ints(j, "axes", na, axes);
-        fs_json_ints(j, "shift", na, shift);
-        fs_json_close(j, '}');
-    }
+    fs_peaks_json(j, cb->phase);
     fs_json_close(j, '}');
 }
 
@@ -440,14 +359,9 @@ static void summary(const void *state, const char *output, char *buf, size_t siz
                         cb->op == FS_COMBINE_CONVOLVE ? "the convolution" : "the correlation",
                         cb->mode ? " " : "", cb->mode ? mode_name(cb->mode) : "", cb->n,
                         cb->n == 1 ? "" : "s", output, cb->path);
-    for (int k = 0, na = 0; cb->found && k < cb->ndim && used > 0 && (size_t)used < size; k++) {
-        if (!cb->transformed[k])
-            continue;
-        used += snprintf(buf + used, size - (size_t)used, "%s%lld", na++ ? ", " : "; shift (",
-                         (long long)shift_of(cb, k));
-    }
-    if (used > 0 && (size_t)used < size && cb->found)
-        used += snprintf(buf + used, size - (size_t)used, ") at peak %.6g", cb->peak);
+    if (used > 0 && (size_t)used < size)
+        fs_peaks_summary(cb->phase, output, buf + used, size - (size_t)used);
+    used += used > 0 && (size_t)used < size ? (int)strlen(buf + used) : 0;
     if (used > 0 && (size_t)used < size)
         snprintf(buf + used, size - (size_t)used, "\n");
 }
@@ -473,6 +387,8 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
     const fs_combine_options *o = opts;
     if (o->mode_given && (!on || o->op == FS_COMBINE_PHASE))
         return fs_error_set(FS_ERR_USAGE, "--mode: only with --convolve or --correlate");
+    if (o->upsample && (!on || o->op != FS_COMBINE_PHASE))
+        return fs_error_set(FS_ERR_USAGE, "--upsample: only with --phase-correlate");
     if (on && f->pad)
         return fs_error_set(FS_ERR_USAGE, "%s: zero pads its INPUTs itself with --mode=full, "
                             "same or valid (not --pad)", option(opts));
@@ -488,12 +404,19 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
 /* A dry run names one INPUT for the two. */
 static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
 {
-    (void)opts, (void)naxes;
+    const fs_combine_options *o = opts;
+    (void)naxes;
     n->forward = 1;
     n->field = 1;
     n->keep_first = f->ninputs > 1 || f->dry_run;
     n->kept = "the first INPUT's copy";
     n->pads = 1; /* its own: check refuses --pad */
+    if (o->op == FS_COMBINE_PHASE) {
+        n->groups = 1;
+        n->longest_group = "phase_shifts";
+        n->buffers = o->upsample > 1; /* the cross-power spectrum kept through the inverse */
+        n->windows = 1;               /* of the windowed INPUTs (the edges not periodic) */
+    }
 }
 
 /* --correlate, --convolve, --phase-correlate: one of them, by the option's name. */
@@ -527,7 +450,13 @@ static const fs_opt lines[] = {
      .help = "      --convolve          ifftn(X_a X_b), circular (/convolution)\n"},
     {FS_OPT("phase-correlate", 0, FS_OPT_NO_ARG, set_op, O, op),
      .help = "      --phase-correlate   ifftn(R / |R|), R = X_a conj X_b (/phase_correlation);\n"
-             "                          the peak's shift in the summary and the report\n"},
+             "                          each frame's shift (an index of the batch axes)\n"
+             "                          in the summary, the report and /phase_shifts\n"},
+    {FS_OPT("upsample", 0, FS_OPT_ARG, fs_opt_long, O, upsample), .lo = 1, .hi = 1000,
+     .expected = "an upsampling factor from 1 to 1000",
+     .help = "      --upsample=U        --phase-correlate's shifts to 1/U pixel: the peak\n"
+             "                          of ifftn(R / |R|) on a grid of spacing 1/U over\n"
+             "                          1.5 pixels around the integer one (default 1)\n"},
     {FS_OPT("mode", 0, FS_OPT_ARG, set_mode, O, mode), .names = modes,
      .help = "      --mode=M            circular (default), or full, same or valid: linear,\n"
              "                          as scipy.signal.fftconvolve and correlate (the\n"
@@ -551,6 +480,8 @@ const fs_stage_ops fs_stage_combine = {
     .result_path = result_path,
     .record = record,
     .operate = operate,
+    .group = group,
+    .finish = finish,
     .json = json,
     .summary = summary,
     .destroy = destroy,

@@ -7,8 +7,10 @@
  *   --correlate        ifftn(X_a conj X_b) / N  (one INPUT: X_a conj X_a)
  *   --convolve         ifftn(X_a X_b)
  *   --phase-correlate  ifftn(R / |R|), R = X_a conj X_b (|R| = 0: 0), and
- *                      the position of the largest real part, as the shift
- *                      of a against b (numpy's signed convention)
+ *                      in every frame (an index of the batch axes) the
+ *                      position of the largest real part, as the shift of
+ *                      a against b (numpy's signed convention), refined
+ *                      with --upsample (peaks.h)
  * with X = fftn over the transformed axes, N their number of points.
  * --mode=full, same or valid makes --convolve and --correlate linear, as
  * scipy.signal.fftconvolve and scipy.signal.correlate(method='fft'): both
@@ -17,7 +19,7 @@
  * so that the part the mode keeps starts the field, which is written from
  * there. The first INPUT's result is the one the run keeps while the
  * second is transformed. The stage owns the result's path in OUTPUT and the
- * phase correlation's peak. */
+ * phase correlation's peaks (peaks.h). */
 #ifndef FS_COMBINE_H
 #define FS_COMBINE_H
 
@@ -41,6 +43,7 @@ typedef struct fs_combine_options {
     fs_combine_op op;
     fs_combine_mode mode;
     int mode_given;
+    long upsample;               /* --upsample (0: not given, 1) */
 } fs_combine_options;
 
 #endif
