@@ -68,6 +68,7 @@ typedef struct fs_input_info {
     int64_t nshards;             /* --shards: how many files make the array (0: one file) */
     fs_input_slice slice;        /* INPUT's slice (given 0: none); ndim and shape above are
                                   * then the sliced array's, the reads select the slice */
+    int particle_table;          /* a snapshot's particle table (snapshot.h), not a field */
 } fs_input_info;
 
 /* One INPUT as named: FILE.h5[:/path[SLICE]]. */
