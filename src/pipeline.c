@@ -63,7 +63,9 @@ typedef struct run {
     fs_report_sections *sections; /* several inputs */
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
+    fs_stage_shared shared;       /* the options the stages share; the box the run's */
     fs_stage_facts facts;         /* the stages' view of the command line */
+    fs_particles *particles;      /* the first boxes made of particles (NULL: a field read) */
     fs_stage_needs needs;         /* what they ask of the run (options alone) */
     const fs_transform **ts;      /* each dataset's transform, as planned */
     fs_stages *stages;
@@ -78,9 +80,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
 {
     const dataset *ds = r->cur;
     int i = (int)(ds - r->ds);
-    const char *written = r->lay.count[i] ? r->lay.paths[r->lay.first[i]]
-                          : r->lay.paths[0] ? r->lay.paths[0]
-                                            : ds->info->dataset;
+    const char *written = r->lay.count[i] ? r->lay.paths[r->lay.first[i]] : r->lay.paths[0];
     return (fs_run_view){
         .asked = &r->asked, .info = ds->info, .t = ds->t, .nranks = r->nranks,
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
@@ -89,7 +89,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .first = fs_decomposition_first(r->d), /* a round trip writes the field from it */
         .last = ds->t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
-        .written = written, .exchange_before = &ds->exchange_before,
+        .written = written ? written : ds->info->dataset, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
     };
 }
@@ -99,7 +99,9 @@ static fs_run_view view(const run *r, const fs_timers *timers)
 static fs_status stage_probe(run *r)
 {
     const fs_run_config *o = r->cfg;
-    fs_status st = fs_inputs_probe(r->comm, o->shards, o->inputs, r->n, r->infos, &r->shards);
+    fs_particles_args pa = {r->comm, &r->shared.particles, r->n, o->inputs, r->infos, o->shards,
+                            &r->shards, &r->shared.box.n, r->shared.box.L, o->allow_nonfinite};
+    fs_status st = fs_particles_probe(&pa, &r->particles); /* particle tables: their meshes */
     if (st != FS_OK)
         return st;
     r->in_shards = r->infos[0].nshards ? &r->shards : NULL;
@@ -146,8 +148,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o->transform.plan);
     fs_compute_trial tc = {r->comm, &ds->planned, r->d, &r->params, flags, &r->buf};
-    fs_footprint_keeps keeps = {o->check.on, r->needs.keep_first + r->needs.buffers,
-                                r->needs.undo};
+    fs_footprint_keeps keeps = {o->check.on, r->needs.keep_first + r->needs.buffers, r->needs.undo};
     fs_trial_args trial = {r->comm, &ds->planned, &r->params, fs_compute_time, &tc,
                            o->transform.inverse, o->verbose, r->wisdom, &ds->rq, keeps, &r->node};
     st = fs_planner_choose(&o->strategy.strategy, &trial, &ds->strategy); /* agreed */
@@ -175,6 +176,7 @@ static fs_status plan_overlap(run *r)
         .refuse_nonfinite = !o->allow_nonfinite && r->cur->info->dtype != FS_DTYPE_INTEGER,
         /* stages bin, keep or operate on the whole result before the write */
         .whole_result = o->output.shard_output || r->needs.whole || r->cur->t->round_trip,
+        .particles = r->particles, .dataset = (int)(r->cur - r->ds), /* made, not read */
     };
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
@@ -189,9 +191,8 @@ static fs_status stage_check(run *r)
 {
     dataset *ds = r->cur;
     fs_check_args a = {.comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
-        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
-        .input_file = ds->file, .info = ds->info, .shards = r->in_shards,
-        .tolerance = r->cfg->check.tolerance};
+        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d), .info = ds->info,
+        .input_file = ds->file, .shards = r->in_shards, .tolerance = r->cfg->check.tolerance};
     fs_timer_start(&ds->timers, FS_PHASE_CHECK); /* agreed and said inside: not again */
     fs_status st = fs_check_run(&a, &ds->check);
     fs_timer_stop(&ds->timers, FS_PHASE_CHECK);
@@ -225,17 +226,15 @@ static fs_status prepare(run *r)
     const fs_run_config *o = r->cfg;
     r->cur = &r->ds[0];
     fs_status st = fs_node_facts(r->comm, o->strategy.mem_per_rank, 0, &r->node); /* agreed */
-    r->params = (fs_exchange_params){.seed = o->strategy.seed,
-                                     .packet_bytes = o->strategy.packet_bytes,
-                                     .queues = o->strategy.queues, .crowded = r->node.crowded};
+    r->params = (fs_exchange_params){o->strategy.seed, o->strategy.packet_bytes,
+                                     o->strategy.queues, r->node.crowded};
     fs_collective_yield(st == FS_OK && r->node.crowded);
     if (st == FS_OK)
         st = stage_probe(r);
     if (st == FS_OK)
         st = fs_error_agree(r->comm, fs_stages_lay_out(r->stages, o->output.dataset, &r->lay));
-    const fs_box_lengths *box = &o->stages.shared.box;
     fs_output_layout lay = {r->lay.nresults, r->lay.paths, r->lay.input, r->lay.ngroups,
-                            r->lay.paths + r->lay.nresults, box->n, box->L};
+                            r->lay.paths + r->lay.nresults, r->shared.box.n, r->shared.box.L};
     r->asked = fs_options_asked(o);
     r->asked.operation = st == FS_OK ? fs_stages_operation(r->stages) : NULL;
     fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards, r->lay.nresults > 0,
@@ -323,13 +322,12 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
         st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
+    int reads = fs_overlap_reads(r->overlap), writes = fs_overlap_writes(r->overlap);
     if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
-        st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data,
-                                                         fs_overlap_reads(r->overlap),
-                                                         fs_overlap_writes(r->overlap),
+        st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data, reads, writes,
                                                          &ds->timers, &r->progress));
-    fs_stage_turn turn = {r->comm, i, ds->t, r->d, r->c, r->buf.data, NULL, &ds->timers,
-                          &r->progress};
+    fs_stage_turn turn = {r->comm, i, ds->t, r->d, r->c, r->buf.data, NULL,
+                          fs_particles_result(r->particles, i), &ds->timers, &r->progress};
     if (st == FS_OK) /* the result binned or kept */
         st = fs_stages_forward(r->stages, &turn); /* agreed */
     for (int k = 0; st == FS_OK && k < r->lay.count[i]; k++)
@@ -417,7 +415,8 @@ static fs_status run_phases(run *r)
 
 fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
 {
-    run r = {.comm = comm, .cfg = cfg, .n = cfg->ninputs, .facts = fs_options_facts(cfg)};
+    run r = {.comm = comm, .cfg = cfg, .n = cfg->ninputs};
+    r.facts = fs_options_facts_owned(cfg, &r.shared); /* the box the run's */
     fs_output_init(&r.out);
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));
@@ -436,6 +435,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_output_finish(&r.out, st);
     fs_overlap_free(&r.overlap);
     fs_shard_set_free(&r.shards);
+    fs_particles_free(&r.particles);
     fs_compute_free(&r.c);
     fs_decomposition_free(&r.d);
     fs_wisdom_free(&r.wisdom);

@@ -69,6 +69,8 @@ typedef struct fs_input_info {
     fs_input_slice slice;        /* INPUT's slice (given 0: none); ndim and shape above are
                                   * then the sliced array's, the reads select the slice */
     int particle_table;          /* a snapshot's particle table (snapshot.h), not a field */
+    int painted;                 /* the mesh painted from a particle table (paint.h): dataset
+                                  * names the field beside the particles, not in the file */
 } fs_input_info;
 
 /* One INPUT as named: FILE.h5[:/path[SLICE]]. */
