@@ -6,7 +6,9 @@
 # and even shapes, real and complex input, batch axes, the 1-D four-step,
 # slabs and pencils, every strategy, 1 to 8 ranks, ranks owning nothing;
 # a Poisson solve matches an analytic answer; the round trip costs two
-# exchanges for slabs; refusals come before any work.
+# exchanges for slabs; refusals come before any work; a transfer table that
+# is no regular file, or is not text, is refused at once (never waited on),
+# one written to while it is read is not taken.
 
 load helpers
 
@@ -21,6 +23,28 @@ transfer_table() {
 k = np.linspace(0, float(sys.argv[2]), 200)
 np.savetxt(sys.argv[1], np.c_[k, 1 / (1 + k * k)], header="k T")' "$1" "${2:-4}"
 }
+
+# A job held at a pause point (FFTSHARD_PAUSE) must not outlive its test.
+teardown() {
+    kill_job
+}
+
+# table_refused NP STATUS FILE FRAGMENT...: --apply=transfer:FILE on NP ranks
+# ends within 20 s (longer is a hang) with STATUS and the one line
+# "--apply: transfer:FILE: ..." holding every FRAGMENT; o.h5 is as it was
+# and no temporary is left. Standard input is the launcher's pipe.
+table_refused() {
+    local np=$1 want=$2 file=$3
+    shift 3
+    run --separate-stderr timeout -k 5 20 "${AS[@]}" "$MPIEXEC" -n "$np" "$FFTSHARD" \
+        --apply="transfer:$file" r.h5 o.h5 </dev/null
+    [ "$status" -ne 124 ] && [ "$status" -ne 137 ] ||
+        fail "transfer:$file on $np ranks: no answer within 20 s"
+    assert_error "$want" "--apply: transfer:$file: " "$@"
+    assert_equal "$(cat o.h5)" keep
+    assert_no_temporaries
+}
+AS=()
 
 OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-1 laplacian
      poisson transfer:t.txt "gaussian:1,deriv:1,deriv:1")
@@ -46,6 +70,37 @@ OPS=(gaussian:1.5 tophat:2 sharpk:1.2 lowpass:0.8 highpass:0.8:3 deriv:0 deriv:-
         fftshard 4 -q --transpose="$s" --decomp=pencil --apply="$op" "$in" o$i.h5
         cases+=("in=$in out=o$i.h5 apply=$op")
         i=$((i + 1))
+    done
+    run applied "${cases[@]}"
+    echo "$output"
+    assert_success
+}
+
+@test "a cut at exactly a mode's |k|: the modes numpy keeps on 1 to 4 ranks, slab and pencil, every strategy, odd and even, --real and complex" {
+    # k^2 summed in another order than the definition's (kx**2 + ky**2 + kz**2)
+    # moves a mode across sharpk:K for K at its |k| (apply_oracle.py cut picks
+    # such modes); lowpass and highpass at the same K give H = 1/2 there
+    oracle make e.h5 10x8x6:float64 -- o.h5 9x7x5:complex128 -- c.h5 10x8x6:complex128 \
+        -- r.h5 7x6x5:float64
+    local strategies=(alltoall random xorswap pairwise) ranks=(1 2 3 4 pencil) cases=() i=0
+    local in shape at below op real np lists n
+    for in in e.h5:10x8x6 o.h5:9x7x5 c.h5:10x8x6 r.h5:7x6x5; do
+        shape=${in#*:} in=${in%:*}
+        read -r at below < <(python_serial "$srcdir/tests/apply_oracle.py" cut "$shape")
+        [ -n "$below" ]
+        lists=("sharpk:$at" "sharpk:$below" "lowpass:$at:64,sharpk:$at" "highpass:$below:64,sharpk:$below")
+        real=
+        case $in in e.h5 | r.h5) real=--real ;; esac
+        for n in 1 2 3; do
+            op=${lists[i % 4]} np=${ranks[i % 5]}
+            if [ "$np" = pencil ]; then
+                fftshard 4 -q --decomp=pencil --transpose="${strategies[i % 4]}" $real --apply="$op" "$in" out$i.h5
+            else
+                fftshard "$np" -q --transpose="${strategies[(i / 2) % 4]}" $real --apply="$op" "$in" out$i.h5
+            fi
+            cases+=("in=$in out=out$i.h5 apply=$op")
+            i=$((i + 1))
+        done
     done
     run applied "${cases[@]}"
     echo "$output"
@@ -183,4 +238,114 @@ print(a["exchange"]["count"], p["exchange"]["count"], b["exchange"]["count"],
     assert_error "$EXIT_INPUT" "missing.txt"
     assert_equal "$(cat o.h5)" keep
     assert_no_temporaries
+}
+
+@test "a transfer table that is no regular file is refused at once, never waited on, on 1 and 2 ranks" {
+    oracle make r.h5 8x6x4:float64
+    echo keep >o.h5
+    mkfifo fifo
+    python_serial -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")'
+    mkdir dir
+    ln -s fifo to-fifo
+    ln -s /dev/zero to-zero
+    ln -s dir to-dir
+    # a 2 GiB file of a table and holes: sparse, it takes no room
+    printf '0 1\n10 1\n' >huge.txt
+    truncate -s 2G huge.txt
+    local np
+    for np in 1 2; do
+        table_refused "$np" "$EXIT_INPUT" fifo "not a regular file (a FIFO)"
+        table_refused "$np" "$EXIT_INPUT" to-fifo "not a regular file (a FIFO)"
+        table_refused "$np" "$EXIT_INPUT" /dev/zero "not a regular file (a device)"
+        table_refused "$np" "$EXIT_INPUT" to-zero "not a regular file (a device)"
+        # the launcher's pipe, or a device where it gives none
+        table_refused "$np" "$EXIT_INPUT" /dev/stdin "not a regular file (a "
+        table_refused "$np" "$EXIT_INPUT" sock "not a regular file (a socket)"
+        table_refused "$np" "$EXIT_INPUT" dir "is a directory"
+        table_refused "$np" "$EXIT_INPUT" to-dir "is a directory"
+        table_refused "$np" "$EXIT_INPUT" missing "no such file"
+        table_refused "$np" "$EXIT_INPUT" huge.txt "larger than 1 GiB (2147483648 bytes)"
+    done
+    [ -p fifo ] && [ -S sock ] || fail "a special file was replaced"
+    # without the permission to read it (root reads everything: the
+    # capabilities that let it are dropped for the run)
+    printf '0 1\n10 1\n' >secret.txt
+    chmod 000 secret.txt
+    if [ "$(id -u)" -eq 0 ]; then
+        AS=(setpriv --bounding-set -dac_override,-dac_read_search)
+        "${AS[@]}" true || fail "root cannot drop the capabilities to bypass permissions"
+    fi
+    table_refused 2 "$EXIT_INPUT" secret.txt "Permission denied"
+}
+
+@test "a transfer table of bad text (NUL byte, long line, byte order mark, NaN, Inf, one row) is refused naming the line" {
+    oracle make r.h5 8x6x4:float64
+    echo keep >o.h5
+    printf '0 1\n10 1\0 5\n' >nul.txt
+    { printf '0 1'; head -c 70000 /dev/zero | tr '\0' ' '; printf '\n10 1\n'; } >long.txt
+    printf '\357\273\2770 1\n10 1\n' >bom.txt
+    printf '0 1\nnan 1\n' >nan.txt
+    printf '0 1\n10 inf\n' >inf.txt
+    printf '0 1\n10 1e999\n' >overflow.txt
+    printf '0 1\n5 1 2\n10 1\n' >three.txt
+    printf '# k T\n0 1\n' >one.txt
+    printf '0 1\n10 1\n10 2\n' >same.txt
+    local np
+    for np in 1 2; do
+        table_refused "$np" "$EXIT_INPUT" nul.txt "line 2 holds a NUL byte"
+        table_refused "$np" "$EXIT_INPUT" long.txt "line 1 is longer than 65536 bytes"
+        table_refused "$np" "$EXIT_INPUT" bom.txt "line 1 starts with a UTF-8 byte order mark"
+        table_refused "$np" "$EXIT_INPUT" nan.txt "line 2: k is nan, not a finite number"
+        table_refused "$np" "$EXIT_INPUT" inf.txt "line 2: T is inf, not a finite number"
+        table_refused "$np" "$EXIT_INPUT" overflow.txt "line 2: T is inf, not a finite number"
+        table_refused "$np" "$EXIT_INPUT" three.txt "line 2: expected two numbers k T"
+        table_refused "$np" "$EXIT_INPUT" one.txt "expected at least two rows k T"
+        table_refused "$np" "$EXIT_INPUT" same.txt "line 3: k must increase (10 after 10)"
+    done
+}
+
+@test "a transfer table with CRLF line ends, no final line end or a long comment is the same table" {
+    oracle make r.h5 8x6x4:float64
+    transfer_table t.txt 6
+    fftshard 2 -q --apply=transfer:t.txt r.h5 lf.h5
+    sed 's/$/\r/' t.txt >crlf.txt
+    head -c -1 t.txt >noend.txt
+    head -c -2 crlf.txt >crlf-noend.txt
+    { printf '# '; head -c 20000 /dev/zero | tr '\0' x; echo; cat t.txt; } >comment.txt
+    local f
+    for f in crlf noend crlf-noend comment; do
+        run --separate-stderr timeout -k 5 60 "$MPIEXEC" -n 2 "$FFTSHARD" -q --apply=transfer:$f.txt \
+            r.h5 $f.h5
+        assert_success
+        python_serial -c 'import h5py, numpy as np, sys
+a, b = (h5py.File(n, "r")["data"][()] for n in sys.argv[1:])
+sys.exit(0 if np.array_equal(a, b) else "%s differs from the table with LF line ends" % sys.argv[2])' \
+            lf.h5 $f.h5
+    done
+}
+
+@test "a transfer table written to while rank 0 reads it is not taken (status 1), on 1 and 2 ranks" {
+    oracle make r.h5 8x6x4:float64
+    transfer_table t.txt 6
+    local np change
+    for np in 1 2; do
+        for change in append touch; do
+            rm -f run.err
+            FFTSHARD_PAUSE=text-read:4 "$MPIEXEC" -n "$np" "$FFTSHARD" -q --apply=transfer:t.txt \
+                r.h5 o.h5 2>run.err &
+            job=$!
+            await_pause run.err "pausing at text-read" "the table's end ($np ranks, $change)"
+            if [ "$change" = append ]; then
+                echo "$((6 + np)) 0.02" >>t.txt
+            else
+                touch -d "2001-01-01 00:00:0$np" t.txt
+            fi
+            end_job
+            assert_equal "$job_status" "$EXIT_RUNTIME"
+            grep -q "^fftshard: error: --apply: transfer:t.txt: changed while it was read" run.err ||
+                fail "$(cat run.err)"
+            [ ! -e o.h5 ] || fail "o.h5 was written"
+            assert_no_temporaries
+        done
+    done
 }

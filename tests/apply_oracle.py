@@ -21,6 +21,15 @@ result = ifftn(H(k) * fftn(x)), its real part for real input.
       carry the attributes operation (the list, parameters written out),
       direction "round trip" and the input's own attributes.
 
+  apply_oracle.py cut SHAPE [L[,L...]]
+      Print two wave numbers K for a cut exactly at a mode of the grid of
+      SHAPE (every axis transformed, box lengths L): the |k| of a mode, as
+      fftshard(1) defines it (k^2 summed in increasing axis order), that
+      summing the k_a^2 in some other order would make larger (so a path
+      that does drops the mode at sharpk:K), then the double just below
+      the |k| of a mode that another order would make smaller (a path that
+      does keeps it). Each is the mode with the most such orders.
+
   apply_oracle.py sines FILE SHAPE L[,L...]
       Write /phi = sin(2 pi 2 x / L0) sin(2 pi 3 y / L1) cos(2 pi z / L2)
       (x = L0 j / n0, ...) and /f = its Laplacian, -(k.k) phi, on a 3-D
@@ -30,6 +39,7 @@ Exit status: 0 when everything matched, 1 when something did not (each
 failure printed), 2 on a usage error.
 """
 
+import itertools
 import os
 import sys
 
@@ -61,18 +71,23 @@ def factor(op, ks, shape):
     k = np.sqrt(k2)
     if name == "gaussian":
         R = float(params)
-        return np.exp(-k2 * R ** 2 / 2)
+        with np.errstate(over="ignore"):
+            return np.exp(-(k * R) ** 2 / 2)
     if name == "tophat":
-        x = k * float(params)
         with np.errstate(all="ignore"):
-            direct = 3 * (np.sin(x) - x * np.cos(x)) / x ** 3
-        return np.where(x < SERIES_X, 1 - x ** 2 / 10 + x ** 4 / 280, direct)
+            x = k * float(params)
+            direct = 3 * ((np.sin(x) - x * np.cos(x)) / x / x / x)
+            return np.where(x < SERIES_X, 1 - x ** 2 / 10 + x ** 4 / 280,
+                            np.where(np.isinf(x), 0, direct))
     if name == "sharpk":
         return (k <= float(params)).astype(float)
     if name in ("lowpass", "highpass"):
         K, _, N = params.partition(":")
-        q = (k / float(K)) ** (2 * int(N or BUTTERWORTH_ORDER))
-        return 1 / (1 + q) if name == "lowpass" else q / (1 + q)
+        K = float(K)
+        below = k <= K
+        with np.errstate(over="ignore", under="ignore"):
+            p = np.where(below, k / K, K / np.where(below, 1, k)) ** (2 * int(N or BUTTERWORTH_ORDER))
+        return np.where(below == (name == "lowpass"), 1, p) / (1 + p)
     if name == "deriv":
         return 1j * np.broadcast_to(k_prime(ks[int(params) % len(shape)]), shape)
     if name == "laplacian":
@@ -81,9 +96,21 @@ def factor(op, ks, shape):
         with np.errstate(divide="ignore"):
             return np.where(k2 > 0, -1 / np.where(k2 > 0, k2, 1), 0)
     if name == "transfer":
-        table = np.loadtxt(params, ndmin=2)
-        return np.interp(k, table[:, 0], table[:, 1])
+        return interpolate(k, np.loadtxt(params, ndmin=2))
     raise Failure("unknown operator " + op)
+
+
+def interpolate(k, table):
+    """np.interp(k, table k, table T), but where two rows' T differ by more
+    than double holds, T_i (1 - w) + T_i+1 w, w = (k - k_i) / (k_i+1 - k_i)
+    (fftshard(1), OPERATORS transfer)."""
+    tk, tv = table[:, 0], table[:, 1]
+    hi = np.clip(np.searchsorted(tk, k, side="right"), 1, len(tk) - 1)
+    lo = hi - 1
+    w = np.clip((k - tk[lo]) / (tk[hi] - tk[lo]), 0, 1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        d = tv[hi] - tv[lo]
+        return np.where(np.isfinite(d), np.interp(k, tk, tv), tv[lo] * (1 - w) + tv[hi] * w)
 
 
 def reference(x, ops, axes, box):
@@ -129,6 +156,24 @@ def check_case(case):
     return err
 
 
+def cut(shape_text, box_text=None):
+    shape = [int(v) for v in shape_text.split("x")]
+    axes = list(range(len(shape)))
+    ks = wave_numbers(shape, axes, parse_box(box_text))
+    k = np.sqrt(np.broadcast_to(sum(ks[a] ** 2 for a in axes), shape))
+    larger = np.zeros(shape, dtype=int)
+    smaller = np.zeros(shape, dtype=int)
+    for order in itertools.permutations(axes):
+        other = np.sqrt(np.broadcast_to(sum(ks[a] ** 2 for a in order), shape))
+        larger += other > k
+        smaller += other < k
+    if larger.max() == 0 or smaller.max() == 0:
+        raise Failure("no mode of %s whose |k| depends on the order of the sum" % shape_text)
+    above = k.flat[np.argmax(larger)]
+    below = np.nextafter(k.flat[np.argmax(smaller)], 0)
+    print("%.17g %.17g" % (above, below))
+
+
 def sines(path, shape_text, box_text):
     shape = [int(v) for v in shape_text.split("x")]
     L = [float(v) for v in box_text.split(",")]
@@ -143,9 +188,16 @@ def sines(path, shape_text, box_text):
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("check", "sines"):
+    if len(argv) < 3 or argv[1] not in ("check", "cut", "sines"):
         print(__doc__, file=sys.stderr)
         return 2
+    if argv[1] == "cut":
+        try:
+            cut(*argv[2:4])
+        except Failure as e:
+            print("FAILED: %s" % e)
+            return 1
+        return 0
     if argv[1] == "sines":
         sines(*argv[2:5])
         return 0

@@ -234,8 +234,18 @@ setup() {
     [[ $stderr == *4x3x5* ]] || fail "the summary should name the shape: $stderr"
 }
 
-@test "--verbose says integer input is converted to float64" {
+@test "--verbose says integer input is converted: int16 to float32, int32 to float64" {
     run --separate-stderr fftshard 2 --verbose int.h5 out.h5
     assert_success
-    [[ $stderr == *int16*float64* ]] || fail "no word on the int16 -> float64 conversion: $stderr"
+    [[ $stderr == *"int16 integers converted to float32"* ]] ||
+        fail "no word on the int16 -> float32 conversion: $stderr"
+    [[ $stderr == *"precision: single"* ]] || fail "int16 not computed in single precision: $stderr"
+    oracle make i32.h5 5x4:int32
+    run --separate-stderr fftshard 2 --verbose i32.h5 out32.h5
+    assert_success
+    [[ $stderr == *"int32 integers converted to float64"* ]] ||
+        fail "no word on the int32 -> float64 conversion: $stderr"
+    run --separate-stderr fftshard 2 --verbose --precision=double int.h5 out64.h5
+    assert_success
+    [[ $stderr == *"int16 integers converted to float64"* ]] || fail "--precision=double: $stderr"
 }

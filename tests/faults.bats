@@ -179,9 +179,13 @@ signal_run() {
     dd if=/dev/zero of=small/filler bs=64k count=100 2>/dev/null || true
     end_job
     rm -f small/filler
-    local left
-    left=$(ls -A small)
-    umount small
+    # mpiexec has ended; a rank it killed may still be closing its files
+    # (slowly under the sanitizers): the mount stays busy until it is gone.
+    local left tries=0
+    until left=$(ls -A small) && umount small 2>/dev/null; do
+        ((++tries < 300)) || fail "small/ still busy 60 s after the job ended: $(fuser -vm small 2>&1)"
+        sleep 0.2
+    done
     [ -z "$left" ] || fail "left in small/: $left"
     assert_equal "$job_status" "$EXIT_RUNTIME"
     # our line, then MPICH's line about MPI_Abort (the ranks cannot close

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The --help texts equal their stored copies (a change to them is a
 # deliberate act: update tests/help.txt and the man page with it), and every
-# long option they show is documented in the man page.
+# long option they show is documented in the man page; the README's
+# formulas agree with what the command writes.
 
 load helpers
 
@@ -57,4 +58,36 @@ long_options_missing_from() {
     [ -n "$table" ] && [ "$(wc -w <<<"$table")" -ge 4 ] || fail "no strategy table found: '$table'"
     assert_equal "$help" "$table"
     assert_equal "$man" "$table"
+}
+
+# The front page's formulas are the man page's: the README's kinetic energy
+# per shell, applied to what its command writes, sums to 0.5 <|u|^2> (numpy,
+# from the fields themselves).
+@test "the README's E(k) line sums to the mean kinetic energy 0.5 <|u|^2>" {
+    local line formula
+    line=$(grep -F 'snap.h5:/u snap.h5:/v snap.h5:/w ek.h5' "$srcdir/README.md")
+    formula=$(sed -n 's/.*# E_i = \(.*\) (N points.*/\1/p' <<<"$line")
+    [ -n "$formula" ] || fail "no E_i formula on the README's line: $line"
+    [[ "$line" == *"fftshard --real --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w ek.h5"* ]] ||
+        fail "the README's command changed: $line"
+    python_serial - <<'PY'
+import h5py, numpy as np
+rng = np.random.default_rng(7)
+with h5py.File("snap.h5", "w") as f:
+    for c in "uvw":
+        f[c] = rng.standard_normal((16, 12, 10)) + 0.3
+PY
+    fftshard 2 -q --real --spectrum-only snap.h5:/u snap.h5:/v snap.h5:/w ek.h5
+    FORMULA=$formula python_serial - <<'PY'
+import os, h5py, numpy as np
+with h5py.File("snap.h5", "r") as f:
+    u, v, w = (f[c][()] for c in "uvw")
+with h5py.File("ek.h5", "r") as f:
+    power, modes = f["power_spectrum/power"][()], f["power_spectrum/modes"][()]
+N = u.size
+E = eval(os.environ["FORMULA"], {"power": power, "modes": modes, "N": N, "np": np})
+want = 0.5 * np.mean(u**2 + v**2 + w**2)
+assert abs(E.sum() - want) <= 1e-12 * want, (E.sum(), want)
+print("sum", E.sum(), "== 0.5 <|u|^2>", want)
+PY
 }

@@ -63,6 +63,35 @@ read_s() {
     check_all
 }
 
+@test "a uint16 image filtered with --real --apply=gaussian:2 is float32, as numpy's filter to single precision" {
+    python_serial - <<'PY'
+import h5py, numpy as np
+img = np.random.default_rng(3).integers(0, 65536, (45, 64)).astype(np.uint16)
+with h5py.File("img.h5", "w") as f:
+    f["img"] = img
+PY
+    for np in 1 3; do
+        fftshard "$np" -q --real --apply=gaussian:2 img.h5 "f$np.h5"
+    done
+    fftshard 4 -q --transpose=pairwise --real --apply=gaussian:2 img.h5 fp.h5
+    fftshard 2 -q --precision=double --real --apply=gaussian:2 img.h5 f64.h5
+    python_serial - <<'PY'
+import h5py, numpy as np
+x = h5py.File("img.h5", "r")["img"][()].astype(np.float64)
+# fftshard(1), OPERATORS: k in radians per grid spacing, H = exp(-k^2 R^2 / 2)
+ks = [2 * np.pi * np.fft.fftfreq(n, 1 / n) / n for n in x.shape]
+k2 = ks[0][:, None] ** 2 + ks[1][None, :] ** 2
+want = np.fft.ifftn(np.exp(-k2 * 2.0**2 / 2) * np.fft.fftn(x)).real
+for name, dtype, tol in (("f1", np.float32, 1e-6), ("f3", np.float32, 1e-6),
+                         ("fp", np.float32, 1e-6), ("f64", np.float64, 1e-12)):
+    y = h5py.File(name + ".h5", "r")["img"]
+    assert y.dtype == dtype, (name, y.dtype)
+    err = np.abs(y[()] - want).max() / np.abs(want).max()
+    assert err < tol, (name, err)
+    print(name, y.dtype, "error", err)
+PY
+}
+
 @test "reads in pieces of a few elements: every axis cut, 1-D folded views, staged and not" {
     oracle make a.h5 7x6x5:float64 -- z.h5 7x6x5:complex128 -- c.h5 1001:int32 -- s.h5 9x5:float32
     # 24 bytes: three float64 values, one and a half complex128, per piece

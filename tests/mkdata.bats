@@ -190,3 +190,30 @@ np.savetxt("neg.txt", np.c_[np.linspace(0, 3, 10), np.linspace(1, -1, 10)])'
     run --separate-stderr mkdata 2 --power-table=p.txt --waves=2 8x8x8 out.h5
     assert_equal "$status" "$EXIT_USAGE"
 }
+
+@test "--power-table: a FIFO, a device, a directory, a huge file or a NUL byte is refused at once in one line, on 1 and 2 ranks" {
+    mkfifo fifo
+    mkdir dir
+    printf '0 1\n10 1\0 5\n' >nul.txt
+    # 2 GiB of a table and holes: sparse, it takes no room
+    printf '0 1\n10 1\n' >huge.txt
+    truncate -s 2G huge.txt
+    local np c f fragment
+    for np in 1 2; do
+        for c in "fifo:not a regular file (a FIFO)" "/dev/zero:not a regular file (a device)" \
+            "dir:is a directory" "huge.txt:larger than 1 GiB (2147483648 bytes)" \
+            "nul.txt:line 2 holds a NUL byte"; do
+            f=${c%%:*} fragment=${c#*:}
+            run --separate-stderr timeout -k 5 20 "$MPIEXEC" -n "$np" "$FFTSHARD_MKDATA" --type=float64 \
+                --power-table="$f" --box-size=10 8x8x8 out.h5 </dev/null
+            [ "$status" -ne 124 ] && [ "$status" -ne 137 ] ||
+                fail "--power-table=$f on $np ranks: no answer within 20 s"
+            assert_equal "$status" "$EXIT_INPUT"
+            assert_equal "${#stderr_lines[@]}" 1
+            [[ ${stderr_lines[0]} == "fftshard-mkdata: error: --power-table=$f: $fragment"* ]] ||
+                fail "$np ranks: $stderr"
+            [ ! -e out.h5 ] || fail "$f on $np ranks: wrote out.h5"
+        done
+    done
+    [ -p fifo ] || fail "the FIFO was replaced"
+}

@@ -78,7 +78,7 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from oracle_common import (TOL_SINGLE, Failure, is_single, parse_axes, parse_case,  # noqa: E402
+from oracle_common import (TOL_SINGLE, Failure, computed_single, parse_axes, parse_case,  # noqa: E402
                            read_location, relative_error, split_location, tolerance)
 
 # The strategies --transpose=auto chooses from (src/exchange/exchange.c's table).
@@ -226,7 +226,7 @@ def check_case(text, version):
     axes = sorted(given)
     kind = "c2c" if not opts["real"] else ("c2r" if opts["inverse"] else "r2c")
     single = opts["precision"] == "single" or (
-        opts["precision"] == "auto" and is_single(in_dtype))
+        opts["precision"] == "auto" and computed_single(in_dtype))
     real_len = None
     if kind == "r2c":
         real_len = x.shape[given[-1]]

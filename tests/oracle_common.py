@@ -15,7 +15,7 @@ fftshard's code:
   box_lengths        L_a of each transformed axis
   frequencies, along, wave_numbers, k_prime   the k grid, k_a = 2 pi f_a / L_a
   bin_index          the shells, equal bins or edges of --bins
-  is_single, tolerance, relative_error, lost_attributes
+  is_single, computed_single, tolerance, relative_error, lost_attributes
 
 Each oracle puts its own directory first on sys.path before importing it,
 so that it is found whatever the working directory (the build directory of
@@ -209,6 +209,14 @@ def is_single(dtype):
     """float32 or complex64, in either byte order."""
     dtype = np.dtype(dtype)
     return (dtype.kind == "f" and dtype.itemsize == 4) or (dtype.kind == "c" and dtype.itemsize == 8)
+
+
+def computed_single(dtype):
+    """Whether fftshard's --precision=auto computes input of dtype in single
+    precision (fftshard(1), --precision): float32, complex64, and integers
+    of at most 16 bits, which float32 holds exactly."""
+    dtype = np.dtype(dtype)
+    return is_single(dtype) or (dtype.kind in "iu" and dtype.itemsize <= 2)
 
 
 def tolerance(dtype):

@@ -91,6 +91,33 @@ with h5py.File(sys.argv[1], "r") as f, h5py.File(sys.argv[2], "r") as g:
     [ -p fifo.h5 ] && [ -p list.txt ] || fail "a FIFO was replaced"
 }
 
+@test "a --shards list holding a NUL byte, larger than 1 GiB or written to while read: refused at once" {
+    oracle make a.h5 6x5x4:complex128
+    oracle shard a.h5 'f.%d.h5' 3,3
+    # a name cut at its NUL byte would name another file
+    printf 'f.0.h5\nf.1.h5\0.old\n' >nul.txt
+    # 2 GiB of a list and holes: sparse, it takes no room
+    printf 'f.0.h5\nf.1.h5\n' >huge.txt
+    truncate -s 2G huge.txt
+    local np
+    for np in 1 2; do
+        refused_quickly "$np" "$EXIT_INPUT" "--shards: nul.txt: line 2 holds a NUL byte" -- --shards nul.txt
+        refused_quickly "$np" "$EXIT_INPUT" "--shards: huge.txt: larger than 1 GiB" -- --shards huge.txt
+    done
+    printf 'f.0.h5\nf.1.h5\n' >list.txt
+    rm -f run.err
+    FFTSHARD_PAUSE=text-read:4 "$MPIEXEC" -n 2 "$FFTSHARD" --shards list.txt out.h5 2>run.err &
+    job=$!
+    await_pause run.err "pausing at text-read" "the list's end"
+    echo "# one more line" >>list.txt
+    end_job
+    assert_equal "$job_status" "$EXIT_RUNTIME"
+    grep -q "^fftshard: error: --shards: list.txt: changed while it was read (its size)" run.err ||
+        fail "$(cat run.err)"
+    [ ! -e out.h5 ] || fail "out.h5 was written"
+    assert_no_temporaries
+}
+
 # ---------------------------------------------------------------- case 14: damaged metadata (3)
 
 @test "metadata that contradicts itself: refused by the input check at once, not read for minutes" {

@@ -42,8 +42,8 @@ import h5py
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from oracle_common import (along, bin_index, box_lengths, frequencies, is_single,  # noqa: E402
-                           parse_axes, parse_bins, parse_box, parse_case, read_location,
+from oracle_common import (along, bin_index, box_lengths, computed_single,  # noqa: E402
+                           frequencies, parse_axes, parse_bins, parse_box, parse_case, read_location,
                            wave_numbers)
 
 
@@ -238,7 +238,7 @@ def sliced_reference(fields, axes, box, bins, opts, per):
 def check_case(text):
     opts = parse_case(text, repeated=("in",))
     fields = [read_location(loc).values for loc in opts["in"]]
-    single = any(is_single(f.dtype) for f in fields)
+    single = any(computed_single(f.dtype) for f in fields)
     tol = float(opts.get("tol", 1e-4 if single else 1e-10))
     shape = fields[0].shape
     nd = len(shape)

@@ -44,7 +44,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from oracle_common import (TOL_DOUBLE, TOL_SINGLE, along, bin_index, box_lengths,  # noqa: E402
-                           frequencies, is_single, only_dataset, parse_axes, parse_bins,
+                           computed_single, frequencies, only_dataset, parse_axes, parse_bins,
                            parse_box, parse_case, read_location, relative_error)
 
 
@@ -128,7 +128,7 @@ def check_case(case):
     with np.errstate(invalid="ignore"):
         xi = np.bincount(b[keep], C[keep], minlength=nb) / cells
         rr = np.bincount(b[keep], r[keep], minlength=nb) / cells
-    single = any(is_single(x.dtype) for x in ins)
+    single = any(computed_single(x.dtype) for x in ins)
     tol = float(tok.get("tol", TOL_SINGLE if single else TOL_DOUBLE))
     with h5py.File(tok["out"], "r") as f:
         if "correlation_function" not in f:

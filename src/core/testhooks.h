@@ -20,10 +20,14 @@
  *       "shards-renamed" and "renamed" hold rank 0 at a step of the commit,
  *       "add-copy" just before --add copies OUTPUT (fs_signals_pause_point,
  *       signals.c); "probe" holds the process that checks INPUT for rank 0
- *       with its question taken (probe_guard.c); POINT@N, POINT while dataset N
+ *       with its question taken (probe_guard.c); "text-read" holds rank 0
+ *       once it has read a text file, before it checks that the file did
+ *       not change (io/textfile.c); POINT@N, POINT while dataset N
  *       of several is worked on (tests/multi.bats). Used by tests/faults.bats
  *       (signals in every phase, a disk filling up during the write, the
- *       input check's process ended from outside) and tests/signals.bats.
+ *       input check's process ended from outside), tests/signals.bats,
+ *       tests/apply.bats and tests/safety-inputs.bats (a table or a list
+ *       written to while it is read).
  *   FFTSHARD_MPI_INT_LIMIT=N   for tests. The largest element count the
  *       alltoall strategy passes to MPI_Alltoallv (default INT_MAX); lower,
  *       small arrays reach its point-to-point split path

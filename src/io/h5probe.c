@@ -19,6 +19,7 @@
 
 #include "io/h5common.h"
 #include "io/snapshot.h"
+#include "io/textfile.h"
 
 fs_status fs_h5_init(void)
 {
@@ -55,17 +56,6 @@ void fs_shard_set_free(fs_shard_set *set)
 
 /* ------------------------------------------------------------------ special files */
 
-static const char *special_kind(mode_t mode)
-{
-    if (S_ISFIFO(mode))
-        return "a FIFO";
-    if (S_ISSOCK(mode))
-        return "a socket";
-    if (S_ISCHR(mode) || S_ISBLK(mode))
-        return "a device";
-    return "not a file";
-}
-
 /* Refuse a special file among the inputs without waiting on it: opening a
  * FIFO for reading blocks until a writer comes, a device may never end.
  * stat decides before anything opens the name; the open that proves the
@@ -82,7 +72,7 @@ static fs_status check_regular(const char *path, const char *label, struct stat 
         return fs_error_set(FS_ERR_INPUT, "%s: is a directory, not an HDF5 file", label);
     if (!S_ISREG(st->st_mode))
         return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (%s)", label,
-                            special_kind(st->st_mode));
+                            fs_file_kind(st->st_mode));
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0)
         return fs_error_set(FS_ERR_INPUT, "%s: %s", label, strerror(errno));
@@ -91,7 +81,7 @@ static fs_status check_regular(const char *path, const char *label, struct stat 
     close(fd);
     if (!same)
         return fs_error_set(FS_ERR_INPUT, "%s: not a regular file (%s)", label,
-                            special_kind(now.st_mode));
+                            fs_file_kind(now.st_mode));
     *st = now;
     return FS_OK;
 }
@@ -269,6 +259,7 @@ static fs_status read_type(hid_t type, fs_input_info *info, int *supported)
     size_t size = cls != H5T_NO_CLASS ? H5Tget_size(type) : 0;
     if (size == 0)
         return fs_h5_fail(FS_ERR_INPUT, "cannot read the element type");
+    info->element_bytes = (int)size;
     switch (cls) {
     case H5T_FLOAT:
         snprintf(info->type_name, sizeof info->type_name, "float%zu", 8 * size);

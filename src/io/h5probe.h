@@ -59,6 +59,7 @@ typedef struct fs_input_info {
     int64_t shape[FS_LAYOUT_MAX_DIMS];
     fs_dtype dtype;
     char type_name[64];          /* e.g. "float32", "int16", "complex64" */
+    int element_bytes;           /* of one element in the file (int16: 2, complex64: 8) */
     int64_t last_size_attr;      /* the dataset's last_size attribute, 0 when absent */
     char last_size_bad[FS_RECORDED_WHY]; /* why it is no length ("": absent or usable) */
     fs_recorded recorded;        /* a forward run's attributes */

@@ -6,10 +6,10 @@
 
 #include "core/collective.h"
 #include "io/probe_guard.h"
+#include "io/textfile.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,54 +180,28 @@ static fs_status expand_pattern(const char *spec, names *out)
     return ret;
 }
 
-/* The files a list names, relative ones from the list's directory. */
+/* The files a list names, relative ones from the list's directory. The
+ * list is never waited on (io/textfile.h). */
 static fs_status read_list(const char *spec, names *out)
 {
     struct stat st;
-    if (stat(spec, &st) != 0)
-        return fs_error_set(FS_ERR_INPUT, "--shards: %s: %s", spec,
-                            errno == ENOENT ? "no such file (a list of shard files, or a "
-                                              "pattern with a %d field)" : strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return fs_error_set(FS_ERR_INPUT, "--shards: %s: is a directory", spec);
-    /* A FIFO or a device would be waited on: refused before it is opened,
-     * and the open cannot block if the name was swapped meanwhile. */
-    int fd = -1, err = 0;
-    if (S_ISREG(st.st_mode) && (fd = open(spec, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)) < 0)
-        err = errno;
-    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
-        close(fd);
-        fd = -1;
-    }
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0) {
-            err = errno;
-            close(fd);
-        }
-        return fs_error_set(FS_ERR_INPUT, "--shards: %s: %s", spec,
-                            err ? strerror(err) : "not a regular file (a FIFO, device or socket)");
-    }
-    char *copy = strdup(spec);
+    if (stat(spec, &st) != 0 && errno == ENOENT)
+        return fs_error_set(FS_ERR_INPUT, "--shards: %s: no such file (a list of shard files, "
+                            "or a pattern with a %%d field)", spec);
+    fs_textfile f;
+    fs_status ret = fs_textfile_open(&f, "--shards: ", spec, PATH_MAX);
+    char *copy = ret == FS_OK ? strdup(spec) : NULL;
     const char *slash = strrchr(spec, '/');
     if (copy)
         copy[slash ? slash - spec : 0] = '\0';
-    char line[PATH_MAX + 2];
-    fs_status ret = copy ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    int lineno = 0;
-    while (ret == FS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
+    else if (ret == FS_OK)
+        ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    char *line = NULL;
+    while (ret == FS_OK && (ret = fs_textfile_next(&f, &line)) == FS_OK && line) {
         size_t l = strlen(line);
-        if (l == sizeof line - 1 && line[l - 1] != '\n') {
-            ret = fs_error_set(FS_ERR_INPUT, "--shards: %s: line %d is too long", spec, lineno);
-            break;
-        }
-        while (l > 0 && (line[l - 1] == '\n' || line[l - 1] == '\r' || line[l - 1] == ' ' ||
-                         line[l - 1] == '\t'))
+        while (l > 0 && (line[l - 1] == ' ' || line[l - 1] == '\t' || line[l - 1] == '\r'))
             line[--l] = '\0';
-        char *p = line;
-        while (*p == ' ' || *p == '\t')
-            p++;
+        char *p = line + strspn(line, " \t");
         if (*p == '\0' || *p == '#')
             continue;
         char path[2 * PATH_MAX + 2];
@@ -238,7 +212,7 @@ static fs_status read_list(const char *spec, names *out)
         if (names_add(out, path) != 0)
             ret = fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    fclose(f);
+    fs_textfile_close(&f);
     free(copy);
     if (ret == FS_OK && out->n == 0)
         ret = fs_error_set(FS_ERR_INPUT, "--shards: %s: lists no file", spec);

@@ -4,64 +4,102 @@
 
 #include "io/table.h"
 
-#include <errno.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/collective.h"
+#include "io/textfile.h"
 
 /* A table's rows at most (a text file of that many lines is read by rank 0). */
 #define MAX_TABLE_ROWS (1 << 24)
 
-/* Rank 0: the table t from `file`; what + file names it in messages. */
+/* A row is two numbers: far shorter; a comment line may be long. */
+#define MAX_LINE_BYTES 65536
+
+/* The row "k v" of line p (its line end cut) in *k and *v; *blank (out)
+ * for a line without a row (blank, or a comment). FS_ERR_INPUT naming the
+ * line for anything else. */
+static fs_status parse_row(const fs_textfile *f, const fs_table *t, char *p, int *blank,
+                           double *k, double *v)
+{
+    const char *what = f->what, *file = f->file;
+    int lineno = f->lineno;
+    while (isspace((unsigned char)*p))
+        p++;
+    *blank = *p == '\0' || *p == '#';
+    if (*blank)
+        return FS_OK;
+    /* A byte order mark is no number: said so, since it cannot be seen. */
+    if (lineno == 1 && strncmp(p, "\xef\xbb\xbf", 3) == 0)
+        return fs_error_set(FS_ERR_INPUT, "%s%s: line 1 starts with a UTF-8 byte order mark: "
+                            "a table is plain text", what, file);
+    /* k, whitespace, v, nothing but whitespace after it. */
+    char *end_k, *end_v;
+    *k = strtod(p, &end_k);
+    int two = end_k > p && isspace((unsigned char)*end_k);
+    if (two) {
+        *v = strtod(end_k, &end_v);
+        two = end_v > end_k && end_v[strspn(end_v, " \t\v\f\r")] == '\0';
+    }
+    if (!two)
+        return fs_error_set(FS_ERR_INPUT, "%s%s: line %d: expected two numbers k %s", what, file,
+                            lineno, t->column);
+    if (!isfinite(*k) || !isfinite(*v))
+        return fs_error_set(FS_ERR_INPUT, "%s%s: line %d: %s is %g, not a finite number", what,
+                            file, lineno, isfinite(*k) ? t->column : "k", isfinite(*k) ? *v : *k);
+    if (*k < 0)
+        return fs_error_set(FS_ERR_INPUT, "%s%s: line %d: k = %.17g is negative (k >= 0)", what,
+                            file, lineno, *k);
+    if (t->nrows > 0 && !(*k > t->k[t->nrows - 1]))
+        return fs_error_set(FS_ERR_INPUT, "%s%s: line %d: k must increase (%.17g after %.17g)",
+                            what, file, lineno, *k, t->k[t->nrows - 1]);
+    if (t->nrows == MAX_TABLE_ROWS)
+        return fs_error_set(FS_ERR_INPUT, "%s%s: more than %d rows", what, file, MAX_TABLE_ROWS);
+    return FS_OK;
+}
+
+/* The row (k, v) after t's others. */
+static fs_status add_row(fs_table *t, int *cap, double k, double v)
+{
+    if (t->nrows == *cap) {
+        int grown_cap = *cap ? 2 * *cap : 256;
+        double *grown = realloc(t->k, sizeof(double) * 2 * (size_t)grown_cap);
+        if (!grown)
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        /* k in the first half, the values in the second: move them up. */
+        if (t->nrows)
+            memmove(grown + grown_cap, grown + *cap, sizeof(double) * (size_t)t->nrows);
+        *cap = grown_cap;
+        t->k = grown;
+        t->v = grown + grown_cap;
+    }
+    t->k[t->nrows] = k;
+    t->v[t->nrows++] = v;
+    return FS_OK;
+}
+
+/* Rank 0: the table t from `file`; what + file names it in messages. The
+ * file is never waited on (io/textfile.h). */
 static fs_status read_table(fs_table *t, const char *file, const char *what)
 {
-    FILE *f = fopen(file, "r");
-    if (!f)
-        return fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
-    fs_status st = FS_OK;
-    char line[4096];
-    int cap = 0, lineno = 0;
-    while (st == FS_OK && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line + strspn(line, " \t");
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == '\0')
-            continue;
-        double k, v;
-        char extra;
-        if (sscanf(p, "%lf %lf %c", &k, &v, &extra) != 2 || !isfinite(k) || !isfinite(v) || k < 0)
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: expected two numbers k %s (k >= 0)",
-                              what, file, lineno, t->column);
-        else if (t->nrows > 0 && !(k > t->k[t->nrows - 1]))
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: line %d: k must increase", what, file, lineno);
-        else if (t->nrows == MAX_TABLE_ROWS)
-            st = fs_error_set(FS_ERR_INPUT, "%s%s: more than %d rows", what, file, MAX_TABLE_ROWS);
-        if (st == FS_OK && t->nrows == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *grown = realloc(t->k, sizeof(double) * 2 * (size_t)cap);
-            if (!grown) {
-                st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-                break;
-            }
-            /* k in the first half, the values in the second: move them up. */
-            if (t->nrows)
-                memmove(grown + cap, grown + cap / 2, sizeof(double) * (size_t)t->nrows);
-            t->k = grown;
-            t->v = grown + cap;
-        }
-        if (st == FS_OK) {
-            t->k[t->nrows] = k;
-            t->v[t->nrows++] = v;
-        }
+    fs_textfile f;
+    fs_status st = fs_textfile_open(&f, what, file, MAX_LINE_BYTES);
+    int cap = 0;
+    char *line = NULL;
+    while (st == FS_OK && (st = fs_textfile_next(&f, &line)) == FS_OK && line) {
+        int blank = 1;
+        double k = 0, v = 0;
+        st = parse_row(&f, t, line, &blank, &k, &v);
+        if (st == FS_OK && !blank)
+            st = add_row(t, &cap, k, v);
     }
-    if (st == FS_OK && ferror(f))
-        st = fs_error_set(FS_ERR_INPUT, "%s%s: %s", what, file, strerror(errno));
+    fs_textfile_close(&f);
     if (st == FS_OK && t->nrows < 2)
         st = fs_error_set(FS_ERR_INPUT, "%s%s: expected at least two rows k %s", what, file,
                           t->column);
-    fclose(f);
     return st;
 }
 
@@ -128,5 +166,8 @@ double fs_table_at(const fs_table *t, double k)
             hi = mid;
     }
     double w = (k - t->k[lo]) / (t->k[hi] - t->k[lo]);
-    return t->v[lo] + w * (t->v[hi] - t->v[lo]);
+    double d = t->v[hi] - t->v[lo];
+    /* Values of opposite signs near the largest double: their difference
+     * overflows, the weighted sum does not (and w = 0 times inf was NaN). */
+    return isfinite(d) ? t->v[lo] + w * d : t->v[lo] * (1.0 - w) + t->v[hi] * w;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* table: a two-column text table of numbers, k increasing from k >= 0 ('#'
- * starts a comment line), read by rank 0 and shared with every rank:
- * --apply's transfer:FILE (k T), fftshard-mkdata's --power-table=FILE
- * (k P). Owns the rows it read. */
+/* table: a two-column text table of finite numbers, k increasing from
+ * k >= 0 ('#' starts a comment line), read by rank 0 as io/textfile.h reads
+ * a text file (never waited on) and shared with every rank: --apply's
+ * transfer:FILE (k T), fftshard-mkdata's --power-table=FILE (k P). Owns the
+ * rows it read. */
 #ifndef FS_TABLE_H
 #define FS_TABLE_H
 
@@ -18,8 +19,9 @@ typedef struct fs_table {
 
 /* Collective: rank 0 reads the table in `file`, every rank gets it; what
  * + file names it in messages ("--apply: transfer:"). FS_ERR_INPUT
- * (status 3) for a table that cannot be read or is not two columns of
- * numbers with k increasing; agreed and printed once. */
+ * (status 3) for a table that is not a regular file, cannot be read or is
+ * not two columns of finite numbers with k increasing; FS_ERR_RUNTIME for
+ * one written to while it was read; agreed and printed once. */
 fs_status fs_table_load(MPI_Comm comm, const char *file, const char *what, fs_table *t);
 void fs_table_free(fs_table *t);
 

@@ -115,8 +115,8 @@ const fs_opt fs_transform_option_lines[] = {
              "                          output of --inverse --real (default: the input's\n"
              "                          last_size attribute, else 2*(m-1))\n"},
     {FS_OPT("precision", 0, FS_OPT_ARG, fs_opt_enum, T, precision), .names = precision_names,
-     .help = "      --precision=P       auto (default: single for float32/complex64 input),\n"
-             "                          single or double\n"},
+     .help = "      --precision=P       auto (default: single for float32, complex64 and\n"
+             "                          8/16-bit integer input), single or double\n"},
     {FS_OPT("decomp", 0, FS_OPT_ARG, fs_opt_enum, T, decomp), .names = decomp_names,
      .help = "      --decomp=D          auto (default: slabs while every rank has data),\n"
              "                          slab or pencil\n"},

@@ -189,10 +189,13 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
     rq->real_axis = rq->axes[rq->naxes - 1];
     rq->real = o->real;
     rq->inverse = o->inverse;
-    rq->prec = o->precision == FS_PRECISION_SINGLE   ? FS_SINGLE
-               : o->precision == FS_PRECISION_DOUBLE ? FS_DOUBLE
-               : fs_dtype_is_single(in->dtype)       ? FS_SINGLE
-                                                     : FS_DOUBLE;
+    /* auto: the input's precision class; integers of up to 16 bits are
+     * exact in float32, as an image's pixels are */
+    int small_int = in->dtype == FS_DTYPE_INTEGER && in->element_bytes <= 2;
+    rq->prec = o->precision == FS_PRECISION_SINGLE              ? FS_SINGLE
+               : o->precision == FS_PRECISION_DOUBLE            ? FS_DOUBLE
+               : fs_dtype_is_single(in->dtype) || small_int ? FS_SINGLE
+                                                                : FS_DOUBLE;
     rq->norm = o->norm;
     /* a stage's round trip: the inverse that follows undoes any scaling, so
      * none is made */

@@ -59,15 +59,44 @@ double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j)
     return nyquist ? 0.0 : fs_kgrid_k(g, a, j);
 }
 
+void fs_kgrid_k2_line(const double *q, int ndim, int axis, const double *ql, int64_t n,
+                      double *k2)
+{
+    double before = 0.0;
+    for (int a = 0; a < axis; a++)
+        before += q[a];
+    for (int64_t j = 0; j < n; j++)
+        k2[j] = before + ql[j];
+    for (int a = axis + 1; a < ndim; a++)
+        for (int64_t j = 0; j < n; j++)
+            k2[j] += q[a];
+}
+
+double fs_kgrid_k2max(const fs_kgrid *g)
+{
+    double q[FS_LAYOUT_MAX_DIMS] = {0}, k2;
+    for (int a = 0; a < g->ndim; a++) {
+        double k = fs_kgrid_k(g, a, g->n[a] / 2);
+        q[a] = k * k;
+    }
+    fs_kgrid_k2_line(q, g->ndim, 0, q, 1, &k2);
+    return k2;
+}
+
+double fs_kgrid_k2min(const fs_kgrid *g)
+{
+    double least = INFINITY;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a] && g->n[a] > 1) {
+            double k = fs_kgrid_k(g, a, 1);
+            least = k * k < least ? k * k : least;
+        }
+    return least;
+}
+
 double fs_kgrid_kmax(const fs_kgrid *g)
 {
-    double q = 0;
-    for (int a = 0; a < g->ndim; a++)
-        if (g->transformed[a]) {
-            double k = 2.0 * M_PI * (double)(g->n[a] / 2) / g->L[a];
-            q += k * k;
-        }
-    return sqrt(q);
+    return sqrt(fs_kgrid_k2max(g));
 }
 
 int fs_kgrid_lengths(const fs_kgrid *g, double *box)

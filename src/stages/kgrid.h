@@ -60,7 +60,27 @@ double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j);
  * but 0 on the Nyquist plane j = n_a / 2 of an even axis. */
 double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j);
 
-/* The largest |k| of the grid: sqrt(sum over a of k_a(n_a / 2)^2). */
+/* k^2 of the n elements of a line along input axis `axis` of an ndim-D
+ * grid: k2[j] the sum of the k_a^2 in increasing axis order, as the
+ * documented definition sums them (numpy's kx**2 + ky**2 + ...), from
+ * q[a], the k_a^2 of every other axis a (q[axis] unused), and ql[j], the
+ * line's own. The one place k^2 is summed: rounding depends on the order,
+ * and a cut at exactly a mode's |k| (--apply=sharpk) keeps the mode only
+ * if every path (a rank's rows, gathered lines along any axis, the
+ * four-step) gets the same bits as the definition. */
+void fs_kgrid_k2_line(const double *q, int ndim, int axis, const double *ql, int64_t n,
+                      double *k2);
+
+/* The largest k^2 of the grid: the sum of k_a(n_a / 2)^2 (inf when it
+ * overflows). */
+double fs_kgrid_k2max(const fs_kgrid *g);
+
+/* The smallest k^2 of the grid but k = 0's: the least k_a(1)^2 over the
+ * transformed axes longer than 1 (INFINITY when there is none; 0 when it
+ * underflows). */
+double fs_kgrid_k2min(const fs_kgrid *g);
+
+/* The largest |k| of the grid: sqrt(fs_kgrid_k2max). */
 double fs_kgrid_kmax(const fs_kgrid *g);
 
 /* The fundamental 2 pi / max L_a. */

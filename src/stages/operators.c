@@ -1,13 +1,18 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* operators: see operators.h. Each rank walks its last-stage box row by
- * row, as spectrum.c does: the outer axes' k^2 summed in axis order and
- * carried along, the last axis's tabulated, so that k^2 is summed in the
- * order of the documented definition (numpy's kx**2 + ky**2 + ...). */
+ * row, or the gathered lines of the last forward pass along any axis: each
+ * axis's k_a^2 tabulated, k^2 summed by fs_kgrid_k2_line in the order of
+ * the documented definition (numpy's kx**2 + ky**2 + ...) whatever the
+ * path, so that a cut at exactly a mode's |k| keeps the same modes on any
+ * number of ranks. Every factor is computed in a form that cannot
+ * overflow; what the grid and the precision cannot hold is refused before
+ * any work (check_grid). */
 #include "config.h"
 
 #include "stages/operators.h"
 
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -161,41 +166,36 @@ static fs_status load(MPI_Comm comm, op_state *s)
     return st;
 }
 
-/* Whether the operators fit the grid g (not collective; the same answer
- * everywhere): FS_ERR_USAGE for a derivative along an axis that is not
- * transformed, FS_ERR_INPUT for a table that does not cover 0 .. the
- * grid's largest |k|. */
-static fs_status check_grid(const op_state *s, const fs_kgrid *g)
-{
-    double kmax = fs_kgrid_kmax(g);
-    for (int i = 0; i < s->ops->n; i++) {
-        const fs_operator *op = &s->ops->op[i];
-        int a = op->axis < 0 ? op->axis + g->ndim : op->axis;
-        if (op->kind == FS_OPER_DERIV && (a < 0 || a >= g->ndim || !g->transformed[a]))
-            return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: not a transformed axis of the "
-                                "%d-D input", op->axis, g->ndim);
-        const fs_table *t = &s->tables[i];
-        if (op->kind == FS_OPER_TRANSFER && (t->k[0] > 0 || t->k[t->nrows - 1] < kmax))
-            return fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: the table's k from %.17g to "
-                                "%.17g does not cover the grid's |k| from 0 to %.17g", op->file,
-                                t->k[0], t->k[t->nrows - 1], kmax);
-    }
-    return FS_OK;
-}
-
 /* ------------------------------------------------------------ factors */
 
+/* The top hat at x = |k| R: divided by x three times, not by x^3 (which
+ * overflows from x = 5.6e102, where the factor is still 1e-205); x = inf
+ * (k R beyond double) takes its limit 0, not sin(inf)'s NaN. */
 static double tophat(double x)
 {
     if (x < FS_TOPHAT_SERIES_X) {
         double x2 = x * x;
         return 1.0 - x2 / 10.0 + x2 * x2 / 280.0;
     }
-    return 3.0 * (sin(x) - x * cos(x)) / (x * x * x);
+    if (isinf(x))
+        return 0.0;
+    return 3.0 * ((sin(x) - x * cos(x)) / x / x / x);
+}
+
+/* The Butterworth low pass 1 / (1 + (|k|/K)^(2N)) or high pass
+ * (|k|/K)^(2N) / (1 + (|k|/K)^(2N)) from the ratio that is at most 1
+ * (|k|/K up to the cut, K/|k| past it; p its 2N-th power): no power
+ * overflows (q / (1 + q) was inf / inf), one that underflows gives the
+ * limit 0 or 1, and neither is 1 minus the other. */
+static double butterworth(const fs_operator *op, double k)
+{
+    int below = k <= op->param, low = op->kind == FS_OPER_LOWPASS;
+    double p = pow(below ? k / op->param : op->param / k, 2.0 * op->order);
+    return (below == low ? 1.0 : p) / (1.0 + p);
 }
 
 /* Whether an operator's factor is a product of one factor per axis
- * (gaussian: exp(-k_a^2 R^2 / 2) each; deriv: k_a of its axis, 1 on the
+ * (gaussian: exp(-(k_a R)^2 / 2) each; deriv: k_a of its axis, 1 on the
  * others): those are tabulated per axis, the others evaluated at each k^2. */
 static int separable(const fs_operator *op)
 {
@@ -206,12 +206,12 @@ static int separable(const fs_operator *op)
  * transfer's). */
 static double radial(const fs_operator *op, const fs_table *table, double k2)
 {
-    double k = sqrt(k2), q;
+    double k = sqrt(k2);
     switch (op->kind) {
     case FS_OPER_TOPHAT: return tophat(k * op->param);
     case FS_OPER_SHARPK: return k <= op->param ? 1.0 : 0.0;
-    case FS_OPER_LOWPASS: return 1.0 / (1.0 + pow(k / op->param, 2.0 * op->order));
-    case FS_OPER_HIGHPASS: q = pow(k / op->param, 2.0 * op->order); return q / (1.0 + q);
+    case FS_OPER_LOWPASS:
+    case FS_OPER_HIGHPASS: return butterworth(op, k);
     case FS_OPER_LAPLACIAN: return -k2;
     case FS_OPER_POISSON: return k2 > 0 ? -1.0 / k2 : 0.0;
     case FS_OPER_TRANSFER: return fs_table_at(table, k);
@@ -219,6 +219,82 @@ static double radial(const fs_operator *op, const fs_table *table, double k2)
     case FS_OPER_DERIV: break;
     }
     return 1.0;
+}
+
+/* ------------------------------------------------------ the grid's range */
+
+/* The largest |factor| of op on grid g (a: deriv's axis, t: a transfer's
+ * table): the filters' lie in [-1, 1]; a table's between its rows' values
+ * up to the first row at or past the grid's largest |k|. */
+static double factor_max(const fs_operator *op, const fs_table *t, const fs_kgrid *g, int a)
+{
+    double m = 0.0, kmax = fs_kgrid_kmax(g);
+    switch (op->kind) {
+    case FS_OPER_DERIV: return fabs(fs_kgrid_deriv_k(g, a, (g->n[a] - 1) / 2));
+    case FS_OPER_LAPLACIAN: return fs_kgrid_k2max(g);
+    case FS_OPER_POISSON: return 1.0 / fs_kgrid_k2min(g);
+    case FS_OPER_TRANSFER:
+        for (int i = 0; i < t->nrows && (i == 0 || t->k[i - 1] < kmax); i++)
+            m = fabs(t->v[i]) > m ? fabs(t->v[i]) : m;
+        return m;
+    default: return 1.0;
+    }
+}
+
+/* Whether the k^2 of the grid g suits the operators that read it (those
+ * that are not separable): every one but k = 0's a normal double, so that
+ * |k| is its square root to the last bits and -1/k^2 is finite.
+ * FS_ERR_USAGE naming --box-size otherwise. */
+static fs_status check_k2(const op_state *s, const fs_kgrid *g)
+{
+    int radial_ops = 0;
+    for (int i = 0; i < s->ops->n; i++)
+        radial_ops += !separable(&s->ops->op[i]);
+    double big = fs_kgrid_k2max(g), small = fs_kgrid_k2min(g);
+    if (radial_ops && !isfinite(big))
+        return fs_error_set(FS_ERR_USAGE, "--apply: the grid's largest k^2 overflows double "
+                            "precision: the box lengths (--box-size) are too small");
+    if (radial_ops && small < DBL_MIN)
+        return fs_error_set(FS_ERR_USAGE, "--apply: the grid's smallest nonzero k^2 falls "
+                            "below double precision's normal range: the box lengths (--box-size) "
+                            "are too large");
+    return FS_OK;
+}
+
+/* Whether the operators fit the grid g computed in precision prec (not
+ * collective; the same answer everywhere): FS_ERR_USAGE for a derivative
+ * along an axis that is not transformed, for k^2 out of range
+ * (check_k2), and for factors whose product could pass the precision's
+ * largest number (the product of each one's largest magnitude on the
+ * grid); FS_ERR_INPUT for a table that does not cover 0 .. the grid's
+ * largest |k|. */
+static fs_status check_grid(const op_state *s, const fs_kgrid *g, fs_precision prec)
+{
+    double kmax = fs_kgrid_kmax(g), bound = 1.0;
+    double limit = prec == FS_SINGLE ? FLT_MAX : DBL_MAX;
+    for (int i = 0; i < s->ops->n; i++) {
+        const fs_operator *op = &s->ops->op[i];
+        int a = op->axis < 0 ? op->axis + g->ndim : op->axis;
+        if (op->kind == FS_OPER_DERIV && (a < 0 || a >= g->ndim || !g->transformed[a]))
+            return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: not a transformed axis of the "
+                                "%d-D input", op->axis, g->ndim);
+    }
+    fs_status st = check_k2(s, g);
+    for (int i = 0; i < s->ops->n && st == FS_OK; i++) {
+        const fs_operator *op = &s->ops->op[i];
+        const fs_table *t = &s->tables[i];
+        if (op->kind == FS_OPER_TRANSFER && (t->k[0] > 0 || t->k[t->nrows - 1] < kmax))
+            return fs_error_set(FS_ERR_INPUT, "--apply: transfer:%s: the table's k from %.17g to "
+                                "%.17g does not cover the grid's |k| from 0 to %.17g", op->file,
+                                t->k[0], t->k[t->nrows - 1], kmax);
+        bound *= factor_max(op, t, g, op->axis < 0 ? op->axis + g->ndim : op->axis);
+    }
+    if (st == FS_OK && !(bound <= limit))
+        st = fs_error_set(FS_ERR_USAGE, "--apply: the operators' factors could reach %.3g on "
+                          "this grid (its box lengths, the tables' values), past %s precision's "
+                          "largest number %.3g", bound, prec == FS_SINGLE ? "single" : "double",
+                          limit);
+    return st;
 }
 
 /* Per axis over the box's range: k_a^2, and the separable operators'
@@ -236,7 +312,7 @@ typedef struct walk {
     int nderiv, nradial;
     double scale;                 /* 1 / N */
     fs_precision prec;
-    double *row;                  /* a row's factors (as long as the box's longest axis) */
+    double *row, *k2;             /* a row's factors and k^2 (the box's longest axis long) */
 } walk;
 
 /* The separable operators' factor along axis a at index j, where
@@ -246,8 +322,9 @@ static double axis_factor(const walk *w, const fs_kgrid *g, int a, int64_t j, do
     double f = 1.0;
     for (int i = 0; i < w->ops->n; i++) {
         const fs_operator *op = &w->ops->op[i];
+        double x = k * op->param; /* not k^2 R^2: 0 times inf at k = 0 past R = 1e154 */
         if (op->kind == FS_OPER_GAUSSIAN)
-            f *= exp(-k * k * op->param * op->param / 2.0);
+            f *= exp(-x * x / 2.0);
         else if (op->kind == FS_OPER_DERIV && w->axis[i] == a)
             f *= fs_kgrid_deriv_k(g, a, j);
     }
@@ -293,38 +370,41 @@ DEFINE_MULTIPLY(multiply_double, double)
 DEFINE_MULTIPLY(multiply_single, float)
 
 /* n elements at data from element i0 times rowf fl[j], times the other
- * operators' factors at k^2 = q + ql[j], times i^nderiv: the factors made
- * first, in w->row, then multiplied in. */
-static void apply_row(const walk *w, double rowf, double q, const double *fl, const double *ql,
-                      int64_t n, void *data, int64_t i0)
+ * operators' factors at k^2 of the line along `axis` whose other axes have
+ * k_a^2 = q[a] (fs_kgrid_k2_line, ql[j] the line's own), times i^nderiv:
+ * the factors made first, in w->row, then multiplied in. */
+static void apply_row(const walk *w, double rowf, const double *fl, const double *q, int ndim,
+                      int axis, const double *ql, int64_t n, void *data, int64_t i0)
 {
     double *f = w->row;
     for (int64_t j = 0; j < n; j++)
         f[j] = rowf * fl[j];
+    if (w->nradial)
+        fs_kgrid_k2_line(q, ndim, axis, ql, n, w->k2);
     for (int i = 0; i < w->ops->n && w->nradial; i++)
         if (!separable(&w->ops->op[i]))
             for (int64_t j = 0; j < n; j++)
-                f[j] *= radial(&w->ops->op[i], &w->tables[i], q + ql[j]);
+                f[j] *= radial(&w->ops->op[i], &w->tables[i], w->k2[j]);
     if (w->prec == FS_SINGLE)
         multiply_single((float *)data + 2 * i0, f, n, w->nderiv % 4);
     else
         multiply_double((double *)data + 2 * i0, f, n, w->nderiv % 4);
 }
 
-/* The box row by row, the outer axes' sums and products carried in an
- * odometer. */
+/* The box row by row, the outer axes' indices carried in an odometer. */
 static void apply_box(const walk *w, const fs_box *b, const axis_table *tab, void *data)
 {
     int last = b->ndim - 1;
     int64_t idx[FS_LAYOUT_MAX_DIMS] = {0};
     int64_t rows = fs_box_elems(b) / b->count[last];
     for (int64_t r = 0; r < rows; r++) {
-        double q = 0, rowf = w->scale;
+        double q[FS_LAYOUT_MAX_DIMS], rowf = w->scale;
         for (int a = 0; a < last; a++) {
-            q += tab[a].q[idx[a]];
+            q[a] = tab[a].q[idx[a]];
             rowf *= tab[a].f[idx[a]];
         }
-        apply_row(w, rowf, q, tab[last].f, tab[last].q, b->count[last], data, r * b->count[last]);
+        apply_row(w, rowf, tab[last].f, q, b->ndim, last, tab[last].q, b->count[last], data,
+                  r * b->count[last]);
         for (int a = last - 1; a >= 0 && ++idx[a] == b->count[a]; a--)
             idx[a] = 0;
     }
@@ -368,7 +448,7 @@ static void apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g, 
             tab[i2] = k * k;
             tab[cnt + i2] = axis_factor(w, g, 0, j, k);
         }
-        apply_row(w, w->scale, 0.0, tab + cnt, tab, cnt, data, k1 * cnt);
+        apply_row(w, w->scale, tab + cnt, NULL, 1, 0, tab, cnt, data, k1 * cnt);
     }
 }
 
@@ -403,7 +483,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     for (int i = 0; i < r->n && st == FS_OK; i++) {
         st = fs_kgrid_init(&s->grids[i], r->ts[i], &r->facts->shared->box);
         if (st == FS_OK)
-            st = check_grid(s, &s->grids[i]);
+            st = check_grid(s, &s->grids[i], r->ts[i]->prec);
     }
     text_of(s->ops, s->text, sizeof s->text);
     return fs_error_agree(r->comm, rank == 0 ? st : FS_OK);
@@ -448,17 +528,18 @@ static void run_lines(void *ctx, const fs_lines *l)
     op_run *r = ctx;
     const fs_box *b = l->box;
     for (int64_t j = 0; j < l->count; j++) {
-        double q = 0, rowf = r->w.scale;
+        double q[FS_LAYOUT_MAX_DIMS], rowf = r->w.scale;
         int64_t col = l->first + j, out = l->outer;
         for (int a = b->ndim - 1; a >= 0; a--) {
             if (a == l->axis)
                 continue;
             int64_t *from = a > l->axis ? &col : &out, i = *from % b->count[a];
             *from /= b->count[a];
-            q += r->tab[a].q[i];
+            q[a] = r->tab[a].q[i];
             rowf *= r->tab[a].f[i];
         }
-        apply_row(&r->w, rowf, q, r->tab[l->axis].f, r->tab[l->axis].q, l->n, l->buf, j * l->dist);
+        apply_row(&r->w, rowf, r->tab[l->axis].f, q, b->ndim, l->axis, r->tab[l->axis].q, l->n,
+                  l->buf, j * l->dist);
     }
 }
 
@@ -490,7 +571,8 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
     int64_t longest = 1;
     for (int a = 0; a < last->ndim; a++)
         longest = last->count[a] > longest ? last->count[a] : longest;
-    r.w.row = malloc(sizeof(double) * (size_t)longest);
+    r.w.row = malloc(sizeof(double) * 2 * (size_t)longest);
+    r.w.k2 = r.w.row ? r.w.row + longest : NULL;
     fs_status st = !r.w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
                    : t->fold ? fold_table_new(last, r.tab)
                              : tables_new(&r.w, g, last, r.tab);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
+# --apply at its edges, in make check (apply.bats, in make check-long, runs
+# the matrices): filters whose direct formula overflows take their limits 0
+# or 1, a transfer table whose neighbouring values differ by more than a
+# double holds, and a cut at exactly a mode's |k| on the ranks' path inside
+# the last FFT pass, each against tests/apply_oracle.py's numpy of the
+# documented formulas; box lengths that put k^2 out of double's range and
+# factors past the precision's largest number refused (status 2) before
+# any work.
+
+load helpers
+
+# applied CASE...: the oracle's check of each case.
+applied() {
+    python_serial "$srcdir/tests/apply_oracle.py" check "$@"
+}
+
+# Factors whose direct formula was inf / inf or sin(inf) (NaN everywhere,
+# status 0): (|k|/K)^128 past 254^128, K = 1e-100, k R = inf.
+ONES="tophat:1e-300,gaussian:1e-300,lowpass:1e300:64,sharpk:1e300,highpass:1e-100:64,highpass:0.01:64"
+ZEROS="tophat:1e308,gaussian:1e200,lowpass:1e-100:64"
+
+@test "filters at parameters whose formula overflows give their limits, double and single, 1 to 3 ranks" {
+    oracle make r.h5 10x7x6:float64 -- c.h5 9x6x5:complex128 -- f.h5 9x6x5:float32
+    fftshard 2 -q --real --apply="$ONES" r.h5 o1.h5
+    fftshard 1 -q --apply="$ZEROS" c.h5 o2.h5
+    fftshard 3 -q --real --apply="$ZEROS" f.h5 o3.h5
+    fftshard 2 -q --apply="$ONES" f.h5 o4.h5
+    # near the edges of the range, still held: k_a up to 2.5e301, 1/k^2 up
+    # to 2.5e298
+    fftshard 2 -q --real --box-size=1e-300 --apply=deriv:0 r.h5 o5.h5
+    fftshard 3 -q --box-size=1e150 --apply=poisson c.h5 o6.h5
+    run applied "in=r.h5 out=o1.h5 apply=$ONES" "in=c.h5 out=o2.h5 apply=$ZEROS" \
+        "in=f.h5 out=o3.h5 apply=$ZEROS" "in=f.h5 out=o4.h5 apply=$ONES" \
+        "in=r.h5 out=o5.h5 box=1e-300 apply=deriv:0" "in=c.h5 out=o6.h5 box=1e150 apply=poisson"
+    echo "$output"
+    assert_success
+}
+
+@test "a transfer table whose neighbouring values differ by more than a double holds: interpolated without NaN" {
+    oracle make one.h5 8:float64
+    # k = 2 pi / 8 falls on a row, next to one 1.8e308 above it: the
+    # difference overflows, w = 0 times it was NaN
+    python_serial -c 'import numpy as np
+k1 = 2 * np.pi * 1 / 8
+np.savetxt("big.txt", [[0, 0], [k1, -1e307], [1.5 * k1, 1.79e308], [1.75 * k1, 0], [10, 0]],
+           fmt="%.17g")'
+    fftshard 2 -q --real --apply=transfer:big.txt one.h5 o.h5
+    run applied "in=one.h5 out=o.h5 apply=transfer:big.txt"
+    echo "$output"
+    assert_success
+}
+
+@test "sharpk at exactly a mode's |k| keeps the modes numpy keeps inside the last FFT pass (2 and 3 ranks)" {
+    oracle make e.h5 10x8x6:float64 -- o.h5 9x7x5:complex128
+    local at below at2 below2
+    read -r at below < <(python_serial "$srcdir/tests/apply_oracle.py" cut 10x8x6)
+    read -r at2 below2 < <(python_serial "$srcdir/tests/apply_oracle.py" cut 9x7x5)
+    fftshard 2 -q --real --apply=sharpk:"$at" e.h5 a.h5
+    fftshard 3 -q --apply=sharpk:"$below2" o.h5 b.h5
+    run applied "in=e.h5 out=a.h5 apply=sharpk:$at" "in=o.h5 out=b.h5 apply=sharpk:$below2"
+    echo "$output"
+    assert_success
+}
+
+@test "k^2 out of double's range, factors past the precision's largest number: status 2 before any work" {
+    oracle make r.h5 8x6x4:float64 -- f.h5 8x6x4:float32
+    python_serial -c 'import numpy as np
+np.savetxt("big.txt", [[0, 1.79e308], [10, 1]])'
+    # each was run with status 0: NaN everywhere, or (sharpk) k^2 of inf or
+    # 0 dropping every mode below K or keeping every one above it
+    local bad
+    for bad in "--box-size=1e-160 --apply=laplacian r.h5" "--box-size=1e160 --apply=poisson r.h5" \
+        "--box-size=1e165 --apply=sharpk:1e-170 r.h5" "--box-size=1e-160 --apply=sharpk:1e300 r.h5" \
+        "--box-size=1e-160 --apply=deriv:0,deriv:0 r.h5" "--box-size=1e-20 --apply=laplacian f.h5" \
+        "--apply=transfer:big.txt f.h5" "--precision=single --box-size=1e-20 --apply=laplacian r.h5"; do
+        run --separate-stderr fftshard 2 -q $bad o.h5
+        echo "$bad: $stderr"
+        assert_error "$EXIT_USAGE" "--apply: "
+        [ ! -e o.h5 ]
+    done
+    run --separate-stderr fftshard 2 --box-size=1e-160 --apply=laplacian r.h5 o.h5
+    assert_error "$EXIT_USAGE" "largest k^2 overflows" "--box-size"
+    run --separate-stderr fftshard 2 --box-size=1e160 --apply=poisson r.h5 o.h5
+    assert_error "$EXIT_USAGE" "smallest nonzero k^2" "--box-size"
+    run --separate-stderr fftshard 2 --box-size=1e-20 --apply=laplacian f.h5 o.h5
+    assert_error "$EXIT_USAGE" "single precision's largest number"
+    assert_no_temporaries
+}
