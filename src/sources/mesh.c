@@ -29,7 +29,7 @@ typedef struct ghosts {
 struct fs_paint_mesh {
     int ndim, p, left, odd;              /* the window: order, cells before the central one */
     int64_t n[3];
-    double scale[3];                     /* n_a / L_a */
+    double nd[3], L[3];                  /* n_a and L_a: u = x n_a / L_a, as documented */
     int nmesh;
     void *data[2];
     int single;                          /* float elements, else double */
@@ -112,7 +112,7 @@ static void stencil_of(const fs_paint_mesh *m, const double *x, double shift, st
             continue;
         }
         double d;
-        int64_t base = base_of(m, x[a] * m->scale[a] + shift, &d);
+        int64_t base = base_of(m, x[a] * m->nd[a] / m->L[a] + shift, &d);
         s->np[a] = m->p;
         weights(m->p, d, s->w[a]);
         for (int k = 0; k < m->p; k++) {
@@ -200,14 +200,14 @@ fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n, i
 int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x)
 {
     double d;
-    int64_t j = wrap(base_of(m, x[0] * m->scale[0], &d), m->n[0]), v[3] = {j, 0, 0};
+    int64_t j = wrap(base_of(m, x[0] * m->nd[0] / m->L[0], &d), m->n[0]), v[3] = {j, 0, 0};
     if (m->fold) {
         v[0] = j / m->inner;
         v[1] = j - v[0] * m->inner;
     }
     for (int a = 1; !m->fold && a < m->ndim; a++)
         if (a == m->split[0] || a == m->split[1])
-            v[a] = wrap(base_of(m, x[a] * m->scale[a], &d), m->n[a]);
+            v[a] = wrap(base_of(m, x[a] * m->nd[a] / m->L[a], &d), m->n[a]);
     int c0 = m->split[0] >= 0 ? m->owner[0][v[m->split[0]]] : 0;
     int c1 = m->split[1] >= 0 ? m->owner[1][v[m->split[1]]] : 0;
     return c0 * m->P2 + c1;
@@ -432,7 +432,8 @@ fs_status fs_paint_mesh_new(const fs_paint_mesh_args *a, fs_paint_mesh **out)
     m->odd = a->window % 2;
     for (int d = 0; d < 3; d++) {
         m->n[d] = d < a->ndim ? a->n[d] : 1;
-        m->scale[d] = d < a->ndim ? (double)a->n[d] / a->box[d] : 1.0;
+        m->nd[d] = (double)m->n[d];
+        m->L[d] = d < a->ndim ? a->box[d] : 1.0;
     }
     m->nmesh = a->data[1] ? 2 : 1;
     m->data[0] = a->data[0];

@@ -56,11 +56,14 @@ typedef struct painted {
 
 /* ----------------------------------------------------------- interlacing */
 
-/* exp(i pi f / n) of each index of the box along axis a of the grid (the
- * 1-D four-step's: of each frequency index), into ph. */
-static double complex phase_of(const fs_kgrid *g, int a, int64_t j)
+/* exp(i pi f / n) of index j along axis a of the grid (the 1-D
+ * four-step's: of a frequency index): f numpy's fftfreq, but the Nyquist
+ * frequency of the halved axis of a real transform positive (rfftfreq's),
+ * as nbodykit's r2c meshes have it. */
+static double complex phase_of(const fs_kgrid *g, const fs_transform *t, int a, int64_t j)
 {
-    return cexp(I * M_PI * (double)fs_kgrid_freq(j, g->n[a]) / (double)g->n[a]);
+    int64_t f = a == t->real_axis && 2 * j == g->n[a] ? j : fs_kgrid_freq(j, g->n[a]);
+    return cexp(I * M_PI * (double)f / (double)g->n[a]);
 }
 
 /* X_1 (in kept) and X_2 (in data) combined into data, element e of the
@@ -105,7 +108,7 @@ static fs_status combine_box(const painted *s, const fs_transform *t, const fs_b
     if (t->fold) {
         for (int64_t k1 = 0; len && k1 < t->n1; k1++) {
             for (int64_t i = 0; i < len; i++)
-                row[i] = phase_of(&s->g, 0, fs_kgrid_fold_index(t, b, k1, i));
+                row[i] = phase_of(&s->g, t, 0, fs_kgrid_fold_index(t, b, k1, i));
             combine(data, kept, t->prec, k1 * len, row, len);
         }
         free(tab);
@@ -114,7 +117,7 @@ static fs_status combine_box(const painted *s, const fs_transform *t, const fs_b
     for (int a = 0; a < b->ndim; a++)
         for (int64_t i = 0; i < b->count[a]; i++)
             tab[(size_t)a * (size_t)(longest + 1) + (size_t)i] =
-                s->g.transformed[a] ? phase_of(&s->g, a, b->start[a] + i) : 1.0;
+                s->g.transformed[a] ? phase_of(&s->g, t, a, b->start[a] + i) : 1.0;
     int64_t idx[FS_LAYOUT_MAX_DIMS] = {0}, rows = len ? fs_box_elems(b) / len : 0;
     const double complex *lastph = tab + (size_t)last * (size_t)(longest + 1);
     for (int64_t r = 0; r < rows; r++) {

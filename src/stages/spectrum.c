@@ -505,9 +505,13 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     }
     s->npoles = o->npoles;
     memcpy(s->ell, o->poles, sizeof s->ell);
-    s->window = o->compensate;
+    /* painted particles: their window compensated and their shot noise
+     * subtracted unless said otherwise (--compensate=none, --shot-noise) */
+    int painted = f->shared->particles.window;
+    s->window = o->compensate > 0 ? o->compensate : o->compensate == 0 ? painted : 0;
     s->shot = o->shot_noise;
     s->shot_given = o->shot_given;
+    s->shot_painted = painted && !o->shot_given && !s->cross;
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
     if (st == FS_OK)
@@ -552,6 +556,10 @@ static fs_status forward(void *state, const fs_stage_turn *turn)
     const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
     int i = turn->i;
+    if (s->shot_painted && turn->painted) { /* the INPUTs' powers add, and their noise */
+        s->shot = (i == 0 ? 0.0 : s->shot) + turn->painted->shot_noise;
+        s->shot_given = 1;
+    }
     contribution c = {s->cross ? i + 1 : 0, i == 0};
     const void *other = c.role == 2 ? turn->kept : NULL;
     scratch sc;
@@ -602,7 +610,7 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
         on = 1;
     }
     if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
-                o->nper || o->compensate || o->shot_given))
+                o->nper || o->compensate > 0 || o->shot_given))
         return fs_error_set(FS_ERR_USAGE, "--bins, --los, --mu-bins, --multipoles, "
                             "--spectrum-per, --compensate, --shot-noise: only with "
                             "--power-spectrum, --cross or --spectrum-only");
@@ -692,7 +700,7 @@ static fs_status set_shot_noise(const fs_opt *opt, const char *arg, void *sectio
 
 /* --compensate: the power p of the window sinc^p of each scheme. */
 static const fs_opt_name window_names[] = {
-    {"none", 0}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
+    {"none", -1}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
 
 #define O fs_spectrum_options
 static const fs_opt lines[] = {

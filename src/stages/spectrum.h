@@ -43,7 +43,7 @@ typedef struct fs_spectrum_options {
     int poles[FS_MAX_POLES];
     int nper;                       /* --spectrum-per: batch axes as given */
     int per[FS_LAYOUT_MAX_DIMS];
-    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: none) */
+    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: not given, -1 none) */
     double shot_noise;              /* --shot-noise */
     int shot_given;
 } fs_spectrum_options;
@@ -71,6 +71,7 @@ typedef struct fs_spectrum {
     int window;                     /* --compensate: the window's power p (0: none) */
     double shot;                    /* --shot-noise: subtracted from the power spectrum */
     int shot_given;
+    int shot_painted;               /* the shot noise the painting's (--paint, no --shot-noise) */
     double *acc, *acc_mu;           /* [slice][nbins][nq], [slice][nbins][nmu][nq] */
     double seconds;
     int ngroups;                    /* the groups: the power spectrum's, then the cross's */
