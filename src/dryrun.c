@@ -21,6 +21,7 @@
 #include "plan/planner.h"
 #include "plan/transform.h"
 #include "report/report.h"
+#include "sources/particles.h"
 #include "stages/stage.h"
 
 
@@ -126,8 +127,12 @@ static fs_status dry_input(MPI_Comm comm, const fs_run_config *opts, fs_input_in
     memset(info, 0, sizeof *info);
     memset(shards, 0, sizeof *shards);
     const fs_dryrun_options *d = &opts->dry;
-    if (!d->shape_ndim)
-        return fs_inputs_probe(comm, opts->shards, opts->inputs, 1, info, shards);
+    const fs_particles_options *paint = &opts->stages.shared.particles;
+    if (!d->shape_ndim) {
+        fs_status st = fs_inputs_probe(comm, opts->shards, opts->inputs, 1, info, shards);
+        /* the same on every rank: agreed as it is */
+        return st == FS_OK && paint->window ? fs_particles_dry_info(paint, info) : st;
+    }
     info->ndim = d->shape_ndim;
     memcpy(info->shape, d->shape, sizeof info->shape);
     snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(d->dtype));
@@ -151,6 +156,7 @@ typedef struct dry_plan {
     int nfps, worst;                   /* worst: the largest, -1 without exchange */
     int chosen;                        /* the one the memory line speaks of, -1: none */
     const char *kept;                  /* what the stages keep, in words (stage.h) */
+    int64_t paint_bytes;               /* --paint: the particles' rounds and ghost cells */
     fs_footprint none;                 /* without exchange */
     fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
     int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
@@ -238,6 +244,13 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
+    const fs_particles_options *paint = &opts->stages.shared.particles;
+    if (st == FS_OK && paint->window) /* counted in every footprint's total */
+        p->paint_bytes = fs_particles_bytes(paint->window, info->ndim, paint->weights != NULL,
+                                            paint->interlace, &p->t);
+    p->none.total_bytes += p->paint_bytes;
+    for (int k = 0; k < p->nfps; k++)
+        p->fps[k].total_bytes += p->paint_bytes;
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (!p->is_default)
@@ -378,9 +391,12 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", m->ops->name);
     if (p->is_default && p->nfps)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
-    char cross[64] = "";
+    char cross[128] = "";
     if (m->cross_bytes)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
+    if (p->paint_bytes)
+        snprintf(cross + strlen(cross), sizeof cross - strlen(cross), " + particles %.1f MiB",
+                 mib((double)p->paint_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
@@ -531,6 +547,7 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_open(j, "memory_per_rank", '{');
     fs_json_str(j, "strategy", m->ops ? m->ops->name : NULL);
     json_memory(j, m);
+    fs_json_int(j, "paint_bytes", p->paint_bytes); /* in total_bytes */
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');

@@ -63,22 +63,7 @@ static void group_of(const char *dataset, char *buf, size_t size)
 /* The positions' columns and the mesh. */
 static fs_status take_shape(const fs_particles_options *o, const char *name, table *tb)
 {
-    const fs_input_info *pos = &tb->pos;
-    char shape[256];
-    fs_format_shape(pos->ndim, pos->shape, shape, sizeof shape);
-    if (pos->ndim > 2 || (pos->ndim == 2 && pos->shape[1] > FS_PAINT_MAX_DIMS))
-        return fs_error_set(FS_ERR_INPUT, "%s: shape %s is no table of positions (N x D, D from "
-                            "1 to %d)", name, shape, FS_PAINT_MAX_DIMS);
-    if (!fs_dtype_is_real(pos->dtype))
-        return fs_error_set(FS_ERR_INPUT, "%s: %s positions (expected real numbers)", name,
-                            pos->type_name);
-    tb->ndim = pos->ndim == 2 ? (int)pos->shape[1] : 1;
-    if (o->mesh_ndim != 1 && o->mesh_ndim != tb->ndim)
-        return fs_error_set(FS_ERR_USAGE, "--mesh: %d lengths for positions of %d column%s (%s)",
-                            o->mesh_ndim, tb->ndim, tb->ndim > 1 ? "s" : "", name);
-    for (int a = 0; a < tb->ndim; a++)
-        tb->mesh[a] = o->mesh[o->mesh_ndim == 1 ? 0 : a];
-    return FS_OK;
+    return fs_particles_mesh_shape(o, &tb->pos, name, &tb->ndim, tb->mesh);
 }
 
 /* Every file's Header against the first's and the tables' rows. */
@@ -86,6 +71,8 @@ static fs_status check_headers(const char *const *files, const int64_t *rows, in
                                const table *tb, fs_snapshot_header *first)
 {
     int k = fs_snapshot_part_type(tb->pos.dataset);
+    memset(first, 0, sizeof *first);
+    first->nfiles = -1;
     for (int64_t f = 0; f < nfiles; f++) {
         fs_snapshot_header h;
         fs_status st = fs_snapshot_header_read(files[f], &h);
@@ -106,17 +93,17 @@ static fs_status check_headers(const char *const *files, const int64_t *rows, in
                                 " but %s has %" PRId64 " rows", files[f], k, h.this_file[k],
                                 tb->pos.dataset, rows[f]);
     }
-    if (k >= 0 && first->total[k] >= 0 && first->total[k] != tb->pos.shape[0])
-        return fs_error_set(FS_ERR_INPUT, "%s: /Header NumPart_Total[%d] is %" PRId64 " but the "
-                            "%" PRId64 " file%s hold %" PRId64 " rows of %s", files[0], k,
-                            first->total[k], nfiles, nfiles > 1 ? "s" : "", tb->pos.shape[0],
-                            tb->pos.dataset);
     if (first->nfiles >= 0 && first->nfiles != nfiles)
         return fs_error_set(FS_ERR_INPUT, "%s: /Header NumFilesPerSnapshot is %" PRId64 " but %"
                             PRId64 " file%s given%s", files[0], first->nfiles, nfiles,
                             nfiles > 1 ? "s were" : " was",
                             nfiles == 1 ? ": name them all with --shards (snap.%d.hdf5)"
                                         : ": one is missing");
+    if (k >= 0 && first->total[k] >= 0 && first->total[k] != tb->pos.shape[0])
+        return fs_error_set(FS_ERR_INPUT, "%s: /Header NumPart_Total[%d] is %" PRId64 " but the "
+                            "%" PRId64 " file%s %" PRId64 " rows of %s", files[0], k,
+                            first->total[k], nfiles, nfiles > 1 ? "s hold" : " holds", tb->pos.shape[0],
+                            tb->pos.dataset);
     return FS_OK;
 }
 
@@ -184,6 +171,7 @@ static fs_status take_weights(probe *pr, int i, const char *const *files, const 
     }
     tb->wts.shape[0] = at;
     tb->wts.nshards = nfiles > 1 ? nfiles : 0;
+    tb->wts.stamp.known = nfiles == 1; /* a set has no one file to stamp (shards.h) */
     tb->weighted = 1;
     return FS_OK;
 }

@@ -79,6 +79,14 @@ fs_status fs_paint_mesh_option(const fs_opt *o, const char *arg, void *section);
  * --paint, which needs --mesh and is not for --inverse or --check. */
 fs_status fs_particles_options_check(const fs_particles_options *o, int inverse, int check);
 void fs_particles_options_free(fs_particles_options *o);
+/* The mesh of the positions pos (N x D, or N), named name: its axes *ndim
+ * and shape mesh (out). FS_ERR_INPUT: not a table of real positions;
+ * FS_ERR_USAGE: a --mesh of other dimensions. */
+fs_status fs_particles_mesh_shape(const fs_particles_options *o, const fs_input_info *pos,
+                                  const char *name, int *ndim, int64_t *mesh);
+/* The dry run's: info, a probed table of positions, becomes its mesh of
+ * float64 (no Header read). */
+fs_status fs_particles_dry_info(const fs_particles_options *o, fs_input_info *info);
 
 /* What painting one INPUT made: the same on every rank but where said. */
 typedef struct fs_painted {

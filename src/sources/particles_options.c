@@ -5,6 +5,8 @@
 
 #include "sources/particles.h"
 
+#include "core/dtype.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,42 @@ fs_status fs_particles_options_check(const fs_particles_options *o, int inverse,
                             "(not with %s)", inverse ? "--inverse" : "--check");
     if (o->weights && !o->weights[0])
         return fs_error_set(FS_ERR_USAGE, "--weights: expected a dataset");
+    return FS_OK;
+}
+
+fs_status fs_particles_mesh_shape(const fs_particles_options *o, const fs_input_info *pos,
+                                  const char *name, int *ndim, int64_t *mesh)
+{
+    char shape[256];
+    fs_format_shape(pos->ndim, pos->shape, shape, sizeof shape);
+    if (pos->ndim > 2 || (pos->ndim == 2 && pos->shape[1] > FS_PAINT_MAX_DIMS))
+        return fs_error_set(FS_ERR_INPUT, "%s: shape %s is no table of positions (N x D, D from "
+                            "1 to %d)", name, shape, FS_PAINT_MAX_DIMS);
+    if (!fs_dtype_is_real(pos->dtype))
+        return fs_error_set(FS_ERR_INPUT, "%s: %s positions (expected real numbers)", name,
+                            pos->type_name);
+    *ndim = pos->ndim == 2 ? (int)pos->shape[1] : 1;
+    if (o->mesh_ndim != 1 && o->mesh_ndim != *ndim)
+        return fs_error_set(FS_ERR_USAGE, "--mesh: %d lengths for positions of %d column%s (%s)",
+                            o->mesh_ndim, *ndim, *ndim > 1 ? "s" : "", name);
+    for (int a = 0; a < *ndim; a++)
+        mesh[a] = o->mesh[o->mesh_ndim == 1 ? 0 : a];
+    return FS_OK;
+}
+
+fs_status fs_particles_dry_info(const fs_particles_options *o, fs_input_info *info)
+{
+    int ndim = 0;
+    int64_t mesh[FS_PAINT_MAX_DIMS];
+    fs_status st = fs_particles_mesh_shape(o, info, info->dataset, &ndim, mesh);
+    if (st != FS_OK)
+        return st;
+    info->ndim = ndim;
+    memcpy(info->shape, mesh, sizeof(int64_t) * (size_t)ndim);
+    info->dtype = FS_DTYPE_FLOAT64;
+    snprintf(info->type_name, sizeof info->type_name, "float64");
+    info->painted = 1;
+    info->particle_table = 0;
     return FS_OK;
 }
 

@@ -393,6 +393,7 @@ const fs_stage_ops fs_stage_painted = {
     .options = lines,
     .options_bytes = sizeof(painted_options),
     .help_heading = "Particles (painted on the ranks' mesh instead of reading a field):\n",
+    .grid_options = "--paint",
     .active = active,
     .option = option,
     .check = check,
