@@ -113,6 +113,11 @@ assert p["particles_per_second_per_rank"] > 0 and p["rounds"] >= 1, p'
         python_serial "$srcdir/tests/spectrum_oracle.py" check \
             "in=ref.h5:/mesh out=pk.h5 box=16 window=cic shot=$shot only"
     done
+    python_serial -c 'import h5py
+a = h5py.File("pk.h5")["power_spectrum"].attrs
+s = lambda v: v.decode() if isinstance(v, bytes) else v
+assert s(a["paint"]) == "cic" and a["interlaced"] == 0 and a["particles"] == 4000, dict(a)
+assert s(a["compensate"]) == "cic" and abs(a["shot_noise"] - 16.0 ** 3 / 4000) < 1e-12, dict(a)'
     # said otherwise: no compensation, the shot noise given (the sum: delta's
     # power at k = 0 is rounding, which no relative tolerance holds)
     fftshard 2 -q --force --spectrum-only --paint=cic --paint-field=sum --mesh=8 --compensate=none \
@@ -180,7 +185,7 @@ with h5py.File("far.h5", "a") as f:
     run fftshard 2 --dry-run --paint=cic --mesh=64x32x16 --interlace d.h5:/PartType1/Coordinates out.h5
     assert_success
     assert_output --partial "64x32x16 float64 on 2 ranks"
-    assert_output --regexp "shifted mesh 1\.0 MiB \+ particles [0-9.]+ MiB = about"
+    assert_output --regexp "shifted mesh 0\.2 MiB \+ particles [0-9.]+ MiB = about"
     fftshard 2 --dry-run --report=dry.json --paint=cic --mesh=64x32x16 --interlace \
         d.h5:/PartType1/Coordinates out.h5 >/dev/null
     python_serial -c 'import json

@@ -512,6 +512,8 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     s->shot = o->shot_noise;
     s->shot_given = o->shot_given;
     s->shot_painted = painted && !o->shot_given && !s->cross;
+    s->paint_window = painted;
+    s->interlaced = f->shared->particles.interlace;
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
     if (st == FS_OK)
@@ -556,6 +558,8 @@ static fs_status forward(void *state, const fs_stage_turn *turn)
     const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
     int i = turn->i;
+    if (turn->painted)
+        s->particles = (i == 0 ? 0 : s->particles) + turn->painted->particles;
     if (s->shot_painted && turn->painted) { /* the INPUTs' powers add, and their noise */
         s->shot = (i == 0 ? 0.0 : s->shot) + turn->painted->shot_noise;
         s->shot_given = 1;
@@ -735,9 +739,11 @@ static const fs_opt lines[] = {
              "                          (power[i, bin]) instead of one over them all\n"},
     {FS_OPT("compensate", 0, FS_OPT_ARG, fs_opt_enum, O, compensate), .names = window_names,
      .help = "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
-             "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"},
+             "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
+             "                          (with --paint its window, unless none)\n"},
     {FS_OPT("shot-noise", 0, FS_OPT_ARG, set_shot_noise, O, shot_noise),
-     .help = "      --shot-noise=P0     subtract P0 from the power spectrum (recorded)\n"},
+     .help = "      --shot-noise=P0     subtract P0 from the power spectrum (recorded;\n"
+             "                          with --paint the particles' by default)\n"},
     {.long_name = NULL},
 };
 #undef O

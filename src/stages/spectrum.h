@@ -72,6 +72,8 @@ typedef struct fs_spectrum {
     double shot;                    /* --shot-noise: subtracted from the power spectrum */
     int shot_given;
     int shot_painted;               /* the shot noise the painting's (--paint, no --shot-noise) */
+    int paint_window, interlaced;   /* --paint's window (0: a field read), --interlace */
+    int64_t particles;              /* the particles painted, over the INPUTs */
     double *acc, *acc_mu;           /* [slice][nbins][nq], [slice][nbins][nmu][nq] */
     double seconds;
     int ngroups;                    /* the groups: the power spectrum's, then the cross's */

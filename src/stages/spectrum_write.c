@@ -87,6 +87,13 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
     double shot = shot_of(s, cross);
     if (st == FS_OK && s->shot_given && !cross)
         st = fs_h5_output_attr_numbers(o, "shot_noise", 0, NULL, FS_DTYPE_FLOAT64, &shot);
+    if (st == FS_OK && s->paint_window) /* painted particles: how (sources/particles.h) */
+        st = fs_h5_output_attr_string(o, "paint", windows[s->paint_window]);
+    int64_t interlaced = s->interlaced;
+    if (st == FS_OK && s->paint_window)
+        st = fs_h5_output_attr_int64s(o, "interlaced", -1, &interlaced);
+    if (st == FS_OK && s->paint_window)
+        st = fs_h5_output_attr_int64s(o, "particles", -1, &s->particles);
     return st;
 }
 
@@ -284,7 +291,8 @@ static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const cha
  * attribute of one of these names is not copied onto the group. */
 static const char *const group_attrs[] = {
     "convention", "inputs", "fftshard_version", "axes", "box_size", "k_fundamental",
-    "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "CLASS", "NAME", NULL,
+    "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "paint", "interlaced",
+    "particles", "CLASS", "NAME", NULL,
 };
 
 /* shared: the inputs' attributes that go on the group (NULL: none). */
