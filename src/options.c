@@ -334,14 +334,6 @@ fs_stage_facts fs_options_facts(const fs_run_config *c)
     };
 }
 
-fs_stage_facts fs_options_facts_owned(const fs_run_config *c, fs_stage_shared *shared)
-{
-    fs_stage_facts f = fs_options_facts(c);
-    *shared = c->stages.shared;
-    f.shared = shared;
-    return f;
-}
-
 fs_run_asked fs_options_asked(const fs_run_config *c)
 {
     return (fs_run_asked){

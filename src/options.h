@@ -58,10 +58,6 @@ void fs_options_free(fs_run_config *c);
 
 /* The stages' view of the rest of the command line. */
 fs_stage_facts fs_options_facts(const fs_run_config *c);
-/* The same, the options the stages share copied into *shared (out, which
- * the run's may then differ from: a snapshot's box) and the facts pointing
- * there. */
-fs_stage_facts fs_options_facts_owned(const fs_run_config *c, fs_stage_shared *shared);
 
 /* What the command line asked for, as the report tells it (the stages'
  * parts left for the caller). */

@@ -63,7 +63,6 @@ typedef struct run {
     fs_report_sections *sections; /* several inputs */
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
-    fs_stage_shared shared;       /* the options the stages share; the box the run's */
     fs_stage_facts facts;         /* the stages' view of the command line */
     fs_particles *particles;      /* the first boxes made of particles (NULL: a field read) */
     fs_stage_needs needs;         /* what they ask of the run (options alone) */
@@ -99,8 +98,9 @@ static fs_run_view view(const run *r, const fs_timers *timers)
 static fs_status stage_probe(run *r)
 {
     const fs_run_config *o = r->cfg;
-    fs_particles_args pa = {r->comm, &r->shared.particles, r->n, o->inputs, r->infos, o->shards,
-                            &r->shards, &r->shared.box.n, r->shared.box.L, o->allow_nonfinite};
+    const fs_stage_shared *sh = &o->stages.shared;
+    fs_particles_args pa = {r->comm, &sh->particles, r->n, o->inputs, r->infos, o->shards,
+                            &r->shards, sh->box.n, sh->box.L, o->allow_nonfinite};
     fs_status st = fs_particles_probe(&pa, &r->particles); /* particle tables: their meshes */
     if (st != FS_OK)
         return st;
@@ -233,8 +233,9 @@ static fs_status prepare(run *r)
         st = stage_probe(r);
     if (st == FS_OK)
         st = fs_error_agree(r->comm, fs_stages_lay_out(r->stages, o->output.dataset, &r->lay));
+    const fs_box_lengths *box = st == FS_OK ? fs_stages_box(r->stages) : &(fs_box_lengths){0};
     fs_output_layout lay = {r->lay.nresults, r->lay.paths, r->lay.input, r->lay.ngroups,
-                            r->lay.paths + r->lay.nresults, r->shared.box.n, r->shared.box.L};
+                            r->lay.paths + r->lay.nresults, box->n, box->L};
     r->asked = fs_options_asked(o);
     r->asked.operation = st == FS_OK ? fs_stages_operation(r->stages) : NULL;
     fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards, r->lay.nresults > 0,
@@ -415,8 +416,7 @@ static fs_status run_phases(run *r)
 
 fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
 {
-    run r = {.comm = comm, .cfg = cfg, .n = cfg->ninputs};
-    r.facts = fs_options_facts_owned(cfg, &r.shared); /* the box the run's */
+    run r = {.comm = comm, .cfg = cfg, .n = cfg->ninputs, .facts = fs_options_facts(cfg)};
     fs_output_init(&r.out);
     if (MPI_Comm_rank(comm, &r.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &r.nranks) != MPI_SUCCESS)
         return fs_error_agree(comm, fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed"));

@@ -111,13 +111,13 @@ assert p["particles_per_second_per_rank"] > 0 and p["rounds"] >= 1, p'
         fftshard "$np" -q --force --spectrum-only --paint=cic --mesh=8 p.h5:/PartType1/Coordinates pk.h5
         shot=$(paint_oracle reference p.h5 ref.h5 window=cic mesh=8)
         python_serial "$srcdir/tests/spectrum_oracle.py" check \
-            "in=ref.h5:/mesh out=pk.h5 box=16 window=cic shot=$shot only"
+            "in=ref.h5:/mesh out=pk.h5 box=16 window=cic-shotnoise shot=$shot only"
     done
     python_serial -c 'import h5py
 a = h5py.File("pk.h5")["power_spectrum"].attrs
 s = lambda v: v.decode() if isinstance(v, bytes) else v
 assert s(a["paint"]) == "cic" and a["interlaced"] == 0 and a["particles"] == 4000, dict(a)
-assert s(a["compensate"]) == "cic" and abs(a["shot_noise"] - 16.0 ** 3 / 4000) < 1e-12, dict(a)'
+assert s(a["compensate"]) == "cic-shotnoise" and abs(a["shot_noise"] - 16.0 ** 3 / 4000) < 1e-12, dict(a)'
     # said otherwise: no compensation, the shot noise given (the sum: delta's
     # power at k = 0 is rounding, which no relative tolerance holds)
     fftshard 2 -q --force --spectrum-only --paint=cic --paint-field=sum --mesh=8 --compensate=none \

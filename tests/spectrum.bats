@@ -192,11 +192,12 @@ print(g['power'].shape, g['power_mu'].shape, g['modes'].shape, list(g.attrs['spe
 @test "--compensate divides by prod_a sinc(pi f_a / n_a)^2p, --shot-noise subtracts P0: odd shapes, every strategy, slab and pencil, 1 to 5 ranks" {
     oracle make r3.h5 11x9x7:float64 -- c3.h5 9x8x7:complex128 -- b3.h5 5x9x7:float64 \
         -- c1.h5 60:complex128 -- uv.h5 /u=9x8x7:float64 /v=9x8x7:float64
-    local strategies=(alltoall random xorswap pairwise) windows=(ngp cic tsc pcs) cases=() i=0 np d w
+    local strategies=(alltoall random xorswap pairwise) cases=() i=0 np d w
+    local windows=(ngp cic tsc pcs ngp-shotnoise cic-shotnoise tsc-shotnoise pcs-shotnoise)
     for np in 1 2 3 4 5; do
         for d in slab pencil; do
             [ "$np" -gt 1 ] || [ "$d" = slab ] || continue
-            w=${windows[i % 4]}
+            w=${windows[i % 8]}
             fftshard "$np" -q --transpose="${strategies[i % 4]}" --decomp=$d --real --compensate=$w \
                 --shot-noise=0.25 --los=$((i % 3)) --multipoles=0,2 --box-size=40 --spectrum-only r3.h5 o$i.h5
             cases+=("in=r3.h5 out=o$i.h5 window=$w shot=0.25 los=$((i % 3)) poles=0,2 box=40 only")
@@ -206,18 +207,240 @@ print(g['power'].shape, g['power_mu'].shape, g['modes'].shape, list(g.attrs['spe
     fftshard 3 -q --decomp=pencil --compensate=tsc --spectrum-only c3.h5 a.h5
     fftshard 4 -q --real --axes=1,2 --spectrum-per=0 --compensate=pcs --shot-noise=3 --spectrum-only \
         b3.h5 b.h5
-    fftshard 4 -q --compensate=cic --spectrum-only c1.h5 c.h5
-    fftshard 2 -q --real --cross --power-spectrum --compensate=cic --shot-noise=2 uv.h5:/u uv.h5:/v d.h5
+    fftshard 4 -q --compensate=cic-shotnoise --spectrum-only c1.h5 c.h5
+    fftshard 2 -q --real --cross --power-spectrum --compensate=cic --shot-noise=2,0.5 --los=1 \
+        uv.h5:/u uv.h5:/v d.h5
     run spectra "${cases[@]}" "in=c3.h5 out=a.h5 window=tsc only" \
-        "in=b3.h5 out=b.h5 axes=1,2 per=0 window=pcs shot=3 only" "in=c1.h5 out=c.h5 window=cic only" \
-        "in=uv.h5:/u in=uv.h5:/v out=d.h5 cross power window=cic shot=2"
+        "in=b3.h5 out=b.h5 axes=1,2 per=0 window=pcs shot=3 only" \
+        "in=c1.h5 out=c.h5 window=cic-shotnoise only" \
+        "in=uv.h5:/u in=uv.h5:/v out=d.h5 cross power window=cic shot=2,0.5 los=1"
     assert_success
     run python_serial -c "
 import h5py
 f = h5py.File('d.h5')
 p, c = f['power_spectrum'].attrs, f['cross_spectrum'].attrs
-print(p['compensate'], p['shot_noise'], c['compensate'], 'shot_noise' in c, p['convention'].split('; ')[1])"
-    assert_output "cic 2.0 cic False mean |k| and mean |X|^2 / W(k)^2, W = prod_a sinc(pi f_a / n_a)^2 of the modes, less shot_noise"
+print(p['compensate'], p['shot_noise'], list(p['shot_noise_inputs']), c['compensate'], 'shot_noise' in c,
+      c['shot_noise_a'], c['shot_noise_b'], p['convention'].split('; ')[1])
+print(h5py.File('c.h5')['power_spectrum'].attrs['convention'].split('; ')[1])"
+    assert_line --index 0 "cic 2.5 [2.0, 0.5] cic False 2.0 0.5 mean |k| and mean |X|^2 / W(k)^2, W = prod_a sinc(pi f_a / n_a)^2 of the modes, less shot_noise"
+    assert_line --index 1 "mean |k| and mean |X|^2 / C(k), C = prod_a sum over m of sinc(pi (f_a / n_a + m))^4 of the modes"
+}
+
+@test "--shot-noise=P0[,P0...] is each INPUT's: its own auto spectrum less it, the summed power less their sum, a cross spectrum never" {
+    python_serial -c "
+import h5py, numpy as np
+rng = np.random.default_rng(7)
+with h5py.File('ab.h5', 'w') as f:
+    for name in 'abc':
+        f[name] = rng.standard_normal((16, 12, 10))"
+    fftshard 2 -q --real --cross --power-spectrum --box-size=100 --los=0 --shot-noise=3,5 ab.h5:/a ab.h5:/b x.h5
+    fftshard 3 -q --real --spectrum-only --box-size=100 --shot-noise=1,2,4 ab.h5:/a ab.h5:/b ab.h5:/c s.h5
+    fftshard 1 -q --real --spectrum-only --box-size=100 --shot-noise=7 ab.h5:/b one.h5
+    # fftshard(1), SPECTRA, in numpy: shells of k_f = 2 pi / 100, power times V / N^2.
+    run python_serial -c "
+import h5py, numpy as np
+f = h5py.File('ab.h5')
+X = {n: np.fft.fftn(f[n][()]) for n in 'abc'}
+fr = [np.rint(np.fft.fftfreq(n, 1 / n)) for n in (16, 12, 10)]
+k = np.sqrt(sum(g**2 for g in np.meshgrid(*[2 * np.pi * x / 100 for x in fr], indexing='ij')))
+shell = np.floor(k / (2 * np.pi / 100) + 0.5).astype(int).ravel()
+modes = np.bincount(shell)
+factor = 100.0**3 / (16 * 12 * 10)**2
+P = lambda v: np.bincount(shell, v.ravel()) / modes * factor
+Pa, Pb, Pc = (P(abs(X[n])**2) for n in 'abc')
+x = h5py.File('x.h5')
+ok = lambda got, want: bool(np.allclose(got[()], want, rtol=1e-10, atol=0))
+c = x['cross_spectrum']
+print('cross', ok(c['power'], P(np.real(X['a'] * np.conj(X['b'])))), ok(c['power_a'], Pa - 3),
+      ok(c['power_b'], Pb - 5), c.attrs['shot_noise_a'], c.attrs['shot_noise_b'])
+mu_b = np.nan_to_num(c['power_b_mu'][()] + 5)  # every mu bin of b's own spectrum less b's 5
+print('mu', bool(np.allclose((mu_b * c['modes_mu'][()]).sum(axis=1) / c['modes'][()], Pb, rtol=1e-10)))
+p = x['power_spectrum']
+print('sum of two', ok(p['power'], Pa + Pb - 8), p.attrs['shot_noise'], list(p.attrs['shot_noise_inputs']))
+p = h5py.File('s.h5')['power_spectrum']
+print('sum of three', ok(p['power'], Pa + Pb + Pc - 7), p.attrs['shot_noise'], list(p.attrs['shot_noise_inputs']))
+p = h5py.File('one.h5')['power_spectrum']
+print('one', ok(p['power'], Pb - 7), p.attrs['shot_noise'], 'shot_noise_inputs' in p.attrs)"
+    assert_success
+    assert_line --index 0 "cross True True True 3.0 5.0"
+    assert_line --index 1 "mu True"
+    assert_line --index 2 "sum of two True 8.0 [3.0, 5.0]"
+    assert_line --index 3 "sum of three True 7.0 [1.0, 2.0, 4.0]"
+    assert_line --index 4 "one True 7.0 False"
+    # One value for two INPUTs is either's or the sum's: refused, naming the way out.
+    run --separate-stderr fftshard 2 --real --cross --power-spectrum --shot-noise=5 ab.h5:/a ab.h5:/b r.h5
+    assert_failure "$EXIT_USAGE"
+    [[ "${stderr_lines[0]}" == "fftshard: error: --shot-noise: 1 value for 2 INPUTs; give one per INPUT in their order, 0 for none (e.g. --shot-noise=0,P0: the second's alone)" ]] ||
+        fail "$stderr"
+    [ ! -e r.h5 ]
+}
+
+@test "--compensate=cic-shotnoise and tsc-shotnoise: a Poisson mesh painted without interlacing keeps no power at high k, where cic and tsc leave up to 3 P0" {
+    # A user's mesh: 65536 particles uniform in a box of 1000, painted on 32^3 by
+    # cloud in cell and by triangular shaped cloud; delta = counts / mean - 1.
+    python_serial -c "
+import h5py, numpy as np
+rng = np.random.default_rng(2026)
+n, Np = 32, 65536
+u = rng.uniform(0, n, size=(Np, 3))  # in cells; cell j is centred on j
+def paint(weights):
+    grid = np.zeros((n, n, n))
+    for ix, wx in weights[0]:
+        for iy, wy in weights[1]:
+            for iz, wz in weights[2]:
+                np.add.at(grid, (ix % n, iy % n, iz % n), wx * wy * wz)
+    return grid / grid.mean() - 1
+i0 = np.floor(u).astype(int); d = u - i0
+c = np.rint(u).astype(int); x = u - c
+with h5py.File('mesh.h5', 'w') as f:
+    f['cic'] = paint([[(i0[:, a], 1 - d[:, a]), (i0[:, a] + 1, d[:, a])] for a in range(3)])
+    f['tsc'] = paint([[(c[:, a] - 1, 0.5 * (0.5 - x[:, a])**2), (c[:, a], 0.75 - x[:, a]**2),
+                       (c[:, a] + 1, 0.5 * (0.5 + x[:, a])**2)] for a in range(3)])"
+    local P0=15258.7890625 s # V / N_particles
+    for s in cic tsc; do
+        fftshard 2 -q --real --spectrum-only --box-size=1000 --compensate=$s-shotnoise --shot-noise=$P0 \
+            mesh.h5:/$s $s-aliased.h5
+        fftshard 2 -q --real --spectrum-only --box-size=1000 --compensate=$s --shot-noise=$P0 \
+            mesh.h5:/$s $s-flat.h5
+    done
+    # The truth is no power at any k > 0; the scatter of a shell's mean of M
+    # modes (M / 2 independent: the field is real) is P0 sqrt(2 / M).
+    run python_serial -c "
+import h5py, numpy as np
+P0, n, L = 15258.7890625, 32, 1000.0
+f = np.fft.fftfreq(n)
+m = np.arange(-2000, 2001)
+for s, p in ('cic', 2), ('tsc', 3):
+    # fftshard(1): C(k) = prod_a sum over the aliases m of sinc(f_a / n_a + m)^2p
+    C1 = (np.sinc(f[:, None] + m) ** (2 * p)).sum(axis=1)
+    C = C1[:, None, None] * C1[None, :, None] * C1[None, None, :]
+    X = np.fft.fftn(h5py.File('mesh.h5')[s][()])
+    fr = np.rint(np.fft.fftfreq(n, 1 / n))
+    k = np.sqrt(sum(g**2 for g in np.meshgrid(*(2 * np.pi * fr / L,) * 3, indexing='ij')))
+    shell = np.floor(k / (2 * np.pi / L) + 0.5).astype(int).ravel()
+    modes = np.bincount(shell)
+    mine = np.bincount(shell, (abs(X)**2 / C).ravel()) / modes * L**3 / n**6 - P0
+    g, flat = h5py.File(s + '-aliased.h5')['power_spectrum'], h5py.File(s + '-flat.h5')['power_spectrum']
+    assert np.allclose(g['power'][()], mine, rtol=1e-9, atol=1e-9 * P0), (g['power'][()], mine)
+    high = g['k'][()] > 0.5 * np.pi * n / L  # beyond half the Nyquist frequency
+    sigma = P0 * np.sqrt(2 / g['modes'][()])
+    z, zflat = g['power'][()] / sigma, flat['power'][()] / sigma
+    print(s, 'aliased: every shell within 4 sigma of 0:', bool(np.all(abs(z[high]) < 4)),
+          'chi2/shell < 2:', bool(np.mean(z[high]**2) < 2))
+    print(s, 'flat: off by more than 10 sigma:', bool(np.max(zflat[high]) > 10),
+          'by more than 2 P0:', bool(np.max(flat['power'][()][high]) > 2 * P0),
+          'largest / P0 %.1f' % np.max(flat['power'][()][high] / P0))"
+    assert_success
+    assert_line --index 0 "cic aliased: every shell within 4 sigma of 0: True chi2/shell < 2: True"
+    assert_line --index 1 --partial "cic flat: off by more than 10 sigma: True by more than 2 P0: True"
+    assert_line --index 2 "tsc aliased: every shell within 4 sigma of 0: True chi2/shell < 2: True"
+    assert_line --index 3 --partial "tsc flat: off by more than 10 sigma: True by more than 2 P0: True"
+}
+
+@test "a box_size attribute (fftshard-mkdata --box-size) is every stage's box: P(k) in its units without --box-size, said in the summary and the report; --box-size that disagrees refused" {
+    mkdata 2 -q --type=float64 --power-law=-2 --amplitude=3 --box-size=1000 --seed=5 32x32x32 grf.h5
+    run --separate-stderr fftshard 2 --real --spectrum-only --report=r.json grf.h5 pk.h5
+    assert_success
+    [[ "$stderr" == *$'\n  box: 1000 x 1000 x 1000 from the box_size attribute of grf.h5:/data\n'* ]] || fail "$stderr"
+    # fftshard(1), SPECTRA, in numpy: shells of k_f = 2 pi / L, power times V / N^2.
+    run python_serial -c "
+import h5py, json, numpy as np
+L, n = 1000.0, 32
+X = np.fft.fftn(h5py.File('grf.h5')['data'][()])
+f = np.rint(np.fft.fftfreq(n, 1 / n))
+k = np.sqrt(sum(g**2 for g in np.meshgrid(*(2 * np.pi * f / L,) * 3, indexing='ij')))
+shell = np.floor(k / (2 * np.pi / L) + 0.5).astype(int).ravel()
+modes = np.bincount(shell)
+g = h5py.File('pk.h5')['power_spectrum']
+print(np.allclose(g['power'][()], np.bincount(shell, abs(X.ravel())**2) / modes * L**3 / n**6, rtol=1e-10),
+      np.allclose(g['k'][()], np.bincount(shell, k.ravel()) / modes, rtol=1e-12), g['k'].attrs['units'],
+      list(g.attrs['box_size']))
+print(json.load(open('r.json'))['box'])"
+    assert_success
+    assert_line --index 0 "True True rad/box_length_unit [1000.0, 1000.0, 1000.0]"
+    assert_line --index 1 "{'lengths': [1000, 1000, 1000], 'from': 'the box_size attribute of grf.h5:/data'}"
+    # Every stage on the grid takes it alike: the same files as with --box-size=1000,
+    # and the same refusal of a --box-size that disagrees.
+    local op
+    for op in "--correlation-function --spectrum-only" "--apply=gaussian:40" "--vector=gradient" \
+        "--power-spectrum"; do
+        fftshard 2 -q --real $op grf.h5 attr.h5
+        fftshard 2 -q --real $op --box-size=1000 grf.h5 given.h5
+        run python_serial -c "
+import h5py, numpy as np
+a, b = h5py.File('attr.h5'), h5py.File('given.h5')
+names = []
+a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+same = [np.array_equal(a[n][()], b[n][()], equal_nan=True) for n in names]
+print(len(names) > 0 and all(same), names[:3])"
+        assert_success
+        assert_output --partial "True"
+        run --separate-stderr fftshard 2 --real $op --box-size=500 grf.h5 bad.h5
+        assert_failure "$EXIT_USAGE"
+        [ "${stderr_lines[0]}" = "fftshard: error: --box-size=500 disagrees with the box_size attribute 1000 of grf.h5:/data" ] ||
+            fail "$op: $stderr"
+        [ ! -e bad.h5 ]
+        rm -f attr.h5 given.h5
+    done
+    # A slice keeps the length of a cell: half the rows are half the box.
+    run --separate-stderr fftshard 2 --real --spectrum-only 'grf.h5:/data[0:16]' half.h5
+    assert_success
+    [[ "$stderr" == *$'\n  box: 500 x 1000 x 1000 from the box_size attribute of grf.h5:/data[0:16, :, :]\n'* ]] ||
+        fail "$stderr"
+    # An attribute that holds no lengths: unusable, unless --box-size says the box.
+    python_serial -c "
+import h5py, numpy as np
+with h5py.File('text.h5', 'w') as f:
+    f['x'] = np.zeros((8, 8))
+    f['x'].attrs['box_size'] = '1000 Mpc/h'"
+    run --separate-stderr fftshard 2 --real --spectrum-only text.h5 t.h5
+    assert_failure "$EXIT_INPUT"
+    [ "${stderr_lines[0]}" = "fftshard: error: text.h5:/x: the box_size attribute is a string, not lengths; give --box-size (or --box-size=grid)" ] ||
+        fail "$stderr"
+    fftshard 2 -q --real --spectrum-only --box-size=1000 text.h5 t.h5
+    # --box-size=grid: the grid's own lengths, power |X|^2 as without a box.
+    fftshard 2 -q --real --spectrum-only --box-size=grid grf.h5 grid.h5
+    run python_serial -c "
+import h5py, numpy as np
+g, a = h5py.File('grid.h5')['power_spectrum'], h5py.File('pk.h5')['power_spectrum']
+print(g['k'].attrs['units'], g.attrs['power_factor'], np.allclose(g['power'][()] / 32**3 * 1000**3 / 32**3, a['power'][()], rtol=1e-12))"
+    assert_output "rad/grid_spacing 1.0 True"
+}
+
+@test "a 1-D series of 2^24 points (2 ranks): the shell count names --bins, and --bins=N and --bins=KMIN:KMAX:DK bin it as numpy does" {
+    python_serial -c "
+import h5py, numpy as np
+with h5py.File('series.h5', 'w') as f:
+    f['x'] = np.random.default_rng(24).standard_normal(2**24)"
+    run --separate-stderr fftshard 2 --real --spectrum-only series.h5 o.h5
+    assert_failure "$EXIT_USAGE"
+    [[ "${stderr_lines[0]}" == "fftshard: error: --power-spectrum: 8388608 shells of k_f = 2 pi / 1.67772e+07 up to |k| = 3.14159 (more than 4194304); give --bins=N"* ]] ||
+        fail "$stderr"
+    [[ "$stderr" != *"--box-size"* ]] || fail "names --box-size, which was not given: $stderr"
+    fftshard 2 -q --real --spectrum-only --bins=1000 series.h5 n.h5
+    fftshard 2 -q --real --spectrum-only --bins=0:3.2:0.01 series.h5 e.h5
+    # fftshard(1), SPECTRA: --bins=N, bin i holds i w <= |k| < (i + 1) w, w = kmax / N,
+    # the largest in the last; edges: numpy.digitize. In integers: |k| / k_f = |f|.
+    run python_serial -c "
+import h5py, numpy as np
+n = 2**24
+p = abs(np.fft.fft(h5py.File('series.h5')['x'][()]))**2
+f = abs(np.rint(np.fft.fftfreq(n, 1 / n))).astype(np.int64)
+b = np.minimum(f * 1000 // (n // 2), 999)
+modes = np.bincount(b, minlength=1000)
+g = h5py.File('n.h5')['power_spectrum']
+print('N', np.array_equal(g['modes'][()], modes), np.allclose(g['power'][()], np.bincount(b, p) / modes, rtol=1e-10))
+e = 0.01 * np.arange(int(3.2 / 0.01 + 1e-9) + 1)
+i = np.digitize(2 * np.pi * f / n, e) - 1
+keep = (i >= 0) & (i < len(e) - 1)
+modes = np.bincount(i[keep], minlength=len(e) - 1)
+g = h5py.File('e.h5')['power_spectrum']
+with np.errstate(invalid='ignore'):
+    P = np.bincount(i[keep], p[keep], minlength=len(e) - 1) / modes
+print('edges', np.array_equal(g['modes'][()], modes), np.allclose(g['power'][()], P, rtol=1e-10, equal_nan=True))"
+    assert_success
+    assert_line --index 0 "N True True"
+    assert_line --index 1 "edges True True"
 }
 
 @test "E(k) for any --box-size: 0.5 power modes / V over the shells adds up to the mean kinetic energy 1/2 <|u|^2>" {
@@ -292,7 +515,10 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
         "--los=0 --multipoles=2,0 --spectrum-only r3.h5" "--spectrum-per=0 --spectrum-only r3.h5" \
         "--axes=1,2 --spectrum-per=0,-3 --spectrum-only r3.h5" "--spectrum-per=0 r3.h5" \
         "--compensate=cloud --spectrum-only r3.h5" "--compensate=cic r3.h5" \
-        "--shot-noise=-1 --spectrum-only r3.h5" "--shot-noise=1 --cross u.h5 v.h5"; do
+        "--shot-noise=-1 --spectrum-only r3.h5" "--shot-noise=1 --cross u.h5 v.h5" \
+        "--shot-noise=1,2,3 --cross u.h5 v.h5" "--shot-noise=1,2 --spectrum-only r3.h5" \
+        "--shot-noise=1 --spectrum-only u.h5 v.h5 w.h5" "--shot-noise=1,,2 --spectrum-only u.h5 v.h5" \
+        "--compensate=cic-aliased --spectrum-only r3.h5"; do
         run --separate-stderr fftshard 2 -f $args out.h5
         assert_failure "$EXIT_USAGE"
         [ "$(echo "$stderr" | grep -c 'fftshard: error:')" -eq 1 ]

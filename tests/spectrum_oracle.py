@@ -16,9 +16,12 @@ each input (never the half spectrum) and compares OUTPUT's groups with it.
         per=AXIS[,AXIS]   --spectrum-per: each slice's spectra against the
                           reference of the sub-array with those axes taken out
         window=ngp|cic|tsc|pcs  --compensate: every |X|^2 and Re(X_a conj X_b)
-                          divided by prod_a numpy.sinc(fftfreq(n_a))^(2p)
-        shot=P0           --shot-noise: P0 less in the power spectrum's power,
-                          power_mu and power_0
+                          divided by prod_a numpy.sinc(fftfreq(n_a))^(2p);
+                          SCHEME-shotnoise: by prod_a C_a, C_a the sum of
+                          numpy.sinc(fftfreq(n_a) + m)^(2p) over the aliases m
+        shot=P0[,P0...]   --shot-noise, one per input: their sum less in the
+                          power spectrum's power, power_mu and power_0; each
+                          input's own less in power_a, power_b (and _mu)
         poles=L,L...      --multipoles: power_L = (2L + 1) times the mean of
                           |X|^2 L_L(mu) (numpy.polynomial.legendre) per bin
         cross             --cross (two inputs)
@@ -137,6 +140,27 @@ def compare(problems, what, got, ref, tol, exact=False):
         problems.append("%s: relative error %.3g > %.3g" % (what, err, tol))
 
 
+def window_squared(shape, axes, scheme):
+    """Each mode's W(k)^2, W = prod_a sinc(f_a / n_a)^p (numpy's sinc(x) =
+    sin(pi x) / (pi x)), flattened; SCHEME-shotnoise: prod_a C_a, the sum of
+    sinc(f_a / n_a + m)^(2p) over the aliases m (summed out to |m| = 4000;
+    for ngp the sum is 1)."""
+    name, _, aliased = scheme.partition("-")
+    p = {"ngp": 1, "cic": 2, "tsc": 3, "pcs": 4}[name]
+    W2 = np.ones(shape)
+    m = np.arange(-4000, 4001)
+    for a in axes:
+        x = np.fft.fftfreq(shape[a])
+        if not aliased:
+            w2 = np.sinc(x) ** (2 * p)
+        elif p == 1:
+            w2 = np.ones(shape[a])
+        else:
+            w2 = (np.sinc(x[:, None] + m[None, :]) ** (2 * p)).sum(axis=1)
+        W2 = W2 * along(w2, a, len(shape))
+    return W2.ravel()
+
+
 def reference(fields, axes, box, bins, opts):
     """The documented spectra of fields (transformed over axes, every other
     axis pooled): {group: {dataset: array}}."""
@@ -156,14 +180,10 @@ def reference(fields, axes, box, bins, opts):
     power = [np.abs(x.ravel()) ** 2 for x in X]
     cross = np.real(X[0] * np.conj(X[1])).ravel() if "cross" in opts else None
     if "window" in opts:
-        # W = prod_a sinc(f_a / n_a)^p, numpy's sinc(x) = sin(pi x) / (pi x)
-        p = {"ngp": 1, "cic": 2, "tsc": 3, "pcs": 4}[opts["window"]]
-        W = np.ones(shape)
-        for a in axes:
-            W = W * along(np.sinc(np.fft.fftfreq(shape[a])) ** p, a, len(shape))
-        power = [x / W.ravel() ** 2 for x in power]
-        cross = cross / W.ravel() ** 2 if cross is not None else None
-    shot = float(opts.get("shot", 0))
+        W2 = window_squared(shape, axes, opts["window"])
+        power = [x / W2 for x in power]
+        cross = cross / W2 if cross is not None else None
+    shots = [float(x) for x in opts["shot"].split(",")] if "shot" in opts else [0.0] * len(X)
     groups = {}
     if "cross" in opts:
         groups["/cross_spectrum"] = [cross, power[0], power[1]]
@@ -174,12 +194,12 @@ def reference(fields, axes, box, bins, opts):
         r = out[name] = {}
         r["modes"] = modes.astype(np.int64)
         r["k"] = means(idx, nb, kflat, modes)
-        noise = shot if name == "/power_spectrum" else 0.0
+        noise = sum(shots) if name == "/power_spectrum" else 0.0
         r["power"] = means(idx, nb, quantities[0], modes, factor) - noise
         r["edges"] = edges
         if len(quantities) == 3:
-            r["power_a"] = means(idx, nb, quantities[1], modes, factor)
-            r["power_b"] = means(idx, nb, quantities[2], modes, factor)
+            r["power_a"] = means(idx, nb, quantities[1], modes, factor) - shots[0]
+            r["power_b"] = means(idx, nb, quantities[2], modes, factor) - shots[1]
         if "los" not in opts:
             continue
         los = opts["los"]
@@ -195,6 +215,9 @@ def reference(fields, axes, box, bins, opts):
         cmodes = binned(cell, nb * nmu, ones)
         r["modes_mu"] = cmodes.reshape(nb, nmu).astype(np.int64)
         r["power_mu"] = means(cell, nb * nmu, quantities[0], cmodes, factor).reshape(nb, nmu) - noise
+        for i, ab in enumerate(("power_a_mu", "power_b_mu")[:len(quantities) - 1]):
+            r[ab] = means(cell, nb * nmu, quantities[i + 1], cmodes, factor).reshape(nb, nmu)
+            r[ab] -= shots[i]
         r["mu"] = means(cell, nb * nmu, mu, cmodes).reshape(nb, nmu)
     return out
 

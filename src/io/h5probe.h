@@ -72,6 +72,10 @@ typedef struct fs_input_info {
     int particle_table;          /* a snapshot's particle table (snapshot.h), not a field */
     int painted;                 /* the mesh painted from a particle table (paint.h): dataset
                                   * names the field beside the particles, not in the file */
+    int box_n;                   /* the dataset's box_size attribute: its lengths as stored
+                                  * (0: absent; -1: present but no lengths, why in box_bad) */
+    double box_size[FS_LAYOUT_MAX_DIMS];
+    char box_bad[FS_RECORDED_WHY];
 } fs_input_info;
 
 /* One INPUT as named: FILE.h5[:/path[SLICE]]. */

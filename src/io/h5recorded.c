@@ -196,6 +196,37 @@ static void judge_axes(fs_recorded *rec, int ndim, const char *axes_why, int n)
         rec->naxes = 0;
 }
 
+/* The "box_size" attribute (fftshard-mkdata's, a result of fftshard's with
+ * --box-size, a simulation's): 1 to FS_LAYOUT_MAX_DIMS positive finite
+ * numbers, whoever wrote it; box_n -1 with the reason otherwise. */
+static fs_status read_box_size(hid_t did, const char *label, fs_input_info *info)
+{
+    int found;
+    attr_handle a;
+    fs_status ret = attr_open(did, "box_size", label, &found, &a);
+    if (ret != FS_OK || !found)
+        return ret;
+    char *why = info->box_bad;
+    size_t size = sizeof info->box_bad;
+    info->box_n = -1;
+    if (a.cls != H5T_INTEGER && a.cls != H5T_FLOAT)
+        snprintf(why, size, "the box_size attribute is %s, not lengths", attr_kind(&a));
+    else if (a.count < 1 || a.count > FS_LAYOUT_MAX_DIMS)
+        snprintf(why, size, "the box_size attribute holds %lld values, not 1 to %d lengths",
+                 (long long)a.count, FS_LAYOUT_MAX_DIMS);
+    else if (H5Aread(a.aid, H5T_NATIVE_DOUBLE, info->box_size) < 0)
+        ret = fs_h5_fail(FS_ERR_INPUT, "%s: cannot read the box_size attribute", label);
+    else
+        info->box_n = (int)a.count;
+    for (int i = 0; ret == FS_OK && i < info->box_n; i++)
+        if (!(info->box_size[i] > 0 && info->box_size[i] < 1e300)) {
+            snprintf(why, size, "the box_size attribute holds %g, not a positive length",
+                     info->box_size[i]);
+            info->box_n = -1;
+        }
+    return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
+}
+
 /* What a forward run recorded for the inverse. A --real run's "last_size"
  * (the real length) counts whoever wrote it; the rest only on a forward
  * result of fftshard. Values fftshard cannot have written leave their
@@ -207,8 +238,10 @@ fs_status fs_h5_read_recorded(hid_t did, const char *label, fs_input_info *info)
     long long v[FS_LAYOUT_MAX_DIMS];
     int n = -1, naxes = -1;
     rec->real_axis = -1;
-    fs_status ret = read_numbers(did, "last_size", label, 1, v, &n, info->last_size_bad,
-                                 sizeof info->last_size_bad);
+    fs_status ret = read_box_size(did, label, info);
+    if (ret == FS_OK)
+        ret = read_numbers(did, "last_size", label, 1, v, &n, info->last_size_bad,
+                           sizeof info->last_size_bad);
     if (ret == FS_OK && n == 1 && v[0] > 0)
         info->last_size_attr = v[0];
     else if (ret == FS_OK && n == 1)

@@ -5,7 +5,9 @@
  * ("last_size", "fftshard_version", "direction", "transform", "norm",
  * "axes", "real_axis"), each judged: a value fftshard cannot have written
  * leaves its reason in fs_recorded's *_bad fields for the planner to
- * refuse. Rank 0, serial, with the probe's dataset open. Owns nothing. */
+ * refuse; and the box lengths "box_size" that the stages take for
+ * --box-size (a reason in box_bad when they are none). Rank 0, serial,
+ * with the probe's dataset open. Owns nothing. */
 #ifndef FS_H5RECORDED_H
 #define FS_H5RECORDED_H
 
@@ -20,7 +22,8 @@
 fs_status fs_h5_read_offset(hid_t did, const char *label, int ndim, fs_input_info *info);
 
 /* What a forward run recorded for the inverse (info->recorded,
- * info->last_size_attr). FS_ERR_INPUT when HDF5 cannot read one. */
+ * info->last_size_attr), and the box_size attribute whoever wrote it
+ * (info->box_n). FS_ERR_INPUT when HDF5 cannot read one. */
 fs_status fs_h5_read_recorded(hid_t did, const char *label, fs_input_info *info);
 
 #endif

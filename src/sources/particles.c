@@ -111,7 +111,7 @@ static fs_status check_headers(const char *const *files, const int64_t *rows, in
 static fs_status take_box(const fs_particles_args *a, const fs_snapshot_header *h,
                           const char *name, table *tb)
 {
-    int D = tb->ndim, given = *a->nbox;
+    int D = tb->ndim, given = a->nbox > 0 ? a->nbox : 0; /* --box-size=grid: not a box */
     if (given) {
         if (given != 1 && given != D)
             return fs_error_set(FS_ERR_USAGE, "--box-size: %d lengths for a mesh of %d axes",
@@ -238,6 +238,8 @@ static void mesh_info(const fs_particles *p, int i, fs_input_info *info)
     snprintf(info->dataset, sizeof info->dataset, "%s/%s", group, fs_paint_field_name(p->o->field));
     info->painted = 1;
     info->recorded.real_axis = -1;
+    info->box_n = tb->ndim; /* the box the particles wrap in, the stages' (kgrid.h) */
+    memcpy(info->box_size, tb->box, sizeof(double) * (size_t)tb->ndim);
 }
 
 fs_status fs_particles_probe(const fs_particles_args *a, fs_particles **out)
@@ -277,10 +279,6 @@ fs_status fs_particles_probe(const fs_particles_args *a, fs_particles **out)
     }
     for (int i = 0; i < a->n; i++)
         mesh_info(p, i, &a->infos[i]);
-    if (!*a->nbox) { /* the Header's box is the run's */
-        *a->nbox = p->tab[0].ndim;
-        memcpy(a->box, p->tab[0].box, sizeof p->tab[0].box);
-    }
     return FS_OK;
 }
 

@@ -120,8 +120,8 @@ typedef struct fs_particles_args {
     fs_input_info *infos;             /* out: each INPUT as probed (a particle table: its mesh) */
     int sharded;                      /* --shards */
     fs_shard_set *shards;             /* out: --shards' files (taken when painted: left empty) */
-    int *nbox;                        /* in: --box-size's lengths (0: not given); out: the box's */
-    double *box;                      /* in and out: the lengths (FS_LAYOUT_MAX_DIMS of room) */
+    int nbox;                         /* --box-size's lengths (0 or less: not given) */
+    const double *box;                /* their values */
     int allow_nonfinite;              /* NaN and Inf positions skipped, weights painted */
 } fs_particles_args;
 
@@ -132,8 +132,8 @@ typedef struct fs_particles_args {
  * disagrees, counts that do not match; FS_ERR_USAGE: no box, a --mesh of
  * other dimensions than the positions), and every rank gets the particle
  * tables and each INPUT's mesh (infos: float64 of the mesh's shape, named
- * "<group>/<field>", painted 1) and the box (the Header's BoxSize unless
- * given). The status is agreed. Free *out with fs_particles_free (also
+ * "<group>/<field>", painted 1, the box the particles were wrapped in, the
+ * Header's BoxSize unless given, as its box_size attribute for the stages). The status is agreed. Free *out with fs_particles_free (also
  * after a failure). */
 fs_status fs_particles_probe(const fs_particles_args *a, fs_particles **out);
 void fs_particles_free(fs_particles **p);

@@ -19,10 +19,32 @@ struct fs_stages {
     int spectrum_only;                      /* no transformed array written */
     int ninputs;
     fs_stage_run run;                       /* what the stages see of the run */
+    fs_stage_facts facts;                   /* the run's, with shared: */
+    fs_stage_shared shared;                 /* the options', the box resolved */
+    char box_from[FS_INPUT_NAME_MAX + 64];  /* whence the box ("": none) */
     fs_stage_needs need;
     void *kept;                             /* need.keep_first: the first INPUT's result */
-    fs_json_part parts[FS_MAX_STAGE_OPS];
+    fs_json_part parts[FS_MAX_STAGE_OPS + 1];
 };
+
+/* The box of every stage's grid, when a stage has one: --box-size, or the
+ * INPUTs' box_size attribute (kgrid.h), decided alike on every rank. */
+static fs_status take_box(fs_stages *s, const fs_stage_config *sc, const fs_stage_run *r)
+{
+    int grid = 0;
+    for (int k = 0; k < sc->n; k++)
+        grid |= fs_stage_active(sc, k) && fs_stage_table[k]->grid_options != NULL;
+    s->shared = sc->shared;
+    memset(&s->shared.box, 0, sizeof s->shared.box);
+    s->facts = *r->facts;
+    s->facts.shared = &s->shared;
+    s->run = *r;
+    s->run.facts = &s->facts;
+    if (!grid)
+        return FS_OK;
+    return fs_box_lengths_resolve(&sc->shared.box, r->n, r->inputs, r->infos, r->ts,
+                                  &s->shared.box, s->box_from, sizeof s->box_from);
+}
 
 fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_stages **out)
 {
@@ -33,7 +55,8 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
     if (st != FS_OK)
         return st;
     s->field = -1;
-    s->run = *r;
+    fs_status boxed = take_box(s, sc, r); /* alike everywhere: rank 0 speaks */
+    st = fs_error_agree(r->comm, rank == 0 ? boxed : FS_OK);
     s->spectrum_only = sc->shared.spectrum_only;
     s->ninputs = r->n;
     int naxes = 0;
@@ -53,7 +76,7 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
             s->field = i;
         s->first[i] = need.first;
         if (s->ops[i]->create)
-            st = s->ops[i]->create(sc->opts[k], r, &s->state[i]);
+            st = s->ops[i]->create(sc->opts[k], &s->run, &s->state[i]);
         /* the stages that read files agree themselves; the others decide
          * alike: rank 0 speaks, unless out of memory */
         if (!s->ops[i]->create_collective)
@@ -217,12 +240,45 @@ fs_status fs_stages_finish(fs_stages *s, MPI_Comm comm, const fs_stage_out *out)
     return st;
 }
 
+const fs_box_lengths *fs_stages_box(const fs_stages *s)
+{
+    return &s->shared.box;
+}
+
+/* The report's "box": the lengths of the grids and whence they came. */
+static void box_json(fs_json *j, const void *arg)
+{
+    const fs_stages *s = arg;
+    fs_json_open(j, "box", '{');
+    fs_json_open(j, "lengths", '[');
+    for (int i = 0; i < s->shared.box.n; i++)
+        fs_json_num(j, NULL, s->shared.box.L[i]);
+    fs_json_close(j, ']');
+    fs_json_str(j, "from", s->box_from);
+    fs_json_close(j, '}');
+}
+
+/* The summary's line of a box taken from the inputs (nothing asked it). */
+static void box_line(const fs_stages *s, FILE *f)
+{
+    if (strncmp(s->box_from, "the ", 4) != 0)
+        return;
+    fputs("  box:", f);
+    for (int i = 0; i < s->shared.box.n; i++)
+        fprintf(f, "%s%.10g", i ? " x " : " ", s->shared.box.L[i]);
+    fprintf(f, " from %s\n", s->box_from);
+}
+
 const fs_json_part *fs_stages_report(fs_stages *s, const char *output, int *n, char **lines)
 {
     char *text = NULL;
     size_t bytes = 0;
     FILE *f = open_memstream(&text, &bytes);
     *n = 0;
+    if (s->shared.box.n > 0)
+        s->parts[(*n)++] = (fs_json_part){NULL, box_json, s};
+    if (f)
+        box_line(s, f);
     for (int i = 0; i < s->n; i++) {
         if (s->ops[i]->json)
             s->parts[(*n)++] = (fs_json_part){s->ops[i]->report_member, s->ops[i]->json,

@@ -71,8 +71,14 @@ fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn);
 /* Collective, once every INPUT is done: every stage's finish, agreed. */
 fs_status fs_stages_finish(fs_stages *s, MPI_Comm comm, const fs_stage_out *out);
 
-/* The stages' parts of the report (*n of them, pointing into s) and their
- * summary lines (malloc'ed, NULL with none), once they are done. */
+/* The box lengths every stage's grid has (kgrid.h's fs_box_lengths_resolve:
+ * --box-size or the INPUTs' box_size attribute; n 0: none). */
+const fs_box_lengths *fs_stages_box(const fs_stages *s);
+
+/* The stages' parts of the report (*n of them, pointing into s: the box
+ * first, "box": {"lengths", "from"}, when there is one) and their summary
+ * lines (malloc'ed, NULL with none; a line "box:" first when the box came
+ * from the INPUTs), once they are done. */
 const fs_json_part *fs_stages_report(fs_stages *s, const char *output, int *n, char **lines);
 
 /* What a field stage makes the result with, as the report says (NULL:

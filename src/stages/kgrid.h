@@ -5,7 +5,8 @@
  * [j0, j1, ...] of the forward result has k_a = 2 pi f_a / L_a over the
  * transformed axes a, f_a = numpy.fft.fftfreq(n_a, 1/n_a)[j_a] (so the
  * Nyquist index n_a/2 of an even axis has f_a = -n_a/2), L_a the box length
- * (--box-size, default n_a); batch axes have k_a = 0. A rank's part of the
+ * (--box-size or the inputs' box_size attribute, fs_box_lengths_resolve;
+ * default n_a); batch axes have k_a = 0. A rank's part of the
  * result is its last-stage box in the working array, whose axes are the
  * input's (the half spectrum of --real holds j = 0 .. n/2 along its real
  * axis), except the 1-D four-step's, where a rank holds k1 = 0 .. n1-1 by
@@ -20,25 +21,46 @@
 #include "core/errors.h"
 #include "core/optable.h"
 #include "core/layout.h"
+#include "io/h5probe.h"
 #include "plan/transform.h"
 
 /* --box-size: the box length of each transformed axis in increasing axis
- * order (n 0: each axis's length; 1: the same for all). */
+ * order (n 0: each axis's length; 1: the same for all; FS_BOX_GRID:
+ * --box-size=grid, each axis's length whatever the inputs record). */
 typedef struct fs_box_lengths {
     int n;
     double L[FS_LAYOUT_MAX_DIMS];
 } fs_box_lengths;
 
+#define FS_BOX_GRID (-1)
+
 /* --box-size's handler (optable.h): a positive length, or one per
- * transformed axis, into the fs_box_lengths field. */
+ * transformed axis, or "grid", into the fs_box_lengths field. */
 fs_status fs_box_lengths_option(const fs_opt *o, const char *arg, void *section);
+
+/* The box lengths of a run, the one place every stage's grid takes them
+ * from (fftshard(1), --box-size): --box-size's when given; none with
+ * --box-size=grid; else the "box_size" attribute of the INPUTs' datasets
+ * (fs_input_info's box_n: one length, one per axis of the dataset in its
+ * file, a slice keeping the length of a cell, or one per transformed
+ * axis); else none. *out (n 0 for none) has one length per transformed
+ * axis of the n INPUTs' transforms ts; from (out, size bytes) says whence:
+ * "--box-size", "the box_size attribute of FILE:DATASET" or "". Lengths
+ * agree within a relative 1e-6 (a float32 attribute's rounding).
+ * FS_ERR_USAGE naming both when --box-size disagrees with an attribute, or
+ * gives a count of lengths that is neither one nor the transformed axes';
+ * FS_ERR_INPUT when two INPUTs' attributes disagree, or when one holds no
+ * lengths for its dataset and --box-size is not given. */
+fs_status fs_box_lengths_resolve(const fs_box_lengths *given, int n, const fs_location *inputs,
+                                 const fs_input_info *infos, const fs_transform *const *ts,
+                                 fs_box_lengths *out, char *from, size_t size);
 
 typedef struct fs_kgrid {
     int ndim;                              /* the input's */
     int64_t n[FS_LAYOUT_MAX_DIMS];         /* its shape */
     int transformed[FS_LAYOUT_MAX_DIMS];
     double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis */
-    int box_given;                         /* --box-size was given */
+    int box_given;                         /* a box: --box-size or the inputs' box_size */
     int naxes;                             /* transformed axes */
 } fs_kgrid;
 

@@ -8,7 +8,6 @@
 
 #include "stages/spectrum.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +73,16 @@ static int64_t edge_norm(const fs_spectrum *s, double e)
     return (int64_t)(fabs(t - M) <= EDGE_SNAP * (t > 1 ? t : 1) ? M : ceil(t));
 }
 
+/* --bins=N's threshold of bin i: the least m with i^2 mmax / N^2 <= m,
+ * ceil(i^2 mmax / N^2) in integers. i^2 mmax passes 64 bits on a long
+ * axis (a 1-D series of 2^24 points has mmax = 2^46), so mmax = q N^2 + r
+ * is split: i^2 q + ceil(i^2 r / N^2), each term well inside. */
+static int64_t linear_norm(int64_t i, int64_t nb, int64_t mmax)
+{
+    int64_t NN = nb * nb, q = mmax / NN, r = mmax % NN;
+    return i * i * q + (i * i * r + NN - 1) / NN;
+}
+
 /* The lattice's thresholds of the bins and, when the norms are few, the
  * table of each norm's bin. Shells: (i - 1/2)^2 <= m < (i + 1/2)^2, i.e.
  * from i^2 - i + 1. --bins=N: i^2 mmax / N^2 <= m, in integers; the last
@@ -84,10 +93,9 @@ static fs_status take_thresholds(fs_spectrum *s)
     s->thr = malloc(sizeof *s->thr * (size_t)(nb + 1));
     if (!s->thr)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    int64_t NN = (int64_t)nb * nb;
     for (int64_t i = 0; i <= nb; i++)
         s->thr[i] = s->bins.rule == FS_BINS_SHELLS  ? (i == 0 ? 0 : i * i - i + 1)
-                    : s->bins.rule == FS_BINS_LINEAR ? (i * i * s->mmax + NN - 1) / NN
+                    : s->bins.rule == FS_BINS_LINEAR ? linear_norm(i, nb, s->mmax)
                                              : edge_norm(s, s->bins.edges[i]);
     if (s->bins.rule == FS_BINS_LINEAR)
         s->thr[nb] = s->mmax + 1;
@@ -104,13 +112,15 @@ static fs_status take_thresholds(fs_spectrum *s)
     return FS_OK;
 }
 
-static fs_status take_bins(fs_spectrum *s, const fs_spectrum_options *o)
+static fs_status take_bins(fs_spectrum *s, const fs_spectrum_options *o, const char *what)
 {
-    /* Box lengths far apart make a shell of the longest's k_f a sliver. */
+    /* A long axis (a long 1-D series), or box lengths far apart, make the
+     * shells of k_f too many: the bins are what the user can change. */
     if (!o->bins.nedges && !o->bins.n && s->kmax / s->kf > MAX_SHELLS)
-        return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of k_f = 2 pi / %g (more "
-                            "than %d); give --bins", s->kmax / s->kf, 2 * M_PI / s->kf,
-                            MAX_SHELLS);
+        return fs_error_set(FS_ERR_USAGE, "%s: %.0f shells of k_f = 2 pi / %g up to |k| = %g "
+                            "(more than %d); give --bins=N or --bins=KMIN:KMAX:DK (at most %d "
+                            "bins)", what, s->kmax / s->kf,
+                            2 * M_PI / s->kf, s->kmax, MAX_SHELLS, FS_MAX_EDGES - 1);
     fs_status st = fs_bins_make(&s->bins, &o->bins, s->kmax, s->kf);
     return st == FS_OK && s->lattice ? take_thresholds(s) : st;
 }
@@ -353,13 +363,27 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
 }
 
 /* --compensate: 1 / W^2 of one axis at frequency f of n, W = sinc(pi f /
- * n)^p, sinc(x) = sin(x) / x. */
+ * n)^p, sinc(x) = sin(x) / x; SCHEME-shotnoise: 1 / C, C = sum over the
+ * aliases m of sinc(x + pi m)^2p, a polynomial in t = sin^2 x (Jing 2005,
+ * eq. 20; nbodykit's Compensate*Shotnoise): the shot noise of a mesh
+ * painted without interlacing is P0 C(k), so the compensated one is flat. */
 static double compensation(const fs_spectrum *s, int64_t f, int64_t n)
 {
     if (!s->window || f == 0)
         return 1.0;
-    double x = M_PI * (double)f / (double)n, w = sin(x) / x;
-    return 1.0 / pow(w, 2 * s->window);
+    double x = M_PI * (double)f / (double)n, w = sin(x) / x, t = sin(x) * sin(x);
+    if (!s->aliased)
+        return 1.0 / pow(w, 2 * s->window);
+    switch (s->window) {
+    case 2:
+        return 1.0 / (1 - 2.0 / 3 * t);
+    case 3:
+        return 1.0 / (1 - t + 2.0 / 15 * t * t);
+    case 4:
+        return 1.0 / (1 - 4.0 / 3 * t + 2.0 / 5 * t * t - 4.0 / 315 * t * t * t);
+    default:
+        return 1.0; /* ngp: sum of sinc^2 over the aliases is 1 */
+    }
 }
 
 /* The tables of one axis over [start, start + count): k_a^2 (0 for a batch
@@ -505,19 +529,26 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     }
     s->npoles = o->npoles;
     memcpy(s->ell, o->poles, sizeof s->ell);
-    /* painted particles: their window compensated and their shot noise
-     * subtracted unless said otherwise (--compensate=none, --shot-noise) */
-    int painted = f->shared->particles.window;
-    s->window = o->compensate > 0 ? o->compensate : o->compensate == 0 ? painted : 0;
-    s->shot = o->shot_noise;
-    s->shot_given = o->shot_given;
-    s->shot_painted = painted && !o->shot_given && !s->cross;
-    s->paint_window = painted;
-    s->interlaced = f->shared->particles.interlace;
+    /* painted particles: their window compensated (by C(k) without
+     * interlacing, as nbodykit's to_mesh does) and their shot noise
+     * subtracted unless said otherwise (--compensate, --shot-noise) */
+    const fs_particles_options *pt = &f->shared->particles;
+    int comp = o->compensate ? o->compensate
+               : pt->window ? pt->window + (pt->interlace ? 0 : FS_WINDOW_ALIASED) : 0;
+    comp = comp > 0 ? comp : 0; /* -1: none */
+    s->window = comp % FS_WINDOW_ALIASED;
+    s->aliased = comp >= FS_WINDOW_ALIASED;
+    s->nshot = o->nshot;
+    memcpy(s->shot, o->shot_noise, sizeof s->shot);
+    for (int i = 0; i < s->nshot; i++)
+        s->shot_power += s->shot[i];
+    s->shot_painted = pt->window && !o->nshot;
+    s->paint_window = pt->window;
+    s->interlaced = pt->interlace;
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
     if (st == FS_OK)
-        st = take_bins(s, o);
+        st = take_bins(s, o, s->power ? "--power-spectrum" : "--cross");
     if (st != FS_OK)
         return st;
     /* Every rank holds every slice's sums (one reduction): they must fit. */
@@ -560,9 +591,12 @@ static fs_status forward(void *state, const fs_stage_turn *turn)
     int i = turn->i;
     if (turn->painted)
         s->particles = (i == 0 ? 0 : s->particles) + turn->painted->particles;
-    if (s->shot_painted && turn->painted) { /* the INPUTs' powers add, and their noise */
-        s->shot = (i == 0 ? 0.0 : s->shot) + turn->painted->shot_noise;
-        s->shot_given = 1;
+    if (s->shot_painted && turn->painted && i < FS_MAX_SHOT) { /* each INPUT's own noise */
+        s->shot[i] = turn->painted->shot_noise;
+        s->nshot = i + 1;
+        s->shot_power = 0;
+        for (int j = 0; j < s->nshot; j++)
+            s->shot_power += s->shot[j];
     }
     contribution c = {s->cross ? i + 1 : 0, i == 0};
     const void *other = c.role == 2 ? turn->kept : NULL;
@@ -614,13 +648,16 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
         on = 1;
     }
     if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
-                o->nper || o->compensate > 0 || o->shot_given))
+                o->nper || o->compensate || o->nshot))
         return fs_error_set(FS_ERR_USAGE, "--bins, --los, --mu-bins, --multipoles, "
                             "--spectrum-per, --compensate, --shot-noise: only with "
                             "--power-spectrum, --cross or --spectrum-only");
-    if (o->shot_given && !o->power)
-        return fs_error_set(FS_ERR_USAGE, "--shot-noise: subtracted from the power spectrum; "
-                            "give --power-spectrum with --cross");
+    /* One value for several INPUTs could be each one's or the sum's. */
+    if (o->nshot && !f->dry_run && o->nshot != f->ninputs)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise: %d value%s for %d INPUT%s; give one "
+                            "per INPUT in their order, 0 for none (e.g. --shot-noise=0,P0: the "
+                            "second's alone)", o->nshot, o->nshot > 1 ? "s" : "", f->ninputs,
+                            f->ninputs > 1 ? "s" : "");
     if ((o->mu_bins || o->npoles) && !o->los_given)
         return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
                             o->mu_bins ? "--mu-bins" : "--multipoles");
@@ -688,23 +725,26 @@ static fs_status set_spectrum_per(const fs_opt *opt, const char *arg, void *sect
     return FS_OK;
 }
 
+/* --shot-noise=P0[,P0...]: one power (>= 0) per INPUT, counted later. */
 static fs_status set_shot_noise(const fs_opt *opt, const char *arg, void *section)
 {
     fs_spectrum_options *o = section;
     (void)opt;
-    char *end;
-    errno = 0;
-    double v = strtod(arg, &end);
-    if (errno || end == arg || *end != '\0' || !(v >= 0) || v >= 1e300)
-        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0)", arg);
-    o->shot_noise = v;
-    o->shot_given = 1;
+    int n = fs_opt_parse_numbers(arg, o->shot_noise, FS_MAX_SHOT, 1);
+    if (n < 1)
+        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0) "
+                            "per INPUT, separated by commas (at most %d)", arg, FS_MAX_SHOT);
+    o->nshot = n;
     return FS_OK;
 }
 
-/* --compensate: the power p of the window sinc^p of each scheme. */
+/* --compensate: the power p of the window sinc^p of each scheme, plus
+ * FS_WINDOW_ALIASED for the aliased window sum. */
 static const fs_opt_name window_names[] = {
-    {"none", -1}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4}, {NULL, 0}};
+    {"none", -1}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4},
+    {"ngp-shotnoise", FS_WINDOW_ALIASED + 1}, {"cic-shotnoise", FS_WINDOW_ALIASED + 2},
+    {"tsc-shotnoise", FS_WINDOW_ALIASED + 3}, {"pcs-shotnoise", FS_WINDOW_ALIASED + 4},
+    {NULL, 0}};
 
 #define O fs_spectrum_options
 static const fs_opt lines[] = {
@@ -720,8 +760,9 @@ static const fs_opt lines[] = {
      .help = "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"},
     {FS_OPT("box-size", 0, FS_OPT_ARG, fs_box_lengths_option, fs_stage_shared, box),
      .shared = 1,
-     .help = "      --box-size=L[,L..]  box length of the transformed axes (default each\n"
-             "                          axis's length); power then times V / N^2\n"},
+     .help = "      --box-size=L[,L..]  box length of the transformed axes (default: the\n"
+             "                          inputs' box_size attribute); power then times\n"
+             "                          V / N^2; grid: each axis's length, as with none\n"},
     {FS_OPT("bins", 0, FS_OPT_ARG, set_bins, O, bins),
      .help = "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
              "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"},
@@ -740,10 +781,15 @@ static const fs_opt lines[] = {
     {FS_OPT("compensate", 0, FS_OPT_ARG, fs_opt_enum, O, compensate), .names = window_names,
      .help = "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
              "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
-             "                          (with --paint its window, unless none)\n"},
+             "                          (an interlaced mesh); SCHEME-shotnoise: by C(k),\n"
+             "                          W^2 summed over the aliases (a mesh painted\n"
+             "                          without interlacing: its shot noise then flat);\n"
+             "                          with --paint its window by default\n"},
     {FS_OPT("shot-noise", 0, FS_OPT_ARG, set_shot_noise, O, shot_noise),
-     .help = "      --shot-noise=P0     subtract P0 from the power spectrum (recorded;\n"
-             "                          with --paint the particles' by default)\n"},
+     .help = "      --shot-noise=P0[,P0..]  each INPUT's shot noise, subtracted from its\n"
+             "                          own power spectrum (their sum from the summed\n"
+             "                          power), never from a cross spectrum; with\n"
+             "                          --paint the particles' by default\n"},
     {.long_name = NULL},
 };
 #undef O

@@ -16,7 +16,12 @@
  *
  * Several inputs add their power (the kinetic energy spectrum of u, v, w is
  * half of it); --cross bins Re(X_a conj X_b) of two inputs with their two
- * power spectra. --los bins again by |mu| = |k_los| / |k|.
+ * power spectra. --los bins again by |mu| = |k_los| / |k|. --shot-noise
+ * gives each input's shot noise: subtracted from its own power spectrum
+ * (power_a, power_b), their sum from the summed power, never from a cross
+ * spectrum. --compensate divides each mode by the window's W(k)^2, or by
+ * C(k), the sum of W^2 over the aliases, that leaves the shot noise of a
+ * mesh painted without interlacing flat.
  *
  * spectrum.c bins; spectrum_write.c writes the groups, the report's part
  * and the summary's line. This header is theirs alone: the run reaches the
@@ -32,6 +37,7 @@
 #include "stages/stage.h"
 
 #define FS_MAX_POLES 8
+#define FS_MAX_SHOT 256 /* --shot-noise's values */
 
 /* The options of the stage. */
 typedef struct fs_spectrum_options {
@@ -43,10 +49,15 @@ typedef struct fs_spectrum_options {
     int poles[FS_MAX_POLES];
     int nper;                       /* --spectrum-per: batch axes as given */
     int per[FS_LAYOUT_MAX_DIMS];
-    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: not given, -1 none) */
-    double shot_noise;              /* --shot-noise */
-    int shot_given;
+    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: not given, -1 none), plus
+                                       FS_WINDOW_ALIASED for SCHEME-shotnoise */
+    int nshot;                      /* --shot-noise: values given, one per INPUT (0: none) */
+    double shot_noise[FS_MAX_SHOT];
 } fs_spectrum_options;
+
+/* --compensate=SCHEME-shotnoise: the power divided by the aliased window
+ * sum C(k) instead of W(k)^2. */
+#define FS_WINDOW_ALIASED 10
 
 /* What each bin sums; then, with --multipoles, the sums of |X|^2 L_l(mu)
  * (from NQ) and of Re(X_a conj X_b) L_l(mu) (from NQ + npoles). */
@@ -69,8 +80,10 @@ typedef struct fs_spectrum {
     int64_t stride[FS_LAYOUT_MAX_DIMS]; /* each axis's step in the slice index (0: pooled) */
     int64_t nslices;                /* one spectrum per slice (1 without --spectrum-per) */
     int window;                     /* --compensate: the window's power p (0: none) */
-    double shot;                    /* --shot-noise: subtracted from the power spectrum */
-    int shot_given;
+    int aliased;                    /* ... divided by C(k), not W(k)^2 (SCHEME-shotnoise) */
+    int nshot;                      /* --shot-noise: one value per INPUT (0: not given) */
+    double shot[FS_MAX_SHOT];
+    double shot_power;              /* less in the power spectrum's power: their sum */
     int shot_painted;               /* the shot noise the painting's (--paint, no --shot-noise) */
     int paint_window, interlaced;   /* --paint's window (0: a field read), --interlace */
     int64_t particles;              /* the particles painted, over the INPUTs */

@@ -27,10 +27,14 @@ static void means(const fs_spectrum *s, const double *acc, int cells, int q, dou
     }
 }
 
-/* --shot-noise: what the power spectrum's power (and monopole) loses. */
-static double shot_of(const fs_spectrum *s, int cross)
+/* --shot-noise: what column q of a group loses: the power spectrum's
+ * power (and monopole) the inputs' sum, power_a and power_b their own
+ * input's, a cross spectrum nothing. */
+static double shot_of(const fs_spectrum *s, int cross, int q)
 {
-    return cross ? 0.0 : s->shot;
+    if (q == Q_POWER_A || q == Q_POWER_B)
+        return s->nshot == 2 ? s->shot[q == Q_POWER_B] : 0.0;
+    return cross ? 0.0 : s->shot_power;
 }
 
 static void modes(const fs_spectrum *s, const double *acc, int cells, int64_t *out)
@@ -56,15 +60,19 @@ static const char *rule_name(const fs_spectrum *s)
 static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
                              const fs_stage_run *r)
 {
-    char text[512], window[96] = "";
-    if (s->window)
+    char text[640], window[128] = "";
+    if (s->window && s->aliased)
+        snprintf(window, sizeof window, " / C(k), C = prod_a sum over m of sinc(pi (f_a / n_a "
+                 "+ m))^%d", 2 * s->window);
+    else if (s->window)
         snprintf(window, sizeof window, " / W(k)^2, W = prod_a sinc(pi f_a / n_a)^%d", s->window);
     snprintf(text, sizeof text,
              "%s per bin of |k|: k_a = 2 pi f_a / L_a, f_a = fftfreq(n_a, 1/n_a); mean |k| and "
              "mean %s%s of the modes%s%s; bins: %s",
              cross ? "cross spectrum Re(X_a conj X_b)" : "power spectrum |X|^2",
              cross ? "Re(X_a conj X_b)" : "|X|^2", window, s->g.box_given ? ", times V / N^2" : "",
-             s->shot_given && !cross ? ", less shot_noise" : "", rule_name(s));
+             !s->nshot ? "" : cross ? ", power_a and power_b less shot_noise_a and shot_noise_b"
+                                    : ", less shot_noise", rule_name(s));
     char *fields = fs_stage_inputs_text(r->inputs, r->infos, r->n);
     if (!fields)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the spectrum's attributes");
@@ -82,11 +90,19 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
     if (st == FS_OK && s->nper)
         st = fs_h5_output_attr_int64s(o, "spectrum_per", s->nper, per);
     static const char *const windows[] = {"none", "ngp", "cic", "tsc", "pcs"};
+    char scheme[32];
+    snprintf(scheme, sizeof scheme, "%s%s", windows[s->window], s->aliased ? "-shotnoise" : "");
     if (st == FS_OK && s->window)
-        st = fs_h5_output_attr_string(o, "compensate", windows[s->window]);
-    double shot = shot_of(s, cross);
-    if (st == FS_OK && s->shot_given && !cross)
-        st = fs_h5_output_attr_numbers(o, "shot_noise", 0, NULL, FS_DTYPE_FLOAT64, &shot);
+        st = fs_h5_output_attr_string(o, "compensate", scheme);
+    int64_t n = s->nshot;
+    if (st == FS_OK && s->nshot && !cross)
+        st = fs_h5_output_attr_numbers(o, "shot_noise", 0, NULL, FS_DTYPE_FLOAT64, &s->shot_power);
+    if (st == FS_OK && s->nshot > 1 && !cross)
+        st = fs_h5_output_attr_numbers(o, "shot_noise_inputs", 1, &n, FS_DTYPE_FLOAT64, s->shot);
+    if (st == FS_OK && s->nshot && cross)
+        st = fs_h5_output_attr_numbers(o, "shot_noise_a", 0, NULL, FS_DTYPE_FLOAT64, &s->shot[0]);
+    if (st == FS_OK && s->nshot && cross)
+        st = fs_h5_output_attr_numbers(o, "shot_noise_b", 0, NULL, FS_DTYPE_FLOAT64, &s->shot[1]);
     if (st == FS_OK && s->paint_window) /* painted particles: how (sources/particles.h) */
         st = fs_h5_output_attr_string(o, "paint", windows[s->paint_window]);
     int64_t interlaced = s->interlaced;
@@ -139,9 +155,9 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
         double factor, shot;
     } cols[] = {
         {"k", Q_K, 0, 1.0, 0.0},
-        {"power", cross ? Q_CROSS : Q_POWER, 1, s->factor, shot_of(s, cross)},
-        {"power_a", Q_POWER_A, 1, s->factor, 0.0},
-        {"power_b", Q_POWER_B, 1, s->factor, 0.0},
+        {"power", cross ? Q_CROSS : Q_POWER, 1, s->factor, shot_of(s, cross, Q_POWER)},
+        {"power_a", Q_POWER_A, 1, s->factor, shot_of(s, cross, Q_POWER_A)},
+        {"power_b", Q_POWER_B, 1, s->factor, shot_of(s, cross, Q_POWER_B)},
         {"mu", Q_MU, 0, 1.0, 0.0},
     };
     int ncols = cross ? 4 : 2;
@@ -159,7 +175,7 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
     for (int i = 0; ncell == 1 && i < s->npoles && st == FS_OK; i++) {
         double f;
         int q = pole_column(s, i, cross, &f);
-        means(s, acc, (int)all, q, f, s->ell[i] == 0 ? shot_of(s, cross) : 0.0, v);
+        means(s, acc, (int)all, q, f, s->ell[i] == 0 ? shot_of(s, cross, Q_POWER) : 0.0, v);
         snprintf(name, sizeof name, "power_%d", s->ell[i]);
         st = table(o, group, name, table_dims(s, 1, ncell, cell, dims), dims, FS_DTYPE_FLOAT64, v);
     }
@@ -291,8 +307,8 @@ static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const cha
  * attribute of one of these names is not copied onto the group. */
 static const char *const group_attrs[] = {
     "convention", "inputs", "fftshard_version", "axes", "box_size", "k_fundamental",
-    "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "paint", "interlaced",
-    "particles", "CLASS", "NAME", NULL,
+    "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "shot_noise_inputs",
+    "shot_noise_a", "shot_noise_b", "paint", "interlaced", "particles", "CLASS", "NAME", NULL,
 };
 
 /* shared: the inputs' attributes that go on the group (NULL: none). */
@@ -410,17 +426,23 @@ static void json_group(fs_json *j, const fs_spectrum *s, int g)
         free(m);
     }
     json_column(j, "k", s, Q_K, 1.0, 0.0, 0);
-    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor, shot_of(s, cross), 1);
+    if (s->nshot && !cross)
+        fs_json_num(j, "shot_noise", s->shot_power);
+    if (s->nshot && cross) {
+        fs_json_num(j, "shot_noise_a", s->shot[0]);
+        fs_json_num(j, "shot_noise_b", s->shot[1]);
+    }
+    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor, shot_of(s, cross, Q_POWER), 1);
     if (cross) {
-        json_column(j, "power_a", s, Q_POWER_A, s->factor, 0.0, 1);
-        json_column(j, "power_b", s, Q_POWER_B, s->factor, 0.0, 1);
+        json_column(j, "power_a", s, Q_POWER_A, s->factor, shot_of(s, cross, Q_POWER_A), 1);
+        json_column(j, "power_b", s, Q_POWER_B, s->factor, shot_of(s, cross, Q_POWER_B), 1);
     }
     for (int i = 0; i < s->npoles; i++) {
         char key[32];
         double f;
         int q = pole_column(s, i, cross, &f);
         snprintf(key, sizeof key, "power_%d", s->ell[i]);
-        json_column(j, key, s, q, f, s->ell[i] == 0 ? shot_of(s, cross) : 0.0, 1);
+        json_column(j, key, s, q, f, s->ell[i] == 0 ? shot_of(s, cross, Q_POWER) : 0.0, 1);
     }
     fs_json_close(j, '}');
 }
