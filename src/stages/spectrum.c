@@ -529,22 +529,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     }
     s->npoles = o->npoles;
     memcpy(s->ell, o->poles, sizeof s->ell);
-    /* painted particles: their window compensated (by C(k) without
-     * interlacing, as nbodykit's to_mesh does) and their shot noise
-     * subtracted unless said otherwise (--compensate, --shot-noise) */
-    const fs_particles_options *pt = &f->shared->particles;
-    int comp = o->compensate ? o->compensate
-               : pt->window ? pt->window + (pt->interlace ? 0 : FS_WINDOW_ALIASED) : 0;
-    comp = comp > 0 ? comp : 0; /* -1: none */
-    s->window = comp % FS_WINDOW_ALIASED;
-    s->aliased = comp >= FS_WINDOW_ALIASED;
-    s->nshot = o->nshot;
-    memcpy(s->shot, o->shot_noise, sizeof s->shot);
-    for (int i = 0; i < s->nshot; i++)
-        s->shot_power += s->shot[i];
-    s->shot_painted = pt->window && !o->nshot;
-    s->paint_window = pt->window;
-    s->interlaced = pt->interlace;
+    fs_spectrum_take_scheme(s, o, &f->shared->particles); /* --compensate, --shot-noise */
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
     if (st == FS_OK)
@@ -589,15 +574,7 @@ static fs_status forward(void *state, const fs_stage_turn *turn)
     const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
     int i = turn->i;
-    if (turn->painted)
-        s->particles = (i == 0 ? 0 : s->particles) + turn->painted->particles;
-    if (s->shot_painted && turn->painted && i < FS_MAX_SHOT) { /* each INPUT's own noise */
-        s->shot[i] = turn->painted->shot_noise;
-        s->nshot = i + 1;
-        s->shot_power = 0;
-        for (int j = 0; j < s->nshot; j++)
-            s->shot_power += s->shot[j];
-    }
+    fs_spectrum_painted(s, turn);
     contribution c = {s->cross ? i + 1 : 0, i == 0};
     const void *other = c.role == 2 ? turn->kept : NULL;
     scratch sc;

@@ -24,7 +24,8 @@
  * mesh painted without interlacing flat.
  *
  * spectrum.c bins; spectrum_write.c writes the groups, the report's part
- * and the summary's line. This header is theirs alone: the run reaches the
+ * and the summary's line, and takes what they say of the compensation and
+ * the shot noise (a painted mesh's defaults: sources/particles.h). This header is theirs alone: the run reaches the
  * stage through the stage table. It owns the sums per bin and the groups'
  * paths. */
 #ifndef FS_SPECTRUM_H
@@ -99,5 +100,13 @@ fs_status fs_spectrum_finish(void *state, MPI_Comm comm, const fs_stage_run *r,
                              const fs_stage_out *out);
 void fs_spectrum_json(fs_json *j, const void *state);
 void fs_spectrum_summary(const void *state, const char *output, char *buf, size_t size);
+
+/* The compensation and the shot noise of o, or with painted particles
+ * (pt->window) their defaults: the window (its aliased sum C(k) without
+ * --interlace) and, on each turn, each INPUT's particles' shot noise
+ * (fs_spectrum_painted, before the turn is binned). */
+void fs_spectrum_take_scheme(fs_spectrum *s, const fs_spectrum_options *o,
+                             const fs_particles_options *pt);
+void fs_spectrum_painted(fs_spectrum *s, const fs_stage_turn *turn);
 
 #endif

@@ -465,3 +465,39 @@ void fs_spectrum_summary(const void *state, const char *output, char *buf, size_
              s->bins.nbins, slices, rule_name(s), s->kf, output, s->group[0],
              s->ngroups > 1 ? " and " : "", s->ngroups > 1 ? s->group[1] : "", s->seconds);
 }
+
+/* ------------------------------------------------- what the run says */
+
+void fs_spectrum_take_scheme(fs_spectrum *s, const fs_spectrum_options *o,
+                             const fs_particles_options *pt)
+{
+    /* painted particles: their window compensated (by C(k) without
+     * interlacing, as nbodykit's to_mesh does) and their shot noise
+     * subtracted unless said otherwise (--compensate, --shot-noise) */
+    int comp = o->compensate ? o->compensate
+               : pt->window ? pt->window + (pt->interlace ? 0 : FS_WINDOW_ALIASED) : 0;
+    comp = comp > 0 ? comp : 0; /* -1: none */
+    s->window = comp % FS_WINDOW_ALIASED;
+    s->aliased = comp >= FS_WINDOW_ALIASED;
+    s->nshot = o->nshot;
+    memcpy(s->shot, o->shot_noise, sizeof s->shot);
+    for (int i = 0; i < s->nshot; i++)
+        s->shot_power += s->shot[i];
+    s->shot_painted = pt->window && !o->nshot;
+    s->paint_window = pt->window;
+    s->interlaced = pt->interlace;
+}
+
+void fs_spectrum_painted(fs_spectrum *s, const fs_stage_turn *turn)
+{
+    int i = turn->i;
+    if (turn->painted)
+        s->particles = (i == 0 ? 0 : s->particles) + turn->painted->particles;
+    if (s->shot_painted && turn->painted && i < FS_MAX_SHOT) { /* each INPUT's own noise */
+        s->shot[i] = turn->painted->shot_noise;
+        s->nshot = i + 1;
+        s->shot_power = 0;
+        for (int j = 0; j < s->nshot; j++)
+            s->shot_power += s->shot[j];
+    }
+}
