@@ -17,6 +17,7 @@
 #include "core/dtype.h"
 
 #define MAX_P 4
+#define SORT_BUCKETS 4096 /* planes the rows are ordered by (by_plane) */
 
 /* The ghost cells: open addressing, keys the cells' flat indices in the
  * mesh (-1: empty). */
@@ -42,6 +43,8 @@ struct fs_paint_mesh {
     int split[2];                        /* the view axis split over each grid dimension (-1) */
     int *owner[2];                       /* its index's coordinate in the grid */
     ghosts g[2];
+    double *sorted;                      /* the rows ordered by plane (by_plane) */
+    int64_t sorted_rows;
 };
 
 /* Where one particle lands on one axis (the 1-D four-step: on the mesh):
@@ -180,10 +183,47 @@ ADD_PARTICLE(add_double, double)
 ADD_PARTICLE(add_float, float)
 #undef ADD_PARTICLE
 
+/* The rows ordered by their plane along the first axis (a counting sort
+ * into m->sorted): the particles of a snapshot come in any order, and
+ * painting them in the order of the planes they touch keeps the cells in
+ * the cache instead of missing it on every particle. Returns the rows to
+ * paint (the given ones when out of memory: slower, not wrong). */
+static const double *by_plane(fs_paint_mesh *m, const double *rows, int64_t n, int stride)
+{
+    int64_t nb = m->n[0] < SORT_BUCKETS ? m->n[0] : SORT_BUCKETS;
+    if (n < 2 * nb || nb < 2)
+        return rows;
+    if (m->sorted_rows < n) {
+        free(m->sorted);
+        m->sorted = malloc(sizeof(double) * (size_t)(n * stride));
+        m->sorted_rows = m->sorted ? n : 0;
+    }
+    int64_t *at = calloc((size_t)nb + 1, sizeof *at);
+    if (!m->sorted || !at) {
+        free(at);
+        return rows;
+    }
+    double per = (double)nb / m->L[0];
+    for (int64_t j = 0; j < n; j++) {
+        int64_t b = (int64_t)(rows[j * stride] * per);
+        at[(b < nb ? b : nb - 1) + 1]++;
+    }
+    for (int64_t b = 1; b <= nb; b++)
+        at[b] += at[b - 1];
+    for (int64_t j = 0; j < n; j++) {
+        int64_t b = (int64_t)(rows[j * stride] * per);
+        memcpy(m->sorted + at[b < nb ? b : nb - 1]++ * stride, rows + j * stride,
+               sizeof(double) * (size_t)stride);
+    }
+    free(at);
+    return m->sorted;
+}
+
 fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n, int stride,
                               int weighted)
 {
     stencil s;
+    rows = by_plane(m, rows, n, stride);
     for (int64_t j = 0; j < n; j++) {
         const double *x = rows + j * stride;
         double mass = weighted ? x[m->ndim] : 1.0;
@@ -470,6 +510,7 @@ void fs_paint_mesh_free(fs_paint_mesh **m)
         free((*m)->g[g].key);
         free((*m)->g[g].val);
     }
+    free((*m)->sorted);
     free(*m);
     *m = NULL;
 }

@@ -45,7 +45,8 @@ static int64_t rows_per_round(int stride)
 int64_t fs_paint_route_bytes(int stride, int nranks)
 {
     int64_t rows = rows_per_round(stride), recv = rows > nranks ? rows : nranks;
-    return rows * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
+    /* read, sent, received and (mesh.c) ordered by plane */
+    return rows * (16 * stride + 4) + 2 * recv * 8 * stride + (int64_t)nranks * 32;
 }
 
 static fs_status router_new(router *rt)
