@@ -196,3 +196,35 @@ assert 3 * 16 << 20 <= m["paint_bytes"] < 64 << 20, m
 assert m["total_bytes"] == sum(m[k] for k in parts) + m["paint_bytes"], m'
     [ ! -e out.h5 ]
 }
+
+@test "fftshard-mkdata --particles: a Poisson sample of the field, the same file on any rank count, painted with its Header's box" {
+    mkdata 1 -q --particles=50 --power-law=-2 --amplitude=0.5 --box-size=100 16x16x16 a.h5
+    mkdata 3 -q --particles=50 --power-law=-2 --amplitude=0.5 --box-size=100 16x16x16 b.h5
+    mkdata 1 -q --power-law=-2 --amplitude=0.5 --box-size=100 -t float64 16x16x16 field.h5
+    python_serial -c 'import h5py, numpy as np
+a, b = h5py.File("a.h5"), h5py.File("b.h5")
+x = a["PartType1/Coordinates"][()]
+assert np.array_equal(x, b["PartType1/Coordinates"][()])
+h = a["Header"].attrs
+assert list(h["BoxSize"]) == [100.0] * 3 and h["NumPart_Total"][1] == len(x) == h["NumPart_ThisFile"][1]
+assert h["NumFilesPerSnapshot"] == 1 and x.min() >= 0 and x.max() < 100
+# the counts per cell: Poisson of 50 (1 + delta), delta the field of the same
+# seed: their total within 5 sigma, (count - mean)^2 / mean averaging 1
+d = h5py.File("field.h5")["data"][()]
+counts = np.histogramdd(x, bins=16, range=[(0, 100)] * 3)[0]
+lam = 50 * np.maximum(0, 1 + d)
+z = (counts.sum() - lam.sum()) / np.sqrt(lam.sum())
+chi2 = np.mean((counts - lam) ** 2 / lam)
+assert abs(z) < 5 and abs(chi2 - 1) < 5 * np.sqrt(2 / counts.size), (z, chi2)
+assert np.corrcoef(counts.ravel(), lam.ravel())[0, 1] > 0.5'
+    run fftshard 2 --paint=cic --mesh=16 --spectrum-only a.h5:/PartType1/Coordinates pk.h5
+    assert_success
+    run --separate-stderr mkdata 1 --particles=0 --power-law=-2 16x16x16 c.h5
+    [ "$status" -eq "$EXIT_USAGE" ]
+    run fftshard 2 --paint=cic --mesh=16 --spectrum-only --force a.h5:/PartType1/Coordinates pk.h5
+    assert_success
+    assert_output --partial "box 100 (the Header's BoxSize)"
+    run --separate-stderr mkdata 1 --particles=4 16x16x16 c.h5
+    [ "$status" -eq "$EXIT_USAGE" ]
+    [[ $stderr == *"--particles: samples a field of --power-law or --power-table"* ]]
+}
