@@ -235,6 +235,8 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     fs_stages_needs(&opts->stages, &facts, 0, &any);
     st = fs_planner_request(&opts->transform, any.field, opts->ninputs ? opts->inputs[0].file : "",
                             info, P, &rq);
+    if (st == FS_OK) /* a stage's padding: the one INPUT stands for all */
+        st = fs_stages_domain(&opts->stages, 1, info, &rq);
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
@@ -296,6 +298,15 @@ static void print_decomposition(FILE *out, const dry_plan *p)
         fprintf(out, "input: the slice %s of the %s dataset, read alone\n", p->info->slice.text,
                 shape);
     }
+    char win[FS_LAYOUT_MAX_DIMS * 64];
+    fs_domain_window_text(t, win, sizeof win);
+    if (t->resized) {
+        fs_format_shape(t->in_ndim, t->in_shape, shape, sizeof shape);
+        fprintf(out, "zero padding: the input read into the first elements of %s\n", shape);
+    }
+    if (win[0])
+        fprintf(out, "window: %s (%s), as the input is read\n", win,
+                t->window_sym ? "symmetric" : "periodic");
     if (t->pencil)
         fprintf(out, "decomposition: pencil, grid %d x %d%s (%s)\n", t->grid[0], t->grid[1],
                 t->exchanges ? "" : ", no exchange", pencil_reason(p));
@@ -446,6 +457,13 @@ static void json_problem(fs_json *j, const dry_plan *p)
     fs_json_str(j, "command_line", o->command_line);
     fs_json_str(j, "input", o->dry.shape_ndim ? NULL : input);
     fs_json_ints(j, "shape", p->info->ndim, p->info->shape);
+    char win[FS_LAYOUT_MAX_DIMS * 64];
+    fs_domain_window_text(t, win, sizeof win);
+    if (t->resized)
+        fs_json_ints(j, "padded_shape", t->in_ndim, t->in_shape);
+    else
+        fs_json_null(j, "padded_shape");
+    fs_json_str(j, "window", win[0] ? win : NULL);
     fs_json_str(j, "dtype", p->info->type_name);
     fs_json_str(j, "precision", fs_precision_name(t->prec));
     fs_json_str(j, "transform", fs_kind_name(t->kind));

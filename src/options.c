@@ -136,6 +136,7 @@ static const struct {
 } engine_help[] = {
     {"Transform:\n", {"inverse", "norm", "axes", "real", "last-size", "precision", "check",
                       "check-tolerance", "allow-nonfinite"}},
+    {"Non-periodic data:\n", {"pad", "window", "window-symmetric"}},
     {"Parallel algorithm:\n", {"transpose", "seed", "packet", "queues", "decomp", "grid", "plan",
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",
@@ -328,6 +329,8 @@ fs_stage_facts fs_options_facts(const fs_run_config *c)
         .inverse = c->transform.inverse,
         .check = c->check.on,
         .shard_output = c->output.shard_output,
+        .pad = c->transform.pad.n > 0,
+        .window = c->transform.window.n > 0,
         .output_file = c->output.file,
         .output_dataset = c->output.dataset,
         .shared = &c->stages.shared,

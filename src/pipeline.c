@@ -114,7 +114,7 @@ static fs_status stage_probe(run *r)
         ds->info = &r->infos[i];
         st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
                                       r->nranks, &ds->rq, &notes[i]);
-        if (st == FS_OK)
+        if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
     }
@@ -123,7 +123,8 @@ static fs_status stage_probe(run *r)
         fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
     free(notes);
     st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
-    fs_stage_run sr = {r->comm, r->n, o->inputs, r->infos, r->ts, &r->facts};
+    fs_stage_run sr = {.comm = r->comm, .n = r->n, .inputs = o->inputs, .infos = r->infos,
+                       .ts = r->ts, .facts = &r->facts};
     return st == FS_OK ? fs_stages_create(&o->stages, &sr, &r->stages) : st; /* agreed */
 }
 
@@ -248,12 +249,9 @@ static fs_status prepare(run *r)
         st = fs_wisdom_load(r->comm, o->output.wisdom_file, &r->wisdom); /* agreed */
     if (st == FS_OK)
         st = plan_dataset(r);
-    const fs_transform *rts[r->lay.nresults + 1]; /* each result's transform */
-    for (int p = 0; p < r->lay.nresults; p++)
-        rts[p] = r->ts[r->lay.input[p]];
     fs_timer_start(&r->cur->timers, FS_PHASE_PLAN);
     if (st == FS_OK)
-        st = fs_output_plan(&r->out, r->lay.nresults ? rts : r->ts, r->lay.nresults); /* agreed */
+        st = fs_output_plan(&r->out, r->ts); /* agreed */
     fs_timer_stop(&r->cur->timers, FS_PHASE_PLAN);
     return st;
 }
@@ -274,30 +272,33 @@ static fs_status write_output(run *r)
     return fs_output_write(&r->out, t, box, r->buf.data, &r->progress);
 }
 
-/* Result k of input i's turn selected for the output, with what it records. */
-static void select_result(run *r, int i, int k)
+/* Result k of input i's turn selected for the output, with what it
+ * records, and its dataset created. */
+static fs_status begin_result(run *r, int i, int k)
 {
     fs_stage_record rec;
     fs_stages_record(r->stages, i, k, &rec);
     fs_output_result res = {r->lay.paths[r->lay.first[i] + k], rec.input, r->cur->strategy.name,
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
-                            rec.operation, rec.nbox, {0}, rec.second, rec.components};
+                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
+    return phase(r, FS_PHASE_WRITE, create_output);
 }
 
 /* Result k of input i's turn: made by the field stage (a round trip),
- * written. *write_failed (out) when a collective write failed. */
+ * written unless only the stages take it (no result written). *write_failed
+ * (out) when a collective write failed. */
 static fs_status make_result(run *r, int i, int k, const fs_stage_turn *turn, int *write_failed)
 {
-    select_result(r, i, k);
-    fs_status st = k > 0 ? phase(r, FS_PHASE_WRITE, create_output) : FS_OK;
+    int written = k < r->lay.count[i]; /* the first begun before the read */
+    fs_status st = written && k > 0 ? begin_result(r, i, k) : FS_OK;
     fs_stage_turn now = *turn;
     now.data = r->buf.data; /* an inverse may have moved it */
     if (st == FS_OK && r->cur->t->round_trip)
         st = fs_stages_operate(r->stages, &now, k); /* agreed */
-    if (st == FS_OK) {
+    if (st == FS_OK && written) {
         st = phase(r, FS_PHASE_WRITE, write_output);
         *write_failed = st != FS_OK;
     }
@@ -315,10 +316,8 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
     if (st == FS_OK && r->cfg->verbose && r->rank == 0)
         fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
-    if (st == FS_OK && r->lay.count[i]) {
-        select_result(r, i, 0);
-        st = phase(r, FS_PHASE_WRITE, create_output);
-    }
+    if (st == FS_OK && r->lay.count[i])
+        st = begin_result(r, i, 0);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
@@ -327,11 +326,12 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
         st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data, reads, writes,
                                                          &ds->timers, &r->progress));
-    fs_stage_turn turn = {r->comm, i, ds->t, r->d, r->c, r->buf.data, NULL,
-                          fs_particles_result(r->particles, i), &ds->timers, &r->progress};
+    fs_stage_turn turn = {.comm = r->comm, .i = i, .t = ds->t, .d = r->d, .c = r->c,
+                          .data = r->buf.data, .source = fs_particles_result(r->particles, i),
+                          .timers = &ds->timers, .progress = &r->progress};
     if (st == FS_OK) /* the result binned or kept */
         st = fs_stages_forward(r->stages, &turn); /* agreed */
-    for (int k = 0; st == FS_OK && k < r->lay.count[i]; k++)
+    for (int k = 0; st == FS_OK && k < fs_stages_made(r->stages, i); k++)
         st = make_result(r, i, k, &turn, write_failed);
     turn.data = r->buf.data;
     if (st == FS_OK) /* the result read again: --check, or the stages' */

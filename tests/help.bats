@@ -47,6 +47,15 @@ long_options_missing_from() {
 # The default strategy's order of expected speed is written once, in the
 # strategy table (src/exchange/exchange.c): --help lists the strategies in
 # that order, and the man page's sentence names the same order.
+@test "every long option of fftshard-plot --help, and of each command's, is in man/fftshard-plot.1" {
+    local plot=${FFTSHARD_PLOT:-$srcdir/share/fftshard-plot} missing
+    missing=$(for command in "" spectrum xi report; do
+        # shellcheck disable=SC2086  # no command: the program's own --help
+        python_serial "$plot" $command --help
+    done | long_options_missing_from "$srcdir/man/fftshard-plot.1")
+    [ -z "$missing" ] || fail "not in man/fftshard-plot.1: $missing"
+}
+
 @test "the default strategy order: --help's list is the strategy table's and the man page's" {
     local table help man
     table=$(sed -n '/^#define STRATEGIES(X)/,/^$/p' "$srcdir/src/exchange/exchange.c" |

@@ -501,6 +501,47 @@ print(g.attrs['inputs'], g.attrs['convention'].split(':')[0])"
     assert_output "r3.h5:/data power spectrum |X|^2 per bin of |k|"
 }
 
+@test "the spectra of the run's results: --apply's and --vector's (curl, the two Helmholtz parts), with and without --spectrum-only" {
+    oracle make r.h5 /a=10x7x6:float64 /b=10x7x6:float64 /c=10x7x6:float64 \
+        -- c.h5 9x8x7:complex128 -- s.h5 /a=8x6x10:float32 /b=8x6x10:float32 /c=8x6x10:float32
+    local v="in=r.h5:/a in=r.h5:/b in=r.h5:/c" w="in=s.h5:/a in=s.h5:/b in=s.h5:/c" cases=()
+    fftshard 1 -q --real --apply=gaussian:1.5,deriv:0 --power-spectrum --box-size=5,3,2 r.h5:/a a1.h5
+    cases+=("in=r.h5:/a out=a1.h5 apply=gaussian:1.5,deriv:0 box=5,3,2")
+    fftshard 3 -q --real --transpose=pairwise --apply=lowpass:2:4 --spectrum-only r.h5:/a r.h5:/b a3.h5
+    cases+=("in=r.h5:/a in=r.h5:/b out=a3.h5 apply=lowpass:2:4 only")
+    fftshard 4 -q --decomp=pencil --apply=sharpk:2 --spectrum-only --los=1 --multipoles=0,2 \
+        c.h5 a4.h5:/run1
+    cases+=("in=c.h5 out=a4.h5 apply=sharpk:2 los=1 poles=0,2 group=/run1 only")
+    fftshard 2 -q --real --vector=curl --power-spectrum r.h5:/a r.h5:/b r.h5:/c v2.h5
+    cases+=("$v out=v2.h5 vector=curl")
+    fftshard 4 -q --real --decomp=pencil --transpose=random --vector=helmholtz --spectrum-only \
+        --bins=6 r.h5:/a r.h5:/b r.h5:/c v4.h5
+    cases+=("$v out=v4.h5 vector=helmholtz bins=6 only")
+    fftshard 3 -q --real --vector=helmholtz --spectrum-only --box-size=8,6,10 \
+        s.h5:/a s.h5:/b s.h5:/c v3.h5
+    cases+=("$w out=v3.h5 vector=helmholtz box=8,6,10 only")
+    run spectra "${cases[@]}"
+    assert_success
+    # the field itself is still the operation's: the inverse ran on the whole box
+    run python_serial "$srcdir/tests/apply_oracle.py" check \
+        "in=r.h5:/a out=a1.h5:/a apply=gaussian:1.5,deriv:0 box=5,3,2"
+    assert_success
+    run python_serial "$srcdir/tests/vector_oracle.py" check "op=curl in=r.h5:/a,r.h5:/b,r.h5:/c out=v2.h5"
+    assert_success
+    # the report names each family's group
+    fftshard 2 -q --real --vector=helmholtz --spectrum-only --report=v.json r.h5:/a r.h5:/b r.h5:/c vr.h5
+    run python_serial -c 'import json, sys; s = json.load(open("v.json"))["spectra"]
+print(" ".join(k for k in s if k != "seconds"))'
+    assert_output "power_spectrum_solenoidal power_spectrum_compressive"
+    # with a field stage, spectra are of its results: nothing of an INPUT's own
+    run --separate-stderr fftshard 2 --real --apply=gaussian:1 --cross r.h5:/a r.h5:/b x.h5
+    assert_error 2 "--apply, --cross: the spectra are of --apply's results"
+    run --separate-stderr fftshard 2 --real --vector=curl --power-spectrum --shot-noise=1,1,1 \
+        r.h5:/a r.h5:/b r.h5:/c x.h5
+    assert_error 2 "--vector=curl, --shot-noise: the spectra are of --vector=curl's results"
+    [ ! -e x.h5 ] || fail "x.h5 written"
+}
+
 @test "refusals: options that do not fit, before any work, OUTPUT untouched" {
     oracle make r3.h5 10x7x6:float64 -- c3.h5 9x8x7:complex128 -- u.h5 4x4:float64 \
         -- v.h5 4x4:float64 -- w.h5 4x4:float64

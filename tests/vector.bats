@@ -161,7 +161,7 @@ for name in ("curl_x", "curl_y", "curl_z"):
         "--vector=curl p.h5:/a p.h5:/b p.h5:/c" "--vector=divergence p.h5:/a p.h5:/b p.h5:/c" \
         "--vector=grad r.h5:/a" "--vector=curl --correlate r.h5:/a r.h5:/b r.h5:/a" \
         "--correlate --vector=gradient r.h5:/a" "--vector=gradient --apply=gaussian:1 r.h5:/a" \
-        "--vector=gradient --inverse r.h5:/a" "--vector=gradient --power-spectrum r.h5:/a" \
+        "--vector=gradient --inverse r.h5:/a" "--vector=gradient --power-spectrum --shot-noise=1 r.h5:/a" \
         "--vector=gradient --shard-output r.h5:/a" "--vector=gradient --box-size=1,2 r.h5:/a"; do
         echo "$bad" >o.h5
         run --separate-stderr fftshard 2 $bad o.h5

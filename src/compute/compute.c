@@ -514,15 +514,20 @@ struct fs_compute_pieces {
 };
 
 /* The stage's operations split into those on each piece (every axis but
- * the cut one, the scaling) and those on the whole box (the cut axis; for
- * FIRST the scaling too, after it); the whole ones planned on data. */
+ * the cut one, the scaling, the window) and those on the whole box (the
+ * cut axis; for FIRST the scaling too, after it); the whole ones planned on
+ * data. The zeros of a padding (limit) are where they were for the first
+ * operations to run alone: FIRST's pieces. */
 static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int n)
 {
     fs_status st = FS_OK;
     for (int i = 0; i < n && st == FS_OK; i++) {
         fs_op_spec piece = specs[i], whole = specs[i];
+        memset(whole.limit, 0, sizeof whole.limit);
+        if (p->kind == FS_PIECES_LAST)
+            memset(piece.limit, 0, sizeof piece.limit);
         int cut = specs[i].kind == FS_OP_C2C && specs[i].axes[p->axis];
-        int rest = 0;
+        int rest = specs[i].kind == FS_OP_WINDOW;
         if (specs[i].kind == FS_OP_C2C) {
             piece.axes[p->axis] = 0;
             for (int k = 0; k < p->box.ndim; k++)

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "compute/fft.h"
+#include "compute/pointwise.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -32,6 +33,12 @@ typedef struct axis_pass {
     void *plan;                /* contiguous: all lines; strided: `gather` lines of buf */
     void *buf;                 /* strided: gather lines of n + GATHER_PAD complex */
     int64_t gather, dist;      /* strided: lines per trip, and their distance in buf */
+    /* Zero padding (fs_op_spec.limit): only the lines whose indices on the
+     * axes from `lo` to the pass's are below live[] hold data; a
+     * contiguous pass plans just those (pruned: one plan, no per_plan),
+     * a strided one skips the others. */
+    int restricted, pruned, idle, lo;
+    int64_t count[FS_LAYOUT_MAX_DIMS], live[FS_LAYOUT_MAX_DIMS];
 } axis_pass;
 
 struct fs_op {
@@ -45,6 +52,9 @@ struct fs_op {
     axis_pass pass[FS_LAYOUT_MAX_DIMS]; /* C2C under FFTW_ESTIMATE: axis by axis */
     int npass;
     int64_t slices, slice_elems;  /* the passes run slice by slice (each in cache) */
+    int slice_axes;               /* the axes the slices run over (before the first transformed) */
+    int64_t live[FS_LAYOUT_MAX_DIMS]; /* limit: the box's indices below it along each axis */
+    fs_window_op *window;         /* WINDOW's tables */
 };
 
 /* A slice small enough to stay in cache while all its axes are done. */
@@ -53,6 +63,7 @@ struct fs_op {
 typedef struct guru {
     int rank, howmany;
     fftw_iodim64 dims[FS_LAYOUT_MAX_DIMS], loops[FS_LAYOUT_MAX_DIMS];
+    int loop_axis[FS_LAYOUT_MAX_DIMS];  /* the box axis of each loop */
 } guru;
 
 /* Transform dims (axes set in `axes`) and loop dims of a box. For the
@@ -74,11 +85,20 @@ static void make_guru(const fs_box *box, const int *axes, int real_axis, int64_t
         int64_t in = real_side == 1 ? rs : cs[k], out = real_side == 2 ? rs : cs[k];
         if (real_axis < 0)
             in = out = cs[k];
+        if (!(axes[k] || is_real_axis))
+            g->loop_axis[g->howmany] = k;
         fftw_iodim64 *d = axes[k] || is_real_axis ? &g->dims[g->rank++] : &g->loops[g->howmany++];
         d->n = is_real_axis ? real_len : box->count[k];
         d->is = in;
         d->os = out;
     }
+}
+
+/* The loops of g cut to the lines that hold data (fs_op.live). */
+static void prune_loops(const int64_t *live, guru *g)
+{
+    for (int i = 0; i < g->howmany; i++)
+        g->loops[i].n = live[g->loop_axis[i]];
 }
 
 static double nlogn(const guru *g)
@@ -126,14 +146,57 @@ static int64_t gather_lines(int64_t n, size_t cb)
     return g;
 }
 
-/* Plan the C2C of `axes` axis by axis (see axis_pass). Returns 0 on success. */
-static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags)
+static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsigned flags);
+
+/* Which lines of pass ap hold data (fs_op_spec.limit): the axes before
+ * its own from lo on, not transformed yet (done), cut to op->live. */
+static void restrict_pass(const fs_op *op, axis_pass *ap, const int *done)
+{
+    const fs_box *b = &op->box;
+    ap->lo = op->slice_axes;
+    for (int j = 0; j < b->ndim; j++) {
+        ap->count[j] = b->count[j];
+        ap->live[j] = j < ap->axis && j >= ap->lo && !done[j] ? op->live[j] : b->count[j];
+        ap->restricted |= ap->live[j] < ap->count[j];
+        ap->idle |= ap->live[j] == 0;
+    }
+}
+
+/* Whether line block o (the axes before the pass's, from lo) holds data. */
+static int outer_live(const axis_pass *ap, int64_t o)
+{
+    for (int j = ap->axis - 1; j >= ap->lo; j--) {
+        if (o % ap->count[j] >= ap->live[j])
+            return 0;
+        o /= ap->count[j];
+    }
+    return 1;
+}
+
+/* A contiguous pass on the lines that hold data alone: one plan of their
+ * loops (the axes before the pass's, from lo). */
+static void *plan_pruned(fs_op *op, const axis_pass *ap, const int64_t *stride, int sign,
+                         unsigned flags)
+{
+    guru g = {1, 0, {{ap->n, 1, 1}}, {{0, 0, 0}}, {0}};
+    for (int j = ap->lo; j < ap->axis; j++)
+        if (ap->count[j] > 1)
+            g.loops[g.howmany++] = (fftw_iodim64){ap->live[j], stride[j], stride[j]};
+    return plan_c2c(op->prec, &g, op->data, sign, flags);
+}
+
+/* Plan the C2C of `axes` axis by axis (see axis_pass), done_axis (-1:
+ * none) transformed before them. Returns 0 on success. */
+static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign, unsigned flags)
 {
     const fs_box *b = &op->box;
     int64_t stride[FS_LAYOUT_MAX_DIMS];
     fs_box_strides(b, stride);
     size_t cb = fs_complex_bytes(op->prec);
     int64_t total = fs_box_elems(b);
+    int done[FS_LAYOUT_MAX_DIMS] = {0};
+    if (done_axis >= 0)
+        done[done_axis] = 1;
     /* When the transformed axes are trailing ones whose slice fits in cache,
      * all of them run on one slice before the next: one trip through memory. */
     int first = -1;
@@ -142,9 +205,11 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
             first = k;
     op->slices = 1;
     op->slice_elems = total;
+    op->slice_axes = 0;
     if (first > 0 && stride[first] * b->count[first] * (int64_t)cb <= SLICE_BYTES) {
         op->slice_elems = stride[first] * b->count[first];
         op->slices = total / op->slice_elems;
+        op->slice_axes = first;
         total = op->slice_elems;
     }
     for (int k = b->ndim - 1; k >= 0; k--) {
@@ -155,9 +220,16 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
         ap->n = b->count[k];
         ap->stride = stride[k];
         ap->outer = total / (ap->n * ap->stride);
+        restrict_pass(op, ap, done);
+        done[k] = 1;
         if (ap->n > INT32_MAX - GATHER_PAD)
             return -1;
-        if (ap->stride == 1) {
+        if (ap->stride == 1 && ap->restricted) {
+            ap->pruned = 1;
+            ap->plan = ap->idle ? NULL : plan_pruned(op, ap, stride, sign, flags);
+            if (!ap->plan && !ap->idle)
+                return -1;
+        } else if (ap->stride == 1) {
             /* FFTW counts lines in ints: more go in several executions. */
             ap->lines = total / ap->n;
             ap->per_plan = ap->lines < (1 << 28) ? ap->lines : (1 << 28);
@@ -171,7 +243,7 @@ static int plan_axis_passes(fs_op *op, const int *axes, int sign, unsigned flags
             ap->plan = plan_lines(op->prec, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf, sign,
                                   flags);
         }
-        if (!ap->plan)
+        if (!ap->plan && !ap->idle)
             return -1;
         op->flops += 5.0 * (double)total * (double)op->slices * log2((double)ap->n);
     }
@@ -196,6 +268,8 @@ typedef struct fused {
         int64_t n = ap->n, s = ap->stride, g = ap->gather, d = ap->dist;                        \
         T *buf = ap->buf;                                                                       \
         for (int64_t o = 0; o < ap->outer; o++) {                                               \
+            if (ap->restricted && !outer_live(ap, o))                                           \
+                continue;                                                                       \
             T *base = data + o * n * s;                                                         \
             for (int64_t b = 0; b < s; b += g) {                                                \
                 int64_t v = s - b < g ? s - b : g, i = 0;                                       \
@@ -233,14 +307,36 @@ typedef struct { float re, im; } cplx_single;
 DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_execute_dft, fftw_plan)
 DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_execute_dft, fftwf_plan)
 
+/* Whether slice sl (its indices on the axes before the first transformed)
+ * holds data: none of those axes is transformed here, so their live
+ * counts hold for every pass. */
+static int slice_live(const fs_op *op, int64_t sl)
+{
+    for (int j = op->slice_axes - 1; j >= 0; j--) {
+        if (sl % op->box.count[j] >= op->live[j])
+            return 0;
+        sl /= op->box.count[j];
+    }
+    return 1;
+}
+
 static fs_status run_axis_passes(fs_op *op)
 {
     size_t cb = fs_complex_bytes(op->prec);
     for (int64_t sl = 0; sl < (op->npass ? op->slices : 0); sl++) {
         void *slice = (char *)op->data + (size_t)(sl * op->slice_elems) * cb;
+        if (!slice_live(op, sl))
+            continue;
         for (int i = 0; i < op->npass; i++) {
             axis_pass *ap = &op->pass[i];
-            if (ap->stride == 1) {
+            if (ap->pruned) {
+                if (ap->idle)
+                    continue;
+                if (op->prec == FS_SINGLE)
+                    fftwf_execute_dft(ap->plan, slice, slice);
+                else
+                    fftw_execute_dft(ap->plan, slice, slice);
+            } else if (ap->stride == 1) {
                 for (int64_t l = 0; l + ap->per_plan <= ap->lines; l += ap->per_plan) {
                     void *at = (char *)slice + (size_t)(l * ap->n) * cb;
                     if (op->prec == FS_SINGLE)
@@ -281,6 +377,20 @@ static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsig
     return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
 }
 
+/* The indices of the box below the spec's limits (the zeros of a padding
+ * lie beyond them), along each axis; whether any falls short. */
+static int live_counts(const fs_op_spec *spec, const fs_box *box, int64_t *live)
+{
+    int pruned = 0;
+    for (int k = 0; k < box->ndim; k++) {
+        int64_t l = spec->limit[k] - box->start[k];
+        live[k] = spec->limit[k] <= 0 ? box->count[k] : l < 0 ? 0 : l < box->count[k] ? l
+                                                                          : box->count[k];
+        pruned |= live[k] < box->count[k];
+    }
+    return pruned;
+}
+
 /* FFTW plans made by this process, and how many of them came from wisdom
  * (fs_fft_plan_counts). */
 static int64_t plans_made, plans_from_wisdom;
@@ -303,12 +413,13 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
         *out = op;
         return 0;
     }
+    int pruned = live_counts(spec, box, op->live);
     guru g;
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
     switch (spec->kind) {
     case FS_OP_C2C:
         if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
-            if (plan_axis_passes(op, spec->axes, spec->sign, flags) != 0)
+            if (plan_axis_passes(op, spec->axes, -1, spec->sign, flags) != 0)
                 goto fail;
             break;
         }
@@ -332,23 +443,34 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
             if (spec->axes[k] && k != spec->real_axis && box->count[k] > 1)
                 others[k] = rest = 1;
         make_guru(box, rest ? axes1 : spec->axes, spec->real_axis, spec->real_len, r2c ? 1 : 2, &g);
+        /* The real axis alone: the rows of zeros are left as they are. */
+        int idle = 0;
+        if (g.rank == 1 && pruned)
+            prune_loops(op->live, &g);
+        for (int i = 0; i < g.howmany; i++)
+            idle |= g.loops[i].n == 0;
         /* Reals in the padded rows, complex in place. */
-        if (prec == FS_SINGLE)
+        if (!idle && prec == FS_SINGLE)
             op->plan = r2c ? (void *)fftwf_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
                                                                 data, data, flags)
                            : (void *)fftwf_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
                                                                 data, data, flags);
-        else
+        else if (!idle)
             op->plan = r2c ? (void *)fftw_plan_guru64_dft_r2c(g.rank, g.dims, g.howmany, g.loops,
                                                                data, data, flags)
                            : (void *)fftw_plan_guru64_dft_c2r(g.rank, g.dims, g.howmany, g.loops,
                                                                data, data, flags);
         op->flops = nlogn(&g) / 2;
-        if (!op->plan ||
-            (rest && plan_axis_passes(op, others, r2c ? FFTW_FORWARD : FFTW_BACKWARD, flags) != 0))
+        if ((!op->plan && !idle) ||
+            (rest && plan_axis_passes(op, others, r2c ? spec->real_axis : -1,
+                                      r2c ? FFTW_FORWARD : FFTW_BACKWARD, flags) != 0))
             goto fail;
         break;
     }
+    case FS_OP_WINDOW:
+        if (!(op->window = fs_window_op_new(spec, box)))
+            goto fail;
+        break;
     case FS_OP_C2R_VIA_C2C:
     case FS_OP_R2C_VIA_C2C:
         axes1[spec->real_axis] = 1;
@@ -386,7 +508,8 @@ fail:
 /* Operations that FFTW plans (the others are loops of our own). */
 static int uses_fftw(const fs_op_spec *spec, const fs_box *box)
 {
-    return fs_box_elems(box) > 0 && spec->kind != FS_OP_TWIDDLE && spec->kind != FS_OP_SCALE;
+    return fs_box_elems(box) > 0 && spec->kind != FS_OP_TWIDDLE && spec->kind != FS_OP_SCALE &&
+           spec->kind != FS_OP_WINDOW;
 }
 
 fs_status fs_op_new(const fs_op_spec *spec, const fs_box *box, fs_precision prec, void *data,
@@ -413,84 +536,6 @@ void fs_fft_plan_counts(int64_t *made, int64_t *from_wisdom)
 {
     *made = plans_made;
     *from_wisdom = plans_from_wisdom;
-}
-
-/* Along the real axis of every line: X[m] = conj(X[n - m]) for m past n/2. */
-static void hermitian_extend(fs_op *op)
-{
-    const fs_box *b = &op->box;
-    int a = op->spec.real_axis;
-    int64_t n = op->spec.real_len, h = n / 2 + 1;
-    int64_t stride[FS_LAYOUT_MAX_DIMS];
-    fs_box_strides(b, stride);
-    int64_t lines = fs_box_elems(b) / b->count[a], inner = stride[a];
-    for (int64_t l = 0; l < lines; l++) {
-        int64_t base = (l / inner) * inner * b->count[a] + l % inner;
-        for (int64_t m = h; m < n; m++) {
-            int64_t dst = base + m * inner, src = base + (n - m) * inner;
-            if (op->prec == FS_SINGLE) {
-                float *d = op->data;
-                d[2 * dst] = d[2 * src];
-                d[2 * dst + 1] = -d[2 * src + 1];
-            } else {
-                double *d = op->data;
-                d[2 * dst] = d[2 * src];
-                d[2 * dst + 1] = -d[2 * src + 1];
-            }
-        }
-    }
-}
-
-static void zero_imag(fs_op *op)
-{
-    int64_t n = fs_box_elems(&op->box);
-    if (op->prec == FS_SINGLE)
-        for (int64_t i = 0; i < n; i++)
-            ((float *)op->data)[2 * i + 1] = 0;
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((double *)op->data)[2 * i + 1] = 0;
-}
-
-static void twiddle(fs_op *op)
-{
-    const fs_box *b = &op->box;
-    int64_t N = op->spec.twiddle_n;
-    double s = op->spec.sign < 0 ? -1.0 : 1.0;
-    for (int64_t i = 0; i < b->count[0]; i++) {
-        int64_t k2 = b->start[0] + i;
-        for (int64_t j = 0; j < b->count[1]; j++) {
-            int64_t j1 = b->start[1] + j;
-            /* The exponent reduced exactly, so large N keeps full accuracy. */
-            int64_t e = (int64_t)(((__int128)j1 * k2) % N);
-            double ang = s * 2.0 * M_PI * (double)e / (double)N;
-            double c = cos(ang), sn = sin(ang);
-            int64_t idx = i * b->count[1] + j;
-            if (op->prec == FS_SINGLE) {
-                float *d = (float *)op->data + 2 * idx;
-                float re = d[0], im = d[1];
-                d[0] = (float)(re * c - im * sn);
-                d[1] = (float)(re * sn + im * c);
-            } else {
-                double *d = (double *)op->data + 2 * idx;
-                double re = d[0], im = d[1];
-                d[0] = re * c - im * sn;
-                d[1] = re * sn + im * c;
-            }
-        }
-    }
-}
-
-static void scale(fs_op *op)
-{
-    int64_t n = 2 * fs_box_elems(&op->box);
-    double f = op->spec.factor;
-    if (op->prec == FS_SINGLE)
-        for (int64_t i = 0; i < n; i++)
-            ((float *)op->data)[i] *= (float)f;
-    else
-        for (int64_t i = 0; i < n; i++)
-            ((double *)op->data)[i] *= f;
 }
 
 /* FFTW's new-array execution on op->data: an op may run on either buffer of
@@ -531,19 +576,22 @@ fs_status fs_op_execute(fs_op *op)
         return FS_OK;
     switch (op->spec.kind) {
     case FS_OP_C2R_VIA_C2C:
-        hermitian_extend(op);
+        fs_pointwise_hermitian(&op->spec, &op->box, op->prec, op->data);
         run_plan(op);
         break;
     case FS_OP_R2C_VIA_C2C:
-        zero_imag(op);
+        fs_pointwise_zero_imag(&op->box, op->prec, op->data);
         run_plan(op);
         break;
     case FS_OP_TWIDDLE:
-        twiddle(op);
+        fs_pointwise_twiddle(&op->spec, &op->box, op->prec, op->data);
+        break;
+    case FS_OP_WINDOW:
+        fs_window_op_apply(op->window, op->prec, op->data);
         break;
     case FS_OP_SCALE:
         if (op->spec.factor != 1.0)
-            scale(op);
+            fs_pointwise_scale(op->spec.factor, &op->box, op->prec, op->data);
         break;
     case FS_OP_C2R: {
         /* the other axes' passes first, on the half spectrum */
@@ -593,6 +641,7 @@ fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out
 {
     fs_op_spec inv = op->spec;
     fs_box box = op->box;
+    memset(inv.limit, 0, sizeof inv.limit); /* the zeros of a padding are the forward's */
     switch (op->spec.kind) {
     case FS_OP_C2C: inv.sign = -op->spec.sign; break;
     case FS_OP_R2C: inv.kind = FS_OP_C2R; break;
@@ -607,6 +656,11 @@ fs_status fs_op_inverse(const fs_op *op, void *data, unsigned flags, fs_op **out
         box.start[1] = op->box.start[0];
         break;
     case FS_OP_SCALE: inv.factor = op->spec.factor != 0 ? 1.0 / op->spec.factor : 0; break;
+    case FS_OP_WINDOW: /* not undone: the inverse gives the windowed field (--check's input) */
+        memset(&inv, 0, sizeof inv);
+        inv.kind = FS_OP_SCALE;
+        inv.factor = 1.0;
+        break;
     }
     return fs_op_new(&inv, &box, op->prec, data, flags, out);
 }
@@ -622,6 +676,7 @@ void fs_op_free(fs_op **pop)
     if (!op)
         return;
     destroy_plan(op->prec, op->plan);
+    fs_window_op_free(&op->window);
     for (int i = 0; i < op->npass; i++) {
         destroy_plan(op->prec, op->pass[i].plan);
         fftw_free(op->pass[i].buf);

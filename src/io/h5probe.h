@@ -30,6 +30,7 @@
 /* What a forward run of fftshard recorded on its result (fftshard(1),
  * FILES AND CONVENTIONS), for an inverse run to default to: the values as
  * stored, which the planner interprets and checks against the input. */
+#define FS_RECORDED_WINDOW 512
 typedef struct fs_recorded {
     int forward;                 /* fftshard_version present and direction "forward" */
     char transform[8];           /* "c2c" or "r2c"; "" when absent */
@@ -41,6 +42,13 @@ typedef struct fs_recorded {
      * absent or usable; the value is then not taken): axes_bad covers the
      * axes and real_axis attributes. The inverse refuses what it would take. */
     char axes_bad[FS_RECORDED_WHY], norm_bad[FS_RECORDED_WHY], transform_bad[FS_RECORDED_WHY];
+    /* What the inverse gives back besides the input: the forward run's
+     * windows ("window", "window_form"; "" none) and zero padding (the
+     * "input_shape" it padded to "padded_shape"; nshape 0: none). */
+    char window[FS_RECORDED_WINDOW];
+    int window_sym;
+    int nshape;
+    int64_t input_shape[FS_LAYOUT_MAX_DIMS], padded_shape[FS_LAYOUT_MAX_DIMS];
 } fs_recorded;
 
 /* Which file a path named when the probe looked at it: an input changed

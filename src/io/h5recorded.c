@@ -227,6 +227,34 @@ static fs_status read_box_size(hid_t did, const char *label, fs_input_info *info
     return fs_h5_close_ids(ret, label, 3, a.aty, a.asp, a.aid);
 }
 
+/* What the inverse gives back besides the input, as a forward run of
+ * fftshard recorded it: its windows, and its input's shape before the zero
+ * padding. Only said (a note), so anything unusable is left out. */
+static fs_status read_domain(hid_t did, const char *label, fs_recorded *rec)
+{
+    char form[16] = "", why[FS_RECORDED_WHY];
+    long long a[FS_LAYOUT_MAX_DIMS], b[FS_LAYOUT_MAX_DIMS];
+    int na = -1, nb = -1;
+    fs_status ret = read_text(did, "window", label, rec->window, sizeof rec->window, NULL, 0);
+    if (ret == FS_OK)
+        ret = read_text(did, "window_form", label, form, sizeof form, NULL, 0);
+    rec->window_sym = strcmp(form, "symmetric") == 0;
+    if (ret == FS_OK)
+        ret = read_numbers(did, "input_shape", label, FS_LAYOUT_MAX_DIMS, a, &na, why,
+                           sizeof why);
+    if (ret == FS_OK)
+        ret = read_numbers(did, "padded_shape", label, FS_LAYOUT_MAX_DIMS, b, &nb, why,
+                           sizeof why);
+    if (ret != FS_OK || na < 1 || na != nb)
+        return ret;
+    rec->nshape = na;
+    for (int k = 0; k < na; k++) {
+        rec->input_shape[k] = a[k];
+        rec->padded_shape[k] = b[k];
+    }
+    return FS_OK;
+}
+
 /* What a forward run recorded for the inverse. A --real run's "last_size"
  * (the real length) counts whoever wrote it; the rest only on a forward
  * result of fftshard. Values fftshard cannot have written leave their
@@ -283,5 +311,5 @@ fs_status fs_h5_read_recorded(hid_t did, const char *label, fs_input_info *info)
         snprintf(axes_why, sizeof axes_why, "%s", why);
     if (ret == FS_OK && (naxes >= 0 || axes_why[0]))
         judge_axes(rec, info->ndim, axes_why, rec->naxes);
-    return ret;
+    return ret == FS_OK ? read_domain(did, label, rec) : ret;
 }

@@ -129,6 +129,7 @@ static fs_status check_paths_on_root(void *arg)
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
     "axes", "real_axis", "input_shape", "last_size", "ranks", "offset", "shards",
+    "padded_shape", "window", "window_form", "window_power", "mode",
     "operation", "box_size", "k_convention", "second_input", "input_slice",
     /* the coordinates' bookkeeping (HDF5's dimension scales, netCDF-4's):
      * the result has its own */
@@ -235,9 +236,14 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_output_options *o, const fs_ou
     return st;
 }
 
-fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n)
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *input_ts)
 {
     const fs_output_options *o = out->opts;
+    int n = out->layout.nresults;
+    const fs_transform *ts[n + 1]; /* each result's transform (none: the first INPUT's) */
+    ts[0] = input_ts[0];
+    for (int p = 0; p < n; p++)
+        ts[p] = input_ts[out->layout.result_input[p]];
     /* Every rank decides alike: rank 0 speaks. Each result's storage is
      * chosen again when it is created; all are judged now. */
     fs_status st = FS_OK;
@@ -327,6 +333,8 @@ static fs_status round_trip_attributes(const fs_output *out, fs_h5_output *h5)
     }
     if (st == FS_OK && a->components)
         st = fs_h5_output_attr_string(h5, "components", a->components);
+    if (st == FS_OK && a->crop)
+        st = fs_h5_output_attr_string(h5, "mode", a->crop);
     if (st != FS_OK || !n)
         return st;
     if (st == FS_OK)
@@ -334,6 +342,22 @@ static fs_status round_trip_attributes(const fs_output *out, fs_h5_output *h5)
     if (st == FS_OK)
         st = fs_h5_output_attr_string(h5, "k_convention", "k_a = 2 pi fftfreq(n_a, 1/n_a) / L_a "
                                       "over the transformed axes, L_a = box_size");
+    return st;
+}
+
+/* --window's record: the windows, their form and (forward) mean(w^2). */
+static fs_status window_attributes(const fs_transform *t, int inverse, fs_h5_output *h5)
+{
+    char text[FS_LAYOUT_MAX_DIMS * 64];
+    fs_domain_window_text(t, text, sizeof text);
+    if (!text[0])
+        return FS_OK;
+    double power = fs_domain_window_power(t);
+    fs_status st = fs_h5_output_attr_string(h5, "window", text);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_string(h5, "window_form", t->window_sym ? "symmetric" : "periodic");
+    if (st == FS_OK && !inverse)
+        st = fs_h5_output_attr_numbers(h5, "window_power", 0, NULL, FS_DTYPE_FLOAT64, &power);
     return st;
 }
 
@@ -373,7 +397,11 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     if (st == FS_OK && t->real_axis >= 0)
         st = fs_h5_output_attr_int64s(h5, "real_axis", -1, &real_axis);
     if (st == FS_OK)
-        st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->in_shape);
+        st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->data_shape);
+    if (st == FS_OK && t->resized)
+        st = fs_h5_output_attr_int64s(h5, "padded_shape", t->in_ndim, t->in_shape);
+    if (st == FS_OK)
+        st = window_attributes(t, a->inverse, h5);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "last_size", -1, &last_size);
     if (st == FS_OK)

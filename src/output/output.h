@@ -83,6 +83,8 @@ typedef struct fs_output_result {
     double box[FS_LAYOUT_MAX_DIMS];
     int second;                    /* the second INPUT it is made with (-1: none) */
     const char *components;        /* "FILE:DATASET, ..." of its components (NULL: none) */
+    const char *crop;              /* "mode": "full", "same", "valid" of a linear convolution
+                                      (NULL: none) */
 } fs_output_result;
 
 typedef struct fs_output {
@@ -132,11 +134,12 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_output_options *o, const fs_ou
                           const fs_output_layout *layout, fs_output *out);
 
 /* Collective: the storage, the shard files, and (rank 0) the free space of
- * every destination's file system (the n results ts in one file, with
- * HDF5's metadata and with --add what OUTPUT holds; the report, the
+ * every destination's file system (the layout's results in one file, each
+ * of its INPUT's transform in input_ts, with HDF5's metadata and with --add
+ * what OUTPUT holds; the report, the
  * wisdom; the destinations of one file system counted together) and the
  * file-size limit. The returned status is agreed and printed. */
-fs_status fs_output_plan(fs_output *out, const fs_transform *const *ts, int n);
+fs_status fs_output_plan(fs_output *out, const fs_transform *const *input_ts);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a
  * copy of OUTPUT (rank 0 copies it, with its permissions, records what

@@ -8,12 +8,15 @@
 
 /* The axis to cut the stage's box along: FIRST, its first of more than one
  * index; LAST, its first no operation transforms, else that one too. -1:
- * an operation that cannot be cut. */
+ * an operation that cannot be cut. A window is applied to each piece as it
+ * is read, before its transforms: not in LAST, whose cut axis is
+ * transformed before the pieces. */
 static int piece_axis(const fs_op_spec *specs, int n, const fs_box *box, fs_pieces_kind kind)
 {
     int first = -1, free_axis = -1;
     for (int i = 0; i < n; i++)
-        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE)
+        if (specs[i].kind != FS_OP_C2C && specs[i].kind != FS_OP_SCALE &&
+            !(specs[i].kind == FS_OP_WINDOW && kind == FS_PIECES_FIRST))
             return -1;
     for (int k = 0; k < box->ndim; k++) {
         if (box->count[k] <= 1)

@@ -97,6 +97,22 @@ static fs_status set_grid(const fs_opt *opt, const char *arg, void *section)
     return FS_OK;
 }
 
+/* --pad=N|Kx[,...], --window=NAME[:PARAM][,...]: parsed here, resolved
+ * against the transformed axes by the planner. */
+static fs_status set_pad(const fs_opt *opt, const char *arg, void *section)
+{
+    char label[96];
+    snprintf(label, sizeof label, "--%s=%.80s", opt->long_name, arg);
+    return fs_pad_parse(label, arg, &((fs_transform_options *)section)->pad);
+}
+
+static fs_status set_window(const fs_opt *opt, const char *arg, void *section)
+{
+    char label[96];
+    snprintf(label, sizeof label, "--%s=%.80s", opt->long_name, arg);
+    return fs_window_parse(label, arg, &((fs_transform_options *)section)->window);
+}
+
 #define T fs_transform_options
 const fs_opt fs_transform_option_lines[] = {
     {FS_OPT("inverse", 0, FS_OPT_NO_ARG, fs_opt_flag, T, inverse),
@@ -122,6 +138,17 @@ const fs_opt fs_transform_option_lines[] = {
              "                          slab or pencil\n"},
     {FS_OPT("grid", 0, FS_OPT_ARG, set_grid, T, grid),
      .help = "      --grid=AxB          pencil process grid (A x B = ranks)\n"},
+    {FS_OPT("pad", 0, FS_OPT_ARG, set_pad, T, pad),
+     .help = "      --pad=N[,N...]      zero padding (or cutting) to N along each transformed\n"
+             "                          axis, as numpy.fft.fftn(a, s); Kx: K times the\n"
+             "                          input's length (--pad=2x doubles every axis)\n"},
+    {FS_OPT("window", 0, FS_OPT_ARG, set_window, T, window),
+     .help = "      --window=W[,W...]   taper the input as it is read: hann, hamming,\n"
+             "                          blackman, tukey[:ALPHA], kaiser:BETA or none, one\n"
+             "                          for all or one per transformed axis (periodic\n"
+             "                          scipy.signal.windows; spectra divide by mean(w^2))\n"},
+    {FS_OPT("window-symmetric", 0, FS_OPT_NO_ARG, fs_opt_flag, T, window_sym),
+     .help = "      --window-symmetric  the windows' symmetric form (scipy's sym=True)\n"},
     {FS_OPT("plan", 0, FS_OPT_ARG, fs_opt_enum, T, plan), .names = plan_names,
      .help = "      --plan=EFFORT       FFTW planning: estimate (default), measure, patient\n"},
     {.long_name = NULL},
@@ -138,6 +165,12 @@ fs_status fs_transform_options_check(const fs_transform_options *o)
 {
     if (o->last_size && !(o->real && o->inverse))
         return fs_error_set(FS_ERR_USAGE, "--last-size: applies only to --inverse --real");
+    if (o->inverse && (o->pad.n || o->window.n))
+        return fs_error_set(FS_ERR_USAGE, "%s: shapes the input of a forward transform; the "
+                            "inverse of a padded or windowed result gives that field as it was "
+                            "transformed", o->pad.n ? "--pad" : "--window");
+    if (o->window_sym && !o->window.n)
+        return fs_error_set(FS_ERR_USAGE, "--window-symmetric: only with --window");
     return FS_OK;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* plan_options: the options of what a run computes (fs_transform_options:
  * --inverse, --real, --axes, --norm, --precision, --decomp, --grid,
- * --plan ...) and of how the ranks exchange (fs_strategy_options:
+ * --plan, --pad, --window ...) and of how the ranks exchange (fs_strategy_options:
  * --transpose, --seed, --packet, --queues, --mem-per-rank), in typed
  * values: their lines (optable.h), their --help and their check together,
  * read by the planner (planner.h). Owns nothing. */
@@ -16,6 +16,7 @@
 #include "core/layout.h"
 #include "core/optable.h"
 #include "exchange/exchange.h"
+#include "plan/domain.h"
 
 typedef enum fs_precision_choice { FS_PRECISION_AUTO, FS_PRECISION_SINGLE, FS_PRECISION_DOUBLE } fs_precision_choice;
 typedef enum fs_plan_effort { FS_PLAN_ESTIMATE, FS_PLAN_MEASURE, FS_PLAN_PATIENT } fs_plan_effort;
@@ -32,6 +33,10 @@ typedef struct fs_transform_options {
     int axes[FS_LAYOUT_MAX_DIMS]; /* as given; negative counts from the end */
     fs_decomp decomp;
     int grid[2];                 /* --grid (0: not given) */
+    fs_pad_list pad;             /* --pad: per transformed axis in the order of --axes (n 0:
+                                    none) */
+    fs_window_list window;       /* --window: likewise */
+    int window_sym;              /* --window-symmetric */
 } fs_transform_options;
 
 /* The exchange strategy asked for (--transpose). */
@@ -55,7 +60,8 @@ typedef struct fs_strategy_options {
 } fs_strategy_options;
 
 /* The lines; the sections with their defaults; the check of the transform
- * options together (--last-size only with --inverse --real). */
+ * options together (--last-size only with --inverse --real; --pad and
+ * --window only forward). */
 extern const fs_opt fs_transform_option_lines[];
 extern const fs_opt fs_strategy_option_lines[];
 void fs_transform_options_init(fs_transform_options *o);

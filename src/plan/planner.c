@@ -146,6 +146,31 @@ static void take_norm(const fs_transform_options *o, const fs_recorded *rec, fs_
     }
 }
 
+/* What the forward run's windows and zero padding leave in the inverse:
+ * the windows recorded (the result's "window"), said. */
+static void take_domain_record(const fs_recorded *rec, fs_transform_request *rq,
+                               fs_planner_notes *notes)
+{
+    fs_window_list w;
+    if (rec->window[0] && rec->naxes > 0) {
+        if (fs_window_parse("window", rec->window, &w) == FS_OK && w.n == rec->naxes) {
+            for (int i = 0; i < w.n; i++)
+                rq->window[rec->axes[i]] = w.w[i];
+            rq->window_sym = rec->window_sym;
+            add_note(notes, 1, "--inverse: the forward run windowed its input (window %s): the "
+                     "inverse gives the windowed field", rec->window);
+        }
+        fs_error_clear();
+    }
+    if (rec->nshape == rq->ndim) {
+        char from[256], to[256];
+        fs_format_shape(rec->nshape, rec->input_shape, from, sizeof from);
+        fs_format_shape(rec->nshape, rec->padded_shape, to, sizeof to);
+        add_note(notes, 0, "--inverse: the forward run padded its input of shape %s to %s: the "
+                 "inverse gives the %s array, the input its first elements", from, to, to);
+    }
+}
+
 /* An inverse of a forward result of fftshard: its defaults and where the
  * options contradict them. */
 static void take_recorded(const fs_transform_options *o, const fs_input_info *in, fs_transform_request *rq,
@@ -155,6 +180,7 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
     int was_real = strcmp(rec->transform, "r2c") == 0;
     take_axes(o, in, rq, notes);
     take_norm(o, rec, rq, notes);
+    take_domain_record(rec, rq, notes);
     if (was_real && !o->real)
         add_note(notes, 1, "--inverse: the input is the half spectrum of a --real forward run; "
                  "without --real the inverse is a complex transform of it, not that run's input");
@@ -167,6 +193,32 @@ static void take_recorded(const fs_transform_options *o, const fs_input_info *in
                  (long long)in->last_size_attr);
 }
 
+/* --pad and --window on the transformed axes: one item for all, or one
+ * per axis in the order of rq->axes (numpy's s and axes). */
+static fs_status take_domain(const fs_transform_options *o, fs_transform_request *rq)
+{
+    int n = rq->naxes;
+    const char *which = o->pad.n && o->pad.n != 1 && o->pad.n != n ? "--pad"
+                        : o->window.n && o->window.n != 1 && o->window.n != n ? "--window"
+                                                                             : NULL;
+    if (which)
+        return fs_error_set(FS_ERR_USAGE, "%s: %d given for %d transformed axes (give one, or "
+                            "one per transformed axis in the order of --axes)", which,
+                            which[2] == 'p' ? o->pad.n : o->window.n, n);
+    for (int i = 0; i < n; i++) {
+        int a = rq->axes[i];
+        if (o->pad.n)
+            rq->shape[a] = fs_pad_length(&o->pad.p[o->pad.n == 1 ? 0 : i], rq->data_shape[a]);
+        if (o->window.n)
+            rq->window[a] = o->window.w[o->window.n == 1 ? 0 : i];
+    }
+    rq->window_sym = o->window_sym;
+    if (fs_shape_elems(rq->ndim, rq->shape) < 0)
+        return fs_error_set(FS_ERR_USAGE, "--pad: the padded array would have more than %s "
+                            "elements", FS_MAX_ELEMS_TEXT);
+    return FS_OK;
+}
+
 fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip,
                                    const char *file, const fs_input_info *in, int nranks,
                                    fs_transform_request *rq, fs_planner_notes *notes)
@@ -176,6 +228,7 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         memset(notes, 0, sizeof *notes);
     rq->ndim = in->ndim;
     memcpy(rq->shape, in->shape, sizeof rq->shape);
+    memcpy(rq->data_shape, in->shape, sizeof rq->data_shape);
     rq->in_dtype = in->dtype;
     fs_input_name(file, in, rq->in_name, sizeof rq->in_name);
     rq->in_type_name = in->type_name;
@@ -187,6 +240,8 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         rq->axes[i] = !o->naxes ? i : o->axes[i] < 0 ? o->axes[i] + in->ndim : o->axes[i];
     /* numpy: the last axis of `axes` is the real one. */
     rq->real_axis = rq->axes[rq->naxes - 1];
+    if ((st = take_domain(o, rq)) != FS_OK)
+        return st;
     rq->real = o->real;
     rq->inverse = o->inverse;
     /* auto: the input's precision class; integers of up to 16 bits are

@@ -445,6 +445,7 @@ static fs_status plan_kind(const fs_transform_request *rq, fs_transform *t)
     t->in_ndim = rq->ndim;
     t->in_dtype = rq->in_dtype;
     memcpy(t->in_shape, rq->shape, sizeof t->in_shape);
+    fs_domain_plan(rq, t);
     memcpy(t->transform_axis, rq->transform_axis, sizeof t->transform_axis);
     t->naxes = rq->naxes;
     memcpy(t->axes, rq->axes, sizeof t->axes);
@@ -500,8 +501,9 @@ static fs_op_spec plan_output(const fs_transform_request *rq, fs_transform *t)
     t->out_type = t->kind == FS_C2R ? fs_real_dtype(t->prec) : fs_complex_dtype(t->prec);
     t->round_trip = rq->round_trip;
     if (t->round_trip) {
-        /* the field again: real input gives real values */
-        memcpy(t->out_shape, rq->shape, sizeof t->out_shape);
+        /* the field again (its part kept): real input gives real values */
+        for (int k = 0; k < ndim; k++)
+            t->out_shape[k] = rq->keep_shape[k] ? rq->keep_shape[k] : t->read_shape[k];
         t->out_type = rq->in_dtype == FS_DTYPE_COMPLEX64 || rq->in_dtype == FS_DTYPE_COMPLEX128
                           ? fs_complex_dtype(t->prec)
                           : fs_real_dtype(t->prec);
@@ -545,6 +547,8 @@ static fs_status plan_four_step(const fs_transform_request *rq, fs_transform *t,
     t->split[1][0] = 0;
     t->split[0][1] = t->split[1][1] = -1;
     int ax0[FS_LAYOUT_MAX_DIMS] = {1}, ax1[FS_LAYOUT_MAX_DIMS] = {0, 1};
+    if (t->windowed)
+        add_op(t->ops[0], &t->nops[0], fs_domain_window_op(t));
     add_op(t->ops[0], &t->nops[0], c2c(ax0, 2, t->sign));
     fs_op_spec tw;
     memset(&tw, 0, sizeof tw);
@@ -628,11 +632,15 @@ static void plan_stages(const fs_transform_request *rq, fs_transform *t, fs_op_s
     }
     if (t->kind == FS_C2C)
         plan_hooks(rq, t, axes[0]);
+    if (t->windowed)
+        add_op(t->ops[0], &t->nops[0], fs_domain_window_op(t));
     for (int s = 0; s <= last; s++) {
-        if (s == 0 && t->kind == FS_R2C && t->padded)
-            add_op(t->ops[0], &t->nops[0], r2c(t, axes[0]));
-        else if (any(axes[s], ndim))
-            add_op(t->ops[s], &t->nops[s], c2c(axes[s], ndim, t->sign));
+        fs_op_spec op = s == 0 && t->kind == FS_R2C && t->padded ? r2c(t, axes[0])
+                        : c2c(axes[s], ndim, t->sign);
+        if (s == 0) /* the zeros of the padding: lines of them are left alone */
+            fs_domain_limits(t, &op);
+        if (op.kind == FS_OP_R2C || any(axes[s], ndim))
+            add_op(t->ops[s], &t->nops[s], op);
     }
     if (t->kind == FS_C2R) {
         fs_op_spec op;
@@ -696,19 +704,26 @@ static fs_io_map real_parts(const fs_transform *t, const fs_box *file, const fs_
     return m;
 }
 
-fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
+/* The map of box `from`'s part [0, extent) in the file (the read's part
+ * of the input; a round trip's part of the field written). */
+static fs_io_map part_map(const fs_transform *t, const fs_box *from, const int64_t *extent)
 {
-    int real = fs_dtype_is_real(t->in_dtype);
+    int real = fs_dtype_is_real(t->in_dtype), r = t->real_axis;
+    int padded_r2c = t->kind == FS_R2C && t->padded;
     fs_box file = *from;
     if (t->kind == FS_C2R && !t->padded)
-        file = clip(from, t->real_axis, t->half_len);
-    if (t->kind == FS_R2C && t->padded) {
+        file = clip(from, r, t->half_len);
+    for (int k = 0; k < from->ndim && t->resized && !t->fold; k++)
+        if (!(padded_r2c && k == r))
+            file = clip(&file, k, extent[k]);
+    if (padded_r2c) {
         /* n reals in each padded row of n/2+1 complex */
-        file.count[t->real_axis] = fs_box_elems(from) ? t->real_len : 0;
+        int64_t n = t->resized && extent[r] < t->real_len ? extent[r] : t->real_len;
+        file.count[r] = fs_box_elems(&file) ? n : 0;
         fs_io_map m = fs_io_map_plain(&file, fs_real_dtype(t->prec));
         for (int k = 0; k < from->ndim; k++)
             m.mem_dims[k] = from->count[k];
-        m.mem_dims[t->real_axis] = 2 * t->half_len;
+        m.mem_dims[r] = 2 * t->half_len;
         m.mem_padding = 1;
         return m;
     }
@@ -724,13 +739,20 @@ fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
     }
     if (t->fold)
         m.fold_inner = t->n1;
+    if (t->fold && t->resized && extent[0] < t->in_shape[0])
+        m.fold_limit = extent[0];
     return m;
+}
+
+fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from)
+{
+    return part_map(t, from, t->read_shape);
 }
 
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to)
 {
     if (t->round_trip) {
-        fs_io_map m = fs_transform_read_map(t, to);
+        fs_io_map m = part_map(t, to, t->out_shape);
         m.mem_type = t->out_type;
         return m;
     }

@@ -37,6 +37,7 @@
 #include "core/layout.h"
 #include "io/h5probe.h"
 #include "io/iomap.h"
+#include "plan/domain.h"
 
 #define FS_MAX_OPS 6
 #define FS_MAX_STAGES 3
@@ -56,7 +57,9 @@
  *   TWIDDLE       the four-step factor exp(sign 2 pi i j1 k2 / N) of a 1-D
  *                 transform viewed as 2-D (axis 0 holds k2, axis 1 j1);
  *   TRANSPOSE     the 2-D storage transposed in place (FFTW's rank-0 plan);
- *   SCALE         every element multiplied by a factor. */
+ *   SCALE         every element multiplied by a factor;
+ *   WINDOW        every element multiplied by the windows of its indices
+ *                 (--window), as the data is read. */
 typedef enum fs_op_kind {
     FS_OP_C2C,
     FS_OP_R2C,
@@ -66,6 +69,7 @@ typedef enum fs_op_kind {
     FS_OP_TWIDDLE,
     FS_OP_TRANSPOSE,
     FS_OP_SCALE,
+    FS_OP_WINDOW,
 } fs_op_kind;
 
 typedef struct fs_op_spec {
@@ -76,12 +80,34 @@ typedef struct fs_op_spec {
     int64_t real_len;             /* its length n as reals */
     int64_t twiddle_n;            /* TWIDDLE: N of the 1-D transform */
     double factor;                /* SCALE */
+    /* C2C, R2C in the first stage of a zero-padded transform: the elements
+     * at index limit[k] or beyond along axis k (global) are zeros when it
+     * starts, so lines through them are left alone until an axis of the
+     * operation transforms them (0: no limit) */
+    int64_t limit[FS_LAYOUT_MAX_DIMS];
+    /* WINDOW: every element times the product over the axes of window[k]
+     * of length wlen[k] at its global index (the read's values) */
+    fs_window window[FS_LAYOUT_MAX_DIMS];
+    int64_t wlen[FS_LAYOUT_MAX_DIMS];
+    int window_sym;
+    int64_t fold_inner;           /* WINDOW of the four-step: the box is of the view
+                                     (n / n1, n1), element [j0, j1] index j0 n1 + j1 */
+    int padded_rows;              /* WINDOW on FFTW's padded real rows (R2C): along real_axis
+                                     the reals 0 .. real_len - 1 */
 } fs_op_spec;
 
 /* What to compute, independent of how it was asked for. */
 typedef struct fs_transform_request {
     int ndim;
-    int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the input's */
+    int64_t shape[FS_LAYOUT_MAX_DIMS];   /* the array transformed: the input's, or zero padded
+                                            or cut to --pad's (or a stage's) lengths */
+    int64_t data_shape[FS_LAYOUT_MAX_DIMS]; /* the input's own: its part of shape is read, the
+                                            rest is zeros (numpy.fft.fftn's s) */
+    int64_t keep_shape[FS_LAYOUT_MAX_DIMS]; /* round_trip: the part of the field written, from
+                                            index 0 (0: the part read) */
+    fs_window window[FS_LAYOUT_MAX_DIMS]; /* --window of each axis (forward: applied as the
+                                            input is read; inverse: the record of it) */
+    int window_sym;                      /* the symmetric form (else periodic) */
     fs_dtype in_dtype;
     char in_name[FS_INPUT_NAME_MAX];     /* the input (FILE:/DATASET[SLICE]), for messages */
     const char *in_type_name;            /* its type as stored, for messages */
@@ -108,7 +134,14 @@ typedef struct fs_transform {
     int sign;                        /* FFTW_FORWARD (-1) or FFTW_BACKWARD (+1) */
     fs_dtype in_dtype;               /* the input's element type */
     int in_ndim;
-    int64_t in_shape[FS_LAYOUT_MAX_DIMS];
+    int64_t in_shape[FS_LAYOUT_MAX_DIMS];   /* the array transformed (zero padded or cut) */
+    int64_t data_shape[FS_LAYOUT_MAX_DIMS]; /* the input's own */
+    int64_t read_shape[FS_LAYOUT_MAX_DIMS]; /* the part of in_shape read, from index 0: the
+                                               least of the two; the rest starts as zeros */
+    int resized;                     /* in_shape is not the input's own (--pad) */
+    fs_window window[FS_LAYOUT_MAX_DIMS]; /* of each input axis (FS_WINDOW_NONE: none) */
+    int window_sym;
+    int windowed;                    /* some window is applied: the first operation (WINDOW) */
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
     int naxes;                       /* the transformed axes in the order asked */
     int axes[FS_LAYOUT_MAX_DIMS];
@@ -158,8 +191,9 @@ int fs_transform_exchange_dim(const fs_transform *t, int s);
  * tests use this. */
 fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2);
 
-/* The file maps of a rank's boxes (from: the read; to: the write, which
- * with round_trip is a first-stage box written as the read map reads it). */
+/* The file maps of a rank's boxes (from: the read, of read_shape's part;
+ * to: the write, which with round_trip is a first-stage box written as the
+ * read map reads it, of out_shape's part). */
 fs_io_map fs_transform_read_map(const fs_transform *t, const fs_box *from);
 fs_io_map fs_transform_write_map(const fs_transform *t, const fs_box *to);
 

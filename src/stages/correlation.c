@@ -58,9 +58,9 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     const fs_stage_facts *f = r->facts;
     const fs_transform *t = r->ts[0];
     fs_status st = f->shared->cross
-                       ? fs_stage_check_alike("--cross", r->ts, r->n, 1,
+                       ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
                                               "give --precision= when one is single precision")
-                       : fs_stage_check_alike("--correlation-function", r->ts, r->n, 0, "");
+                       : fs_stage_check_alike("--correlation-function", r->ts, r->n, 0, 0, "");
     if (st != FS_OK)
         return st;
     fs_correlation *c = calloc(1, sizeof *c);

@@ -19,7 +19,7 @@ struct fs_stages {
     int spectrum_only;                      /* no transformed array written */
     int ninputs;
     fs_stage_run run;                       /* what the stages see of the run */
-    fs_stage_facts facts;                   /* the run's, with shared: */
+    fs_stage_facts facts;                   /* the run's, with shared and the field stage's option */
     fs_stage_shared shared;                 /* the options', the box resolved */
     char box_from[FS_INPUT_NAME_MAX + 64];  /* whence the box ("": none) */
     fs_stage_needs need;
@@ -46,6 +46,46 @@ static fs_status take_box(fs_stages *s, const fs_stage_config *sc, const fs_stag
                                   &s->shared.box, s->box_from, sizeof s->box_from);
 }
 
+/* Stage k of the table made as the i-th active one. */
+static fs_status create_one(fs_stages *s, const fs_stage_config *sc, int k, int naxes, int rank)
+{
+    int i = s->n++;
+    s->ops[i] = fs_stage_table[k];
+    fs_stage_needs need;
+    memset(&need, 0, sizeof need);
+    if (s->ops[i]->needs)
+        s->ops[i]->needs(sc->opts[k], &s->facts, naxes, &need);
+    if (need.field)
+        s->field = i;
+    s->first[i] = need.first;
+    fs_status st = FS_OK;
+    if (s->ops[i]->create)
+        st = s->ops[i]->create(sc->opts[k], &s->run, &s->state[i]);
+    /* the stages that read files agree themselves; the others decide
+     * alike: rank 0 speaks, unless out of memory */
+    if (!s->ops[i]->create_collective)
+        st = fs_error_agree(s->run.comm, rank == 0 || st == FS_ERR_RUNTIME ? st : FS_OK);
+    return st;
+}
+
+/* The spectra the field stage's results make: the families their records
+ * name, in order of first appearance. */
+static void take_families(fs_stages *s)
+{
+    fs_stage_run *r = &s->run;
+    for (int i = 0; i < r->n; i++)
+        for (int k = 0; k < s->ops[s->field]->results(s->state[s->field], i); k++) {
+            fs_stage_record rec;
+            fs_stages_record(s, i, k, &rec);
+            int f = 0;
+            while (f < r->nfamilies && !(r->families[f] == rec.family ||
+                   (r->families[f] && rec.family && strcmp(r->families[f], rec.family) == 0)))
+                f++;
+            if (f == r->nfamilies && f < FS_MAX_FAMILIES)
+                r->families[r->nfamilies++] = rec.family;
+        }
+}
+
 fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_stages **out)
 {
     int rank = 0;
@@ -57,30 +97,25 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
     s->field = -1;
     fs_status boxed = take_box(s, sc, r); /* alike everywhere: rank 0 speaks */
     st = fs_error_agree(r->comm, rank == 0 ? boxed : FS_OK);
+    s->facts.field = fs_stages_field(sc, &s->facts);
     s->spectrum_only = sc->shared.spectrum_only;
     s->ninputs = r->n;
     int naxes = 0;
     for (int a = 0; r->n > 0 && a < r->ts[0]->in_ndim; a++)
         naxes += r->ts[0]->transform_axis[a] != 0;
     fs_stages_needs(sc, r->facts, naxes, &s->need);
-    for (int k = 0; k < sc->n && st == FS_OK; k++) {
-        if (!fs_stage_active(sc, k))
-            continue;
-        int i = s->n++;
-        s->ops[i] = fs_stage_table[k];
-        fs_stage_needs need;
-        memset(&need, 0, sizeof need);
-        if (s->ops[i]->needs)
-            s->ops[i]->needs(sc->opts[k], r->facts, naxes, &need);
-        if (need.field)
-            s->field = i;
-        s->first[i] = need.first;
-        if (s->ops[i]->create)
-            st = s->ops[i]->create(sc->opts[k], &s->run, &s->state[i]);
-        /* the stages that read files agree themselves; the others decide
-         * alike: rank 0 speaks, unless out of memory */
-        if (!s->ops[i]->create_collective)
-            st = fs_error_agree(r->comm, rank == 0 || st == FS_ERR_RUNTIME ? st : FS_OK);
+    /* the field stage first: the others see the spectra its results make */
+    for (int pass = 0; pass < 2 && st == FS_OK; pass++) {
+        for (int k = 0; k < sc->n && st == FS_OK; k++) {
+            fs_stage_needs need;
+            memset(&need, 0, sizeof need);
+            if (fs_stage_table[k]->needs)
+                fs_stage_table[k]->needs(sc->opts[k], &s->facts, naxes, &need);
+            if (fs_stage_active(sc, k) && need.field == (pass == 0))
+                st = create_one(s, sc, k, naxes, rank);
+        }
+        if (pass == 0 && st == FS_OK && s->field >= 0 && s->ops[s->field]->results)
+            take_families(s);
     }
     return st;
 }
@@ -95,6 +130,13 @@ void fs_stages_free(fs_stages **s)
     free((*s)->kept);
     free(*s);
     *s = NULL;
+}
+
+int fs_stages_made(const fs_stages *s, int i)
+{
+    if (s->field >= 0 && s->ops[s->field]->results)
+        return s->ops[s->field]->results(s->state[s->field], i);
+    return s->field >= 0 || !s->spectrum_only ? 1 : 0;
 }
 
 int fs_stages_results(const fs_stages *s, int i)
@@ -213,9 +255,27 @@ fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn)
     return fs_error_agree(turn->comm, st);
 }
 
+/* Result k in Fourier space to the stages that bin the field's results. */
+static fs_status made(void *ctx, const fs_stage_turn *turn, int k, const void *fourier,
+                      double scale)
+{
+    fs_stages *s = ctx;
+    fs_stage_record rec;
+    fs_stages_record(s, turn->i, k, &rec);
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->result && s->need.sees_results)
+            st = s->ops[i]->result(s->state[i], turn, k, &rec, fourier, scale);
+    return st;
+}
+
 fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k)
 {
-    return s->ops[s->field]->operate(s->state[s->field], turn, k); /* agreed */
+    fs_stage_turn now = *turn;
+    now.made = s->need.sees_results ? made : NULL;
+    now.made_ctx = s;
+    now.no_inverse = fs_stages_results(s, turn->i) == 0; /* nothing written */
+    return s->ops[s->field]->operate(s->state[s->field], &now, k); /* agreed */
 }
 
 fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn)

@@ -25,8 +25,10 @@ typedef struct fs_stages fs_stages;
 fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_stages **out);
 void fs_stages_free(fs_stages **s);
 
-/* The results of input i's turn: the field stage's, else one (none with
- * --spectrum-only). */
+/* The results input i's turn makes: the field stage's, else one (none with
+ * --spectrum-only); and of them those written (none with --spectrum-only:
+ * the field's results are then made for the stages that bin them). */
+int fs_stages_made(const fs_stages *s, int i);
 int fs_stages_results(const fs_stages *s, int i);
 
 /* The path of result k of input i's turn that a field stage names (NULL:

@@ -154,7 +154,13 @@ fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const fs_box_lengths
     for (int a = 0, i = 0; a < g->ndim; a++) {
         if (!g->transformed[a])
             continue;
-        g->L[a] = nbox == 0 ? (double)g->n[a] : box->L[nbox == 1 ? 0 : i];
+        /* --box-size is the input's: a zero-padded (or cut) axis keeps its
+         * spacing, L_a n_a / (the input's n_a) */
+        double own = (double)t->data_shape[a];
+        g->L[a] = nbox == 0 ? (double)g->n[a]
+                  : t->data_shape[a] == g->n[a] ? box->L[nbox == 1 ? 0 : i]
+                                               : box->L[nbox == 1 ? 0 : i] * (double)g->n[a] / own;
+        g->m[a] = t->read_shape[a];
         i++;
     }
     return FS_OK;

@@ -6,7 +6,8 @@
  * transformed axes a, f_a = numpy.fft.fftfreq(n_a, 1/n_a)[j_a] (so the
  * Nyquist index n_a/2 of an even axis has f_a = -n_a/2), L_a the box length
  * (--box-size or the inputs' box_size attribute, fs_box_lengths_resolve;
- * default n_a); batch axes have k_a = 0. A rank's part of the
+ * default n_a; a zero-padded axis keeps the input's spacing); batch axes
+ * have k_a = 0. A rank's part of the
  * result is its last-stage box in the working array, whose axes are the
  * input's (the half spectrum of --real holds j = 0 .. n/2 along its real
  * axis), except the 1-D four-step's, where a rank holds k1 = 0 .. n1-1 by
@@ -59,7 +60,10 @@ typedef struct fs_kgrid {
     int ndim;                              /* the input's */
     int64_t n[FS_LAYOUT_MAX_DIMS];         /* its shape */
     int transformed[FS_LAYOUT_MAX_DIMS];
-    double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis */
+    double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis (zero
+                                              padded: the input's at its spacing) */
+    int64_t m[FS_LAYOUT_MAX_DIMS];         /* the points of each axis read from the input (n
+                                              but for --pad: transform.h's read_shape) */
     int box_given;                         /* a box: --box-size or the inputs' box_size */
     int naxes;                             /* transformed axes */
 } fs_kgrid;

@@ -548,6 +548,22 @@ static void run_lines(void *ctx, const fs_lines *l)
  * product / N, then the inverse (fs_compute_round_trip: inside the last
  * forward pass where it can), the filtered field in the working array. The
  * status is agreed. */
+/* Collective: the operation on the whole box, the result handed to the
+ * stages that bin it (its forward transform: the product without the
+ * inverse's 1 / N), then the inverse unless nothing is written. */
+static fs_status handed(op_run *r, const fs_stage_turn *turn, int k)
+{
+    fs_timer_start(turn->timers, FS_PHASE_OPERATE);
+    run_whole(r, turn->data);
+    fs_status st = fs_stage_made(turn, k, turn->data, 1.0 / r->w.scale);
+    fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
+    st = fs_error_agree(turn->comm, st);
+    if (st == FS_OK && !turn->no_inverse)
+        st = fs_error_agree(turn->comm, fs_compute_undo_timed(turn->c, turn->data, turn->timers,
+                                                              turn->progress));
+    return st;
+}
+
 static fs_status operate(void *state, const fs_stage_turn *turn, int k)
 {
     const op_state *s = state;
@@ -555,7 +571,6 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
     const fs_transform *t = turn->t;
     const fs_box *last = fs_decomposition_last(turn->d);
     fs_compute *c = turn->c;
-    (void)k;
     op_run r = {.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
                 .g = &s->grids[turn->i], .box = *last};
     const fs_kgrid *g = r.g;
@@ -577,7 +592,9 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
                    : t->fold ? fold_table_new(last, r.tab)
                              : tables_new(&r.w, g, last, r.tab);
     st = fs_error_agree(fs_compute_comm(c), st);
-    if (st == FS_OK) {
+    if (st == FS_OK && turn->made) {
+        st = handed(&r, turn, k);
+    } else if (st == FS_OK) {
         fs_compute_middle m = {run_whole, run_lines, &r};
         st = fs_compute_round_trip(c, turn->data, &m, turn->timers, turn->progress);
     }
@@ -640,6 +657,8 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->forward = 1;
     n->field = 1;
     n->in_pass = 1;
+    n->hands_results = 1;
+    n->pads = 1; /* the field of the padded domain, its part of the input written */
 }
 
 /* --apply: the list parsed once, here (a second --apply replaces it). */

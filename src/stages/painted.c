@@ -143,7 +143,7 @@ static fs_status interlace(painted *s, const fs_stage_turn *turn)
     int64_t nf = fs_box_elems(fs_decomposition_first(turn->d));
     int64_t nl = fs_box_elems(fs_decomposition_last(turn->d));
     size_t words = (size_t)(nf > nl ? nf : nl) * fs_complex_bytes(t->prec) / sizeof(uint64_t);
-    uint64_t *a = fs_compute_data(turn->c), *b = turn->painted->shifted;
+    uint64_t *a = fs_compute_data(turn->c), *b = turn->source->shifted;
     for (size_t i = 0; i < words; i++) {
         uint64_t x = a[i];
         a[i] = b[i];
@@ -190,9 +190,9 @@ static void destroy(void *state)
 static fs_status forward(void *state, const fs_stage_turn *turn)
 {
     painted *s = state;
-    if (!turn->painted)
+    if (!turn->source)
         return FS_OK;
-    s->in[turn->i].p = *turn->painted;
+    s->in[turn->i].p = *turn->source;
     return s->o->interlace ? interlace(s, turn) : FS_OK;
 }
 

@@ -49,14 +49,18 @@ static fs_status take_box(fs_spectrum *s, const fs_box_lengths *box, const fs_tr
     fs_status st = fs_kgrid_init(g, t, box);
     if (st != FS_OK)
         return st;
-    double V = 1, N = 1;
+    /* V / N^2 of the points read and the box they span (zero padding adds
+     * neither), over the windows' power mean(w^2) (the periodogram's
+     * "density" of scipy.signal) */
+    double V = 1, N = 1, M = 1;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a]) {
             V *= g->L[a];
             N *= (double)g->n[a];
+            M *= (double)g->m[a];
         }
     s->kf = fs_kgrid_kf(g);
-    s->factor = g->box_given ? V / (N * N) : 1.0;
+    s->factor = (g->box_given ? V / (N * M) : 1.0) / fs_domain_window_power(t);
     s->kmax = fs_kgrid_kmax(g);
     take_lattice(s);
     return FS_OK;
@@ -160,6 +164,8 @@ static int bin_of(const fs_spectrum *s, double k)
 typedef struct contribution {
     int role;            /* 0: a power spectrum input; 1, 2: --cross's first, second */
     int count_modes;     /* the first input counts the modes and their |k| */
+    double gain;         /* |X|^2 times gain (a field stage's result: its scale^2) */
+    double *acc, *acc_mu; /* the family's sums */
 } contribution;
 
 /* A row of elements contiguous in memory: k^2 = q + ql[j], the line of
@@ -333,6 +339,9 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
             sc->m[j] = r->m + r->ml[j];
     bins_of(s, sc->k, sc->m, n, sc->b);
     powers(data, other, p, r->offset, n, sc->p, sc->x);
+    if (c->gain != 1.0)
+        for (int64_t j = 0; j < n; j++)
+            sc->p[j] *= c->gain;
     if (r->cl)
         for (int64_t j = 0; j < n; j++) {
             sc->p[j] *= r->c * r->cl[j];
@@ -349,14 +358,14 @@ static void bin_row(fs_spectrum *s, const contribution *c, const row *r, const v
             continue;
         double mu = s->acc_mu ? sc->mu[j] : 0.0, x = other ? sc->x[j] : 0.0;
         size_t sb = (size_t)(r->slice + (r->sl ? r->sl[j] : 0)) * (size_t)s->bins.nbins + (size_t)b;
-        double *cell = s->acc + sb * (size_t)s->nq;
+        double *cell = c->acc + sb * (size_t)s->nq;
         add_to(cell, sc->w[j], sc->k[j], mu, sc->p[j], x, c);
         if (s->npoles)
             add_poles(s, cell, sc->w[j], mu, sc->p[j], x, c);
         if (s->acc_mu) {
             int m = (int)floor(mu * s->nmu);
             m = m < s->nmu ? m : s->nmu - 1;
-            add_to(s->acc_mu + (sb * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
+            add_to(c->acc_mu + (sb * (size_t)s->nmu + (size_t)m) * (size_t)s->nq, sc->w[j],
                    sc->k[j], mu, sc->p[j], x, c);
         }
     }
@@ -493,15 +502,41 @@ static fs_status bin_fold(fs_spectrum *s, const contribution *c, const fs_transf
 
 /* ------------------------------------------------------------ the stage */
 
+size_t fs_spectrum_cells(const fs_spectrum *s)
+{
+    return (size_t)s->nslices * (size_t)s->bins.nbins * (size_t)s->nq;
+}
+
+/* The groups: the power spectrum's, one per family of the field stage's
+ * results ("power_spectrum_solenoidal"), then the cross spectrum's. */
+static void take_groups(fs_spectrum *s, const fs_stage_facts *f, const fs_stage_run *r)
+{
+    s->of_results = f->field != NULL;
+    s->nfam = s->of_results && r->nfamilies > 0 ? r->nfamilies : 1;
+    for (int g = 0; g < s->nfam; g++) {
+        char name[64] = "power_spectrum";
+        s->family[g] = s->of_results ? r->families[g] : NULL;
+        if (s->family[g])
+            snprintf(name, sizeof name, "power_spectrum_%s", s->family[g]);
+        s->group_family[s->ngroups] = g;
+        if (s->power)
+            fs_stage_group_path(f, name, s->group[s->ngroups++], sizeof s->group[0]);
+    }
+    if (s->cross) {
+        s->group_cross[s->ngroups] = 1;
+        fs_stage_group_path(f, "cross_spectrum", s->group[s->ngroups++], sizeof s->group[0]);
+    }
+}
+
 static fs_status create(const void *opts, const fs_stage_run *r, void **state)
 {
     const fs_spectrum_options *o = opts;
     const fs_stage_facts *f = r->facts;
     const fs_transform *t = r->ts[0];
-    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1,
+    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
                                                    "give --precision= when one is single "
                                                    "precision")
-                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, "");
+                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, 0, "");
     if (st != FS_OK)
         return st;
     fs_spectrum *s = calloc(1, sizeof *s);
@@ -511,12 +546,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     s->power = o->power;
     s->cross = f->shared->cross;
     s->los = -1;
-    if (s->power)
-        fs_stage_group_path(f, "power_spectrum", s->group[s->ngroups++], sizeof s->group[0]);
-    if (s->cross) {
-        s->group_cross[s->ngroups] = 1;
-        fs_stage_group_path(f, "cross_spectrum", s->group[s->ngroups++], sizeof s->group[0]);
-    }
+    take_groups(s, f, r);
     if ((st = take_box(s, &f->shared->box, t)) != FS_OK)
         return st;
     if (o->los_given) {
@@ -543,7 +573,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
                             "of sums on every rank (at most %.0f GiB); name fewer axes, or give "
                             "fewer bins", (long long)s->nslices, s->bins.nbins, bytes / (1 << 30),
                             MAX_SUMS_BYTES / (1 << 30));
-    size_t cells = (size_t)s->nslices * (size_t)s->bins.nbins * (size_t)s->nq;
+    size_t cells = fs_spectrum_cells(s) * (size_t)s->nfam;
     s->acc = calloc(cells, sizeof *s->acc);
     if (s->los >= 0)
         s->acc_mu = calloc(cells * (size_t)s->nmu, sizeof *s->acc_mu);
@@ -565,34 +595,61 @@ static void destroy(void *state)
     free(s);
 }
 
-/* Input i's result binned: with --cross the second's beside the first's,
- * which the run keeps (turn->kept). */
-static fs_status forward(void *state, const fs_stage_turn *turn)
+/* data (and other, --cross's first) binned by c. */
+static fs_status bin(fs_spectrum *s, const contribution *cp, const fs_stage_turn *turn,
+                     const void *data, const void *other)
 {
-    fs_spectrum *s = state;
     const fs_transform *t = turn->t;
     const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
-    int i = turn->i;
-    fs_spectrum_painted(s, turn);
-    contribution c = {s->cross ? i + 1 : 0, i == 0};
-    const void *other = c.role == 2 ? turn->kept : NULL;
     scratch sc;
     int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
     fs_status st = scratch_new(&sc, rowlen);
     if (st == FS_OK && t->fold) {
-        st = bin_fold(s, &c, t, last, turn->data, other, &sc);
+        st = bin_fold(s, cp, t, last, data, other, &sc);
     } else if (st == FS_OK) {
         axis_table tab[FS_LAYOUT_MAX_DIMS];
         memset(tab, 0, sizeof tab);
         st = tables_new(s, t, last, tab);
         if (st == FS_OK)
-            bin_box(s, &c, last, tab, turn->data, other, t->prec, &sc);
+            bin_box(s, cp, last, tab, data, other, t->prec, &sc);
         tables_free(tab, last->ndim);
     }
     scratch_free(&sc);
     s->seconds += MPI_Wtime() - t0;
     return st;
+}
+
+/* Input i's result binned: with --cross the second's beside the first's,
+ * which the run keeps (turn->kept). */
+static fs_status forward(void *state, const fs_stage_turn *turn)
+{
+    fs_spectrum *s = state;
+    int i = turn->i;
+    fs_spectrum_painted(s, turn);
+    if (s->of_results) /* binned as the field stage makes its results */
+        return FS_OK;
+    contribution c = {s->cross ? i + 1 : 0, i == 0, 1.0, s->acc, s->acc_mu};
+    return bin(s, &c, turn, turn->data, c.role == 2 ? turn->kept : NULL);
+}
+
+/* A result of the field stage (--apply's, --vector's), in Fourier space:
+ * binned into its family's sums as its forward transform, fourier *
+ * scale. */
+static fs_status result(void *state, const fs_stage_turn *turn, int k, const fs_stage_record *rec,
+                        const void *fourier, double scale)
+{
+    fs_spectrum *s = state;
+    int f = 0;
+    while (f < s->nfam - 1 && !(s->family[f] == rec->family ||
+           (s->family[f] && rec->family && strcmp(s->family[f], rec->family) == 0)))
+        f++;
+    size_t off = fs_spectrum_cells(s) * (size_t)f;
+    contribution c = {0, !s->counted[f], scale * scale, s->acc + off,
+                      s->acc_mu ? s->acc_mu + off * (size_t)s->nmu : NULL};
+    s->counted[f] = 1;
+    (void)k;
+    return bin(s, &c, turn, fourier, NULL);
 }
 
 static const char *group(const void *state, int g)
@@ -601,189 +658,20 @@ static const char *group(const void *state, int g)
     return g >= 0 && g < s->ngroups ? s->group[g] : NULL;
 }
 
-/* ---------------------------------------------------------- the options */
-
-static int active(const void *opts, const fs_stage_shared *shared)
-{
-    const fs_spectrum_options *o = opts;
-    return o->power || shared->cross;
-}
-
-static const char *option(const void *opts)
-{
-    const fs_spectrum_options *o = opts;
-    return o->power ? "--power-spectrum" : "--cross";
-}
-
-/* What needs a spectrum asks for one; --spectrum-only alone means the
- * power spectrum. */
-static fs_status check(void *opts, const fs_stage_facts *f, int on)
-{
-    fs_spectrum_options *o = opts;
-    if (f->shared->spectrum_only && !on && !f->others_with_groups) {
-        o->power = 1;
-        on = 1;
-    }
-    if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
-                o->nper || o->compensate || o->nshot))
-        return fs_error_set(FS_ERR_USAGE, "--bins, --los, --mu-bins, --multipoles, "
-                            "--spectrum-per, --compensate, --shot-noise: only with "
-                            "--power-spectrum, --cross or --spectrum-only");
-    /* One value for several INPUTs could be each one's or the sum's. */
-    if (o->nshot && !f->dry_run && o->nshot != f->ninputs)
-        return fs_error_set(FS_ERR_USAGE, "--shot-noise: %d value%s for %d INPUT%s; give one "
-                            "per INPUT in their order, 0 for none (e.g. --shot-noise=0,P0: the "
-                            "second's alone)", o->nshot, o->nshot > 1 ? "s" : "", f->ninputs,
-                            f->ninputs > 1 ? "s" : "");
-    if ((o->mu_bins || o->npoles) && !o->los_given)
-        return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
-                            o->mu_bins ? "--mu-bins" : "--multipoles");
-    return FS_OK;
-}
-
-static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
-{
-    (void)opts, (void)naxes;
-    n->forward = 1;
-    n->whole = 1;
-    n->keep_first = f->shared->cross;
-    n->kept = "--cross's copy";
-    n->groups = 1;
-    n->longest_group = "cross_spectrum";
-}
-
-/* --bins: of |k|. */
-static fs_status set_bins(const fs_opt *opt, const char *arg, void *section)
-{
-    return fs_bins_parse("--bins", arg, "|k|", "K", fs_opt_field(opt, section));
-}
-
-static fs_status set_los(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    long axis;
-    (void)opt;
-    if (fs_opt_parse_long(arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1, &axis) != 0)
-        return fs_error_set(FS_ERR_USAGE, "--los=%s: expected an axis (an integer from %d to %d)",
-                            arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1);
-    o->los = (int)axis;
-    o->los_given = 1;
-    return FS_OK;
-}
-
-/* --multipoles=0,2,4: increasing even degrees. */
-static fs_status set_multipoles(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    (void)opt;
-    int n = fs_opt_parse_ints(arg, o->poles, FS_MAX_POLES, 0, 2 * (FS_MAX_POLES - 1));
-    for (int i = 0; i < n; i++)
-        if (o->poles[i] % 2 || (i && o->poles[i] <= o->poles[i - 1]))
-            n = -1;
-    if (n < 1)
-        return fs_error_set(FS_ERR_USAGE, "--multipoles=%s: expected increasing even degrees "
-                            "from 0 to %d (e.g. 0,2,4)", arg, 2 * (FS_MAX_POLES - 1));
-    o->npoles = n;
-    return FS_OK;
-}
-
-/* --spectrum-per=AXIS[,AXIS...]: axes, checked against the input later. */
-static fs_status set_spectrum_per(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    (void)opt;
-    int n = fs_opt_parse_ints(arg, o->per, FS_LAYOUT_MAX_DIMS, -FS_LAYOUT_MAX_DIMS,
-                              FS_LAYOUT_MAX_DIMS - 1);
-    if (n < 1)
-        return fs_error_set(FS_ERR_USAGE, "--spectrum-per=%s: expected axes (integers from "
-                            "%d to %d) separated by commas", arg, -FS_LAYOUT_MAX_DIMS,
-                            FS_LAYOUT_MAX_DIMS - 1);
-    o->nper = n;
-    return FS_OK;
-}
-
-/* --shot-noise=P0[,P0...]: one power (>= 0) per INPUT, counted later. */
-static fs_status set_shot_noise(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    (void)opt;
-    int n = fs_opt_parse_numbers(arg, o->shot_noise, FS_MAX_SHOT, 1);
-    if (n < 1)
-        return fs_error_set(FS_ERR_USAGE, "--shot-noise=%s: expected a power (a number >= 0) "
-                            "per INPUT, separated by commas (at most %d)", arg, FS_MAX_SHOT);
-    o->nshot = n;
-    return FS_OK;
-}
-
-/* --compensate: the power p of the window sinc^p of each scheme, plus
- * FS_WINDOW_ALIASED for the aliased window sum. */
-static const fs_opt_name window_names[] = {
-    {"none", -1}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4},
-    {"ngp-shotnoise", FS_WINDOW_ALIASED + 1}, {"cic-shotnoise", FS_WINDOW_ALIASED + 2},
-    {"tsc-shotnoise", FS_WINDOW_ALIASED + 3}, {"pcs-shotnoise", FS_WINDOW_ALIASED + 4},
-    {NULL, 0}};
-
-#define O fs_spectrum_options
-static const fs_opt lines[] = {
-    {FS_OPT("power-spectrum", 0, FS_OPT_NO_ARG, fs_opt_flag, O, power),
-     .help = "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
-             "                          INPUTs add their power (of u, v, w: E(k) =\n"
-             "                          0.5 power modes / (V k_f) with --box-size)\n"},
-    {FS_OPT("spectrum-only", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_stage_shared, spectrum_only),
-     .shared = 1,
-     .help = "      --spectrum-only     the spectrum alone: no transformed array written;\n"
-             "                          OUTPUT:/GROUP puts its group under GROUP\n"},
-    {FS_OPT("cross", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_stage_shared, cross), .shared = 1,
-     .help = "      --cross             Re(X_a conj X_b) of two INPUTs (/cross_spectrum)\n"},
-    {FS_OPT("box-size", 0, FS_OPT_ARG, fs_box_lengths_option, fs_stage_shared, box),
-     .shared = 1,
-     .help = "      --box-size=L[,L..]  box length of the transformed axes (default: the\n"
-             "                          inputs' box_size attribute); power then times\n"
-             "                          V / N^2; grid: each axis's length, as with none\n"},
-    {FS_OPT("bins", 0, FS_OPT_ARG, set_bins, O, bins),
-     .help = "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
-             "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"},
-    {FS_OPT("los", 0, FS_OPT_ARG, set_los, O, los),
-     .help = "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"},
-    {FS_OPT("mu-bins", 0, FS_OPT_ARG, fs_opt_long, O, mu_bins), .lo = 1, .hi = 1000,
-     .expected = "a number of mu bins from 1 to 1000",
-     .help = "      --mu-bins=N         mu bins with --los (default 5)\n"},
-    {FS_OPT("multipoles", 0, FS_OPT_ARG, set_multipoles, O, poles),
-     .help = "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
-             "                          even l (power_0, power_2, ...)\n"},
-    {FS_OPT("spectrum-per", 0, FS_OPT_ARG, set_spectrum_per, O, per),
-     .help = "      --spectrum-per=AXIS[,AXIS..]\n"
-             "                          a spectrum per index of these batch axes\n"
-             "                          (power[i, bin]) instead of one over them all\n"},
-    {FS_OPT("compensate", 0, FS_OPT_ARG, fs_opt_enum, O, compensate), .names = window_names,
-     .help = "      --compensate=ngp|cic|tsc|pcs  divide the power by the mass assignment\n"
-             "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
-             "                          (an interlaced mesh); SCHEME-shotnoise: by C(k),\n"
-             "                          W^2 summed over the aliases (a mesh painted\n"
-             "                          without interlacing: its shot noise then flat);\n"
-             "                          with --paint its window by default\n"},
-    {FS_OPT("shot-noise", 0, FS_OPT_ARG, set_shot_noise, O, shot_noise),
-     .help = "      --shot-noise=P0[,P0..]  each INPUT's shot noise, subtracted from its\n"
-             "                          own power spectrum (their sum from the summed\n"
-             "                          power), never from a cross spectrum; with\n"
-             "                          --paint the particles' by default\n"},
-    {.long_name = NULL},
-};
-#undef O
-
 const fs_stage_ops fs_stage_spectrum = {
     .name = "spectrum",
     .report_member = "spectra",
-    .options = lines,
+    .options = fs_spectrum_lines,
     .options_bytes = sizeof(fs_spectrum_options),
     .help_heading = "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n",
     .grid_options = "--power-spectrum, --cross, --spectrum-only",
-    .active = active,
-    .option = option,
-    .check = check,
-    .needs = needs,
+    .active = fs_spectrum_active,
+    .option = fs_spectrum_option,
+    .check = fs_spectrum_check,
+    .needs = fs_spectrum_needs,
     .create = create,
     .forward = forward,
+    .result = result,
     .group = group,
     .finish = fs_spectrum_finish,
     .json = fs_spectrum_json,

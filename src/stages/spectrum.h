@@ -67,7 +67,9 @@ enum { Q_MODES, Q_K, Q_POWER, Q_CROSS, Q_POWER_A, Q_POWER_B, Q_MU, NQ };
 typedef struct fs_spectrum {
     int power, cross;               /* which groups */
     fs_kgrid g;                     /* the wave vectors (kgrid.h) */
-    double kf, kmax, factor;        /* fundamental, largest |k|, V / N^2 (1 without a box) */
+    double kf, kmax, factor;        /* fundamental, largest |k|, V / (N M) (1 without a box;
+                                       M the points read: N but for --pad) over the windows'
+                                       mean(w^2) */
     fs_bins bins;                   /* --bins: edges nbins + 1 */
     int lattice;                    /* every L_max / L_a an integer: bins decided on m */
     int64_t ratio[FS_LAYOUT_MAX_DIMS]; /* L_max / L_a of each transformed axis */
@@ -88,12 +90,28 @@ typedef struct fs_spectrum {
     int shot_painted;               /* the shot noise the painting's (--paint, no --shot-noise) */
     int paint_window, interlaced;   /* --paint's window (0: a field read), --interlace */
     int64_t particles;              /* the particles painted, over the INPUTs */
-    double *acc, *acc_mu;           /* [slice][nbins][nq], [slice][nbins][nmu][nq] */
+    int nfam;                       /* the sums' families: 1, or the field stage's (stage.h) */
+    const char *family[FS_MAX_FAMILIES];
+    int counted[FS_MAX_FAMILIES];   /* the family's modes counted (its first result binned) */
+    int of_results;                 /* bins the field stage's results, not the transforms */
+    double *acc, *acc_mu;           /* [family][slice][nbins][nq], [..][nbins][nmu][nq] */
     double seconds;
-    int ngroups;                    /* the groups: the power spectrum's, then the cross's */
-    char group[2][FS_PATH_MAX];
-    int group_cross[2];             /* the group holds the cross spectrum */
+    int ngroups;                    /* the groups: the power spectrum's (one per family),
+                                       then the cross's */
+    char group[FS_MAX_FAMILIES + 1][FS_PATH_MAX];
+    int group_cross[FS_MAX_FAMILIES + 1]; /* the group holds the cross spectrum */
+    int group_family[FS_MAX_FAMILIES + 1]; /* the family whose sums it holds */
 } fs_spectrum;
+
+/* The sums of one family: cells of nq, per mu bin in acc_mu's. */
+size_t fs_spectrum_cells(const fs_spectrum *s);
+
+/* spectrum_options.c: the options and the hooks that judge them. */
+extern const fs_opt fs_spectrum_lines[];
+int fs_spectrum_active(const void *opts, const fs_stage_shared *shared);
+const char *fs_spectrum_option(const void *opts);
+fs_status fs_spectrum_check(void *opts, const fs_stage_facts *f, int on);
+void fs_spectrum_needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n);
 
 /* spectrum_write.c: the finish, json and summary hooks. */
 fs_status fs_spectrum_finish(void *state, MPI_Comm comm, const fs_stage_run *r,

@@ -311,10 +311,19 @@ static const char *const group_attrs[] = {
     "shot_noise_a", "shot_noise_b", "paint", "interlaced", "particles", "CLASS", "NAME", NULL,
 };
 
-/* shared: the inputs' attributes that go on the group (NULL: none). */
-static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *group, int cross,
-                             const fs_stage_run *r, const fs_input_attrs *shared, int replace)
+/* Group g's sums: its family's. */
+static const double *sums_of(const fs_spectrum *s, int g, int mu)
 {
+    size_t off = fs_spectrum_cells(s) * (size_t)s->group_family[g];
+    return mu ? s->acc_mu + off * (size_t)s->nmu : s->acc + off;
+}
+
+/* shared: the inputs' attributes that go on the group (NULL: none). */
+static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, int g, const fs_stage_run *r,
+                             const fs_input_attrs *shared, int replace)
+{
+    const char *group = s->group[g];
+    int cross = s->group_cross[g];
     fs_status st = fs_h5_output_group(o, group, replace);
     if (st == FS_OK)
         st = write_attrs(s, o, cross, r);
@@ -322,12 +331,12 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
         st = fs_h5_output_copy_attrs(o, shared);
     int64_t cell[2] = {s->bins.nbins, s->nmu};
     if (st == FS_OK)
-        st = write_tables(s, o, group, s->acc, 1, cell, "", cross);
+        st = write_tables(s, o, group, sums_of(s, g, 0), 1, cell, "", cross);
     int64_t nedges = s->bins.nbins + 1;
     if (st == FS_OK)
         st = table(o, group, "edges", 1, &nedges, FS_DTYPE_FLOAT64, s->bins.edges);
     if (st == FS_OK && s->acc_mu)
-        st = write_tables(s, o, group, s->acc_mu, 2, cell, "_mu", cross);
+        st = write_tables(s, o, group, sums_of(s, g, 1), 2, cell, "_mu", cross);
     if (st == FS_OK && s->acc_mu) {
         double e[1001];
         int64_t n = s->nmu + 1;
@@ -344,7 +353,7 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, const char *
 static fs_status reduce(fs_spectrum *s, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
-    int64_t n = s->nslices * s->bins.nbins * s->nq;
+    int64_t n = (int64_t)fs_spectrum_cells(s) * s->nfam;
     fs_status st = FS_OK;
     /* In pieces below INT_MAX doubles (MPI's counts are int). */
     for (int pass = 0; pass < (s->acc_mu ? 2 : 1) && st == FS_OK; pass++) {
@@ -369,7 +378,7 @@ static fs_status write(const fs_spectrum *s, const fs_stage_run *r, const fs_sta
     fs_status st = out->attrs ? fs_input_attrs_shared(out->attrs, r->n, group_attrs, &shared)
                               : FS_OK;
     for (int i = 0; i < s->ngroups && st == FS_OK; i++)
-        st = write_group(s, out->h5, s->group[i], s->group_cross[i], r, &shared, out->replace);
+        st = write_group(s, out->h5, i, r, &shared, out->replace);
     fs_input_attrs_free(&shared);
     return st;
 }
@@ -390,8 +399,8 @@ fs_status fs_spectrum_finish(void *state, MPI_Comm comm, const fs_stage_run *r,
 
 /* A column of the report: over the bins, or with --spectrum-per an array
  * over the slices of arrays over the bins. */
-static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q, double factor,
-                        double shot, int per_slice)
+static void json_column(fs_json *j, const char *key, const fs_spectrum *s, const double *acc,
+                        int q, double factor, double shot, int per_slice)
 {
     int64_t nsl = per_slice ? s->nslices : 1;
     fs_json_open(j, key, '[');
@@ -399,7 +408,7 @@ static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q
         if (per_slice && s->nper)
             fs_json_open(j, NULL, '[');
         for (int i = 0; i < s->bins.nbins; i++) {
-            const double *cell = s->acc + ((size_t)sl * (size_t)s->bins.nbins + (size_t)i) * (size_t)s->nq;
+            const double *cell = acc + ((size_t)sl * (size_t)s->bins.nbins + (size_t)i) * (size_t)s->nq;
             if (cell[Q_MODES] > 0)
                 fs_json_num(j, NULL, cell[q] / cell[Q_MODES] * factor - shot);
             else
@@ -414,35 +423,38 @@ static void json_column(fs_json *j, const char *key, const fs_spectrum *s, int q
 static void json_group(fs_json *j, const fs_spectrum *s, int g)
 {
     int cross = s->group_cross[g];
-    fs_json_open(j, cross ? "cross_spectrum" : "power_spectrum", '{');
+    const double *acc = sums_of(s, g, 0);
+    const char *name = strrchr(s->group[g], '/'); /* "power_spectrum_solenoidal" */
+    fs_json_open(j, name ? name + 1 : s->group[g], '{');
     fs_json_str(j, "group", s->group[g]);
     fs_json_str(j, "bins", rule_name(s));
     fs_json_num(j, "k_fundamental", s->kf);
     fs_json_num(j, "power_factor", s->factor);
     int64_t *m = malloc(sizeof *m * (size_t)s->bins.nbins);
     if (m) {
-        modes(s, s->acc, s->bins.nbins, m);
+        modes(s, acc, s->bins.nbins, m);
         fs_json_ints(j, "modes", s->bins.nbins, m);
         free(m);
     }
-    json_column(j, "k", s, Q_K, 1.0, 0.0, 0);
+    json_column(j, "k", s, acc, Q_K, 1.0, 0.0, 0);
     if (s->nshot && !cross)
         fs_json_num(j, "shot_noise", s->shot_power);
     if (s->nshot && cross) {
         fs_json_num(j, "shot_noise_a", s->shot[0]);
         fs_json_num(j, "shot_noise_b", s->shot[1]);
     }
-    json_column(j, "power", s, cross ? Q_CROSS : Q_POWER, s->factor, shot_of(s, cross, Q_POWER), 1);
+    json_column(j, "power", s, acc, cross ? Q_CROSS : Q_POWER, s->factor,
+                shot_of(s, cross, Q_POWER), 1);
     if (cross) {
-        json_column(j, "power_a", s, Q_POWER_A, s->factor, shot_of(s, cross, Q_POWER_A), 1);
-        json_column(j, "power_b", s, Q_POWER_B, s->factor, shot_of(s, cross, Q_POWER_B), 1);
+        json_column(j, "power_a", s, acc, Q_POWER_A, s->factor, shot_of(s, cross, Q_POWER_A), 1);
+        json_column(j, "power_b", s, acc, Q_POWER_B, s->factor, shot_of(s, cross, Q_POWER_B), 1);
     }
     for (int i = 0; i < s->npoles; i++) {
         char key[32];
         double f;
         int q = pole_column(s, i, cross, &f);
         snprintf(key, sizeof key, "power_%d", s->ell[i]);
-        json_column(j, key, s, q, f, s->ell[i] == 0 ? shot_of(s, cross, Q_POWER) : 0.0, 1);
+        json_column(j, key, s, acc, q, f, s->ell[i] == 0 ? shot_of(s, cross, Q_POWER) : 0.0, 1);
     }
     fs_json_close(j, '}');
 }
@@ -491,10 +503,10 @@ void fs_spectrum_take_scheme(fs_spectrum *s, const fs_spectrum_options *o,
 void fs_spectrum_painted(fs_spectrum *s, const fs_stage_turn *turn)
 {
     int i = turn->i;
-    if (turn->painted)
-        s->particles = (i == 0 ? 0 : s->particles) + turn->painted->particles;
-    if (s->shot_painted && turn->painted && i < FS_MAX_SHOT) { /* each INPUT's own noise */
-        s->shot[i] = turn->painted->shot_noise;
+    if (turn->source)
+        s->particles = (i == 0 ? 0 : s->particles) + turn->source->particles;
+    if (s->shot_painted && turn->source && i < FS_MAX_SHOT) { /* each INPUT's own noise */
+        s->shot[i] = turn->source->shot_noise;
         s->nshot = i + 1;
         s->shot_power = 0;
         for (int j = 0; j < s->nshot; j++)

@@ -94,6 +94,7 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
         needs_of(sc, s, f, 0, &n);
         const char *name = fs_stage_table[s]->option(sc->opts[s]);
         uses_grid |= fs_stage_table[s]->grid_options != NULL;
+        int sees = n.sees_results && f->field;
         if (n.field && field >= 0)
             return fs_error_set(FS_ERR_USAGE, "%s, %s: one operation per run",
                                 fs_stage_table[field]->option(sc->opts[field]), name);
@@ -102,11 +103,15 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
                                 "itself (no %s)", name, f->inverse ? "--inverse" : "--check");
         if (n.forward && !n.field && f->inverse)
             return fs_error_set(FS_ERR_USAGE, "--inverse: %s is of the forward transform", name);
+        if ((f->pad && !n.pads) || (f->window && !n.windows))
+            return fs_error_set(FS_ERR_USAGE, "%s: not with %s, whose definition is of the "
+                                "periodic input as it is", f->pad && !n.pads ? "--pad" : "--window",
+                                name);
         if ((n.field || n.groups) && f->shard_output)
             return fs_error_set(FS_ERR_USAGE, "%s, --shard-output: written into OUTPUT itself; "
                                 "compute it in a run without --shard-output", name);
         field = n.field ? s : field;
-        reader = n.forward && !n.field ? s : reader;
+        reader = n.forward && !n.field && !sees ? s : reader;
     }
     if (field >= 0 && reader >= 0)
         return fs_error_set(FS_ERR_USAGE, "%s: writes a field, not a spectrum (%s); compute the "
@@ -135,10 +140,23 @@ static size_t longest_group(const fs_stage_config *sc, const fs_stage_facts *f)
     return longest;
 }
 
+const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, f, 0, &n);
+            if (n.field && n.hands_results)
+                return fs_stage_table[s]->option(sc->opts[s]);
+        }
+    return NULL;
+}
+
 fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 {
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
+    mine.field = fs_stages_field(sc, &mine);
     int groups = 0;
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
@@ -174,6 +192,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
     memset(out, 0, sizeof *out);
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
+    mine.field = fs_stages_field(sc, &mine);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -191,8 +210,16 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         if (!out->kept && (n.keep_first || n.buffers))
             out->kept = n.kept;
         out->groups += n.groups;
+        out->sees_results |= n.sees_results && mine.field;
     }
     out->in_pass &= !out->first; /* the field's work follows the whole forward result */
+    if (out->sees_results) /* the results whole in Fourier space */
+        out->in_pass = 0;
+}
+
+fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale)
+{
+    return turn->made ? turn->made(turn->made_ctx, turn, k, fourier, scale) : FS_OK;
 }
 
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size)
@@ -202,14 +229,26 @@ void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, s
     snprintf(buf, size, "%s/%s", under, name);
 }
 
+fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
+                           fs_transform_request *rq)
+{
+    fs_status st = FS_OK;
+    for (int s = 0; s < sc->n && st == FS_OK; s++)
+        if (fs_stage_active(sc, s) && fs_stage_table[s]->domain)
+            st = fs_stage_table[s]->domain(sc->opts[s], n, infos, rq);
+    return st;
+}
+
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
-                               int same_boxes, const char *why)
+                               int same_boxes, int own_shapes_differ, const char *why)
 {
     const char *count = n == 2 ? "two " : "";
     for (int i = 1; i < n; i++) {
         const fs_transform *a = ts[0], *b = ts[i];
         int same = a->in_ndim == b->in_ndim &&
                    memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0 &&
+                   (own_shapes_differ ||
+                    memcmp(a->data_shape, b->data_shape, sizeof a->data_shape) == 0) &&
                    memcmp(a->transform_axis, b->transform_axis, sizeof a->transform_axis) == 0;
         if (!same)
             return fs_error_set(FS_ERR_USAGE, "%s: the %sINPUTs must have one shape and the "

@@ -20,7 +20,10 @@
  *             that asks for it); the checks among stages are stage.c's;
  *   needs     what it asks of the run (fs_stage_needs): a round trip, the
  *             inverse plans, the result whole before its write, the first
- *             INPUT's result kept, buffers of its own (the footprint).
+ *             INPUT's result kept, buffers of its own (the footprint);
+ *   domain    the transform it needs of each INPUT when it is not the
+ *             input's own: the zero-padded shape and the part of the field
+ *             written (a linear convolution's), from every INPUT's shape.
  * Its life in a run (collective where said; every hook may be NULL):
  *   create    once every INPUT is probed and its transform planned: the
  *             options against the inputs (usage errors, decided alike on
@@ -33,7 +36,14 @@
  *             what they record (a stage that makes the field written);
  *   operate   result k made from the forward result (and the kept ones)
  *             and brought back to real space by the compute plan's
- *             inverse: collective, the status agreed;
+ *             inverse: collective, the status agreed; in Fourier space,
+ *             before that inverse, the stage hands the result to
+ *             fs_stage_made, and leaves the inverse out when the turn
+ *             says no_inverse (--spectrum-only: nothing is written);
+ *   result    a stage that bins what the field stage makes (the spectrum
+ *             of a filtered field, of the vorticity): result k of the
+ *             turn in Fourier space, with what it records; then the
+ *             stage does not bin the forward result;
  *   written   after the turn's write: the result is the stage's to use up
  *             (the correlation function's product); collective, agreed;
  *   finish    once every INPUT is done: its sums over the ranks and its
@@ -80,10 +90,13 @@ typedef struct fs_stage_facts {
     int ninputs;                 /* INPUTs named (a dry run names one, or none) */
     int dry_run;
     int inverse, check, shard_output;
+    int pad, window;             /* --pad, --window given */
     const char *output_file;
     const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
     const fs_stage_shared *shared;
     int others_with_groups;      /* other active stages that write groups */
+    const char *field;           /* the active field stage's option ("--apply"; NULL: none):
+                                    the stages with a result hook bin its results */
 } fs_stage_facts;
 
 /* What a stage asks of the run. */
@@ -101,9 +114,17 @@ typedef struct fs_stage_needs {
                          first INPUT's result is kept, never inside the last forward pass */
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
+    int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
+                         input's shape written) */
+    int windows;      /* takes a windowed forward result (--window) */
     int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
+    int sees_results; /* bins the field stage's results in Fourier space: the field's
+                         work then runs on the whole box, not inside the last pass */
+    int hands_results; /* a field stage that hands its results to fs_stage_made */
     const char *longest_group; /* the longest name among them */
 } fs_stage_needs;
+
+#define FS_MAX_FAMILIES 8
 
 /* The run as a stage sees it: the same on every rank. */
 typedef struct fs_stage_run {
@@ -113,7 +134,16 @@ typedef struct fs_stage_run {
     const fs_input_info *infos;       /* as probed */
     const fs_transform *const *ts;    /* each one's transform, as planned */
     const fs_stage_facts *facts;
+    int nfamilies;                    /* with a field stage: the spectra its results make, */
+    const char *families[FS_MAX_FAMILIES]; /* each record's family in order (NULL: one) */
 } fs_stage_run;
+
+struct fs_stage_turn;
+/* Where a field stage hands result k in Fourier space: fourier times
+ * scale is the forward transform of the result (the field stages fold the
+ * inverse's 1/N into their product). This rank's status. */
+typedef fs_status (*fs_stage_made_fn)(void *ctx, const struct fs_stage_turn *turn, int k,
+                                      const void *fourier, double scale);
 
 /* One INPUT's turn. */
 typedef struct fs_stage_turn {
@@ -125,9 +155,12 @@ typedef struct fs_stage_turn {
     void *data;                       /* the working array (fs_compute_data after an inverse) */
     const void *kept;                 /* keep_first: the first INPUT's forward result on this
                                          rank, on the later turns (NULL: none) */
-    const fs_painted *painted;        /* what painting this INPUT made (NULL: a field read) */
+    const fs_painted *source;         /* what painting this INPUT made (NULL: a field read) */
     fs_timers *timers;
     fs_progress *progress;
+    fs_stage_made_fn made;            /* operate: the result before its inverse (NULL: none) */
+    void *made_ctx;
+    int no_inverse;                   /* operate: the result is not written; no inverse */
 } fs_stage_turn;
 
 /* What a result made by a stage records besides the transform (its
@@ -142,6 +175,10 @@ typedef struct fs_stage_record {
                                          carries */
     int second;                       /* the second INPUT it is made with (-1: none) */
     const char *components;           /* "FILE:DATASET, ..." of its components (NULL: none) */
+    const char *family;               /* the spectrum it adds to among the field's results
+                                         ("solenoidal"; NULL: the one spectrum of them all) */
+    const char *crop;                 /* the "mode" attribute: the part of a linear
+                                         convolution kept (full, same, valid; NULL: none) */
 } fs_stage_record;
 
 /* Where a stage's groups go and what they carry. */
@@ -166,6 +203,11 @@ typedef struct fs_stage_ops {
     const char *(*option)(const void *opts);  /* how messages name it ("--apply") */
     fs_status (*check)(void *opts, const fs_stage_facts *f, int active);
     void (*needs)(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *out);
+    /* rq (of one INPUT) zero padded as the stage needs: its shape and keep_shape
+     * (transform.h), from the n INPUTs' shapes (a dry run: one for all);
+     * usage errors decided alike on every rank */
+    fs_status (*domain)(const void *opts, int n, const fs_input_info *infos,
+                        fs_transform_request *rq);
     /* the run */
     fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
     int create_collective;
@@ -175,6 +217,8 @@ typedef struct fs_stage_ops {
     void (*record)(const void *state, int i, int k, fs_stage_record *rec);
     const char *(*group)(const void *state, int g);
     fs_status (*operate)(void *state, const fs_stage_turn *turn, int k);
+    fs_status (*result)(void *state, const fs_stage_turn *turn, int k, const fs_stage_record *rec,
+                        const void *fourier, double scale);
     fs_status (*written)(void *state, const fs_stage_turn *turn);
     fs_status (*finish)(void *state, MPI_Comm comm, const fs_stage_run *r, const fs_stage_out *out);
     void (*json)(fs_json *j, const void *state);
@@ -208,21 +252,34 @@ int fs_stage_active(const fs_stage_config *sc, int s);
  * groups with --shard-output, --box-size without a stage using it). */
 fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f);
 
+/* The option of the active field stage that hands its results to the
+ * others ("--apply"; NULL: none). */
+const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f);
+
 /* The needs of the active stages together (naxes: the transformed axes;
  * buffers and flags added up). */
 void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
                      fs_stage_needs *out);
+
+/* A field stage's result k in Fourier space, handed to turn->made (see
+ * fs_stage_made_fn); FS_OK when nobody takes it. */
+fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale);
+/* Every active stage's domain on rq, the request of one of the n INPUTs
+ * (infos: each one's shape). */
+fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
+                           fs_transform_request *rq);
 
 /* A group's path: under OUTPUT's path with --spectrum-only, else at the
  * root ("/power_spectrum"), into buf. */
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size);
 
 /* Whether the transforms of n INPUTs lie alike for stage `what`
- * (FS_ERR_USAGE naming it): one shape and the same transformed axes; with
- * same_boxes also the same kind, precision and boxes (the results of two
- * INPUTs meet element by element). */
+ * (FS_ERR_USAGE naming it): one shape (the inputs' own too unless
+ * own_shapes_differ: a linear convolution pads each to one) and the same
+ * transformed axes; with same_boxes also the same kind, precision and
+ * boxes (the results of two INPUTs meet element by element). */
 fs_status fs_stage_check_alike(const char *what, const fs_transform *const *ts, int n,
-                               int same_boxes, const char *why);
+                               int same_boxes, int own_shapes_differ, const char *why);
 
 /* "FILE:DATASET[SLICE], ..." of the n INPUTs, malloc'ed (NULL: out of
  * memory). */

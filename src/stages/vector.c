@@ -299,7 +299,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     const fs_vector_options *o = opts;
     char what[40];
     snprintf(what, sizeof what, "--vector=%s", names[o->op]);
-    fs_status st = fs_stage_check_alike(what, r->ts, r->n, 1, "all real or all complex; give "
+    fs_status st = fs_stage_check_alike(what, r->ts, r->n, 1, 0, "all real or all complex; give "
                                         "--precision= when one is single precision");
     vector_state *v = st == FS_OK ? calloc(1, sizeof *v) : NULL;
     if (st != FS_OK)
@@ -381,6 +381,9 @@ static void record(const void *state, int i, int k, fs_stage_record *rec)
     rec->input = 0;
     rec->second = -1;
     rec->components = v->n > 1 ? v->components : NULL;
+    /* the two parts' spectra apart */
+    if (v->op == FS_VECTOR_HELMHOLTZ)
+        rec->family = k < v->grid.naxes ? "solenoidal" : "compressive";
 }
 
 /* Result k made from the slots (the first: with the last INPUT's spectrum,
@@ -407,8 +410,12 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
     fs_status st = make(v, turn, k);
     if (k == v->nresults - 1)
         free_slots(v); /* the last result made */
+    /* the result handed to the stages that bin it: its forward transform
+     * is the product without the inverse's 1 / N */
+    if (st == FS_OK)
+        st = fs_stage_made(turn, k, turn->data, 1.0 / v->scale);
     fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
-    if ((st = fs_error_agree(turn->comm, st)) != FS_OK)
+    if ((st = fs_error_agree(turn->comm, st)) != FS_OK || turn->no_inverse)
         return st;
     return fs_error_agree(turn->comm, fs_compute_undo_timed(turn->c, turn->data, turn->timers,
                                                             turn->progress));
@@ -481,6 +488,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     int inputs = f->dry_run ? inputs_of(o->op, naxes) : f->ninputs;
     n->forward = 1;
     n->field = 1;
+    n->hands_results = 1;
     n->buffers = slots_of(o->op, inputs);
     n->kept = "the kept spectra";
 }
