@@ -543,11 +543,6 @@ static void run_lines(void *ctx, const fs_lines *l)
     }
 }
 
-/* Collective, after the forward transform of input i (turn->c's run): this
- * rank's part of its result (its last-stage box) times the operators'
- * product / N, then the inverse (fs_compute_round_trip: inside the last
- * forward pass where it can), the filtered field in the working array. The
- * status is agreed. */
 /* Collective: the operation on the whole box, the result handed to the
  * stages that bin it (its forward transform: the product without the
  * inverse's 1 / N), then the inverse unless nothing is written. */
@@ -564,43 +559,74 @@ static fs_status handed(op_run *r, const fs_stage_turn *turn, int k)
     return st;
 }
 
-static fs_status operate(void *state, const fs_stage_turn *turn, int k)
+/* The operation on box (of input i's forward result) ready to run: its
+ * scale, the operators' axes and the tables of the box's wave numbers. */
+static fs_status run_begin(const op_state *s, const fs_stage_turn *turn, const fs_box *box,
+                           op_run *r)
 {
-    const op_state *s = state;
     const fs_operators *ops = s->ops;
     const fs_transform *t = turn->t;
-    const fs_box *last = fs_decomposition_last(turn->d);
-    fs_compute *c = turn->c;
-    op_run r = {.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
-                .g = &s->grids[turn->i], .box = *last};
-    const fs_kgrid *g = r.g;
+    *r = (op_run){.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
+                  .g = &s->grids[turn->i], .box = *box};
+    const fs_kgrid *g = r->g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
-            r.w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
+            r->w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
     for (int i = 0; i < ops->n; i++) {
         int a = ops->op[i].axis;
-        r.w.axis[i] = a < 0 ? a + g->ndim : a;
-        r.w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
-        r.w.nradial += !separable(&ops->op[i]);
+        r->w.axis[i] = a < 0 ? a + g->ndim : a;
+        r->w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
+        r->w.nradial += !separable(&ops->op[i]);
     }
     int64_t longest = 1;
-    for (int a = 0; a < last->ndim; a++)
-        longest = last->count[a] > longest ? last->count[a] : longest;
-    r.w.row = malloc(sizeof(double) * 2 * (size_t)longest);
-    r.w.k2 = r.w.row ? r.w.row + longest : NULL;
-    fs_status st = !r.w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
-                   : t->fold ? fold_table_new(last, r.tab)
-                             : tables_new(&r.w, g, last, r.tab);
-    st = fs_error_agree(fs_compute_comm(c), st);
+    for (int a = 0; a < box->ndim; a++)
+        longest = box->count[a] > longest ? box->count[a] : longest;
+    r->w.row = malloc(sizeof(double) * 2 * (size_t)longest);
+    r->w.k2 = r->w.row ? r->w.row + longest : NULL;
+    return !r->w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+           : t->fold ? fold_table_new(box, r->tab)
+                     : tables_new(&r->w, g, box, r->tab);
+}
+
+static void run_end(op_run *r)
+{
+    for (int a = 0; a < r->box.ndim; a++)
+        free(r->tab[a].q);
+    free(r->w.row);
+}
+
+/* Collective, after the forward transform of input i (turn->c's run): this
+ * rank's part of its result (its last-stage box) times the operators'
+ * product / N, then the inverse (fs_compute_round_trip: inside the last
+ * forward pass where it can), the filtered field in the working array. The
+ * status is agreed. */
+static fs_status operate(void *state, const fs_stage_turn *turn, int k)
+{
+    fs_compute *c = turn->c;
+    op_run r;
+    fs_status st = fs_error_agree(fs_compute_comm(c),
+                                  run_begin(state, turn, fs_decomposition_last(turn->d), &r));
     if (st == FS_OK && turn->made) {
         st = handed(&r, turn, k);
     } else if (st == FS_OK) {
         fs_compute_middle m = {run_whole, run_lines, &r};
         st = fs_compute_round_trip(c, turn->data, &m, turn->timers, turn->progress);
     }
-    for (int a = 0; a < last->ndim; a++)
-        free(r.tab[a].q);
-    free(r.w.row);
+    run_end(&r);
+    return st;
+}
+
+/* Out of core: the operators on one block of the forward result (the
+ * executor runs the inverse). */
+static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, const fs_box *box,
+                               void *data)
+{
+    (void)k;
+    op_run r;
+    fs_status st = run_begin(state, turn, box, &r);
+    if (st == FS_OK)
+        run_whole(&r, data);
+    run_end(&r);
     return st;
 }
 
@@ -661,12 +687,34 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->pads = 1; /* the field of the padded domain, its part of the input written */
 }
 
+/* --k-units=cycles: the cutoffs given in cycles per unit length (per
+ * sample without --box-size) become the radians every formula takes, once. */
+static fs_status check(void *opts, const fs_stage_facts *f, int on)
+{
+    fs_operators *ops = opts;
+    (void)f;
+    if (ops->cycles && !on)
+        return fs_error_set(FS_ERR_USAGE, "--k-units: only with --apply");
+    for (int i = 0; ops->cycles && !ops->converted && i < ops->n; i++) {
+        fs_operator *op = &ops->op[i];
+        if (op->kind == FS_OPER_SHARPK || op->kind == FS_OPER_LOWPASS ||
+            op->kind == FS_OPER_HIGHPASS)
+            op->param *= 2 * M_PI;
+    }
+    ops->converted = ops->cycles;
+    return FS_OK;
+}
+
+static const fs_opt_name k_units[] = {{"radians", 0}, {"cycles", 1}, {NULL, 0}};
+
 /* --apply: the list parsed once, here (a second --apply replaces it). */
 static fs_status set_apply(const fs_opt *opt, const char *arg, void *section)
 {
     fs_operators *ops = section;
+    int cycles = ops->cycles; /* --k-units given before */
     (void)opt;
     release(section);
+    ops->cycles = cycles;
     fs_status st = parse(arg, section);
     if (st == FS_OK && !(ops->given = strdup(arg)))
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -681,6 +729,10 @@ static const fs_opt lines[] = {
              "                          poisson (-1/k^2, 0 at k = 0),\n"
              "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
              "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"},
+    {FS_OPT("k-units", 0, FS_OPT_ARG, fs_opt_enum, fs_operators, cycles), .names = k_units,
+     .help = "      --k-units=radians|cycles  the K of sharpk, lowpass and highpass in\n"
+             "                          radians (k, the default) or cycles (k / 2 pi)\n"
+             "                          per sample, or per unit of --box-size\n"},
     {.long_name = NULL},
 };
 
@@ -694,10 +746,12 @@ const fs_stage_ops fs_stage_operators = {
     .release = release,
     .active = active,
     .option = option,
+    .check = check,
     .needs = needs,
     .create = create,
     .create_collective = 1,
     .record = record,
     .operate = operate,
+    .operate_block = operate_block,
     .destroy = destroy,
 };
