@@ -23,9 +23,7 @@
 #include "plan/planner.h"
 #include "plan/transform.h"
 #include "report/report.h"
-#include "sources/particles.h"
 #include "stages/stage.h"
-
 
 static double mib(double bytes)
 {
@@ -129,12 +127,9 @@ static fs_status dry_input(MPI_Comm comm, const fs_run_config *opts, fs_input_in
     memset(info, 0, sizeof *info);
     memset(shards, 0, sizeof *shards);
     const fs_dryrun_options *d = &opts->dry;
-    const fs_particles_options *paint = &opts->stages.shared.particles;
-    if (!d->shape_ndim) {
-        fs_status st = fs_inputs_probe(comm, opts->shards, opts->inputs, 1, info, shards);
-        /* the same on every rank: agreed as it is */
-        return st == FS_OK && paint->window ? fs_particles_dry_info(paint, info) : st;
-    }
+    if (!d->shape_ndim) /* with --paint, the table's mesh */
+        return fs_particles_dry_probe(comm, &opts->stages.shared.particles, opts->shards,
+                                      opts->inputs, info, shards);
     info->ndim = d->shape_ndim;
     memcpy(info->shape, d->shape, sizeof info->shape);
     snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(d->dtype));
@@ -255,13 +250,9 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
-    const fs_particles_options *paint = &opts->stages.shared.particles;
-    if (st == FS_OK && paint->window) /* counted in every footprint's total */
-        p->paint_bytes = fs_particles_bytes(paint->window, info->ndim, paint->weights != NULL,
-                                            paint->interlace, &p->t);
-    p->none.total_bytes += p->paint_bytes;
-    for (int k = 0; k < p->nfps; k++)
-        p->fps[k].total_bytes += p->paint_bytes;
+    p->paint_bytes = fs_particles_dry_bytes(&opts->stages.shared.particles, info->ndim, &p->t);
+    for (int k = -1; st == FS_OK && k < p->nfps; k++) /* in every footprint's total */
+        (k < 0 ? &p->none : &p->fps[k])->total_bytes += p->paint_bytes;
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (!p->is_default)
@@ -416,16 +407,15 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", m->ops->name);
     if (p->is_default && p->nfps)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
-    char cross[128] = "";
+    char cross[64] = "", paint[64] = "";
     if (m->cross_bytes)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
     if (p->paint_bytes)
-        snprintf(cross + strlen(cross), sizeof cross - strlen(cross), " + particles %.1f MiB",
-                 mib((double)p->paint_bytes));
+        snprintf(paint, sizeof paint, " + particles %.1f MiB", mib((double)p->paint_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB%s = about %.1f MiB\n",
+            "libraries ~%.0f MiB%s%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
-            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross,
+            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, paint,
             mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),

@@ -84,9 +84,14 @@ void fs_particles_options_free(fs_particles_options *o);
  * FS_ERR_USAGE: a --mesh of other dimensions. */
 fs_status fs_particles_mesh_shape(const fs_particles_options *o, const fs_input_info *pos,
                                   const char *name, int *ndim, int64_t *mesh);
-/* The dry run's: info, a probed table of positions, becomes its mesh of
- * float64 (no Header read). */
-fs_status fs_particles_dry_info(const fs_particles_options *o, fs_input_info *info);
+/* The dry run's: collective, INPUT probed (fs_inputs_probe) and with
+ * --paint, the table of positions become its mesh of float64 (no Header
+ * read; the status is the same on every rank); and the bytes of
+ * fs_particles_bytes for a mesh of ndim axes (0 without --paint). */
+fs_status fs_particles_dry_probe(MPI_Comm comm, const fs_particles_options *o, int sharded,
+                                 const fs_location *inputs, fs_input_info *info,
+                                 fs_shard_set *shards);
+int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, const fs_transform *t);
 
 /* What painting one INPUT made: the same on every rank but where said. */
 typedef struct fs_painted {

@@ -90,11 +90,16 @@ fs_status fs_particles_mesh_shape(const fs_particles_options *o, const fs_input_
     return FS_OK;
 }
 
-fs_status fs_particles_dry_info(const fs_particles_options *o, fs_input_info *info)
+fs_status fs_particles_dry_probe(MPI_Comm comm, const fs_particles_options *o, int sharded,
+                                 const fs_location *inputs, fs_input_info *info,
+                                 fs_shard_set *shards)
 {
+    fs_status st = fs_inputs_probe(comm, sharded, inputs, 1, info, shards); /* agreed */
+    if (st != FS_OK || !o->window)
+        return st;
     int ndim = 0;
     int64_t mesh[FS_PAINT_MAX_DIMS];
-    fs_status st = fs_particles_mesh_shape(o, info, info->dataset, &ndim, mesh);
+    st = fs_particles_mesh_shape(o, info, info->dataset, &ndim, mesh);
     if (st != FS_OK)
         return st;
     info->ndim = ndim;
@@ -110,4 +115,11 @@ void fs_particles_options_free(fs_particles_options *o)
 {
     free(o->weights);
     o->weights = NULL;
+}
+
+int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, const fs_transform *t)
+{
+    if (!o->window || t->grid[0] < 1)
+        return 0;
+    return fs_particles_bytes(o->window, ndim, o->weights != NULL, o->interlace, t);
 }
