@@ -26,7 +26,6 @@
 #include "report/report.h"
 #include "stages/stage.h"
 
-
 static double mib(double bytes)
 {
     return bytes / 1048576.0;
@@ -129,8 +128,9 @@ static fs_status dry_input(MPI_Comm comm, const fs_run_config *opts, fs_input_in
     memset(info, 0, sizeof *info);
     memset(shards, 0, sizeof *shards);
     const fs_dryrun_options *d = &opts->dry;
-    if (!d->shape_ndim)
-        return fs_inputs_probe(comm, opts->shards, opts->inputs, 1, info, shards);
+    if (!d->shape_ndim) /* with --paint, the table's mesh */
+        return fs_particles_dry_probe(comm, &opts->stages.shared.particles, opts->shards,
+                                      opts->inputs, info, shards);
     info->ndim = d->shape_ndim;
     memcpy(info->shape, d->shape, sizeof info->shape);
     snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(d->dtype));
@@ -154,6 +154,7 @@ typedef struct dry_plan {
     int nfps, worst;                   /* worst: the largest, -1 without exchange */
     int chosen;                        /* the one the memory line speaks of, -1: none */
     const char *kept;                  /* what the stages keep, in words (stage.h) */
+    int64_t paint_bytes;               /* --paint: the particles' rounds and ghost cells */
     fs_footprint none;                 /* without exchange */
     fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
     int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
@@ -260,6 +261,9 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
+    p->paint_bytes = fs_particles_dry_bytes(&opts->stages.shared.particles, info->ndim, &p->t);
+    for (int k = -1; st == FS_OK && k < p->nfps; k++) /* in every footprint's total */
+        (k < 0 ? &p->none : &p->fps[k])->total_bytes += p->paint_bytes;
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (!p->is_default)
@@ -422,13 +426,15 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", m->ops->name);
     if (p->is_default && p->nfps)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
-    char cross[64] = "";
+    char cross[64] = "", paint[64] = "";
     if (m->cross_bytes)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
+    if (p->paint_bytes)
+        snprintf(paint, sizeof paint, " + particles %.1f MiB", mib((double)p->paint_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB%s = about %.1f MiB\n",
+            "libraries ~%.0f MiB%s%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
-            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross,
+            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, paint,
             mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
@@ -593,6 +599,7 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_open(j, "memory_per_rank", '{');
     fs_json_str(j, "strategy", m->ops ? m->ops->name : NULL);
     json_memory(j, m);
+    fs_json_int(j, "paint_bytes", p->paint_bytes); /* in total_bytes */
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');

@@ -37,7 +37,7 @@ static fs_run_view view(const run *r, const fs_timers *timers)
         .first = first, /* a round trip writes the field from it (none out of core) */
         .last = ds->t->round_trip || !r->d ? first : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
-        .written = written, .exchange_before = &ds->exchange_before,
+        .written = written ? written : ds->info->dataset, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
     };
     if (ds->ooc->plan.on)
@@ -50,7 +50,10 @@ static fs_run_view view(const run *r, const fs_timers *timers)
 static fs_status stage_probe(run *r)
 {
     const fs_run_config *o = r->cfg;
-    fs_status st = fs_inputs_probe(r->comm, o->shards, o->inputs, r->n, r->infos, &r->shards);
+    const fs_stage_shared *sh = &o->stages.shared;
+    fs_particles_args pa = {r->comm, &sh->particles, r->n, o->inputs, r->infos, o->shards,
+                            &r->shards, sh->box.n, sh->box.L, o->allow_nonfinite};
+    fs_status st = fs_particles_probe(&pa, &r->particles); /* particle tables: their meshes */
     if (st != FS_OK)
         return st;
     r->in_shards = r->infos[0].nshards ? &r->shards : NULL;
@@ -109,8 +112,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o->transform.plan);
     fs_compute_trial tc = {r->comm, &ds->planned, r->d, &r->params, flags, &r->buf};
-    fs_footprint_keeps keeps = {o->check.on, r->needs.keep_first + r->needs.buffers,
-                                r->needs.undo};
+    fs_footprint_keeps keeps = {o->check.on, r->needs.keep_first + r->needs.buffers, r->needs.undo};
     fs_trial_args trial = {r->comm, &ds->planned, &r->params, fs_compute_time, &tc,
                            o->transform.inverse, o->verbose, r->wisdom, &ds->rq, keeps, &r->node};
     st = fs_planner_choose(&o->strategy.strategy, &trial, &ds->strategy); /* agreed */
@@ -138,6 +140,7 @@ static fs_status plan_overlap(run *r)
         .refuse_nonfinite = !o->allow_nonfinite && r->cur->info->dtype != FS_DTYPE_INTEGER,
         /* stages bin, keep or operate on the whole result before the write */
         .whole_result = o->output.shard_output || r->needs.whole || r->cur->t->round_trip,
+        .particles = r->particles, .dataset = (int)(r->cur - r->ds), /* made, not read */
     };
     return fs_overlap_plan(&a, &r->overlap); /* agreed */
 }
@@ -152,9 +155,8 @@ static fs_status stage_check(run *r)
 {
     dataset *ds = r->cur;
     fs_check_args a = {.comm = r->comm, .t = ds->t, .c = r->c, .data = r->buf.data,
-        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d),
-        .input_file = ds->file, .info = ds->info, .shards = r->in_shards,
-        .tolerance = r->cfg->check.tolerance};
+        .first = fs_decomposition_first(r->d), .last = fs_decomposition_last(r->d), .info = ds->info,
+        .input_file = ds->file, .shards = r->in_shards, .tolerance = r->cfg->check.tolerance};
     fs_timer_start(&ds->timers, FS_PHASE_CHECK); /* agreed and said inside: not again */
     fs_status st = fs_check_run(&a, &ds->check);
     fs_timer_stop(&ds->timers, FS_PHASE_CHECK);
@@ -188,9 +190,8 @@ static fs_status prepare(run *r)
     const fs_run_config *o = r->cfg;
     r->cur = &r->ds[0];
     fs_status st = fs_node_facts(r->comm, o->strategy.mem_per_rank, 0, &r->node); /* agreed */
-    r->params = (fs_exchange_params){.seed = o->strategy.seed,
-                                     .packet_bytes = o->strategy.packet_bytes,
-                                     .queues = o->strategy.queues, .crowded = r->node.crowded};
+    r->params = (fs_exchange_params){o->strategy.seed, o->strategy.packet_bytes,
+                                     o->strategy.queues, r->node.crowded};
     fs_collective_yield(st == FS_OK && r->node.crowded);
     if (st == FS_OK)
         st = stage_probe(r);
@@ -278,13 +279,13 @@ static fs_status run_in_memory(run *r, int i, int *write_failed)
     fs_status st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
+    int reads = fs_overlap_reads(r->overlap), writes = fs_overlap_writes(r->overlap);
     if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
-        st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data,
-                                                         fs_overlap_reads(r->overlap),
-                                                         fs_overlap_writes(r->overlap),
+        st = fs_error_agree(r->comm, fs_compute_run_part(r->c, r->buf.data, reads, writes,
                                                          &ds->timers, &r->progress));
     fs_stage_turn turn = {.comm = r->comm, .i = i, .t = ds->t, .d = r->d, .c = r->c,
-                          .data = r->buf.data, .timers = &ds->timers, .progress = &r->progress};
+                          .data = r->buf.data, .source = fs_particles_result(r->particles, i),
+                          .timers = &ds->timers, .progress = &r->progress};
     if (st == FS_OK) /* the result binned or kept */
         st = fs_stages_forward(r->stages, &turn); /* agreed */
     for (int k = 0; st == FS_OK && k < fs_stages_made(r->stages, i); k++)
@@ -424,6 +425,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_scratch_end(&r.scratch, r.rank);
     fs_overlap_free(&r.overlap);
     fs_shard_set_free(&r.shards);
+    fs_particles_free(&r.particles);
     fs_compute_free(&r.c);
     fs_decomposition_free(&r.d);
     fs_wisdom_free(&r.wisdom);

@@ -58,6 +58,7 @@ typedef struct run {
     fs_node node;                 /* the facts of the node, found once */
     fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
     fs_stage_facts facts;         /* the stages' view of the command line */
+    fs_particles *particles;      /* the first boxes made of particles (NULL: a field read) */
     fs_stage_needs needs;         /* what they ask of the run (options alone) */
     const fs_transform **ts;      /* each dataset's transform, as planned */
     fs_stages *stages;

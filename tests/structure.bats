@@ -8,7 +8,7 @@
 load helpers
 
 # bats test_tags=quick
-@test "structure: every include runs down the layers core < io, exchange < plan < compute < stages < report < output < the top" {
+@test "structure: every include runs down the layers core < io, exchange < plan < sources < compute < stages < report < output < the top" {
     run python_serial "$srcdir/tests/structure.py" "$srcdir" layers
     assert_success
     assert_output ""

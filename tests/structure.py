@@ -6,7 +6,7 @@
 
 CHECK is one of:
   layers     every #include of src/ runs down the folder order (core < io,
-             exchange < plan < compute < stages < exec < report < output < the top;
+             exchange < plan < sources < compute < stages < exec < report < output < the top;
              tools over them all), never up and never into tools/
   sizes      no file of src/ over 800 lines, no function over 110
   pipeline   src/pipeline.c at most 450 lines, naming no stage
@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-LAYERS = {"core": 0, "io": 1, "exchange": 1, "plan": 2, "compute": 3, "stages": 4,
+LAYERS = {"core": 0, "io": 1, "exchange": 1, "plan": 2, "sources": 2.5, "compute": 3, "stages": 4,
           "exec": 5, "report": 6, "output": 7, ".": 8, "tools": 9}
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 110

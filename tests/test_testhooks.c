@@ -25,7 +25,8 @@ static int checks, failed;
 
 static const char *const names[] = {"FFTSHARD_PAUSE", "FFTSHARD_MPI_INT_LIMIT",
                                     "FFTSHARD_FINALIZE_TIMEOUT", "FFTSHARD_PROBE_FD",
-                                    "FFTSHARD_PROBE_VERBOSE", "FFTSHARD_SLOW_READ"};
+                                    "FFTSHARD_PROBE_VERBOSE", "FFTSHARD_SLOW_READ",
+                                    "FFTSHARD_PAINT_ROUND_BYTES"};
 
 /* Read the hooks with only NAME=VALUE set (NAME NULL: none). */
 static void read_with(const char *name, const char *value)
@@ -52,6 +53,7 @@ static void defaults(void)
     CHECK(fs_testhooks_get()->mpi_int_limit == INT_MAX);
     CHECK(fs_testhooks_slow_read_bytes() == 0);
     CHECK(fs_testhooks_slow_read_seconds() == 0);
+    CHECK(fs_testhooks_paint_round_bytes() == 0);
 }
 
 static void pause_hook(void)
@@ -103,6 +105,16 @@ static void slow_read_hook(void)
     CHECK(fs_testhooks_slow_read_seconds() == 0);
 }
 
+static void paint_round_hook(void)
+{
+    read_with("FFTSHARD_PAINT_ROUND_BYTES", "100");
+    CHECK(fs_testhooks_paint_round_bytes() == 100);
+    read_with("FFTSHARD_PAINT_ROUND_BYTES", "0");
+    CHECK(fs_testhooks_paint_round_bytes() == 0);
+    read_with("FFTSHARD_PAINT_ROUND_BYTES", "2000000000000");
+    CHECK(fs_testhooks_paint_round_bytes() == 0);
+}
+
 static void probe_hooks(void)
 {
     read_with("FFTSHARD_PROBE_FD", "7");
@@ -133,6 +145,7 @@ int main(void)
     pause_hook();
     limit_and_timeout();
     slow_read_hook();
+    paint_round_hook();
     probe_hooks();
     read_once();
     printf("test_testhooks: %d checks, %d failed\n", checks, failed);

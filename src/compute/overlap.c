@@ -226,6 +226,9 @@ static fs_status read_any(fs_overlap *o, fs_timers *timers, fs_progress *progres
 fs_status fs_overlap_read(fs_overlap *o, fs_timers *timers, fs_progress *progress)
 {
     const fs_overlap_args *a = &o->a;
+    if (a->particles)
+        return fs_particles_fill(a->particles, a->dataset, a->t, a->d, a->buf->data, a->buf->elems,
+                                 timers, progress);
     fs_finite finite, *counts = a->refuse_nonfinite ? &finite : NULL;
     fs_status st = read_any(o, timers, progress, counts);
     /* every rank's count added up once every read is done */

@@ -24,6 +24,7 @@
 #include "io/shards.h"
 #include "plan/decomp.h"
 #include "plan/transform.h"
+#include "sources/particles.h"
 #include "core/progress.h"
 #include "core/timers.h"
 
@@ -45,6 +46,8 @@ typedef struct fs_overlap_args {
     int keep;                       /* --check: the result stays in data too */
     int io_thread;                  /* every rank's thread has a core (fs_node.io_thread) */
     int refuse_nonfinite;           /* an input holding NaN or Inf is refused */
+    fs_particles *particles;        /* the first stage painted instead of read (NULL: read): */
+    int dataset;                    /* of INPUT dataset's particles */
 } fs_overlap_args;
 
 /* Collective: which I/O of the dataset overlaps its FFTs, the same on
@@ -60,7 +63,8 @@ void fs_overlap_free(fs_overlap **o);
 int fs_overlap_reads(const fs_overlap *o);
 int fs_overlap_writes(const fs_overlap *o);
 
-/* The input into the data buffer: in pieces with stage 0's FFTs when the
+/* The input into the data buffer, or with a->particles their mesh painted
+ * there (fs_particles_fill: its refusals), else: in pieces with stage 0's FFTs when the
  * read overlaps (the FFT time counted in timers' FFT phase and taken out
  * of its read phase; the thread's time in timers->io), else through HDF5
  * as a whole, the slots the read leaves alone zeroed. Either way the input

@@ -56,6 +56,10 @@ void fs_testhooks_read(void)
     long cpus = env ? strtol(env, NULL, 10) : 0;
     h.node_cpus = cpus >= 1 && cpus <= 65536 ? (int)cpus : 0;
 
+    env = getenv("FFTSHARD_PAINT_ROUND_BYTES");
+    long long round = env ? strtoll(env, NULL, 10) : 0;
+    h.paint_round_bytes = round >= 1 && round <= (1LL << 40) ? round : 0;
+
     env = getenv("FFTSHARD_FINALIZE_TIMEOUT");
     long seconds = env ? strtol(env, NULL, 10) : FS_FINALIZE_TIMEOUT_S;
     h.finalize_seconds =
@@ -105,6 +109,11 @@ double fs_testhooks_slow_read_seconds(void)
 int fs_testhooks_io_thread(void)
 {
     return fs_testhooks_get()->io_thread;
+}
+
+int64_t fs_testhooks_paint_round_bytes(void)
+{
+    return fs_testhooks_get()->paint_round_bytes;
 }
 
 int fs_testhooks_node_cpus(void)

@@ -43,6 +43,11 @@
  *       (pipeline.c) wherever the data allow, instead of only where every
  *       rank of a node has a core free for its thread. Used by
  *       tests/io.bats (the overlap on a machine of two cores).
+ *   FFTSHARD_PAINT_ROUND_BYTES=BYTES   for tests. The bytes of particle
+ *       rows a rank reads, sends and receives per round of --paint (instead
+ *       of FS_PAINT_ROUND_BYTES), so that a small snapshot takes many
+ *       rounds, each cut in pieces per destination (sources/route.c). Used by
+ *       tests/paint.bats.
  *   FFTSHARD_FINALIZE_TIMEOUT=SECONDS   for users too (documented): how long
  *       a rank waits in MPI_Finalize, once every rank is done, before it ends
  *       the job with the agreed status (default FS_FINALIZE_TIMEOUT_S;
@@ -87,6 +92,8 @@ typedef struct fs_testhooks {
     double slow_read_seconds;   /* its SECONDS, 0 likewise */
     int io_thread;              /* FFTSHARD_IO_THREAD: 1 "on", 0 "off", -1
                                    otherwise (the default choice) */
+    int64_t paint_round_bytes;  /* FFTSHARD_PAINT_ROUND_BYTES when from 1 to 2^40,
+                                   else 0 (the default round) */
     int node_cpus;              /* FFTSHARD_NODE_CPUS when from 1 to 65536, else
                                    0 (the ranks' affinity masks count) */
     unsigned finalize_seconds;  /* FFTSHARD_FINALIZE_TIMEOUT when from 1 to
@@ -111,6 +118,7 @@ int64_t fs_testhooks_slow_read_bytes(void);
 double fs_testhooks_slow_read_seconds(void);
 int fs_testhooks_io_thread(void);
 int fs_testhooks_node_cpus(void);
+int64_t fs_testhooks_paint_round_bytes(void);
 unsigned fs_testhooks_finalize_seconds(void);
 int fs_testhooks_probe_child(void);
 int fs_testhooks_probe_fd(void);

@@ -12,7 +12,7 @@
 #include "core/signals.h"
 
 static const char *const phase_names[FS_NPHASES] = {
-    "read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total",
+    "read", "paint", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total",
 };
 
 const char *fs_phase_name(fs_phase phase)

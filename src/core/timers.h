@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* timers: where a rank's time goes, phase by phase (the man page's
- * phases: read, plan, fft, exchange, operate, write, check, commit), the
+ * phases: read, paint, plan, fft, exchange, operate, write, check, commit), the
  * I/O its helper thread hid behind the computation, and the process's
  * peak memory: the figures every module adds to and the report gathers.
  * Starting a phase names it for a signal's message (signals.h). */
@@ -11,6 +11,7 @@
 
 typedef enum fs_phase {
     FS_PHASE_READ,
+    FS_PHASE_PAINT,     /* particles sent to their ranks and painted (--paint) */
     FS_PHASE_PLAN,
     FS_PHASE_FFT,
     FS_PHASE_EXCHANGE,

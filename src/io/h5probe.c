@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "io/h5common.h"
+#include "io/snapshot.h"
 #include "io/textfile.h"
 
 fs_status fs_h5_init(void)
@@ -719,5 +720,7 @@ fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info
         ret = fs_h5_fail(FS_ERR_INPUT, "%s:%s: cannot open the dataset", file, info->dataset);
     if (ret == FS_OK)
         ret = probe_dataset(did, file, info);
+    if (ret == FS_OK)
+        fs_snapshot_mark(fid, info);
     return fs_h5_close_ids(ret, file, 2, did, fid);
 }

@@ -81,6 +81,9 @@ typedef struct fs_input_info {
     int64_t nshards;             /* --shards: how many files make the array (0: one file) */
     fs_input_slice slice;        /* INPUT's slice (given 0: none); ndim and shape above are
                                   * then the sliced array's, the reads select the slice */
+    int particle_table;          /* a snapshot's particle table (snapshot.h), not a field */
+    int painted;                 /* the mesh painted from a particle table (paint.h): dataset
+                                  * names the field beside the particles, not in the file */
     int box_n;                   /* the dataset's box_size attribute: its lengths as stored
                                   * (0: absent; -1: present but no lengths, why in box_bad) */
     double box_size[FS_LAYOUT_MAX_DIMS];

@@ -270,7 +270,7 @@ fs_status fs_h5_raw_input(MPI_Comm comm, const char *file, const fs_input_info *
     fs_status st = FS_OK;
     /* A slice is read through HDF5's hyperslabs (the raw path moves a
      * rank's box as runs of the whole dataset). */
-    if (!shards && !info->is_virtual && !info->slice.given)
+    if (!shards && !info->is_virtual && !info->slice.given && !info->painted)
         st = fs_root_decides(comm, raw_input_on_root, &a);
     if (st == FS_OK)
         st = fs_error_agree(comm, fs_bcast_bytes(comm, 0, &a.raw, sizeof a.raw));

@@ -153,6 +153,8 @@ static fs_status take_input_attrs(fs_output *out)
     out->n_input_attrs = n;
     int sharded = in->shards && in->shards->n;
     for (int i = 0; i < n && st == FS_OK; i++) {
+        if (in->infos[i].painted) /* a mesh made of particles: no dataset of its own */
+            continue;
         if (out->rank == 0)
             st = fs_h5_attrs_read(sharded ? in->shards->files[0] : in->inputs[i].file,
                                   in->infos[i].dataset, own_attrs, in->verbose, in->quiet,

@@ -326,6 +326,10 @@ fs_status fs_planner_request_noted(const fs_transform_options *o, int round_trip
         return st;
     if (o->inverse && in->recorded.forward)
         take_recorded(o, in, rq, notes);
+    if (in->particle_table)
+        add_note(notes, 1, "%s: a snapshot's particle table (%lld x %lld beside /Header), "
+                 "transformed as an array; give --paint=cic --mesh=N to paint its particles on a "
+                 "mesh", rq->in_name, (long long)in->shape[0], (long long)in->shape[1]);
     return halve_fourier_axis(o, rq);
 }
 

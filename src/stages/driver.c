@@ -14,6 +14,7 @@ struct fs_stages {
     int n;                                  /* active stages */
     const fs_stage_ops *ops[FS_MAX_STAGE_OPS];
     void *state[FS_MAX_STAGE_OPS];
+    int first[FS_MAX_STAGE_OPS];            /* needs.first: runs before the others */
     int field;                              /* the one that makes the result (-1: none) */
     int spectrum_only;                      /* no transformed array written */
     int ninputs;
@@ -56,6 +57,7 @@ static fs_status create_one(fs_stages *s, const fs_stage_config *sc, int k, int 
         s->ops[i]->needs(sc->opts[k], &s->facts, naxes, &need);
     if (need.field)
         s->field = i;
+    s->first[i] = need.first;
     fs_status st = FS_OK;
     if (s->ops[i]->create)
         st = s->ops[i]->create(sc->opts[k], &s->run, &s->state[i]);
@@ -229,15 +231,27 @@ static fs_status keep_first(fs_stages *s, const fs_stage_turn *turn)
     return FS_OK;
 }
 
-fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn)
+/* The forward hooks of the stages that are `first` (or the others'), each
+ * given the working array where the one before left it. */
+static fs_status forward_hooks(fs_stages *s, fs_stage_turn *turn, int first)
 {
     fs_status st = FS_OK;
-    if (s->need.keep_first && s->ninputs > 1 && turn->i == 0)
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->forward && s->first[i] == first) {
+            st = s->ops[i]->forward(s->state[i], turn);
+            turn->data = fs_compute_data(turn->c);
+        }
+    return st;
+}
+
+fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn)
+{
+    fs_status st = forward_hooks(s, turn, 1);
+    if (st == FS_OK && s->need.keep_first && s->ninputs > 1 && turn->i == 0)
         st = keep_first(s, turn);
     turn->kept = turn->i > 0 ? s->kept : NULL;
-    for (int i = 0; i < s->n && st == FS_OK; i++)
-        if (s->ops[i]->forward)
-            st = s->ops[i]->forward(s->state[i], turn);
+    if (st == FS_OK)
+        st = forward_hooks(s, turn, 0);
     return fs_error_agree(turn->comm, st);
 }
 

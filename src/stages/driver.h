@@ -55,9 +55,11 @@ typedef struct fs_stages_layout {
 fs_status fs_stages_lay_out(const fs_stages *s, const char *output_dataset, fs_stages_layout *l);
 void fs_stages_layout_free(fs_stages_layout *l);
 
-/* This rank's turn of input i, after its forward transform: the first
- * INPUT's result kept (keep_first, several INPUTs), then every stage's
- * forward hook. Agreed. */
+/* This rank's turn of input i, after its forward transform: the forward
+ * hooks of the stages that make the result the others read (needs.first),
+ * the first INPUT's result kept (keep_first, several INPUTs), then every
+ * other stage's forward hook; turn->data (out) where the working array is
+ * then. Agreed. */
 fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn);
 
 /* Collective: result k of the turn made by the field stage (its operate),

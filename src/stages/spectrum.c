@@ -559,12 +559,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     }
     s->npoles = o->npoles;
     memcpy(s->ell, o->poles, sizeof s->ell);
-    s->window = o->compensate % FS_WINDOW_ALIASED;
-    s->aliased = o->compensate >= FS_WINDOW_ALIASED;
-    s->nshot = o->nshot;
-    memcpy(s->shot, o->shot_noise, sizeof s->shot);
-    for (int i = 0; i < s->nshot; i++)
-        s->shot_power += s->shot[i];
+    fs_spectrum_take_scheme(s, o, &f->shared->particles); /* --compensate, --shot-noise */
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
     if (st == FS_OK)
@@ -633,6 +628,7 @@ static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_
 {
     fs_spectrum *s = state;
     int i = turn->i;
+    fs_spectrum_painted(s, turn);
     if (s->of_results) /* binned as the field stage makes its results */
         return FS_OK;
     contribution c = {s->cross ? i + 1 : 0, i == 0, 1.0, s->acc, s->acc_mu};

@@ -24,7 +24,8 @@
  * mesh painted without interlacing flat.
  *
  * spectrum.c bins; spectrum_write.c writes the groups, the report's part
- * and the summary's line. This header is theirs alone: the run reaches the
+ * and the summary's line, and takes what they say of the compensation and
+ * the shot noise (a painted mesh's defaults: sources/particles.h). This header is theirs alone: the run reaches the
  * stage through the stage table. It owns the sums per bin and the groups'
  * paths. */
 #ifndef FS_SPECTRUM_H
@@ -49,7 +50,7 @@ typedef struct fs_spectrum_options {
     int poles[FS_MAX_POLES];
     int nper;                       /* --spectrum-per: batch axes as given */
     int per[FS_LAYOUT_MAX_DIMS];
-    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: none), plus
+    int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: not given, -1 none), plus
                                        FS_WINDOW_ALIASED for SCHEME-shotnoise */
     int nshot;                      /* --shot-noise: values given, one per INPUT (0: none) */
     double shot_noise[FS_MAX_SHOT];
@@ -86,6 +87,9 @@ typedef struct fs_spectrum {
     int nshot;                      /* --shot-noise: one value per INPUT (0: not given) */
     double shot[FS_MAX_SHOT];
     double shot_power;              /* less in the power spectrum's power: their sum */
+    int shot_painted;               /* the shot noise the painting's (--paint, no --shot-noise) */
+    int paint_window, interlaced;   /* --paint's window (0: a field read), --interlace */
+    int64_t particles;              /* the particles painted, over the INPUTs */
     int nfam;                       /* the sums' families: 1, or the field stage's (stage.h) */
     const char *family[FS_MAX_FAMILIES];
     int counted[FS_MAX_FAMILIES];   /* the family's modes counted (its first result binned) */
@@ -114,5 +118,13 @@ fs_status fs_spectrum_finish(void *state, MPI_Comm comm, const fs_stage_run *r,
                              const fs_stage_out *out);
 void fs_spectrum_json(fs_json *j, const void *state);
 void fs_spectrum_summary(const void *state, const char *output, char *buf, size_t size);
+
+/* The compensation and the shot noise of o, or with painted particles
+ * (pt->window) their defaults: the window (its aliased sum C(k) without
+ * --interlace) and, on each turn, each INPUT's particles' shot noise
+ * (fs_spectrum_painted, before the turn is binned). */
+void fs_spectrum_take_scheme(fs_spectrum *s, const fs_spectrum_options *o,
+                             const fs_particles_options *pt);
+void fs_spectrum_painted(fs_spectrum *s, const fs_stage_turn *turn);
 
 #endif

@@ -144,7 +144,7 @@ static fs_status set_shot_noise(const fs_opt *opt, const char *arg, void *sectio
 /* --compensate: the power p of the window sinc^p of each scheme, plus
  * FS_WINDOW_ALIASED for the aliased window sum. */
 static const fs_opt_name window_names[] = {
-    {"none", 0}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4},
+    {"none", -1}, {"ngp", 1}, {"cic", 2}, {"tsc", 3}, {"pcs", 4},
     {"ngp-shotnoise", FS_WINDOW_ALIASED + 1}, {"cic-shotnoise", FS_WINDOW_ALIASED + 2},
     {"tsc-shotnoise", FS_WINDOW_ALIASED + 3}, {"pcs-shotnoise", FS_WINDOW_ALIASED + 4},
     {NULL, 0}};
@@ -187,11 +187,13 @@ const fs_opt fs_spectrum_lines[] = {
              "                          window's W(k)^2, W = prod_a sinc(pi f_a / n_a)^p\n"
              "                          (an interlaced mesh); SCHEME-shotnoise: by C(k),\n"
              "                          W^2 summed over the aliases (a mesh painted\n"
-             "                          without interlacing: its shot noise then flat)\n"},
+             "                          without interlacing: its shot noise then flat);\n"
+             "                          with --paint its window by default\n"},
     {FS_OPT("shot-noise", 0, FS_OPT_ARG, set_shot_noise, O, shot_noise),
      .help = "      --shot-noise=P0[,P0..]  each INPUT's shot noise, subtracted from its\n"
              "                          own power spectrum (their sum from the summed\n"
-             "                          power), never from a cross spectrum\n"},
+             "                          power), never from a cross spectrum; with\n"
+             "                          --paint the particles' by default\n"},
     {.long_name = NULL},
 };
 #undef O

@@ -103,6 +103,13 @@ static fs_status write_attrs(const fs_spectrum *s, fs_h5_output *o, int cross,
         st = fs_h5_output_attr_numbers(o, "shot_noise_a", 0, NULL, FS_DTYPE_FLOAT64, &s->shot[0]);
     if (st == FS_OK && s->nshot && cross)
         st = fs_h5_output_attr_numbers(o, "shot_noise_b", 0, NULL, FS_DTYPE_FLOAT64, &s->shot[1]);
+    if (st == FS_OK && s->paint_window) /* painted particles: how (sources/particles.h) */
+        st = fs_h5_output_attr_string(o, "paint", windows[s->paint_window]);
+    int64_t interlaced = s->interlaced;
+    if (st == FS_OK && s->paint_window)
+        st = fs_h5_output_attr_int64s(o, "interlaced", -1, &interlaced);
+    if (st == FS_OK && s->paint_window)
+        st = fs_h5_output_attr_int64s(o, "particles", -1, &s->particles);
     return st;
 }
 
@@ -302,7 +309,7 @@ static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const cha
 static const char *const group_attrs[] = {
     "convention", "inputs", "fftshard_version", "axes", "box_size", "k_fundamental",
     "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "shot_noise_inputs",
-    "shot_noise_a", "shot_noise_b", "CLASS", "NAME",
+    "shot_noise_a", "shot_noise_b", "paint", "interlaced", "particles", "CLASS", "NAME",
     /* what describes the field's values, not its spectrum's (CF) */
     "_FillValue", "missing_value", "valid_min", "valid_max", "valid_range", "scale_factor",
     "add_offset", "units", "long_name", "standard_name", NULL,
@@ -473,4 +480,40 @@ void fs_spectrum_summary(const void *state, const char *output, char *buf, size_
     snprintf(buf, size, "  spectrum: %d bins%s (%s, k_f %.6g) in %s:%s%s%s, %.4f s\n",
              s->bins.nbins, slices, rule_name(s), s->kf, output, s->group[0],
              s->ngroups > 1 ? " and " : "", s->ngroups > 1 ? s->group[1] : "", s->seconds);
+}
+
+/* ------------------------------------------------- what the run says */
+
+void fs_spectrum_take_scheme(fs_spectrum *s, const fs_spectrum_options *o,
+                             const fs_particles_options *pt)
+{
+    /* painted particles: their window compensated (by C(k) without
+     * interlacing, as nbodykit's to_mesh does) and their shot noise
+     * subtracted unless said otherwise (--compensate, --shot-noise) */
+    int comp = o->compensate ? o->compensate
+               : pt->window ? pt->window + (pt->interlace ? 0 : FS_WINDOW_ALIASED) : 0;
+    comp = comp > 0 ? comp : 0; /* -1: none */
+    s->window = comp % FS_WINDOW_ALIASED;
+    s->aliased = comp >= FS_WINDOW_ALIASED;
+    s->nshot = o->nshot;
+    memcpy(s->shot, o->shot_noise, sizeof s->shot);
+    for (int i = 0; i < s->nshot; i++)
+        s->shot_power += s->shot[i];
+    s->shot_painted = pt->window && !o->nshot;
+    s->paint_window = pt->window;
+    s->interlaced = pt->interlace;
+}
+
+void fs_spectrum_painted(fs_spectrum *s, const fs_stage_turn *turn)
+{
+    int i = turn->i;
+    if (turn->source)
+        s->particles = (i == 0 ? 0 : s->particles) + turn->source->particles;
+    if (s->shot_painted && turn->source && i < FS_MAX_SHOT) { /* each INPUT's own noise */
+        s->shot[i] = turn->source->shot_noise;
+        s->nshot = i + 1;
+        s->shot_power = 0;
+        for (int j = 0; j < s->nshot; j++)
+            s->shot_power += s->shot[j];
+    }
 }

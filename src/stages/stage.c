@@ -11,10 +11,12 @@
 #include <string.h>
 
 extern const fs_stage_ops fs_stage_operators, fs_stage_combine, fs_stage_vector,
-    fs_stage_spectrum, fs_stage_correlation;
+    fs_stage_spectrum, fs_stage_correlation, fs_stage_painted;
 
-/* The order hooks run in, and --help's and the summary's. */
+/* The order hooks run in, and --help's and the summary's: the painted
+ * particles' first, which makes the result the others read. */
 const fs_stage_ops *const fs_stage_table[] = {
+    &fs_stage_painted,
     &fs_stage_spectrum,
     &fs_stage_correlation,
     &fs_stage_operators,
@@ -46,6 +48,7 @@ void fs_stage_config_free(fs_stage_config *sc)
             fs_stage_table[s]->release(sc->opts[s]);
         free(sc->opts[s]);
     }
+    fs_particles_options_free(&sc->shared.particles);
     memset(sc, 0, sizeof *sc);
 }
 
@@ -225,12 +228,14 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->undo |= n.undo;
         out->reread |= n.reread;
         out->keep_first |= n.keep_first;
+        out->first |= n.first;
         out->buffers += n.buffers;
         if (!out->kept && (n.keep_first || n.buffers))
             out->kept = n.kept;
         out->groups += n.groups;
         out->sees_results |= n.sees_results && mine.field;
     }
+    out->in_pass &= !out->first; /* the field's work follows the whole forward result */
     if (out->sees_results) /* the results whole in Fourier space */
         out->in_pass = 0;
 }

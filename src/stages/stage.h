@@ -12,7 +12,7 @@
  *   options   its lines of the command line (optable.h) into a section of
  *             its own, made and freed by the parser (options.h); a line
  *             marked `shared` sets the section every stage reads
- *             (fs_stage_shared: --box-size, --cross, --spectrum-only) and is printed
+ *             (fs_stage_shared: --box-size, --cross, --spectrum-only, --paint's) and is printed
  *             in --help where the stage's lines are;
  *   active    whether the options ask for it;
  *   check     its options against the rest of the command line (usage
@@ -82,13 +82,17 @@
 #include "io/h5attrs.h"
 #include "io/h5io.h"
 #include "io/h5probe.h"
+#include "sources/particles.h"
 #include "plan/decomp.h"
 #include "plan/transform.h"
 #include "stages/kgrid.h"
 
 /* What every stage reads (options lines marked `shared`). */
 typedef struct fs_stage_shared {
-    fs_box_lengths box;                /* --box-size (kgrid.h) */
+    fs_box_lengths box;                /* --box-size (kgrid.h); with --paint the run's box */
+    fs_particles_options particles;        /* --paint and its options (particles.h): the particles the
+                                          run paints instead of reading a field, whose window
+                                          and interlacing the stages learn here */
     int cross;                         /* --cross: of the two INPUTs */
     int spectrum_only;                 /* --spectrum-only: no transformed array written;
                                           the groups go under OUTPUT's path */
@@ -120,6 +124,9 @@ typedef struct fs_stage_needs {
     int undo;         /* the compute plan's inverse besides */
     int reread;       /* reads the result again after its write */
     int keep_first;   /* the first INPUT's forward result kept for the later turns */
+    int first;        /* makes the forward result the others read (the interlaced meshes'
+                         combination): its forward hook runs before theirs and before the
+                         first INPUT's result is kept, never inside the last forward pass */
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
     int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
@@ -163,6 +170,7 @@ typedef struct fs_stage_turn {
     void *data;                       /* the working array (fs_compute_data after an inverse) */
     const void *kept;                 /* keep_first: the first INPUT's forward result on this
                                          rank, on the later turns (NULL: none) */
+    const fs_painted *source;         /* what painting this INPUT made (NULL: a field read) */
     fs_timers *timers;
     fs_progress *progress;
     fs_stage_made_fn made;            /* operate: the result before its inverse (NULL: none) */

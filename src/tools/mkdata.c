@@ -36,6 +36,7 @@ typedef struct mkdata_options {
     int amplitude_given;
     int nbox;                           /* --box-size: 0 (n_a), 1 (every axis) or ndim values */
     double box_size[FS_LAYOUT_MAX_DIMS];
+    double particles;                   /* --particles=NBAR: a snapshot of a Poisson sample */
     int force, quiet, help, version;
     char *file, *dataset;
 } mkdata_options;
@@ -51,7 +52,7 @@ typedef struct mkdata_options {
     "unnormalised forward FFT, k_a = 2 pi f_a / box_size_a, f_a = numpy.fft.fftfreq(n_a, "    \
     "1/n_a), V = prod box_size_a, N points; P(0) = 0"
 
-enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE, OPT_POWER_TABLE };
+enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE, OPT_POWER_TABLE, OPT_PARTICLES };
 
 /* A whole finite number; 0 on success. */
 static int parse_finite(const char *arg, double *v)
@@ -106,6 +107,12 @@ static fs_status check_power_law(mkdata_options *o)
                             o->power_law ? "power-law" : "amplitude");
     if (o->power_table)
         o->power_law = 1; /* a Gaussian random field all the same */
+    if (o->particles && (!o->power_law || o->ndim > 3))
+        return fs_error_set(FS_ERR_USAGE, "--particles: %s", o->ndim > 3
+                            ? "positions of at most 3 axes" : "samples a field of --power-law "
+                            "or --power-table");
+    if (o->particles)
+        o->type = FS_DTYPE_FLOAT64; /* the field sampled, not written */
     if (!o->power_law) {
         if (o->amplitude_given || o->nbox)
             return fs_error_set(FS_ERR_USAGE, "--%s needs --power-law",
@@ -145,6 +152,9 @@ static void print_help(FILE *out)
             "                    the grid's nonzero |k|; linear between rows)\n"
             "      --box-size=L  the field's box length of every axis, or L0,L1,...\n"
             "                    one per axis (default the axis lengths)\n"
+            "      --particles=NBAR  a particle snapshot instead: a Poisson sample of\n"
+            "                    NBAR (1 + delta) per cell of the field delta, uniform\n"
+            "                    in the cell (/PartType1/Coordinates, /Header)\n"
             "  -f, --force       replace OUTPUT if it exists\n"
             "  -q, --quiet       print nothing on success\n"
             "  -h, --help        show this help and exit\n"
@@ -163,6 +173,7 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
         {"amplitude", required_argument, NULL, OPT_AMPLITUDE},
         {"box-size", required_argument, NULL, OPT_BOX_SIZE},
         {"power-table", required_argument, NULL, OPT_POWER_TABLE},
+        {"particles", required_argument, NULL, OPT_PARTICLES},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -218,6 +229,11 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
             break;
         case OPT_POWER_TABLE:
             o->power_table = optarg;
+            break;
+        case OPT_PARTICLES:
+            if (parse_finite(optarg, &o->particles) || !(o->particles > 0) || o->particles > 1e4)
+                return fs_error_set(FS_ERR_USAGE, "--particles=%s: expected a mean number of "
+                                    "particles per cell, above 0 and at most 10000", optarg);
             break;
         case OPT_BOX_SIZE:
             if (parse_box_size(optarg, o) != FS_OK)
@@ -324,6 +340,119 @@ static fs_status load_table(MPI_Comm comm, int rank, const mkdata_options *o, fs
     return fs_error_agree(comm, rank == 0 ? st : FS_OK);
 }
 
+/* --particles: this rank's cells of delta (float64, its slab box) sampled:
+ * cell c holds Poisson(NBAR max(0, 1 + delta_c)) particles, each uniform
+ * in the cell, drawn from (seed, c) alone so the file is the same on any
+ * rank count. *pos (out, malloc'd): their positions, *count of them. */
+static fs_status sample_cells(const mkdata_options *o, const fs_box *box, const double *delta,
+                              double **pos, int64_t *count)
+{
+    int D = o->ndim;
+    int64_t n = fs_box_elems(box), cap = (int64_t)(o->particles * (double)n * 1.5) + 64, m = 0;
+    uint64_t seed = o->seed ^ 0x5DEECE66DULL; /* not the field's draws */
+    double *x = malloc(sizeof(double) * (size_t)(cap * D));
+    for (int64_t e = 0; x && e < n; e++) {
+        int64_t idx[FS_LAYOUT_MAX_DIMS], rest = e, flat = 0;
+        for (int a = D - 1; a >= 0; a--) {
+            idx[a] = rest % box->count[a] + box->start[a];
+            rest /= box->count[a];
+        }
+        for (int a = 0; a < D; a++)
+            flat = flat * o->shape[a] + idx[a];
+        double lam = o->particles * (1.0 + delta[e]), p = 1.0, limit = exp(-(lam > 0 ? lam : 0));
+        uint64_t c = (uint64_t)flat << 20; /* 2^20 draws per cell at most */
+        int64_t k = -1;
+        do { /* Knuth's: the count of uniforms whose product stays above e^-lam */
+            p *= 0.5 * (fs_synth_uniform(seed, c++) + 1.0);
+            k++;
+        } while (p > limit && k < 100000);
+        for (int64_t j = 0; j < k; j++) {
+            if (m == cap) {
+                double *grown = realloc(x, sizeof(double) * (size_t)(2 * cap * D));
+                if (!grown)
+                    break;
+                x = grown;
+                cap *= 2;
+            }
+            for (int a = 0; a < D; a++)
+                x[m * D + a] = ((double)idx[a] + 0.5 * (fs_synth_uniform(seed, c++) + 1.0)) *
+                               o->box_size[a] / (double)o->shape[a];
+            m++;
+        }
+    }
+    *pos = x;
+    *count = m;
+    return x ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory for the particles");
+}
+
+/* --particles' /Header: Gadget's attributes, one file. */
+static fs_status write_header(fs_h5_output *out, const mkdata_options *o, int64_t total)
+{
+    int64_t types = 6, lo[6] = {0, total & 0xFFFFFFFF}, hi[6] = {0, total >> 32}, one = 1,
+            all[6] = {0, total}, dims = o->ndim;
+    fs_status st = fs_h5_output_group(out, "/Header", 0);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(out, "BoxSize", 1, &dims, FS_DTYPE_FLOAT64, o->box_size);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(out, "NumPart_Total", (int)types, lo);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(out, "NumPart_Total_HighWord", (int)types, hi);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(out, "NumPart_ThisFile", (int)types, all);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_int64s(out, "NumFilesPerSnapshot", -1, &one);
+    if (st == FS_OK)
+        st = fs_h5_output_attr_numbers(out, "MeanPerCell", 0, NULL, FS_DTYPE_FLOAT64,
+                                       &o->particles);
+    return st;
+}
+
+/* Collective: the field's slab sampled, the rows of every rank written in
+ * rank order into /PartType1/Coordinates of tmp, the Header beside. */
+static fs_status write_particles(MPI_Comm comm, const mkdata_options *o, const fs_box *box,
+                                 const double *delta, const char *tmp, int64_t *total)
+{
+    double *pos = NULL;
+    int64_t mine = 0, before = 0;
+    fs_status st = fs_error_agree(comm, sample_cells(o, box, delta, &pos, &mine));
+    if (st == FS_OK && (MPI_Exscan(&mine, &before, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS ||
+                        MPI_Allreduce(&mine, total, 1, MPI_INT64_T, MPI_SUM, comm) != MPI_SUCCESS))
+        st = fs_error_set(FS_ERR_RUNTIME, "MPI_Exscan of the particles' counts failed");
+    int rank = 0;
+    MPI_Comm_rank(comm, &rank);
+    before = rank == 0 ? 0 : before;
+    fs_h5_output *out = NULL;
+    int64_t shape[2] = {*total, o->ndim};
+    if ((st = fs_error_agree(comm, st)) == FS_OK)
+        st = fs_error_agree(comm, fs_h5_output_new(comm, tmp, "/PartType1/Coordinates", 2, shape,
+                                                   FS_DTYPE_FLOAT64, NULL, &out));
+    fs_box rows = {.ndim = 2, .start = {before, 0}, .count = {mine, o->ndim}};
+    fs_io_map map = fs_io_map_plain(&rows, FS_DTYPE_FLOAT64);
+    if (st == FS_OK)
+        st = fs_h5_output_write(out, &map, pos, 0, NULL, NULL);
+    if (st == FS_OK)
+        st = write_header(out, o, *total);
+    fs_status closed = out ? fs_h5_output_close(&out) : FS_OK;
+    free(pos);
+    return fs_error_agree(comm, st != FS_OK ? st : closed);
+}
+
+/* Collective: the field written into tmp as `dataset`, with its attributes. */
+static fs_status write_field(MPI_Comm comm, const mkdata_options *o, const fs_box *box,
+                             const fs_synth *synth, void *buf, const char *tmp, const char *dataset)
+{
+    fs_h5_output *out = NULL;
+    fs_status st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, NULL, &out);
+    if ((st = fs_error_agree(comm, st)) != FS_OK)
+        return st;
+    fs_io_map map = fs_io_map_plain(box, o->type);
+    st = fs_h5_output_write(out, &map, buf, 0, NULL, NULL);
+    if (st == FS_OK)
+        st = write_attrs(out, o, synth);
+    fs_status closed = fs_h5_output_close(&out);
+    return fs_error_agree(comm, st != FS_OK ? st : closed);
+}
+
 /* Collective: generate and write the file. */
 static fs_status generate(MPI_Comm comm, const mkdata_options *o, const fs_table *table)
 {
@@ -362,19 +491,20 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o, const fs_table
     }
     if ((st = fs_error_agree(comm, st)) != FS_OK)
         goto done;
-    st = fs_h5_output_new(comm, tmp, dataset, o->ndim, o->shape, o->type, NULL, &out);
-    if ((st = fs_error_agree(comm, st)) != FS_OK)
-        goto done;
-    fs_io_map map = fs_io_map_plain(&box, o->type);
-    st = fs_h5_output_write(out, &map, buf, 0, NULL, NULL);
-    if (st == FS_OK)
-        st = write_attrs(out, o, &synth);
-    fs_status closed = fs_h5_output_close(&out);
-    if ((st = fs_error_agree(comm, st != FS_OK ? st : closed)) != FS_OK)
+    int64_t total = 0;
+    if (o->particles)
+        st = write_particles(comm, o, &box, buf, tmp, &total); /* agreed */
+    else
+        st = write_field(comm, o, &box, &synth, buf, tmp, dataset);
+    if (st != FS_OK)
         goto done;
     commit_args args = {tmp, o->file, o->force};
     st = fs_atomic_commit_collective(comm, commit_file, &args);
-    if (st == FS_OK && rank == 0 && !o->quiet) {
+    if (st == FS_OK && rank == 0 && !o->quiet && o->particles) {
+        fprintf(stderr, "fftshard-mkdata: wrote %s:/PartType1/Coordinates, %" PRId64 " particles "
+                "on %d rank%s in %.2f s\n", o->file, total, nranks, nranks == 1 ? "" : "s",
+                MPI_Wtime() - t0);
+    } else if (st == FS_OK && rank == 0 && !o->quiet) {
         char shape[256];
         fs_format_shape(o->ndim, o->shape, shape, sizeof shape);
         double bytes = 1;

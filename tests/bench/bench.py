@@ -55,6 +55,12 @@ scipy.fft.dctn or dstn with every core, write), in turns as the operator
 rows: medians of 5 turns, "x plain" the ratio of the medians of whole wall
 times, "fft+ex x plain" that of the medians of fft + exchange.
 
+The paint rows (skipped with --no-paint; alone with --only-paint) paint N^3
+uniform float32 particles (cic, interlaced) on an N^3 mesh with --real
+--spectrum-only, next to the numpy script a user writes (numpy.bincount
+painting of both meshes, rfftn, the combination, compensation, shot noise,
+shells), with the particles painted per second per rank of the report.
+
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
 or writing back another run's file. The default fftshard command and the
@@ -72,6 +78,7 @@ import time
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 PHASES = ["read", "plan", "fft", "exchange", "write", "total"]
+OPTIONAL_PHASES = ["paint"]
 
 # argv: input, output[, fftn or rfftn[, axes "1,2,3"]]
 SCIPY_PIPELINE = r'''
@@ -131,6 +138,7 @@ def fftshard_many(mpiexec, exe, ranks, inputs, out, extra):
     with open(report) as f:
         r = json.load(f)
     fig = {ph: r["phases"][ph]["max"] for ph in PHASES}
+    fig.update({ph: r["phases"].get(ph, {}).get("max", 0.0) for ph in OPTIONAL_PHASES})
     fig["wall"] = wall
     fig["transform"] = fig["fft"] + fig["exchange"]
     fig["operate"] = r["phases"].get("operate", {}).get("max", 0.0)
@@ -574,6 +582,80 @@ def fftw_mpi(script, ranks, size, transposed_out, repeats):
         best = float(m.group(1)) if best is None else min(best, float(m.group(1)))
     return best
 
+# argv: snapshot, output, N. What a user writes to paint N^3 particles
+# (cloud in cell, interlaced) on an N^3 mesh and measure P(k): numpy.bincount
+# painting of the 8 corners, the shifted mesh, rfftn, nbodykit's
+# combination, the window compensated, the shot noise subtracted, shells.
+PAINT_SCRIPT = r"""
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f:
+    x = f["PartType1/Coordinates"][...].astype(np.float64)
+    L = float(f["Header"].attrs["BoxSize"])
+n = int(sys.argv[3])
+def cic(shift):
+    u = np.mod(x, L) * n / L + shift
+    i0 = np.floor(u).astype(np.int64)
+    d = u - i0
+    mesh = np.zeros(n ** 3)
+    for c in np.ndindex(2, 2, 2):
+        w = np.prod([d[:, a] if c[a] else 1 - d[:, a] for a in range(3)], axis=0)
+        idx = ((i0[:, 0] + c[0]) % n * n + (i0[:, 1] + c[1]) % n) * n + (i0[:, 2] + c[2]) % n
+        mesh += np.bincount(idx, weights=w, minlength=n ** 3)
+    return mesh.reshape(n, n, n) * (n ** 3 / len(x)) - 1
+f = np.fft.fftfreq(n, 1 / n)
+fr = np.fft.rfftfreq(n, 1 / n)
+ph = np.exp(1j * np.pi * (f[:, None, None] + f[None, :, None] + fr[None, None, :]) / n)
+X = 0.5 * (np.fft.rfftn(cic(0.0)) + np.fft.rfftn(cic(0.5)) * ph)
+W = (np.sinc(f / n)[:, None, None] * np.sinc(f / n)[None, :, None] * np.sinc(fr / n)[None, None, :]) ** 2
+P = np.abs(X) ** 2 / W ** 2 * L ** 3 / n ** 6
+m = np.ones(X.shape)
+m[..., 1:(n + 1) // 2] = 2
+kk = np.sqrt(f[:, None, None] ** 2 + f[None, :, None] ** 2 + fr[None, None, :] ** 2)
+b = np.floor(kk + 0.5).astype(np.int64).ravel()
+power = np.bincount(b, weights=(P * m).ravel()) / np.maximum(np.bincount(b, weights=m.ravel()), 1)
+with h5py.File(sys.argv[2], "w") as out:
+    out["power"] = power - L ** 3 / len(x)
+"""
+
+
+def paint_rows(args, mpiexec, exe, work):
+    """--paint=cic --interlace of N^3 particles on an N^3 mesh and its P(k),
+    next to the numpy script."""
+    print("# painting N^3 particles (cic, interlaced) on N^3 and P(k), best of %d by wall time"
+          % args.repeats)
+    print("%-44s %-5s %5s %8s %8s %8s %14s %9s %8s" % (
+        "command", "N", "ranks", "wall s", "read s", "paint s", "Mpart/s/rank", "peak MiB",
+        "x script"))
+    out = os.path.join(work, "paint-pk.h5")
+    for size in args.sizes.split(","):
+        n = int(size.split("x")[0])
+        snap = os.path.join(work, "snap-%d.h5" % n)
+        run(["/usr/bin/python3", "-c", "import sys, h5py, numpy as np\n"
+             "n = int(sys.argv[2])\n"
+             "x = np.random.default_rng(1).uniform(0, 1000.0, (n ** 3, 3)).astype(np.float32)\n"
+             "with h5py.File(sys.argv[1], 'w') as f:\n"
+             "    f['PartType1/Coordinates'] = x\n"
+             "    f.create_group('Header').attrs['BoxSize'] = 1000.0\n", snap, str(n)],
+            serial_env())
+        script = None
+        for _ in range(args.repeats):
+            wall = script_wall(PAINT_SCRIPT, [snap], out + ".ref", [str(n)])
+            script = wall if script is None or wall < script else script
+        for ranks in [int(r) for r in args.ranks.split(",")]:
+            opts = ["--real", "--spectrum-only", "--paint=cic", "--interlace", "--mesh=%d" % n]
+            s = best_of(args.repeats, "wall",
+                        lambda: fftshard(mpiexec, exe, ranks, snap + ":/PartType1/Coordinates",
+                                         out, opts))
+            with open(out + ".json") as f:
+                p = json.load(f)["paint"]["inputs"][0]
+            print("%-44s %-5d %5d %8.3f %8.3f %8.3f %14.2f %9.1f %8.3f" % (
+                "fftshard " + " ".join(opts[:4]), n, ranks, s["wall"], s["read"], s["paint"],
+                p["particles_per_second_per_rank"] / 1e6, s["peak_mib"], s["wall"] / script),
+                flush=True)
+        print("%-44s %-5d %5s %8.3f %8s %8s %14s %9s %8s" % (
+            "numpy script (bincount, rfftn, shells)", n, "1", script, "-", "-", "-", "-", "1.00"))
+    print()
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -593,6 +675,10 @@ def main():
                     help="skip the cosine and sine transform rows")
     ap.add_argument("--only-r2r", action="store_true",
                     help="only the cosine and sine transform rows")
+    ap.add_argument("--no-paint", action="store_true",
+                    help="skip the --paint rows")
+    ap.add_argument("--only-paint", action="store_true",
+                    help="only the --paint rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -607,6 +693,9 @@ def main():
             return
         if args.only_r2r:
             r2r_rows(args, mpiexec, exe, mkdata, work, have_scipy())
+            return
+        if args.only_paint:
+            paint_rows(args, mpiexec, exe, work)
             return
         tiny = os.path.join(work, "tiny.h5")
         run([mpiexec, "-n", "1", mkdata, "-q", "-f", "1x1x1", tiny])
@@ -678,6 +767,8 @@ def main():
             operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_r2r:
             r2r_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
+        if not args.no_paint:
+            paint_rows(args, mpiexec, exe, work)
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])
