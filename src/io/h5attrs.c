@@ -163,6 +163,40 @@ fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *cons
     return FS_OK;
 }
 
+int fs_input_attrs_number(const fs_input_attrs *a, const char *name, double *value)
+{
+    int64_t pos = 0;
+    record r;
+    for (int i = 0; i < a->count; i++) {
+        if (next_record(a, &pos, &r) != 0)
+            return 0;
+        if (strcmp(r.name, name) != 0)
+            continue;
+        hsize_t points = 1;
+        for (int k = 0; k < r.rank; k++)
+            points *= r.dims[k];
+        if (r.vlen_string || r.rank < 0 || points != 1)
+            return 0;
+        hid_t type = H5Tdecode(r.type);
+        if (type < 0)
+            return 0;
+        H5T_class_t cls = H5Tget_class(type);
+        size_t size = H5Tget_size(type);
+        unsigned char buf[64]; /* converted in place: room for either type */
+        int ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && size <= sizeof buf &&
+                 r.data_bytes >= size;
+        if (ok) {
+            memcpy(buf, r.data, size);
+            ok = H5Tconvert(type, H5T_NATIVE_DOUBLE, 1, buf, NULL, H5P_DEFAULT) >= 0;
+        }
+        H5Tclose(type);
+        if (ok)
+            memcpy(value, buf, sizeof *value);
+        return ok;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------ read */
 
 /* Why type cannot be copied as bytes, or NULL. A variable-length string at

@@ -58,6 +58,10 @@ fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a);
 fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *const *skip,
                                 fs_input_attrs *out);
 
+/* Whether a holds an attribute `name` of one number (an integer or a
+ * float, scalar or of one element), its value as a double into *value. */
+int fs_input_attrs_number(const fs_input_attrs *a, const char *name, double *value);
+
 /* Free the block and zero *a. */
 void fs_input_attrs_free(fs_input_attrs *a);
 

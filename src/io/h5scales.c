@@ -459,3 +459,31 @@ fs_status fs_h5_coords_in_use(const char *file, const char *name, const char *pa
     free(a);
     return st;
 }
+
+fs_status fs_h5_batch_coord_of(const fs_input_coords *in, int a, int64_t n,
+                               fs_h5_batch_coord *out)
+{
+    memset(out, 0, sizeof *out);
+    const fs_h5_found_coord *f = in && a < in->ndim && in->axis[a].found ? &in->axis[a] : NULL;
+    if (f && f->has_values) {
+        snprintf(out->name, sizeof out->name, "%s", f->name);
+        out->c = (fs_h5_coord){out->name, NULL, n, f->is_int ? FS_DTYPE_INTEGER : FS_DTYPE_FLOAT64,
+                               in->values[a], f->units[0] ? f->units : NULL,
+                               f->long_name[0] ? f->long_name : NULL};
+        return FS_OK;
+    }
+    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    for (int64_t j = 0; j < n; j++)
+        v[j] = j;
+    /* a netCDF-4 dimension without a variable keeps its name */
+    if (f)
+        snprintf(out->name, sizeof out->name, "%s", f->name);
+    else
+        snprintf(out->name, sizeof out->name, "axis%d", a);
+    snprintf(out->long_name, sizeof out->long_name, "index along axis %d", a);
+    out->owned = v;
+    out->c = (fs_h5_coord){out->name, NULL, n, FS_DTYPE_INTEGER, v, "1", out->long_name};
+    return FS_OK;
+}

@@ -112,28 +112,17 @@ static fs_status transformed_coord(const fs_transform *t, int nbox, const double
 static fs_status batch_coord(const fs_transform *t, const fs_input_coords *in, int a,
                              axis_coord *ac)
 {
-    int64_t n = t->out_shape[a];
-    const fs_h5_found_coord *f = in && a < in->ndim && in->axis[a].found ? &in->axis[a] : NULL;
-    if (f && f->has_values) {
-        snprintf(ac->name, sizeof ac->name, "%s", f->name);
-        ac->c = (fs_h5_coord){ac->name, NULL, n, f->is_int ? FS_DTYPE_INTEGER : FS_DTYPE_FLOAT64,
-                              in->values[a], f->units[0] ? f->units : NULL,
-                              f->long_name[0] ? f->long_name : NULL};
-        return FS_OK;
-    }
-    int64_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
-    if (!v)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    for (int64_t j = 0; j < n; j++)
-        v[j] = j;
-    /* a netCDF-4 dimension without a variable keeps its name */
-    if (f)
-        snprintf(ac->name, sizeof ac->name, "%s", f->name);
-    else
-        snprintf(ac->name, sizeof ac->name, "axis%d", a);
-    snprintf(ac->long_name, sizeof ac->long_name, "index along axis %d", a);
-    ac->owned = v;
-    ac->c = (fs_h5_coord){ac->name, NULL, n, FS_DTYPE_INTEGER, v, "1", ac->long_name};
+    fs_h5_batch_coord b;
+    fs_status st = fs_h5_batch_coord_of(in, a, t->out_shape[a], &b);
+    if (st != FS_OK)
+        return st;
+    snprintf(ac->name, sizeof ac->name, "%s", b.name);
+    snprintf(ac->long_name, sizeof ac->long_name, "%s", b.long_name);
+    ac->c = b.c;
+    ac->c.name = ac->name;
+    if (b.owned)
+        ac->c.long_name = ac->long_name;
+    ac->owned = b.owned;
     return FS_OK;
 }
 

@@ -24,13 +24,6 @@
 #include "core/layout.h"
 #include "plan/transform.h"
 
-/* An input dataset's coordinates, on every rank. */
-typedef struct fs_input_coords {
-    int ndim;
-    fs_h5_found_coord axis[FS_LAYOUT_MAX_DIMS];
-    void *values[FS_LAYOUT_MAX_DIMS];  /* malloc'ed, NULL: none */
-} fs_input_coords;
-
 /* Collective: rank 0 reads the coordinates of the input `info` in `file`
  * (none for --shards, sharded, or a sliced input), every rank gets them in *c (out; free with
  * fs_input_coords_free). The status is agreed. */

@@ -185,6 +185,11 @@ const fs_input_attrs *fs_output_input_attrs(const fs_output *out)
     return out->input_attrs;
 }
 
+const fs_input_coords *fs_output_input_coords(const fs_output *out)
+{
+    return out->input_coords;
+}
+
 void fs_output_select(fs_output *out, const fs_output_result *r)
 {
     out->result = *r;

@@ -116,6 +116,8 @@ fs_h5_output *fs_output_h5(const fs_output *out);
 
 /* Each input dataset's own attributes (NULL before fs_output_begin). */
 const fs_input_attrs *fs_output_input_attrs(const fs_output *out);
+/* Each input dataset's coordinates (NULL before fs_output_begin). */
+const fs_input_coords *fs_output_input_coords(const fs_output *out);
 
 /* The result written next (copied; its strings borrowed until it is
  * written). */
