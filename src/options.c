@@ -143,8 +143,8 @@ static const struct {
                                                         "mem-per-rank"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
-    {"Output and messages:\n", {"add", "force", "report", "quiet", "progress", "verbose", "help",
-                                "version"}},
+    {"Output and messages:\n", {"add", "attr", "force", "report", "quiet", "progress", "verbose",
+                                "help", "version"}},
 };
 
 /* The stages' blocks: a stage with a heading opens one, the others go on
