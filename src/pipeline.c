@@ -239,10 +239,8 @@ static fs_status prepare(run *r)
                             r->lay.paths + r->lay.nresults, box->n, box->L};
     r->asked = fs_options_asked(o);
     r->asked.operation = st == FS_OK ? fs_stages_operation(r->stages) : NULL;
-    /* the batch axes' coordinates: of the results, and of the groups' slices */
     fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards,
-                           r->lay.nresults > 0 || r->lay.ngroups > 0,
-                           o->verbose, o->quiet};
+                           r->lay.nresults + r->lay.ngroups > 0, o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
     if (st == FS_OK && r->n > 1)
