@@ -88,3 +88,26 @@ np.savetxt("big.txt", [[0, 1.79e308], [10, 1]])'
     assert_error "$EXIT_USAGE" "single precision's largest number"
     assert_no_temporaries
 }
+
+@test "--k-units=cycles: cutoffs in cycles per sample as numpy's fftfreq gives them, or per unit of --box-size" {
+    python_serial -c "
+import h5py, numpy as np
+h5py.File('img.h5', 'w')['img'] = np.random.default_rng(5).integers(0, 4000, (64, 48)).astype(np.uint16)"
+    fftshard 3 -q --real --k-units=cycles --apply=lowpass:0.1:4 img.h5 low.h5
+    fftshard 2 -q --real --apply=sharpk:0.05 --k-units=cycles --box-size=128,96 img.h5 cut.h5
+    run python_serial -c "
+import h5py, numpy as np
+x = h5py.File('img.h5')['img'][()].astype(np.float64)
+f = np.sqrt(np.fft.fftfreq(64)[:, None] ** 2 + np.fft.fftfreq(48)[None, :] ** 2)  # cycles per sample
+low = np.fft.ifft2(np.fft.fft2(x) / (1 + (f / 0.1) ** 8)).real
+g = np.sqrt(np.fft.fftfreq(64, 2.0)[:, None] ** 2 + np.fft.fftfreq(48, 2.0)[None, :] ** 2)  # per unit
+cut = np.fft.ifft2(np.fft.fft2(x) * (g <= 0.05)).real
+a = h5py.File('low.h5')['img'][()]; b = h5py.File('cut.h5')['img'][()]
+print(a.dtype, np.abs(a - low).max() / np.abs(low).max() < 1e-5, np.abs(b - cut).max() / np.abs(cut).max() < 1e-5)"
+    assert_success
+    assert_output "float32 True True"
+    run --separate-stderr fftshard 2 --k-units=cycles img.h5 o.h5
+    assert_error "$EXIT_USAGE" "--k-units: only with --apply"
+    run --separate-stderr fftshard 2 --k-units=hertz --apply=sharpk:1 img.h5 o.h5
+    assert_error "$EXIT_USAGE" "--k-units"
+}

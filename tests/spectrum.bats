@@ -542,6 +542,28 @@ print(" ".join(k for k in s if k != "seconds"))'
     [ ! -e x.h5 ] || fail "x.h5 written"
 }
 
+@test "the spectrum group keeps the input's time, not the attributes of its values (_FillValue, units, ...)" {
+    python_serial -c "
+import h5py, numpy as np
+x = np.random.default_rng(3).standard_normal((12, 10, 8))
+with h5py.File('u.h5', 'w') as f:
+    d = f.create_dataset('u', data=x)
+    d.attrs['_FillValue'] = np.float64(-9999.0)
+    d.attrs['missing_value'] = np.float64(-9999.0)
+    d.attrs['units'] = 'm/s'
+    d.attrs['long_name'] = 'velocity'
+    d.attrs['time'] = 2.5
+    d.attrs['viscosity'] = 1e-3"
+    fftshard 2 -q --real --spectrum-only u.h5 pk.h5
+    run python_serial -c "
+import xarray
+s = xarray.open_dataset('pk.h5', group='power_spectrum', engine='h5netcdf')
+print(sorted(k for k in ('_FillValue', 'missing_value', 'units', 'long_name', 'time', 'viscosity')
+             if k in s.attrs), s.attrs['time'], int(s['power'].isnull().sum()))"
+    assert_success
+    assert_output "['time', 'viscosity'] 2.5 0"
+}
+
 @test "refusals: options that do not fit, before any work, OUTPUT untouched" {
     oracle make r3.h5 10x7x6:float64 -- c3.h5 9x8x7:complex128 -- u.h5 4x4:float64 \
         -- v.h5 4x4:float64 -- w.h5 4x4:float64

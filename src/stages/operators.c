@@ -661,12 +661,34 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->pads = 1; /* the field of the padded domain, its part of the input written */
 }
 
+/* --k-units=cycles: the cutoffs given in cycles per unit length (per
+ * sample without --box-size) become the radians every formula takes, once. */
+static fs_status check(void *opts, const fs_stage_facts *f, int on)
+{
+    fs_operators *ops = opts;
+    (void)f;
+    if (ops->cycles && !on)
+        return fs_error_set(FS_ERR_USAGE, "--k-units: only with --apply");
+    for (int i = 0; ops->cycles && !ops->converted && i < ops->n; i++) {
+        fs_operator *op = &ops->op[i];
+        if (op->kind == FS_OPER_SHARPK || op->kind == FS_OPER_LOWPASS ||
+            op->kind == FS_OPER_HIGHPASS)
+            op->param *= 2 * M_PI;
+    }
+    ops->converted = ops->cycles;
+    return FS_OK;
+}
+
+static const fs_opt_name k_units[] = {{"radians", 0}, {"cycles", 1}, {NULL, 0}};
+
 /* --apply: the list parsed once, here (a second --apply replaces it). */
 static fs_status set_apply(const fs_opt *opt, const char *arg, void *section)
 {
     fs_operators *ops = section;
+    int cycles = ops->cycles; /* --k-units given before */
     (void)opt;
     release(section);
+    ops->cycles = cycles;
     fs_status st = parse(arg, section);
     if (st == FS_OK && !(ops->given = strdup(arg)))
         st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
@@ -681,6 +703,10 @@ static const fs_opt lines[] = {
              "                          poisson (-1/k^2, 0 at k = 0),\n"
              "                          transfer:FILE (table k T, covering 0 .. max |k|);\n"
              "                          k = 2 pi fftfreq(n, 1/n) / L, L from --box-size\n"},
+    {FS_OPT("k-units", 0, FS_OPT_ARG, fs_opt_enum, fs_operators, cycles), .names = k_units,
+     .help = "      --k-units=radians|cycles  the K of sharpk, lowpass and highpass in\n"
+             "                          radians (k, the default) or cycles (k / 2 pi)\n"
+             "                          per sample, or per unit of --box-size\n"},
     {.long_name = NULL},
 };
 
@@ -694,6 +720,7 @@ const fs_stage_ops fs_stage_operators = {
     .release = release,
     .active = active,
     .option = option,
+    .check = check,
     .needs = needs,
     .create = create,
     .create_collective = 1,

@@ -50,6 +50,8 @@ typedef struct fs_operators {
     int n;
     fs_operator op[FS_MAX_OPERATORS];
     char *given;        /* --apply's value as given (the report's) */
+    int cycles;         /* --k-units=cycles: the cutoffs K given in cycles, not radians */
+    int converted;      /* ... and turned into radians (fs_stage_ops.check) */
 } fs_operators;
 
 #endif

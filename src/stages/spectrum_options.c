@@ -31,10 +31,23 @@ fs_status fs_spectrum_check(void *opts, const fs_stage_facts *f, int on)
         on = 1;
     }
     if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
-                o->nper || o->compensate || o->nshot))
-        return fs_error_set(FS_ERR_USAGE, "--bins, --los, --mu-bins, --multipoles, "
-                            "--spectrum-per, --compensate, --shot-noise: only with "
-                            "--power-spectrum, --cross or --spectrum-only");
+                o->nper || o->compensate || o->nshot)) {
+        /* the options given, by name (the correlation function's bins are
+         * --r-bins) */
+        const char *given[] = {o->bins.n || o->bins.nedges ? "--bins" : NULL,
+                               o->los_given ? "--los" : NULL, o->mu_bins ? "--mu-bins" : NULL,
+                               o->npoles ? "--multipoles" : NULL,
+                               o->nper ? "--spectrum-per" : NULL,
+                               o->compensate ? "--compensate" : NULL,
+                               o->nshot ? "--shot-noise" : NULL};
+        char names[128] = "";
+        for (size_t i = 0; i < sizeof given / sizeof *given; i++)
+            if (given[i])
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         names[0] ? ", " : "", given[i]);
+        return fs_error_set(FS_ERR_USAGE, "%s: of a power spectrum, only with --power-spectrum, "
+                            "--cross or --spectrum-only", names);
+    }
     /* One value for several INPUTs could be each one's or the sum's. */
     if (o->nshot && !f->dry_run && o->nshot != f->ninputs)
         return fs_error_set(FS_ERR_USAGE, "--shot-noise: %d value%s for %d INPUT%s; give one "
@@ -141,7 +154,8 @@ const fs_opt fs_spectrum_lines[] = {
     {FS_OPT("power-spectrum", 0, FS_OPT_NO_ARG, fs_opt_flag, O, power),
      .help = "      --power-spectrum    mean |X|^2 in shells of |k| one k_f wide; several\n"
              "                          INPUTs add their power (of u, v, w: E(k) =\n"
-             "                          0.5 power modes / (V k_f) with --box-size)\n"},
+             "                          0.5 power modes / (V k_f) with --box-size);\n"
+             "                          with --apply or --vector, of their results\n"},
     {FS_OPT("spectrum-only", 0, FS_OPT_NO_ARG, fs_opt_flag, fs_stage_shared, spectrum_only),
      .shared = 1,
      .help = "      --spectrum-only     the spectrum alone: no transformed array written;\n"

@@ -354,7 +354,10 @@ static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const cha
 static const char *const group_attrs[] = {
     "convention", "inputs", "fftshard_version", "axes", "box_size", "k_fundamental",
     "power_factor", "los", "spectrum_per", "compensate", "shot_noise", "shot_noise_inputs",
-    "shot_noise_a", "shot_noise_b", "CLASS", "NAME", NULL,
+    "shot_noise_a", "shot_noise_b", "CLASS", "NAME",
+    /* what describes the field's values, not its spectrum's (CF) */
+    "_FillValue", "missing_value", "valid_min", "valid_max", "valid_range", "scale_factor",
+    "add_offset", "units", "long_name", "standard_name", NULL,
 };
 
 /* Group g's sums: its family's. */
