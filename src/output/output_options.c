@@ -76,10 +76,10 @@ const fs_opt fs_output_option_lines[] = {
              "                          same path); never through a link in OUTPUT, and\n"
              "                          refused (status 4) if OUTPUT changes meanwhile\n"},
     {FS_OPT("attr", 0, FS_OPT_ARG, add_attr, O, attrs),
-     .help = "      --attr=NAME=VALUE   an attribute of every result and group (float64\n"
-             "                          if a number, else text) in place of the inputs'\n"
-             "                          of that name: --attr=time=0.5 gives a spectrum's\n"
-             "                          group of a series its time coordinate\n"},
+     .help = "      --attr=NAME=VALUE   an attribute of every result and spectrum group\n"
+             "                          (float64 if a number, else text) in place of the\n"
+             "                          inputs' of that name: --attr=time=0.5 gives a\n"
+             "                          spectrum's group of a series its time coordinate\n"},
     {FS_OPT("force", 'f', FS_OPT_NO_ARG, fs_opt_flag, O, force),
      .help = "  -f, --force             replace OUTPUT if it exists\n"},
     {FS_OPT("report", 0, FS_OPT_ARG, fs_opt_file, O, report_file),
