@@ -6,6 +6,7 @@
 #include "options.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "io/shards.h"
 #include "output/destinations.h"
 #include "plan/footprint.h"
+#include "plan/outofcore.h"
 #include "plan/planner.h"
 #include "plan/transform.h"
 #include "report/report.h"
@@ -154,6 +156,7 @@ typedef struct dry_plan {
     fs_footprint none;                 /* without exchange */
     fs_box small[FS_MAX_STAGES], large[FS_MAX_STAGES];
     int empty[FS_MAX_STAGES];          /* ranks holding nothing, per stage */
+    fs_ooc_plan ooc;                   /* in memory, or out of core and its passes */
 } dry_plan;
 
 /* The footprint the memory line speaks of: the strategy's (named, or the
@@ -163,9 +166,15 @@ static const fs_footprint *chosen_need(const dry_plan *p)
     return p->chosen >= 0 ? &p->fps[p->chosen] : &p->none;
 }
 
+/* Out of core, its passes' memory is the run's. */
+static int64_t need_bytes(const dry_plan *p)
+{
+    return p->ooc.on ? p->ooc.total_bytes : chosen_need(p)->total_bytes;
+}
+
 static int fits(const dry_plan *p)
 {
-    return (uint64_t)chosen_need(p)->total_bytes <= p->opts->strategy.mem_per_rank;
+    return (uint64_t)need_bytes(p) <= p->opts->strategy.mem_per_rank;
 }
 
 /* The node as a run of this job would find it (the ranks on a node: this
@@ -244,6 +253,11 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (!p->is_default)
         p->chosen = p->worst;
+    fs_ooc_args oa;
+    if (st == FS_OK) { /* in memory or out of core, as the run decides */
+        fs_options_ooc_args(opts, &rq, &p->node, &params, &oa);
+        st = fs_ooc_plan_make(&oa, &p->ooc);
+    }
     /* Every rank plans the same way: rank 0 speaks. */
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
@@ -398,8 +412,45 @@ static void print_memory(FILE *out, const dry_plan *p)
             mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross,
             mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
-        fprintf(out, "--mem-per-rank %.1f MiB: %s\n", mib((double)p->opts->strategy.mem_per_rank),
-                fits(p) ? "fits" : "does NOT fit");
+        fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
+                fits(p) ? "fits" : "does NOT fit", p->ooc.on ? " out of core" : "");
+}
+
+/* Out of core: the decision, the blocks, each pass, the memory per rank,
+ * the scratch and the predicted time (at --disk-rate's rates: a dry run
+ * probes nothing). In memory, only a run that cannot go out of core. */
+static void print_out_of_core(FILE *out, const dry_plan *p)
+{
+    const fs_ooc_plan *o = &p->ooc;
+    if (o->why == FS_OOC_CANNOT || o->why == FS_OOC_NEITHER)
+        fprintf(out, "%s\n", o->reason);
+    if (!o->on)
+        return;
+    fprintf(out, "%s\n", o->reason);
+    fprintf(out, "out of core: %d pass%s over %d blocks (%s, %d per rank), up to %.1f MiB each\n",
+            o->npasses, o->npasses == 1 ? "" : "es", o->blocks, o->vt.pencil ? "pencils" : "slabs",
+            o->per_rank, mib((double)o->buffer_bytes));
+    for (int i = 0; i < o->npasses; i++) {
+        char text[128], predicted[64] = "";
+        fs_ooc_pass_text(o, i, text, sizeof text);
+        if (o->pass[i].predicted_s > 0)
+            snprintf(predicted, sizeof predicted, ", about %.1f s", o->pass[i].predicted_s);
+        fprintf(out, "%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), text,
+                o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
+    }
+    fprintf(out, "memory per rank (out of core): 2 blocks %.1f MiB + plans and I/O ~%.1f MiB + "
+            "libraries ~%.0f MiB = about %.1f MiB\n", mib((double)o->buffers_bytes),
+            mib((double)o->plans_io_bytes), mib((double)o->library_bytes),
+            mib((double)o->total_bytes));
+    const char *dir = p->opts->ooc.scratch_dir;
+    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s\n", o->nscratch,
+            o->nscratch == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
+            dir ? "in " : "beside OUTPUT", dir ? dir : "");
+    if (o->predicted_s > 0)
+        fprintf(out, "predicted time: about %.1f s at %.0f MB/s read, %.0f MB/s write "
+                "(--disk-rate)\n", o->predicted_s, o->read_rate / 1e6, o->write_rate / 1e6);
+    else
+        fprintf(out, "predicted time: give --disk-rate (a run probes the disk)\n");
 }
 
 static void print_text(FILE *out, const dry_plan *p)
@@ -408,6 +459,7 @@ static void print_text(FILE *out, const dry_plan *p)
     print_stages(out, p);
     print_exchanges(out, p);
     print_memory(out, p);
+    print_out_of_core(out, p);
     fprintf(out, "nothing was read, computed or written\n");
     fflush(out);
 }
@@ -562,12 +614,43 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_close(j, '}');
 }
 
+/* The out-of-core decision and, out of core, its passes. */
+static void json_out_of_core(fs_json *j, const dry_plan *p)
+{
+    const fs_ooc_plan *o = &p->ooc;
+    fs_json_open(j, "out_of_core", '{');
+    fs_json_bool(j, "on", o->on);
+    fs_json_text(j, "reason", o->reason);
+    if (o->on) {
+        fs_json_int(j, "blocks", o->blocks);
+        fs_json_int(j, "blocks_per_rank", o->per_rank);
+        fs_json_int(j, "block_bytes", o->buffer_bytes);
+        fs_json_int(j, "memory_per_rank_bytes", o->total_bytes);
+        fs_json_int(j, "scratch_files", o->nscratch);
+        fs_json_int(j, "scratch_bytes", o->scratch_bytes);
+        fs_json_num(j, "predicted_seconds", o->predicted_s > 0 ? o->predicted_s : NAN);
+        fs_json_open(j, "passes", '[');
+        for (int i = 0; i < o->npasses; i++) {
+            char text[128];
+            fs_ooc_pass_text(o, i, text, sizeof text);
+            fs_json_open(j, NULL, '{');
+            fs_json_text(j, "moves", text);
+            fs_json_num(j, "read_bytes", o->pass[i].read_bytes);
+            fs_json_num(j, "written_bytes", o->pass[i].written_bytes);
+            fs_json_close(j, '}');
+        }
+        fs_json_close(j, ']');
+    }
+    fs_json_close(j, '}');
+}
+
 static void json_plan(fs_json *j, void *arg)
 {
     const dry_plan *p = arg;
     json_problem(j, p);
     json_stages(j, p);
     json_memory_per_rank(j, p);
+    json_out_of_core(j, p);
 }
 
 /* ------------------------------------------------------------------ run */
@@ -619,7 +702,7 @@ static fs_status speak(const dry_plan *p, char *tmp)
         st = fs_error_set(FS_ERR_RUNTIME,
                           "--mem-per-rank: the plan needs about %.1f MiB per rank, more than "
                           "%.1f MiB (not enough memory)",
-                          mib((double)chosen_need(p)->total_bytes),
+                          mib((double)need_bytes(p)),
                           mib((double)o->strategy.mem_per_rank));
     return st;
 }

@@ -95,6 +95,7 @@ static int all_lines(line *lines)
         {run_lines, 0},
         {fs_transform_option_lines, offsetof(fs_run_config, transform)},
         {fs_strategy_option_lines, offsetof(fs_run_config, strategy)},
+        {fs_ooc_option_lines, offsetof(fs_run_config, ooc)},
         {fs_check_option_lines, offsetof(fs_run_config, check)},
         {fs_output_option_lines, offsetof(fs_run_config, output)},
         {fs_dryrun_option_lines, offsetof(fs_run_config, dry)},
@@ -141,6 +142,8 @@ static const struct {
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",
                                                         "mem-per-rank"}},
+    {"Out of core (arrays larger than the ranks' memory):\n", {"out-of-core", "in-memory", "scratch",
+                                                                 "disk-rate"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
     {"Output and messages:\n", {"add", "attr", "force", "report", "quiet", "progress", "verbose",
@@ -351,6 +354,33 @@ fs_run_asked fs_options_asked(const fs_run_config *c)
     };
 }
 
+void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
+                         const fs_node *node, fs_exchange_params *params, fs_ooc_args *a)
+{
+    fs_stage_facts f = fs_options_facts(c);
+    int D = 0;
+    for (int k = 0; k < rq->ndim; k++)
+        D += rq->transform_axis[k] != 0;
+    fs_stage_needs n;
+    fs_stages_needs(&c->stages, &f, D, &n);
+    *params = (fs_exchange_params){c->strategy.seed, c->strategy.packet_bytes, c->strategy.queues,
+                                   node->crowded};
+    memset(a, 0, sizeof *a);
+    *a = (fs_ooc_args){.rq = rq, .strategy = &c->strategy.strategy, .params = params,
+                       .keeps = {c->check.on, n.keep_first + n.buffers, n.undo},
+                       .io_thread = node->io_thread, .mem_per_rank = node->mem_per_rank,
+                       .mem_source = node->mem_source, .forced = c->ooc.forced,
+                       .in_memory = c->ooc.in_memory,
+                       .round_trip = n.field, .check = c->check.on, .bins = n.forward,
+                       .writes_transform = !c->stages.shared.spectrum_only,
+                       .read_rate = c->ooc.read_rate, .write_rate = c->ooc.write_rate};
+    const char *stage = fs_stages_block_wise(&c->stages, &f);
+    if (stage)
+        snprintf(a->cannot, sizeof a->cannot, "cannot compute %s", stage);
+    else if (c->output.shard_output)
+        snprintf(a->cannot, sizeof a->cannot, "cannot write --shard-output's files");
+}
+
 /* The checks that span sections, once the operands are taken. */
 static fs_status check_all(fs_run_config *c)
 {
@@ -439,6 +469,7 @@ void fs_options_free(fs_run_config *c)
     }
     free(c->inputs);
     fs_output_options_free(&c->output);
+    fs_ooc_options_free(&c->ooc);
     fs_stage_config_free(&c->stages);
     free(c->command_line);
     memset(c, 0, sizeof *c);

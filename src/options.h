@@ -21,10 +21,12 @@
 #include <stdio.h>
 
 #include "compute/check.h"
+#include "core/collective.h"
 #include "core/errors.h"
 #include "dryrun.h"
 #include "io/h5probe.h"
 #include "output/output.h"
+#include "plan/outofcore.h"
 #include "plan/plan_options.h"
 #include "report/report_run.h"
 #include "stages/stage.h"
@@ -43,6 +45,7 @@ struct fs_run_config {
     int allow_nonfinite;              /* an input holding NaN or Inf is transformed */
     fs_transform_options transform;
     fs_strategy_options strategy;
+    fs_ooc_options ooc;               /* --out-of-core, --scratch, --disk-rate */
     fs_check_options check;
     fs_output_options output;         /* OUTPUT and what else is written */
     fs_dryrun_options dry;
@@ -62,6 +65,13 @@ fs_stage_facts fs_options_facts(const fs_run_config *c);
 /* What the command line asked for, as the report tells it (the stages'
  * parts left for the caller). */
 fs_run_asked fs_options_asked(const fs_run_config *c);
+
+/* What the out-of-core decision (plan/outofcore.h) is made from, for the
+ * transform request rq on this node: the memory, the strategy, what the
+ * stages and --check need, why these options cannot run out of core.
+ * params (out) holds the exchange settings a->params points to. */
+void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
+                         const fs_node *node, fs_exchange_params *params, fs_ooc_args *a);
 
 /* The --help text, and --version's. */
 void fs_options_print_help(FILE *out);

@@ -14,62 +14,9 @@
 #include <string.h>
 
 #include "compute/check.h"
-#include "compute/compute.h"
-#include "compute/overlap.h"
 #include "core/collective.h"
 #include "core/signals.h"
-#include "io/shards.h"
-#include "output/output.h"
-#include "plan/decomp.h"
-#include "plan/planner.h"
-#include "plan/wisdom.h"
-#include "report/report_run.h"
-#include "stages/driver.h"
-
-/* One INPUT and what is computed from it. */
-typedef struct dataset {
-    const char *file;             /* the INPUT file (the pattern or list with --shards) */
-    const fs_input_info *info;    /* the probed input (in run.infos) */
-    fs_transform_request rq;      /* what the compute plan is planned for */
-    fs_planned planned;           /* the transform, per capability */
-    const fs_transform *t;        /* the one the chosen strategy runs */
-    fs_strategy_choice strategy;
-    fs_timers timers;             /* its own phases */
-    fs_check_result check;
-    fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
-    int64_t plans_before[2];      /* FFTW's plan counts before it */
-} dataset;
-
-typedef struct run {
-    MPI_Comm comm;
-    int rank, nranks;
-    const fs_run_config *cfg;
-    int n;                        /* datasets */
-    fs_input_info *infos;         /* each INPUT as probed */
-    dataset *ds;
-    dataset *cur;                 /* the one being worked on */
-    fs_shard_set shards;          /* --shards: the files (n 0 for one file) */
-    const fs_shard_set *in_shards; /* &shards with --shards, else NULL */
-    /* The compute plan, kept across datasets that ask for the same. */
-    const dataset *planned_for;   /* NULL: none */
-    fs_decomposition *d;
-    fs_exchange_params params;
-    fs_compute *c;
-    fs_wisdom *wisdom;
-    fs_workbuf buf;               /* the local array */
-    fs_output out;
-    fs_timers timers;             /* the run's own phases (opening, closing, commit, total) */
-    fs_progress progress;
-    fs_report_sections *sections; /* several inputs */
-    fs_node node;                 /* the facts of the node, found once */
-    fs_overlap *overlap;          /* the current dataset's overlapped I/O (NULL: none) */
-    fs_stage_facts facts;         /* the stages' view of the command line */
-    fs_stage_needs needs;         /* what they ask of the run (options alone) */
-    const fs_transform **ts;      /* each dataset's transform, as planned */
-    fs_stages *stages;
-    fs_stages_layout lay;         /* what OUTPUT holds: the results, then the groups */
-    fs_run_asked asked;           /* what the report says was asked */
-} run;
+#include "pipeline_state.h"
 
 /* The current dataset as the report sees it; timers NULL: its own. Its
  * output is its result, or on a turn without one the run's, or the first
@@ -81,17 +28,21 @@ static fs_run_view view(const run *r, const fs_timers *timers)
     const char *written = r->lay.count[i] ? r->lay.paths[r->lay.first[i]]
                           : r->lay.paths[0] ? r->lay.paths[0]
                                             : ds->info->dataset;
-    return (fs_run_view){
+    const fs_box *first = r->d ? fs_decomposition_first(r->d) : NULL;
+    fs_run_view v = {
         .asked = &r->asked, .info = ds->info, .t = ds->t, .nranks = r->nranks,
         .strategy = ds->strategy.name, .strategy_note = ds->strategy.note,
         .strategy_reason = ds->strategy.reason, .params = &r->params, .c = r->c,
         .tmp_path = r->out.tmp_path, .data_elems = r->buf.elems,
-        .first = fs_decomposition_first(r->d), /* a round trip writes the field from it */
-        .last = ds->t->round_trip ? fs_decomposition_first(r->d) : fs_decomposition_last(r->d),
+        .first = first, /* a round trip writes the field from it (none out of core) */
+        .last = ds->t->round_trip || !r->d ? first : fs_decomposition_last(r->d),
         .timers = timers ? timers : &ds->timers, .check = &ds->check, .input_file = ds->file,
         .written = written, .exchange_before = &ds->exchange_before,
         .plans_before = ds->plans_before,
     };
+    if (ds->ooc->plan.on)
+        fs_ooc_run_view(ds->ooc, &r->scratch, &v);
+    return v;
 }
 
 /* Rank 0 probes every input; every rank plans every transform from what it
@@ -110,11 +61,17 @@ static fs_status stage_probe(run *r)
         dataset *ds = &r->ds[i];
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
+        ds->ooc = &r->ooc[i];
         st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
                                       r->nranks, &ds->rq, &notes[i]);
         if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
+        fs_exchange_params params;
+        fs_ooc_args oa;
+        fs_options_ooc_args(o, &ds->rq, &r->node, &params, &oa);
+        if (st == FS_OK)
+            st = fs_ooc_run_decide(&oa, ds->ooc, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
@@ -132,6 +89,11 @@ static fs_status stage_plan(run *r)
 {
     const fs_run_config *o = r->cfg;
     dataset *ds = r->cur;
+    if (ds->ooc->plan.on) { /* the executor plans its blocks itself */
+        snprintf(ds->strategy.reason, sizeof ds->strategy.reason, "out of core: no exchange");
+        ds->strategy.name = "none";
+        return FS_OK;
+    }
     if (r->planned_for && fs_planner_same_request(&r->planned_for->rq, &ds->rq)) {
         ds->strategy = r->planned_for->strategy;
         ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
@@ -243,6 +205,9 @@ static fs_status prepare(run *r)
                            r->lay.nresults + r->lay.ngroups > 0, o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
+    if (st == FS_OK) /* out of core: the scratch, its space counted in OUTPUT's */
+        st = fs_ooc_run_scratch(r->comm, o->output.file, &o->ooc, r->ooc, r->n, &r->scratch,
+                                &r->out);
     if (st == FS_OK && r->n > 1)
         st = fs_error_agree(r->comm, fs_report_sections_new(r->n, &r->sections));
     if (st == FS_OK)
@@ -305,21 +270,12 @@ static fs_status make_result(run *r, int i, int k, const fs_stage_turn *turn, in
     return st;
 }
 
-/* One dataset through the man page's phases: plan (kept from the one
- * before when the same), create its dataset, read, FFT and exchange, the
- * stages, write, check. */
-static fs_status run_dataset(run *r, int i, int *write_failed)
+/* In memory: read, FFT and exchange, the stages, each result written,
+ * check. */
+static fs_status run_in_memory(run *r, int i, int *write_failed)
 {
-    dataset *ds = r->cur = &r->ds[i];
-    fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
-    fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
-    fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
-    if (st == FS_OK && r->cfg->verbose && r->rank == 0)
-        fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
-    if (st == FS_OK && r->lay.count[i])
-        st = begin_result(r, i, 0);
-    if (st == FS_OK)
-        st = phase(r, FS_PHASE_PLAN, plan_overlap);
+    dataset *ds = r->cur;
+    fs_status st = phase(r, FS_PHASE_PLAN, plan_overlap);
     if (st == FS_OK)
         st = phase(r, FS_PHASE_READ, stage_read);
     if (st == FS_OK) /* the FFTs and exchanges (the overlapped ones aside) */
@@ -336,6 +292,37 @@ static fs_status run_dataset(run *r, int i, int *write_failed)
     turn.data = r->buf.data;
     if (st == FS_OK) /* the result read again: --check, or the stages' */
         st = r->cfg->check.on ? stage_check(r) : fs_stages_written(r->stages, &turn);
+    return st;
+}
+
+/* Out of core: the passes through the disk (ooc_run.h), which write the
+ * result (or bin it) block by block. */
+static fs_status run_out_of_core(run *r, int i)
+{
+    dataset *ds = r->cur;
+    const fs_run_config *o = r->cfg;
+    fs_ooc_turn turn = {r->comm, fs_planner_fftw_flags(o->transform.plan), !o->allow_nonfinite,
+                        o->check.tolerance, ds->ooc, ds->file, ds->info, r->in_shards, ds->t,
+                        &r->out, r->lay.count[i], &r->scratch, r->stages, i,
+                        o->check.on ? &ds->check : NULL, &ds->timers, &r->progress};
+    return fs_ooc_run_dataset(&turn); /* agreed */
+}
+
+/* One dataset through the man page's phases: plan (kept from the one
+ * before when the same), create its dataset, then in memory or out of
+ * core. */
+static fs_status run_dataset(run *r, int i, int *write_failed)
+{
+    dataset *ds = r->cur = &r->ds[i];
+    fs_signals_set_dataset(r->n > 1 ? i + 1 : 0);
+    fs_timer_start(&ds->timers, FS_PHASE_TOTAL);
+    fs_status st = i > 0 ? plan_dataset(r) : FS_OK; /* the first in prepare() */
+    if (st == FS_OK && r->cfg->verbose && r->rank == 0)
+        fs_report_verbose_plan((const fs_run_view[]){view(r, NULL)});
+    if (st == FS_OK && r->lay.count[i])
+        st = begin_result(r, i, 0);
+    if (st == FS_OK)
+        st = ds->ooc->plan.on ? run_out_of_core(r, i) : run_in_memory(r, i, write_failed);
     fs_timer_stop(&ds->timers, FS_PHASE_TOTAL);
     if (st == FS_OK && r->sections) /* agreed */
         st = fs_report_add_section(r->comm, (const fs_run_view[]){view(r, NULL)}, r->sections);
@@ -425,7 +412,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     r.infos = calloc((size_t)r.n, sizeof *r.infos);
     r.ds = calloc((size_t)r.n, sizeof *r.ds);
     r.ts = calloc((size_t)r.n, sizeof *r.ts);
-    int ok = r.n > 0 && r.infos && r.ds && r.ts;
+    r.ooc = calloc((size_t)r.n, sizeof *r.ooc);
+    int ok = r.n > 0 && r.infos && r.ds && r.ts && r.ooc;
     fs_status st = fs_error_agree(comm, ok ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     fs_timer_start(&r.timers, FS_PHASE_TOTAL);
     fs_progress_init(&r.progress, r.rank == 0 && !cfg->quiet && cfg->progress);
@@ -434,6 +422,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     /* One cleanup path: every rank closes its handles; a failed run leaves
      * no temporary behind. The compute plan borrows the decomposition. */
     fs_output_finish(&r.out, st);
+    fs_scratch_end(&r.scratch, r.rank);
     fs_overlap_free(&r.overlap);
     fs_shard_set_free(&r.shards);
     fs_compute_free(&r.c);
@@ -445,6 +434,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_stages_layout_free(&r.lay);
     free(r.ts);
     free(r.ds);
+    free(r.ooc);
     free(r.infos);
     return st;
 }

@@ -142,7 +142,7 @@ teardown() {
 # bats test_tags=sanitized
 @test "runtime failure (out of memory): exit 1, no temporary, no OUTPUT" {
     ln -s "$BATS_FILE_TMPDIR/big.h5" big.h5
-    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --transpose=xorswap big.h5 out.h5
+    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --transpose=xorswap big.h5 out.h5
     assert_error "$EXIT_RUNTIME" "out of memory"
     [ ! -e out.h5 ] || fail "a failed run left out.h5"
     assert_no_temporaries
@@ -154,8 +154,8 @@ teardown() {
     fftshard 2 --quiet in.h5 out.h5
     local before
     before=$(checksum out.h5)
-    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --force --transpose=xorswap \
-        big.h5 out.h5
+    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --force --in-memory \
+        --transpose=xorswap big.h5 out.h5
     assert_error "$EXIT_RUNTIME" "out of memory"
     assert_equal "$(checksum out.h5)" "$before"
     assert_no_temporaries

@@ -152,8 +152,9 @@ $stderr"
 
 # huge_input FILE: a 4096x4096x800 complex128 dataset (200 GiB) whose
 # chunks were never written, so the file is tiny. fftshard on 2 ranks needs
-# 100 GiB per rank for it: more than this machine's memory, so the
-# allocation fails at once and the run must end with exit 1, cleanly.
+# 100 GiB per rank for it: more than this machine's memory, so with
+# --in-memory (else it goes out of core) the allocation fails at once and
+# the run must end with exit 1, cleanly.
 huge_input() {
     python_serial -c 'import h5py, sys
 with h5py.File(sys.argv[1], "w") as f:

@@ -154,6 +154,8 @@ a.pop("command_line"), b.pop("command_line")
 for p in a, b:
     p["strategy"]["reason"] = re.sub(r"of [0-9.]+ MiB per rank \(MemAvailable",
                                      "of N MiB per rank (MemAvailable", p["strategy"]["reason"])
+    p["out_of_core"]["reason"] = re.sub(r"[0-9.]+ MiB \(MemAvailable", "N MiB (MemAvailable",
+                                        p["out_of_core"]["reason"])
 sys.exit(a != b)' plan.json stdout.json || fail "--report=- and --report=FILE differ"
     dry_text_is_json text.txt plan.json
 }
@@ -231,8 +233,8 @@ print(p["input"], p["decomposition"]["grid"], len(p["stages"]), p["mem_per_rank"
 print(p["decomposition"]["split_axis_after"], [s["gathered"] for s in p["stages"]])')" "-1 [False, True]"
 }
 
-@test "--dry-run --mem-per-rank: status 1 when the plan does not fit, 0 when it does" {
-    run --separate-stderr "$FFTSHARD" --dry-run --shape=256x256x256 --ranks=4 --mem-per-rank=50M \
+@test "--dry-run --in-memory --mem-per-rank: status 1 when the plan does not fit, 0 when it does" {
+    run --separate-stderr "$FFTSHARD" --dry-run --in-memory --shape=256x256x256 --ranks=4 --mem-per-rank=50M \
         --report=plan.json
     assert_failure "$EXIT_RUNTIME"
     assert_line --partial "--mem-per-rank 50.0 MiB: does NOT fit"
@@ -243,7 +245,7 @@ print(p["decomposition"]["split_axis_after"], [s["gathered"] for s in p["stages"
     dry_text_is_json text.txt plan.json
     assert_equal "$(python_serial -c 'import json; print(json.load(open("plan.json"))["mem_per_rank"]["fits"])')" False
     # The same on 2 ranks of a job, and with the JSON on stdout.
-    run --separate-stderr fftshard 2 --dry-run --shape=256x256x256 --ranks=4 --mem-per-rank=50M --report=- -q
+    run --separate-stderr fftshard 2 --dry-run --in-memory --shape=256x256x256 --ranks=4 --mem-per-rank=50M --report=- -q
     assert_failure "$EXIT_RUNTIME"
     assert_equal "$(python_serial -c 'import json, sys; print(json.loads(sys.argv[1])["mem_per_rank"]["fits"])' "$output")" False
     [[ $stderr == *"(not enough memory)" && ${#stderr_lines[@]} -eq 1 ]] || fail "$stderr"

@@ -86,8 +86,8 @@ print(d["type"], d["grid"], d["stages"])'
 
 # bats test_tags=sanitized
 @test "--dry-run for 2^34 x 3 on 7 ranks, for a file, and what does not fit" {
-    # A plan that does not fit --mem-per-rank: the text in full, then status 1.
-    run --separate-stderr "$FFTSHARD" --dry-run --shape=17179869184x3 --ranks=7 --mem-per-rank=1G
+    # A plan that does not fit --mem-per-rank in memory: the text in full, then status 1.
+    run --separate-stderr "$FFTSHARD" --dry-run --in-memory --shape=17179869184x3 --ranks=7 --mem-per-rank=1G
     assert_failure "$EXIT_RUNTIME"
     assert_line --regexp '^stage 0: axis 0 over 7; local blocks 2454267026x3 to 2454267027x3'
     assert_line --partial "does NOT fit"

@@ -91,7 +91,7 @@ and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_
     echo '{"old": true}' > r.json
     local before
     before=$(checksum r.json)
-    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --transpose=xorswap --report=r.json \
+    run --separate-stderr "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --transpose=xorswap --report=r.json \
         big.h5 out.h5
     assert_error "$EXIT_RUNTIME" "out of memory"
     assert_equal "$(checksum r.json)" "$before"

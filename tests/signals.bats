@@ -365,7 +365,7 @@ assert_ended_once() {
 # bats test_tags=openmpi
 @test "--transpose=auto out of memory: its error line once" {
     huge_input huge.h5
-    run --separate-stderr fftshard 2 --transpose=auto huge.h5 out.h5
+    run --separate-stderr fftshard 2 --in-memory --transpose=auto huge.h5 out.h5
     assert_error "$EXIT_RUNTIME" "out of memory"
     assert_no_temporaries
 }

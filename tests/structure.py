@@ -6,7 +6,7 @@
 
 CHECK is one of:
   layers     every #include of src/ runs down the folder order (core < io,
-             exchange < plan < compute < stages < report < output < the top;
+             exchange < plan < compute < stages < exec < report < output < the top;
              tools over them all), never up and never into tools/
   sizes      no file of src/ over 800 lines, no function over 110
   pipeline   src/pipeline.c at most 450 lines, naming no stage
@@ -22,7 +22,7 @@ import re
 import sys
 
 LAYERS = {"core": 0, "io": 1, "exchange": 1, "plan": 2, "compute": 3, "stages": 4,
-          "report": 5, "output": 6, ".": 7, "tools": 8}
+          "exec": 5, "report": 6, "output": 7, ".": 8, "tools": 9}
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 110
 MAX_PIPELINE_LINES = 450

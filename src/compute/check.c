@@ -179,7 +179,9 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
         int64_t first = p * per_piece;
         int64_t n = first < rows ? (rows - first < per_piece ? rows - first : per_piece) : 0;
         fs_io_map piece = piece_map(&rm, first, n);
-        st = fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL, NULL, NULL);
+        st = a->opened ? fs_h5_input_read(a->opened, &piece, buf, NULL, NULL, NULL)
+                       : fs_h5_read(a->comm, a->input_file, a->info, a->shards, &piece, buf, NULL,
+                                    NULL, NULL);
         if (st == FS_OK && n > 0) {
             cmp->shift = piece_shift(&rm, first);
             /* visit the piece's elements as they sit in the whole buffer */
@@ -192,44 +194,67 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
     return st;
 }
 
-fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
+void fs_check_add_result(const fs_transform *t, const fs_box *last, const void *data,
+                         fs_check_sums *s)
 {
-    const fs_transform *t = a->t;
-    res->done = 1;
-    res->tolerance = a->tolerance > 0 ? a->tolerance : t->prec == FS_SINGLE ? 1e-3 : 1e-9;
-    /* Parseval on the result, while it is still there. */
-    fs_io_map wm = fs_transform_write_map(t, a->last);
-    sum_ctx out = {t, &wm, a->data, t->kind == FS_R2C, t->fold, 0};
+    fs_io_map wm = fs_transform_write_map(t, last);
+    sum_ctx out = {t, &wm, data, t->kind == FS_R2C, t->fold, 0};
     fs_map_visit(&wm, 0, wm.file_box.count[0], add_square, &out);
+    s->result += out.sum;
+}
 
-    fs_status st = fs_error_agree(a->comm, fs_compute_undo(a->c, a->data));
-    /* The undo may leave the data in the exchange's second array. */
-    fs_check_args undone = *a;
-    undone.data = fs_compute_data(a->c);
+fs_status fs_check_add_input(const fs_check_args *a, fs_check_sums *s)
+{
     cmp_ctx cmp;
-    if (st == FS_OK)
-        st = compare_with_input(&undone, &cmp);
+    fs_status st = compare_with_input(a, &cmp);
     if (st != FS_OK)
         return st;
-    double local[2] = {out.sum, cmp.sum}, sums[2], maxes[2], lm[2] = {cmp.max_err, cmp.max_ref};
-    st = fs_allreduce(a->comm, local, sums, 2, MPI_DOUBLE, MPI_SUM);
+    s->input += cmp.sum;
+    s->max_err = cmp.max_err > s->max_err ? cmp.max_err : s->max_err;
+    s->max_ref = cmp.max_ref > s->max_ref ? cmp.max_ref : s->max_ref;
+    return FS_OK;
+}
+
+fs_status fs_check_verdict(MPI_Comm comm, const fs_transform *t, double tolerance,
+                           const fs_check_sums *s, fs_check_result *res)
+{
+    res->done = 1;
+    res->tolerance = tolerance > 0 ? tolerance : t->prec == FS_SINGLE ? 1e-3 : 1e-9;
+    double local[2] = {s->result, s->input}, sums[2], maxes[2], lm[2] = {s->max_err, s->max_ref};
+    fs_status st = fs_allreduce(comm, local, sums, 2, MPI_DOUBLE, MPI_SUM);
     if (st == FS_OK)
-        st = fs_allreduce(a->comm, lm, maxes, 2, MPI_DOUBLE, MPI_MAX);
+        st = fs_allreduce(comm, lm, maxes, 2, MPI_DOUBLE, MPI_MAX);
     if (st != FS_OK)
-        return fs_error_agree(a->comm, st);
+        return fs_error_agree(comm, st);
     /* |result|^2 = scale^2 * points * |input|^2 */
     double expect = t->scale * t->scale * points(t) * sums[1];
     res->parseval_error = expect > 0 ? fabs(sums[0] - expect) / expect : fabs(sums[0]);
     res->roundtrip_error = maxes[1] > 0 ? maxes[0] / maxes[1] : maxes[0];
     res->passed = res->parseval_error <= res->tolerance && res->roundtrip_error <= res->tolerance;
     int rank = 0;
-    MPI_Comm_rank(a->comm, &rank);
+    MPI_Comm_rank(comm, &rank);
     if (!res->passed)
-        return fs_error_agree(a->comm, rank == 0 ? fs_error_set(FS_ERR_CHECK,
+        return fs_error_agree(comm, rank == 0 ? fs_error_set(FS_ERR_CHECK,
             "--check: round trip error %.3g, Parseval error %.3g, above the tolerance %.3g; the "
             "result was not kept", res->roundtrip_error, res->parseval_error, res->tolerance)
             : FS_OK);
     return FS_OK;
+}
+
+fs_status fs_check_run(const fs_check_args *a, fs_check_result *res)
+{
+    fs_check_sums sums = {0, 0, 0, 0};
+    /* Parseval on the result, while it is still there. */
+    fs_check_add_result(a->t, a->last, a->data, &sums);
+    fs_status st = fs_error_agree(a->comm, fs_compute_undo(a->c, a->data));
+    /* The undo may leave the data in the exchange's second array. */
+    fs_check_args undone = *a;
+    undone.data = fs_compute_data(a->c);
+    if (st == FS_OK)
+        st = fs_check_add_input(&undone, &sums);
+    if (st != FS_OK)
+        return st;
+    return fs_check_verdict(a->comm, a->t, a->tolerance, &sums, res);
 }
 
 /* --check-tolerance implies --check. */

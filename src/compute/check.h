@@ -54,11 +54,30 @@ typedef struct fs_check_args {
     const char *input_file;
     const fs_input_info *info;
     const fs_shard_set *shards;     /* NULL: one file */
+    fs_h5_input *opened;            /* the input open already (fs_h5_input_open; NULL: opened
+                                       and closed for each piece) */
     double tolerance;               /* 0: by precision */
 } fs_check_args;
 
 /* Collective. FS_ERR_CHECK (agreed and printed) when an error is above the
  * tolerance; *res holds the figures either way. */
 fs_status fs_check_run(const fs_check_args *a, fs_check_result *res);
+
+/* The same in parts, for a result that passes through in blocks (exec/):
+ * the sums of this rank's blocks, then the verdict. */
+typedef struct fs_check_sums {
+    double result, input;           /* Parseval's two energies */
+    double max_err, max_ref;        /* the round trip's largest error and input value */
+} fs_check_sums;
+/* Block `last` (a last-stage box of t) of the result, at data, into s. */
+void fs_check_add_result(const fs_transform *t, const fs_box *last, const void *data,
+                         fs_check_sums *s);
+/* Collective: block a->first transformed back (a->data: the input times
+ * the number of points) against the input read again, into s. Agreed. */
+fs_status fs_check_add_input(const fs_check_args *a, fs_check_sums *s);
+/* Collective: every rank's sums, the verdict into *res; FS_ERR_CHECK
+ * (agreed and printed) above the tolerance (0: by precision). */
+fs_status fs_check_verdict(MPI_Comm comm, const fs_transform *t, double tolerance,
+                           const fs_check_sums *s, fs_check_result *res);
 
 #endif

@@ -162,7 +162,7 @@ static fs_status read_pieces(fs_overlap *o, fs_timers *timers, fs_progress *prog
     memset((char *)a->buf->data + (size_t)box_elems * eb, 0,
            (size_t)(a->buf->elems - box_elems) * eb);
     fs_rawio_args ra = {a->input_file, name, 0, o->raw_in.offset,
-                        fs_box_full(a->info->ndim, a->info->shape), eb, n};
+                        fs_box_full(a->info->ndim, a->info->shape), eb, n, 0};
     fs_rawio *io = NULL;
     fs_status st = fs_rawio_new(&ra, &io);
     for (int64_t i = 0; i < n && st == FS_OK; i++) {
@@ -215,7 +215,7 @@ static fs_status read_any(fs_overlap *o, fs_timers *timers, fs_progress *progres
     if (finite)
         fs_finite_begin(finite, o->a.info->ndim, o->a.info->shape, 0);
     double fft_before = timers->t_s[FS_PHASE_FFT];
-    fs_rawio_times times = {0, 0};
+    fs_rawio_times times = {0};
     fs_status st = read_pieces(o, timers, progress, finite, &times);
     count_io(&timers->io.read_s, &timers->io.read_hidden_s, &times);
     timers->t_s[FS_PHASE_READ] -= timers->t_s[FS_PHASE_FFT] - fft_before;
@@ -247,7 +247,7 @@ static fs_status write_pieces(fs_overlap *o, fs_timers *timers, fs_progress *pro
     int64_t n = fs_compute_pieces_count(p);
     size_t eb = fs_complex_bytes(t->prec);
     fs_rawio_args ra = {o->raw_out_path, fs_h5_output_name(o->a.h5), 1, o->raw_out.offset,
-                        fs_box_full(t->out_ndim, t->out_shape), eb, n};
+                        fs_box_full(t->out_ndim, t->out_shape), eb, n, 0};
     fs_rawio *io = NULL;
     fs_status st = n > 0 ? fs_rawio_new(&ra, &io) : FS_OK;
     fs_compute_pieces_rebase(p, o->a.buf->data);
@@ -280,7 +280,7 @@ static fs_status write_pieces(fs_overlap *o, fs_timers *timers, fs_progress *pro
 fs_status fs_overlap_write(fs_overlap *o, fs_timers *timers, fs_progress *progress)
 {
     double fft_before = timers->t_s[FS_PHASE_FFT];
-    fs_rawio_times times = {0, 0};
+    fs_rawio_times times = {0};
     fs_status st = fs_h5_output_raw_done(o->a.h5, write_pieces(o, timers, progress, &times));
     count_io(&timers->io.write_s, &timers->io.write_hidden_s, &times);
     timers->t_s[FS_PHASE_WRITE] -= timers->t_s[FS_PHASE_FFT] - fft_before;

@@ -55,6 +55,19 @@ fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
                      const fs_shard_set *shards, const fs_io_map *map, void *data,
                      fs_io_progress progress, void *ctx, fs_finite *finite);
 
+/* The same in parts, for a caller that reads many boxes of one input (the
+ * out-of-core passes): collective open (through MPI-IO, or each rank alone
+ * for a virtual dataset and shards); each read collective as fs_h5_read's;
+ * the close collective, with fs_h5_input_unchanged's check (local: this
+ * rank's status of the reads). *in is freed and set to NULL, also when
+ * the open failed. */
+typedef struct fs_h5_input fs_h5_input;
+fs_status fs_h5_input_open(MPI_Comm comm, const char *file, const fs_input_info *info,
+                           const fs_shard_set *shards, fs_h5_input **in);
+fs_status fs_h5_input_read(fs_h5_input *in, const fs_io_map *map, void *data,
+                           fs_io_progress progress, void *ctx, fs_finite *finite);
+fs_status fs_h5_input_close(fs_h5_input **in, fs_status local);
+
 /* Collective, after every rank's read of the input (local: this rank's
  * status of it): once every rank is done, rank 0 looks at `file` again and
  * compares it with the probe's stamp (info->stamp; not for shards). A file

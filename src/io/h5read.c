@@ -157,47 +157,86 @@ fs_status fs_h5_input_unchanged(MPI_Comm comm, const char *file, const fs_input_
                         "was not kept", file, what);
 }
 
-fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
-                     const fs_shard_set *shards, const fs_io_map *map, void *data,
-                     fs_io_progress progress, void *ctx, fs_finite *finite)
-{
-    hid_t fid = H5I_INVALID_HID, did = H5I_INVALID_HID, dxpl = H5I_INVALID_HID;
+/* An input open for reading, as many times as needed. */
+struct fs_h5_input {
+    MPI_Comm comm;
+    const char *file;
+    const fs_input_info *info;
+    int independent;          /* virtual datasets and shards: each rank alone */
+    hid_t fid, did, dxpl;
     char name[FS_INPUT_NAME_MAX];
-    fs_input_name(file, info, name, sizeof name);
+};
+
+fs_status fs_h5_input_open(MPI_Comm comm, const char *file, const fs_input_info *info,
+                           const fs_shard_set *shards, fs_h5_input **out)
+{
+    fs_h5_input *in = *out = calloc(1, sizeof *in);
+    if (!in)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *in = (fs_h5_input){comm, file, info, shards || info->is_virtual, H5I_INVALID_HID,
+                        H5I_INVALID_HID, H5I_INVALID_HID, ""};
+    fs_input_name(file, info, in->name, sizeof in->name);
+    /* Independent reads: each rank's hyperslab at once. ROMIO's collective
+     * (two-phase) read of this MPICH took 198 s for the 1 GiB per rank of a
+     * 512^3 input, where independent reads take 3 s. */
+    fs_status ret = fs_h5_transfer_dxpl(0, &in->dxpl);
+    if (ret == FS_OK)
+        ret = open_input(comm, file, info, shards, in->independent, &in->fid, &in->did);
+    return ret;
+}
+
+fs_status fs_h5_input_read(fs_h5_input *in, const fs_io_map *map, void *data,
+                           fs_io_progress progress, void *ctx, fs_finite *finite)
+{
     int64_t slow_bytes = fs_testhooks_slow_read_bytes();
     fs_h5_transfer x = {
-        .comm = comm,
+        .comm = in->comm,
         /* Virtual datasets are read by each rank alone, with the default
          * driver: a rank with nothing to read stays out. */
-        .skip_empty = shards || info->is_virtual,
+        .skip_empty = in->independent,
         .piece_bytes = slow_bytes > 0                ? slow_bytes
                        : map->mem_stride_last != 1 ? FS_IO_STAGE_BYTES
                                                    : FS_IO_CALL_BYTES,
         .pause_s = fs_testhooks_slow_read_seconds(),
-        .name = name,
+        .name = in->name,
         .finite = finite,
-        .slice = &info->slice,
+        .slice = &in->info->slice,
+        .did = in->did,
+        .dxpl = in->dxpl,
     };
     fs_h5_pieces pc = fs_h5_plan_pieces(map, x.piece_bytes);
     void *stage = NULL;
     fs_status ret = fs_h5_transfer_begin(&x, map, &pc, &stage);
-    if (ret != FS_OK)
-        return ret;
-    /* Independent reads: each rank's hyperslab at once. ROMIO's collective
-     * (two-phase) read of this MPICH took 198 s for the 1 GiB per rank of a
-     * 512^3 input, where independent reads take 3 s. */
-    if ((ret = fs_h5_transfer_dxpl(0, &dxpl)) == FS_OK &&
-        (ret = open_input(comm, file, info, shards, x.skip_empty, &fid, &did)) == FS_OK) {
-        x.did = did;
-        x.dxpl = dxpl;
+    if (ret == FS_OK)
         ret = fs_h5_transfer_run(&x, map, &pc, stage, data, progress, ctx);
-    }
     free(stage);
-    ret = fs_h5_close_ids(ret, file, 1, did);
-    if (fid >= 0 && H5Fclose(fid) < 0 && ret == FS_OK)
-        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: close failed", file);
-    ret = fs_h5_close_ids(ret, file, 1, dxpl);
-    return fs_h5_input_unchanged(comm, file, info, ret);
+    return ret;
+}
+
+fs_status fs_h5_input_close(fs_h5_input **inp, fs_status local)
+{
+    fs_h5_input *in = *inp;
+    if (!in)
+        return local;
+    fs_status ret = fs_h5_close_ids(local, in->file, 1, in->did);
+    if (in->fid >= 0 && H5Fclose(in->fid) < 0 && ret == FS_OK)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "%s: close failed", in->file);
+    ret = fs_h5_close_ids(ret, in->file, 1, in->dxpl);
+    ret = fs_h5_input_unchanged(in->comm, in->file, in->info, ret);
+    free(in);
+    *inp = NULL;
+    return ret;
+}
+
+fs_status fs_h5_read(MPI_Comm comm, const char *file, const fs_input_info *info,
+                     const fs_shard_set *shards, const fs_io_map *map, void *data,
+                     fs_io_progress progress, void *ctx, fs_finite *finite)
+{
+    fs_h5_input *in = NULL;
+    fs_status ret = fs_h5_input_open(comm, file, info, shards, &in);
+    if (ret == FS_OK)
+        ret = fs_h5_input_read(in, map, data, progress, ctx, finite);
+    return fs_h5_input_close(&in, ret);
 }
 
 /* ------------------------------------------------------------------ raw bytes */

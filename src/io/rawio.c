@@ -14,13 +14,35 @@
 #include <unistd.h>
 
 typedef struct piece {
-    fs_box box, mem_box;
+    int slot;
+    int64_t data_offset;
+    fs_box region, box, mem_box;
     char *mem;
 } piece;
 
-struct fs_rawio {
+typedef struct file {
     fs_rawio_args a;
     int fd;
+} file;
+
+/* A byte range written with drop_behind, on its way to the disk, and the
+ * bytes of it this thread wrote. */
+typedef struct extent {
+    int fd;
+    off_t at, len;
+    int64_t bytes;
+} extent;
+
+/* The writes on their way (the thread's alone). */
+typedef struct pending {
+    extent *e;
+    int64_t head, n, cap, bytes;
+} pending;
+
+struct fs_rawio {
+    int64_t max_pieces;
+    file files[FS_RAWIO_MAX_FILES];
+    int nfiles;
     pthread_t thread;
     int started;
     pthread_mutex_t lock;
@@ -30,8 +52,11 @@ struct fs_rawio {
     int64_t submitted, done;
     int stop;                 /* 1: after the queue; 2: at once */
     int err;                  /* errno of the first failure (-1: end of file) */
-    const char *failed_call;  /* "pread", "pwrite" */
-    double busy_s;
+    const char *failed_call;  /* "pread", "pwrite", "sync_file_range" */
+    int failed_slot;
+    fs_rawio_times t;         /* busy, read, write and bytes */
+    /* The thread's alone: */
+    pending pend;
     /* The caller's alone: */
     double waited_s;
     int closed;
@@ -63,19 +88,103 @@ static int move_all(int fd, int writing, char *mem, size_t n, off_t at)
     return 0;
 }
 
-/* One piece, run by run; 0, or -1 with errno. */
-static int move_piece(const fs_rawio *io, const piece *p)
+/* A file system that cannot write back a range (sync_file_range's
+ * errors for "not here") is synced whole instead. */
+static int unsupported(int err)
 {
-    size_t eb = io->a.elem_bytes;
-    fs_box_runs w;
-    fs_box_runs_begin(&w, &p->box, &io->a.dataset, &p->mem_box, 0);
-    while (fs_box_runs_next(&w)) {
-        off_t at = (off_t)(io->a.data_offset + w.offset * (int64_t)eb);
-        if (move_all(io->fd, io->a.writing, p->mem + (size_t)w.other_offset * eb,
-                     (size_t)w.run_elems * eb, at) != 0)
+    return err == EINVAL || err == ENOSYS || err == ESPIPE || err == EOPNOTSUPP;
+}
+
+/* Wait for the oldest writes on their way until at most `keep` bytes are
+ * left, each dropped from the page cache once on the disk; 0, or -1 with
+ * errno. */
+static int settle(pending *p, int64_t keep)
+{
+    while (p->n > 0 && p->bytes > keep) {
+        extent *e = &p->e[p->head % p->cap];
+        unsigned all = SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+                       SYNC_FILE_RANGE_WAIT_AFTER;
+        if (sync_file_range(e->fd, e->at, e->len, all) != 0 &&
+            (!unsupported(errno) || fdatasync(e->fd) != 0))
             return -1;
+        (void)posix_fadvise(e->fd, e->at, e->len, POSIX_FADV_DONTNEED);
+        p->bytes -= e->bytes;
+        p->head++;
+        p->n--;
     }
     return 0;
+}
+
+/* A range just written with drop_behind (bytes of it this thread's):
+ * started to the disk and noted. */
+static int start_write(pending *p, int fd, off_t at, off_t len, int64_t bytes)
+{
+    if (sync_file_range(fd, at, len, SYNC_FILE_RANGE_WRITE) != 0 && !unsupported(errno))
+        return -1;
+    if (p->n == p->cap) {
+        int64_t cap = p->cap ? 2 * p->cap : 64;
+        extent *e = malloc((size_t)cap * sizeof *e);
+        if (!e) {
+            errno = ENOMEM;
+            return -1;
+        }
+        for (int64_t i = 0; i < p->n; i++)
+            e[i] = p->e[(p->head + i) % p->cap];
+        free(p->e);
+        p->e = e;
+        p->head = 0;
+        p->cap = cap;
+    }
+    p->e[(p->head + p->n++) % p->cap] = (extent){fd, at, len, bytes};
+    p->bytes += bytes;
+    return settle(p, FS_RAWIO_DIRTY_BYTES);
+}
+
+/* The range [at, at + len) of a file moved with drop_behind (bytes of it
+ * moved): a read's pages dropped, a write's started. 0, or -1 with errno. */
+static int behind(pending *p, const file *f, off_t at, off_t len, int64_t bytes)
+{
+    if (len <= 0)
+        return 0;
+    if (!f->a.writing) {
+        (void)posix_fadvise(f->fd, at, len, POSIX_FADV_DONTNEED);
+        return 0;
+    }
+    return start_write(p, f->fd, at, len, bytes);
+}
+
+static int64_t piece_bytes(const fs_rawio *io, const piece *p)
+{
+    return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
+}
+
+/* One piece, run by run; with drop_behind, each range of neighbouring runs
+ * is started to the disk (or dropped) as it ends: a strided piece's span
+ * would take in what other ranks write between its runs, and waiting for
+ * that serializes them. 0, or -1 with errno and *call the call that
+ * failed. */
+static int move_piece(fs_rawio *io, const piece *p, const char **call)
+{
+    const file *f = &io->files[p->slot];
+    size_t eb = f->a.elem_bytes;
+    fs_box_runs w;
+    off_t lo = -1, hi = 0;
+    fs_box_runs_begin(&w, &p->box, &p->region, &p->mem_box, 0);
+    while (fs_box_runs_next(&w)) {
+        off_t at = (off_t)(p->data_offset + w.offset * (int64_t)eb);
+        size_t n = (size_t)w.run_elems * eb;
+        *call = "sync_file_range";
+        if (f->a.drop_behind && lo >= 0 && at != hi &&
+            behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) != 0)
+            return -1;
+        lo = lo >= 0 && at == hi ? lo : at;
+        *call = f->a.writing ? "pwrite" : "pread";
+        if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
+            return -1;
+        hi = at + (off_t)n;
+    }
+    *call = "sync_file_range";
+    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) : 0;
 }
 
 static void *run_thread(void *arg)
@@ -87,42 +196,78 @@ static void *run_thread(void *arg)
             pthread_cond_wait(&io->changed, &io->lock);
         if (io->stop == 2 || io->err || io->done == io->submitted)
             break;
-        piece p = io->queue[io->done];
+        piece p = io->queue[io->done % io->max_pieces];
         pthread_mutex_unlock(&io->lock);
         double t0 = now_s();
-        int failed = move_piece(io, &p);
+        const char *call = "pread";
+        int failed = move_piece(io, &p, &call);
         int err = errno;
         double t = now_s() - t0;
+        int writing = io->files[p.slot].a.writing;
         pthread_mutex_lock(&io->lock);
-        io->busy_s += t;
+        io->t.busy_s += t;
+        *(writing ? &io->t.write_s : &io->t.read_s) += t;
         if (failed) {
             io->err = err ? err : -1;
-            io->failed_call = io->a.writing ? "pwrite" : "pread";
+            io->failed_call = call;
+            io->failed_slot = p.slot;
         } else {
+            *(writing ? &io->t.written_bytes : &io->t.read_bytes) += piece_bytes(io, &p);
             io->done++;
         }
         pthread_cond_broadcast(&io->changed);
     }
+    /* After the queue (stop 1), the writes on their way reach the disk. */
+    if (io->stop == 1 && !io->err) {
+        pthread_mutex_unlock(&io->lock);
+        double t0 = now_s();
+        int failed = settle(&io->pend, 0);
+        int err = errno;
+        pthread_mutex_lock(&io->lock);
+        io->t.busy_s += now_s() - t0;
+        io->t.write_s += now_s() - t0;
+        if (failed) {
+            io->err = err ? err : EIO;
+            io->failed_call = "sync_file_range";
+            io->failed_slot = 0;
+        }
+    }
     pthread_mutex_unlock(&io->lock);
     return NULL;
+}
+
+/* Open a's file into slot io->nfiles. */
+static fs_status open_file(fs_rawio *io, const fs_rawio_args *a)
+{
+    if (io->nfiles == FS_RAWIO_MAX_FILES)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: too many files for the I/O thread", a->name);
+    file *f = &io->files[io->nfiles];
+    f->a = *a;
+    f->fd = open(a->path, (a->writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+    if (f->fd < 0)
+        return fs_error_set(FS_ERR_RUNTIME, "%s: cannot open for %s: %s", a->name,
+                            a->writing ? "writing" : "reading", strerror(errno));
+    if (a->drop_behind && !a->writing)
+        (void)posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    io->nfiles++;
+    return FS_OK;
 }
 
 fs_status fs_rawio_new(const fs_rawio_args *a, fs_rawio **out)
 {
     *out = NULL;
     fs_rawio *io = calloc(1, sizeof *io);
-    piece *queue = calloc((size_t)(a->max_pieces > 0 ? a->max_pieces : 1), sizeof *queue);
+    int64_t cap = a->max_pieces > 0 ? a->max_pieces : 1;
+    piece *queue = calloc((size_t)cap, sizeof *queue);
     if (!io || !queue) {
         free(io);
         free(queue);
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     }
-    io->a = *a;
+    io->max_pieces = cap;
     io->queue = queue;
-    io->fd = open(a->path, (a->writing ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-    if (io->fd < 0) {
-        fs_status st = fs_error_set(FS_ERR_RUNTIME, "%s: cannot open for %s: %s", a->name,
-                                    a->writing ? "writing" : "reading", strerror(errno));
+    fs_status st = a->path ? open_file(io, a) : FS_OK;
+    if (st != FS_OK) {
         free(queue);
         free(io);
         return st;
@@ -140,23 +285,19 @@ fs_status fs_rawio_new(const fs_rawio_args *a, fs_rawio **out)
     io->started = err == 0;
     *out = io;
     if (err != 0) {
-        fs_status st = fs_error_set(FS_ERR_RUNTIME, "cannot start the I/O thread: %s", strerror(err));
+        st = fs_error_set(FS_ERR_RUNTIME, "cannot start the I/O thread: %s", strerror(err));
         fs_rawio_free(out, NULL);
         return st;
     }
     return FS_OK;
 }
 
-fs_status fs_rawio_submit(fs_rawio *io, const fs_box *box, const fs_box *mem_box, void *mem)
+fs_status fs_rawio_add(fs_rawio *io, const fs_rawio_args *a, int *slot)
 {
+    /* The thread reads the table only for pieces queued after this. */
     pthread_mutex_lock(&io->lock);
-    fs_status st = FS_OK;
-    if (io->submitted >= io->a.max_pieces) {
-        st = fs_error_set(FS_ERR_RUNTIME, "%s: more pieces than planned", io->a.name);
-    } else {
-        io->queue[io->submitted++] = (piece){*box, *mem_box, mem};
-        pthread_cond_broadcast(&io->changed);
-    }
+    *slot = io->nfiles;
+    fs_status st = open_file(io, a);
     pthread_mutex_unlock(&io->lock);
     return st;
 }
@@ -164,12 +305,45 @@ fs_status fs_rawio_submit(fs_rawio *io, const fs_box *box, const fs_box *mem_box
 /* The failure as a message (caller holds the lock). */
 static fs_status failure(const fs_rawio *io)
 {
-    const char *what = io->a.writing ? "write" : "read";
+    const fs_rawio_args *a = &io->files[io->failed_slot].a;
+    const char *what = a->writing ? "write" : "read";
     if (io->err < 0)
-        return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: unexpected end of file)", io->a.name,
+        return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: unexpected end of file)", a->name,
                             what, io->failed_call);
-    return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: %s)", io->a.name, what,
-                        io->failed_call, strerror(io->err));
+    return fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (%s: %s)", a->name, what, io->failed_call,
+                        strerror(io->err));
+}
+
+fs_status fs_rawio_submit_to(fs_rawio *io, int slot, int64_t data_offset, const fs_box *region,
+                             const fs_box *box, const fs_box *mem_box, void *mem)
+{
+    pthread_mutex_lock(&io->lock);
+    /* a full queue waits for the thread to take a piece */
+    while (io->submitted - io->done >= io->max_pieces && !io->err)
+        pthread_cond_wait(&io->changed, &io->lock);
+    fs_status st = FS_OK;
+    if (io->err)
+        st = failure(io);
+    else if (slot < 0 || slot >= io->nfiles)
+        st = fs_error_set(FS_ERR_RUNTIME, "the I/O thread has no file %d", slot);
+    else {
+        io->queue[io->submitted++ % io->max_pieces] =
+            (piece){slot, data_offset, *region, *box, *mem_box, mem};
+        pthread_cond_broadcast(&io->changed);
+    }
+    pthread_mutex_unlock(&io->lock);
+    return st;
+}
+
+fs_status fs_rawio_submit(fs_rawio *io, const fs_box *box, const fs_box *mem_box, void *mem)
+{
+    const fs_rawio_args *a = &io->files[0].a;
+    return fs_rawio_submit_to(io, 0, a->data_offset, &a->dataset, box, mem_box, mem);
+}
+
+int64_t fs_rawio_submitted(const fs_rawio *io)
+{
+    return io->submitted; /* the caller's own count */
 }
 
 fs_status fs_rawio_wait(fs_rawio *io, int64_t n)
@@ -200,12 +374,21 @@ static void join(fs_rawio *io, int stop)
 fs_status fs_rawio_close(fs_rawio *io)
 {
     fs_status st = fs_rawio_wait(io, io->submitted);
+    double t0 = now_s();
     join(io, st == FS_OK ? 1 : 2);
+    io->waited_s += now_s() - t0; /* the last writes reaching the disk */
+    if (st == FS_OK && io->err) {
+        pthread_mutex_lock(&io->lock);
+        st = failure(io);
+        pthread_mutex_unlock(&io->lock);
+    }
     io->closed = 1;
-    if (close(io->fd) != 0 && st == FS_OK)
-        st = fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (close: %s)", io->a.name,
-                          io->a.writing ? "write" : "read", strerror(errno));
-    io->fd = -1;
+    for (int i = 0; i < io->nfiles; i++) {
+        if (close(io->files[i].fd) != 0 && st == FS_OK)
+            st = fs_error_set(FS_ERR_RUNTIME, "%s: %s failed (close: %s)", io->files[i].a.name,
+                              io->files[i].a.writing ? "write" : "read", strerror(errno));
+        io->files[i].fd = -1;
+    }
     return st;
 }
 
@@ -215,12 +398,16 @@ void fs_rawio_free(fs_rawio **iop, fs_rawio_times *times)
     if (!io)
         return;
     join(io, 2);
-    if (!io->closed && io->fd >= 0)
-        (void)close(io->fd); /* a failure elsewhere is being reported */
-    if (times)
-        *times = (fs_rawio_times){io->busy_s, io->waited_s};
+    for (int i = 0; i < io->nfiles && !io->closed; i++)
+        if (io->files[i].fd >= 0)
+            (void)close(io->files[i].fd); /* a failure elsewhere is being reported */
+    if (times) {
+        *times = io->t;
+        times->waited_s = io->waited_s;
+    }
     pthread_cond_destroy(&io->changed);
     pthread_mutex_destroy(&io->lock);
+    free(io->pend.e);
     free(io->queue);
     free(io);
     *iop = NULL;

@@ -108,6 +108,9 @@ typedef struct fs_output {
     fs_output_result result;       /* the one written next (fs_output_select) */
     fs_file_id copied;             /* rank 0, --add: OUTPUT when it was copied (or that it
                                       did not exist), which the commit must find again */
+    const char *scratch_path;      /* an out-of-core run's scratch file (NULL: none), whose
+                                      space fs_output_plan checks with the others: */
+    double scratch_bytes;          /* what the scratch files take at most */
     fs_input_attrs *input_attrs;   /* each input dataset's own attributes, on every rank */
     fs_input_coords *input_coords; /* each input dataset's coordinates (as many) */
     int n_input_attrs;
@@ -141,11 +144,11 @@ fs_status fs_output_begin(MPI_Comm comm, const fs_output_options *o, const fs_ou
                           const fs_output_layout *layout, fs_output *out);
 
 /* Collective: the storage, the shard files, and (rank 0) the free space of
- * every destination's file system (the layout's results in one file, each
- * of its INPUT's transform in input_ts, with HDF5's metadata and with --add
- * what OUTPUT holds; the report, the
- * wisdom; the destinations of one file system counted together) and the
- * file-size limit. The returned status is agreed and printed. */
+  * every destination's file system (the layout's results in one file, each
+  * of its INPUT's transform in input_ts, with HDF5's metadata and with --add
+  * what OUTPUT holds; the report, the wisdom; an out-of-core run's scratch,
+  * out->scratch_path; the destinations of one file system counted together)
+  * and the file-size limit. The returned status is agreed and printed. */
 fs_status fs_output_plan(fs_output *out, const fs_transform *const *input_ts);
 
 /* Collective: open OUTPUT's temporary, a new HDF5 file or, with --add, a

@@ -85,6 +85,10 @@ static double file_bytes(const fs_h5_storage *sg, int ndim, const int64_t *shape
 /* The wisdom: what the file holds now plus what this run may add. */
 #define WISDOM_BYTES_ADDED 65536.0
 
+/* The destinations: the result, the shard files, the report, the wisdom,
+ * the scratch. */
+#define MAX_NEEDS 5
+
 /* One destination's place and what it will need there. */
 typedef struct space_need {
     const char *path;   /* named in the message */
@@ -122,7 +126,7 @@ static fs_status list_needs(const fs_output *out, const fs_transform *const *ts,
     int nranks = 1;
     if (MPI_Comm_size(out->comm, &nranks) != MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed");
-    space_need all[4] = {{o->file, NULL, "the result", 0}};
+    space_need all[MAX_NEEDS] = {{o->file, NULL, "the result", 0}};
     int count = 1;
     *largest_file = 0;
     if (o->shard_output) {
@@ -148,6 +152,8 @@ static fs_status list_needs(const fs_output *out, const fs_transform *const *ts,
         double now = stat(o->wisdom_file, &st) == 0 ? (double)st.st_size : 0;
         all[count++] = (space_need){o->wisdom_file, NULL, "the wisdom", now + WISDOM_BYTES_ADDED};
     }
+    if (out->scratch_path) /* the scratch files beside it, or in --scratch */
+        all[count++] = (space_need){out->scratch_path, NULL, "the scratch", out->scratch_bytes};
     for (int i = 0; i < count; i++) {
         char *copy = strdup(all[i].path);
         /* The shard files go into their own directory beside OUTPUT. */
@@ -177,7 +183,7 @@ static const char *size_text(double bytes, char *buf, size_t size)
 /* Every file system the destinations are on must hold all of them. */
 static fs_status check_free_space(const space_need *needs, int n)
 {
-    dev_t dev[4];
+    dev_t dev[MAX_NEEDS];
     for (int i = 0; i < n; i++) {
         struct stat st;
         dev[i] = stat(needs[i].dir, &st) == 0 ? st.st_dev : (dev_t)-1 - (dev_t)i;
@@ -218,7 +224,7 @@ static fs_status check_free_space(const space_need *needs, int n)
  * is counted uncompressed: FFT output hardly compresses. */
 fs_status fs_output_space_check(const fs_output *out, const fs_transform *const *ts, int nts)
 {
-    space_need needs[4];
+    space_need needs[MAX_NEEDS];
     int n = 0;
     double largest_file = 0;
     struct rlimit lim;

@@ -30,6 +30,21 @@ static int64_t resident(int64_t bytes)
     return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
 }
 
+int64_t fs_footprint_library_bytes(void)
+{
+    return LIBRARY_BYTES;
+}
+
+int64_t fs_footprint_plans_bytes(void)
+{
+    return PLANS_BYTES;
+}
+
+int64_t fs_footprint_resident(int64_t bytes)
+{
+    return resident(bytes);
+}
+
 /* The coordinates along grid dimension g whose boxes can differ in size:
  * the ends, and both sides of every place where a stage's share of the
  * axis split over g changes (block splits have at most one). Returns how

@@ -50,4 +50,11 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out);
 
+/* The parts of every run's memory that the out-of-core plan counts too:
+ * what MPI, HDF5 and FFTW hold (measured), FFTW's plans and HDF5's buffers
+ * of a real size, and a buffer of `bytes` as resident (huge pages whole). */
+int64_t fs_footprint_library_bytes(void);
+int64_t fs_footprint_plans_bytes(void);
+int64_t fs_footprint_resident(int64_t bytes);
+
 #endif

@@ -23,6 +23,12 @@ int fs_report_to_stdout(const char *path)
 
 /* ------------------------------------------------------------------ figures */
 
+/* One pass over all ranks: the bytes every rank moved, the slowest rank's
+ * seconds, and the seconds the bytes take at the disk's rate. */
+typedef struct pass_total {
+    double read_bytes, written_bytes, seconds, disk_s;
+} pass_total;
+
 /* What rank 0 derives from all the records. */
 typedef struct totals {
     double min[FS_NPHASES], mean[FS_NPHASES], max[FS_NPHASES];
@@ -31,6 +37,7 @@ typedef struct totals {
     double pack_max, comm_max, unpack_max, hooks, hooks_overlapped;
     fs_io_overlap io;   /* the most seconds of I/O, the fewest hidden, of any rank */
     double gflops, gflops_total, bandwidth_gbs;
+    pass_total passes[FS_OOC_MAX_PASSES]; /* out of core */
 } totals;
 
 static double max2(double a, double b)
@@ -51,6 +58,9 @@ static void io_totals(const fs_rank_record *all, int P, fs_io_overlap *io)
             r->write_hidden_s < io->write_hidden_s ? r->write_hidden_s : io->write_hidden_s;
     }
 }
+
+static void pass_totals(const fs_report_info *info, const fs_rank_record *all, int P,
+                        pass_total *pt);
 
 static void compute_totals(const fs_report_info *info, const fs_rank_record *all, int P, totals *t)
 {
@@ -83,12 +93,108 @@ static void compute_totals(const fs_report_info *info, const fs_rank_record *all
         t->hooks_overlapped += r->t_hooks_overlapped_s;
     }
     io_totals(all, P, &t->io);
+    if (info->ooc)
+        pass_totals(info, all, P, t->passes);
     double t_transform = t->max[FS_PHASE_FFT] + t->max[FS_PHASE_EXCHANGE];
     t->gflops = t_transform > 0 ? info->flops / t_transform / 1e9 : 0;
     t->gflops_total = t->max[FS_PHASE_TOTAL] > 0 ? info->flops / t->max[FS_PHASE_TOTAL] / 1e9 : 0;
     t->bandwidth_gbs = t->max[FS_PHASE_EXCHANGE] > 0
                            ? (double)t->bytes_sent / t->max[FS_PHASE_EXCHANGE] / 1e9
                            : 0;
+}
+
+/* ------------------------------------------------------------ out of core */
+
+static void pass_totals(const fs_report_info *info, const fs_rank_record *all, int P,
+                        pass_total *pt)
+{
+    const fs_ooc_plan *p = info->ooc;
+    for (int i = 0; i < p->npasses; i++) {
+        pass_total *x = &pt[i];
+        memset(x, 0, sizeof *x);
+        for (int r = 0; r < P; r++) {
+            const fs_exec_pass_stats *s = &all[r].passes.pass[i];
+            x->read_bytes += s->read_bytes;
+            x->written_bytes += s->written_bytes;
+            x->seconds = max2(x->seconds, s->seconds);
+        }
+        if (p->read_rate > 0 && p->write_rate > 0)
+            x->disk_s = x->read_bytes / p->read_rate + x->written_bytes / p->write_rate;
+    }
+}
+
+/* The summary's lines of the passes. */
+static void print_passes(FILE *out, const fs_report_info *info, const totals *t)
+{
+    const fs_ooc_plan *p = info->ooc;
+    const pass_total *pt = t->passes;
+    fprintf(out, "  %s\n", p->reason);
+    fprintf(out, "  out of core: %d pass%s over %d blocks (%d per rank, up to %.1f MiB each), "
+            "scratch %d x %.1f MiB in %s\n", p->npasses, p->npasses == 1 ? "" : "es", p->blocks,
+            p->per_rank, (double)p->buffer_bytes / 1048576.0, p->nscratch,
+            (double)p->scratch_bytes / 1048576.0, info->scratch_dir ? info->scratch_dir : "-");
+    for (int i = 0; i < p->npasses; i++) {
+        char text[128];
+        fs_ooc_pass_text(p, i, text, sizeof text);
+        double moved = pt[i].read_bytes + pt[i].written_bytes;
+        fprintf(out, "  %s, %s: read %.1f MB, wrote %.1f MB in %.3f s, %.3f GB/s", fs_ooc_pass_name(i),
+                text, pt[i].read_bytes / 1e6, pt[i].written_bytes / 1e6, pt[i].seconds,
+                pt[i].seconds > 0 ? moved / pt[i].seconds / 1e9 : 0.0);
+        if (pt[i].disk_s > 0)
+            fprintf(out, "; %.2f x the disk's time (%.3f s)", pt[i].seconds / pt[i].disk_s,
+                    pt[i].disk_s);
+        fputc('\n', out);
+    }
+    if (p->read_rate > 0)
+        fprintf(out, "  disk: read %.1f MB/s, write %.1f MB/s (%s)\n", p->read_rate / 1e6,
+                p->write_rate / 1e6, p->rates_probed ? "probed" : "--disk-rate");
+}
+
+/* The report's member of the passes. */
+static void json_passes(fs_json *j, const fs_report_info *info, const totals *t)
+{
+    const fs_ooc_plan *p = info->ooc;
+    const pass_total *pt = t->passes;
+    fs_json_open(j, "out_of_core", '{');
+    fs_json_text(j, "reason", p->reason);
+    fs_json_int(j, "blocks", p->blocks);
+    fs_json_int(j, "blocks_per_rank", p->per_rank);
+    fs_json_int(j, "block_bytes", p->buffer_bytes);
+    fs_json_int(j, "scratch_files", p->nscratch);
+    fs_json_int(j, "scratch_bytes", p->scratch_bytes);
+    fs_json_str(j, "scratch_dir", info->scratch_dir);
+    fs_json_open(j, "memory_per_rank", '{');
+    fs_json_int(j, "buffers_bytes", p->buffers_bytes);
+    fs_json_int(j, "plans_and_io_bytes", p->plans_io_bytes);
+    fs_json_int(j, "libraries_bytes", p->library_bytes);
+    fs_json_int(j, "total_bytes", p->total_bytes);
+    fs_json_close(j, '}');
+    fs_json_open(j, "disk", '{');
+    fs_json_num(j, "read_bytes_per_second", p->read_rate > 0 ? p->read_rate : NAN);
+    fs_json_num(j, "write_bytes_per_second", p->write_rate > 0 ? p->write_rate : NAN);
+    fs_json_str(j, "source", p->read_rate > 0 ? p->rates_probed ? "probe" : "--disk-rate" : NULL);
+    fs_json_close(j, '}');
+    fs_json_num(j, "predicted_seconds", p->predicted_s > 0 ? p->predicted_s : NAN);
+    fs_json_open(j, "passes", '[');
+    for (int i = 0; i < p->npasses; i++) {
+        char text[128];
+        fs_ooc_pass_text(p, i, text, sizeof text);
+        double moved = pt[i].read_bytes + pt[i].written_bytes;
+        fs_json_open(j, NULL, '{');
+        fs_json_text(j, "name", fs_ooc_pass_name(i));
+        fs_json_int(j, "stage", p->pass[i].stage);
+        fs_json_text(j, "moves", text);
+        fs_json_num(j, "read_bytes", pt[i].read_bytes);
+        fs_json_num(j, "written_bytes", pt[i].written_bytes);
+        fs_json_num(j, "seconds", pt[i].seconds);
+        fs_json_num(j, "gbs", pt[i].seconds > 0 ? moved / pt[i].seconds / 1e9 : 0);
+        fs_json_num(j, "disk_seconds", pt[i].disk_s > 0 ? pt[i].disk_s : NAN);
+        fs_json_num(j, "over_disk", pt[i].disk_s > 0 ? pt[i].seconds / pt[i].disk_s : NAN);
+        fs_json_num(j, "predicted_seconds", p->pass[i].predicted_s > 0 ? p->pass[i].predicted_s : NAN);
+        fs_json_close(j, '}');
+    }
+    fs_json_close(j, ']');
+    fs_json_close(j, '}');
 }
 
 /* ------------------------------------------------------------------ summary */
@@ -126,6 +232,8 @@ static void print_summary(FILE *out, const fs_report_info *info, const totals *t
         fprintf(out, "  operation: %s in Fourier space%s; %lld exchange%s in all\n",
                 info->operation, info->operation_in_pass > 0 ? ", inside the last FFT pass" : "",
                 (long long)t->exchanges, t->exchanges == 1 ? "" : "s");
+    if (info->ooc)
+        print_passes(out, info, t);
     if (info->extra_lines)
         fputs(info->extra_lines, out);
     fprintf(out, "  peak memory %.1f MiB per rank (max), %.2f x the rank's share of the array\n",
@@ -239,6 +347,8 @@ static void json_figures(fs_json *j, const fs_report_info *info, const totals *t
     fs_json_close(j, '}');
 
     json_io_overlap(j, &t->io);
+    if (info->ooc)
+        json_passes(j, info, t);
 
     if (info->check) {
         fs_json_open(j, "check", '{');

@@ -24,6 +24,8 @@
 #include "core/json.h"
 #include "core/layout.h"
 #include "core/timers.h"
+#include "exec/ooc.h"
+#include "plan/outofcore.h"
 
 #define FS_REPORT_SCHEMA "fftshard-report/1"
 
@@ -47,6 +49,7 @@ typedef struct fs_rank_record {
     fs_io_overlap io;
     int64_t peak_memory_bytes;
     int64_t fftw_plans, fftw_plans_from_wisdom; /* plans made; those --wisdom gave */
+    fs_exec_stats passes;           /* out of core: what this rank's passes did */
 } fs_rank_record;
 
 /* What describes the run (rank 0's view; the same on every rank). */
@@ -77,6 +80,8 @@ typedef struct fs_report_info {
     double flops;                   /* 5 N log2 N of the transform */
     int64_t array_bytes;            /* whole working array */
     const fs_check_result *check;   /* NULL without --check */
+    const fs_ooc_plan *ooc;         /* out of core: its plan (NULL: in memory), */
+    const char *scratch_dir;        /* and where the scratch files were */
     const char *operation;          /* --apply's operators (NULL: none) */
     int operation_in_pass;          /* ran inside the last forward pass (compute.h), on rank 0;
                                        -1: not said (several inputs' totals) */

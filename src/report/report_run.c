@@ -11,7 +11,23 @@
 
 #include "compute/fft.h"
 
-/* The summary's first line: shape, type, kind, axes, ranks, decomposition. */
+/* How the blocks (out of core) or the ranks hold the array of t. */
+static void decomposition_text(const fs_transform *t, char *decomp, size_t size)
+{
+    if (t->pencil)
+        snprintf(decomp, size, "pencil %dx%d", t->grid[0], t->grid[1]);
+    else if (t->fold)
+        snprintf(decomp, size, "1-D four-step %lldx%lld", (long long)t->n2, (long long)t->n1);
+    else if (!t->exchanges)
+        snprintf(decomp, size, "slab on axis %d", t->from_axis);
+    else if (t->to_axis < 0)
+        snprintf(decomp, size, "gathered on rank 0 (1-D)");
+    else
+        snprintf(decomp, size, "slab, axis %d -> axis %d", t->from_axis, t->to_axis);
+}
+
+/* The summary's first line: shape, type, kind, axes, ranks, decomposition
+ * (out of core: the passes and the blocks' decomposition). */
 static void describe_run(const fs_run_view *v, char *buf, size_t size)
 {
     const fs_transform *t = v->t;
@@ -22,17 +38,12 @@ static void describe_run(const fs_run_view *v, char *buf, size_t size)
         if (t->transform_axis[k])
             used += (size_t)snprintf(axes + used, sizeof axes - used, used ? ",%d" : "%d", k);
     char decomp[96];
-    if (t->pencil)
-        snprintf(decomp, sizeof decomp, "pencil %dx%d", t->grid[0], t->grid[1]);
-    else if (t->fold)
-        snprintf(decomp, sizeof decomp, "1-D four-step %lldx%lld", (long long)t->n2,
-                 (long long)t->n1);
-    else if (!t->exchanges)
-        snprintf(decomp, sizeof decomp, "slab on axis %d", t->from_axis);
-    else if (t->to_axis < 0)
-        snprintf(decomp, sizeof decomp, "gathered on rank 0 (1-D)");
-    else
-        snprintf(decomp, sizeof decomp, "slab, axis %d -> axis %d", t->from_axis, t->to_axis);
+    if (v->ooc) {
+        snprintf(decomp, sizeof decomp, "out of core: %d pass%s over %d blocks",
+                 v->ooc->npasses, v->ooc->npasses == 1 ? "" : "es", v->ooc->blocks);
+    } else {
+        decomposition_text(t, decomp, sizeof decomp);
+    }
     char sliced[FS_SLICE_TEXT + 300] = ""; /* the slice, and the dataset's own shape */
     if (v->info->slice.given) {
         int64_t whole[FS_LAYOUT_MAX_DIMS];
@@ -43,7 +54,7 @@ static void describe_run(const fs_run_view *v, char *buf, size_t size)
     snprintf(buf, size, "%s %s%s, %s %s %s axes %s, %d rank%s, %s, %s", shape, v->info->type_name,
              sliced, fs_kind_name(t->kind), fs_precision_name(t->prec),
              v->asked->inverse ? "inverse" : "forward", axes, v->nranks, v->nranks == 1 ? "" : "s",
-             decomp, t->exchanges ? v->strategy : "no exchange");
+             decomp, t->exchanges && !v->ooc ? v->strategy : "no exchange");
 }
 
 /* The values a map moves: its box, less a folded view's positions from
@@ -150,6 +161,8 @@ static void rank_record(const fs_run_view *v, fs_rank_record *rec)
         rec->t_hooks_overlapped_s = xs.t_hooks_overlapped_s - b->t_hooks_overlapped_s;
         rec->exchanges = (int64_t)(xs.runs - b->runs);
     }
+    if (v->ooc && v->passes)
+        rec->passes = *v->passes;
     rec->peak_memory_bytes = fs_peak_memory_bytes();
     fs_fft_plan_counts(&rec->fftw_plans, &rec->fftw_plans_from_wisdom);
     if (v->plans_before) {
@@ -168,6 +181,8 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
 {
     const fs_run_asked *o = v->asked;
     const fs_transform *t = v->t;
+    /* out of core, the decomposition is the blocks' */
+    const fs_transform *d = v->ooc ? &v->ooc->vt : t;
     describe_run(v, text->title, sizeof text->title);
     fs_input_name(v->input_file, v->info, text->input, sizeof text->input);
     snprintf(text->output, sizeof text->output, "%s:%s", o->output_file, v->written);
@@ -187,11 +202,11 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .shape = v->info->shape,
         .naxes = t->naxes,
         .axes = t->axes,
-        .decomposition = t->pencil ? "pencil" : t->fold ? "four-step" : "slab",
-        .split_from = t->split[0][0],
-        .split_to = t->split[t->nstages - 1][0] == FS_GATHER ? -1 : t->split[t->nstages - 1][0],
-        .grid = {t->grid[0], t->grid[1]},
-        .nstages = t->nstages,
+        .decomposition = d->pencil ? "pencil" : d->fold ? "four-step" : "slab",
+        .split_from = d->split[0][0],
+        .split_to = d->split[d->nstages - 1][0] == FS_GATHER ? -1 : d->split[d->nstages - 1][0],
+        .grid = {d->grid[0], d->grid[1]},
+        .nstages = d->nstages,
         .strategy = v->strategy,
         .strategy_requested = o->strategy,
         .strategy_reason = v->strategy_reason,
@@ -205,8 +220,10 @@ static void describe(const fs_run_view *v, info_text *text, fs_report_info *info
         .check = v->check && v->check->done ? v->check : NULL,
         .operation = o->operation,
         .operation_in_pass = v->c && fs_compute_operates_in_pass(v->c),
+        .ooc = v->ooc,
+        .scratch_dir = v->scratch_dir,
     };
-    memcpy(info->split, t->split, sizeof info->split);
+    memcpy(info->split, d->split, sizeof info->split);
 }
 
 /* The stages' parts of the report and of the summary. */

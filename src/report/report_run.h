@@ -12,6 +12,7 @@
 
 #include "compute/compute.h"
 #include "exchange/exchange.h"
+#include "exec/ooc.h"
 #include "io/h5io.h"
 #include "plan/transform.h"
 #include "report/report.h"
@@ -57,6 +58,11 @@ typedef struct fs_run_view {
                                           first group's) */
     const fs_exchange_stats *exchange_before;
     const int64_t *plans_before;       /* made, from wisdom */
+    /* Out of core: its plan (NULL: in memory) and what this rank's passes
+     * did; first and last are then the bounds of this rank's blocks. */
+    const fs_ooc_plan *ooc;
+    const fs_exec_stats *passes;
+    const char *scratch_dir;           /* where its scratch files were */
 } fs_run_view;
 
 /* --verbose, rank 0: the plan before any data moves. */

@@ -264,6 +264,22 @@ fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k)
     return s->ops[s->field]->operate(s->state[s->field], &now, k); /* agreed */
 }
 
+fs_status fs_stages_forward_block(fs_stages *s, const fs_stage_turn *turn, const fs_box *box,
+                                  const void *data)
+{
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->forward_block)
+            st = s->ops[i]->forward_block(s->state[i], turn, box, data);
+    return st;
+}
+
+fs_status fs_stages_operate_block(fs_stages *s, const fs_stage_turn *turn, int k,
+                                  const fs_box *box, void *data)
+{
+    return s->ops[s->field]->operate_block(s->state[s->field], turn, k, box, data);
+}
+
 fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn)
 {
     fs_status st = FS_OK;

@@ -64,6 +64,15 @@ fs_status fs_stages_forward(fs_stages *s, fs_stage_turn *turn);
  * the status agreed. */
 fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k);
 
+/* Out of core (stage.h's block hooks; the run is fs_stages_block_wise's):
+ * one block of input i's forward result (box, at data) through every
+ * stage's forward_block; the field stage's operate_block for result k on
+ * one block in place. This rank's status, not agreed. */
+fs_status fs_stages_forward_block(fs_stages *s, const fs_stage_turn *turn, const fs_box *box,
+                                  const void *data);
+fs_status fs_stages_operate_block(fs_stages *s, const fs_stage_turn *turn, int k,
+                                  const fs_box *box, void *data);
+
 /* Collective, after the turn's write: every stage's written hook, agreed;
  * the kept result freed after the last INPUT's turn. */
 fs_status fs_stages_written(fs_stages *s, const fs_stage_turn *turn);

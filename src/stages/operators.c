@@ -543,11 +543,6 @@ static void run_lines(void *ctx, const fs_lines *l)
     }
 }
 
-/* Collective, after the forward transform of input i (turn->c's run): this
- * rank's part of its result (its last-stage box) times the operators'
- * product / N, then the inverse (fs_compute_round_trip: inside the last
- * forward pass where it can), the filtered field in the working array. The
- * status is agreed. */
 /* Collective: the operation on the whole box, the result handed to the
  * stages that bin it (its forward transform: the product without the
  * inverse's 1 / N), then the inverse unless nothing is written. */
@@ -564,43 +559,74 @@ static fs_status handed(op_run *r, const fs_stage_turn *turn, int k)
     return st;
 }
 
-static fs_status operate(void *state, const fs_stage_turn *turn, int k)
+/* The operation on box (of input i's forward result) ready to run: its
+ * scale, the operators' axes and the tables of the box's wave numbers. */
+static fs_status run_begin(const op_state *s, const fs_stage_turn *turn, const fs_box *box,
+                           op_run *r)
 {
-    const op_state *s = state;
     const fs_operators *ops = s->ops;
     const fs_transform *t = turn->t;
-    const fs_box *last = fs_decomposition_last(turn->d);
-    fs_compute *c = turn->c;
-    op_run r = {.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
-                .g = &s->grids[turn->i], .box = *last};
-    const fs_kgrid *g = r.g;
+    *r = (op_run){.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
+                  .g = &s->grids[turn->i], .box = *box};
+    const fs_kgrid *g = r->g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
-            r.w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
+            r->w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
     for (int i = 0; i < ops->n; i++) {
         int a = ops->op[i].axis;
-        r.w.axis[i] = a < 0 ? a + g->ndim : a;
-        r.w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
-        r.w.nradial += !separable(&ops->op[i]);
+        r->w.axis[i] = a < 0 ? a + g->ndim : a;
+        r->w.nderiv += ops->op[i].kind == FS_OPER_DERIV;
+        r->w.nradial += !separable(&ops->op[i]);
     }
     int64_t longest = 1;
-    for (int a = 0; a < last->ndim; a++)
-        longest = last->count[a] > longest ? last->count[a] : longest;
-    r.w.row = malloc(sizeof(double) * 2 * (size_t)longest);
-    r.w.k2 = r.w.row ? r.w.row + longest : NULL;
-    fs_status st = !r.w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
-                   : t->fold ? fold_table_new(last, r.tab)
-                             : tables_new(&r.w, g, last, r.tab);
-    st = fs_error_agree(fs_compute_comm(c), st);
+    for (int a = 0; a < box->ndim; a++)
+        longest = box->count[a] > longest ? box->count[a] : longest;
+    r->w.row = malloc(sizeof(double) * 2 * (size_t)longest);
+    r->w.k2 = r->w.row ? r->w.row + longest : NULL;
+    return !r->w.row ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+           : t->fold ? fold_table_new(box, r->tab)
+                     : tables_new(&r->w, g, box, r->tab);
+}
+
+static void run_end(op_run *r)
+{
+    for (int a = 0; a < r->box.ndim; a++)
+        free(r->tab[a].q);
+    free(r->w.row);
+}
+
+/* Collective, after the forward transform of input i (turn->c's run): this
+ * rank's part of its result (its last-stage box) times the operators'
+ * product / N, then the inverse (fs_compute_round_trip: inside the last
+ * forward pass where it can), the filtered field in the working array. The
+ * status is agreed. */
+static fs_status operate(void *state, const fs_stage_turn *turn, int k)
+{
+    fs_compute *c = turn->c;
+    op_run r;
+    fs_status st = fs_error_agree(fs_compute_comm(c),
+                                  run_begin(state, turn, fs_decomposition_last(turn->d), &r));
     if (st == FS_OK && turn->made) {
         st = handed(&r, turn, k);
     } else if (st == FS_OK) {
         fs_compute_middle m = {run_whole, run_lines, &r};
         st = fs_compute_round_trip(c, turn->data, &m, turn->timers, turn->progress);
     }
-    for (int a = 0; a < last->ndim; a++)
-        free(r.tab[a].q);
-    free(r.w.row);
+    run_end(&r);
+    return st;
+}
+
+/* Out of core: the operators on one block of the forward result (the
+ * executor runs the inverse). */
+static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, const fs_box *box,
+                               void *data)
+{
+    (void)k;
+    op_run r;
+    fs_status st = run_begin(state, turn, box, &r);
+    if (st == FS_OK)
+        run_whole(&r, data);
+    run_end(&r);
     return st;
 }
 
@@ -726,5 +752,6 @@ const fs_stage_ops fs_stage_operators = {
     .create_collective = 1,
     .record = record,
     .operate = operate,
+    .operate_block = operate_block,
     .destroy = destroy,
 };

@@ -600,41 +600,48 @@ static void destroy(void *state)
     free(s);
 }
 
-/* data (and other, --cross's first) binned by c. */
+/* data (and other, --cross's first) binned by c: box b of the result
+ * (in memory the rank's last-stage box; out of core a block). */
 static fs_status bin(fs_spectrum *s, const contribution *cp, const fs_stage_turn *turn,
-                     const void *data, const void *other)
+                     const fs_box *b, const void *data, const void *other)
 {
     const fs_transform *t = turn->t;
-    const fs_box *last = fs_decomposition_last(turn->d);
     double t0 = MPI_Wtime();
     scratch sc;
-    int64_t rowlen = fs_box_elems(last) ? last->count[t->fold ? 0 : last->ndim - 1] : 1;
+    int64_t rowlen = fs_box_elems(b) ? b->count[t->fold ? 0 : b->ndim - 1] : 1;
     fs_status st = scratch_new(&sc, rowlen);
     if (st == FS_OK && t->fold) {
-        st = bin_fold(s, cp, t, last, data, other, &sc);
+        st = bin_fold(s, cp, t, b, data, other, &sc);
     } else if (st == FS_OK) {
         axis_table tab[FS_LAYOUT_MAX_DIMS];
         memset(tab, 0, sizeof tab);
-        st = tables_new(s, t, last, tab);
+        st = tables_new(s, t, b, tab);
         if (st == FS_OK)
-            bin_box(s, cp, last, tab, data, other, t->prec, &sc);
-        tables_free(tab, last->ndim);
+            bin_box(s, cp, b, tab, data, other, t->prec, &sc);
+        tables_free(tab, b->ndim);
     }
     scratch_free(&sc);
     s->seconds += MPI_Wtime() - t0;
     return st;
 }
 
-/* Input i's result binned: with --cross the second's beside the first's,
- * which the run keeps (turn->kept). */
-static fs_status forward(void *state, const fs_stage_turn *turn)
+/* Box b of input i's result binned (forward: the rank's last-stage box);
+ * with --cross the second's beside the first's (turn->kept: none out of
+ * core, where neither --cross nor the field's results are binned). */
+static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_box *b,
+                               const void *data)
 {
     fs_spectrum *s = state;
     int i = turn->i;
     if (s->of_results) /* binned as the field stage makes its results */
         return FS_OK;
     contribution c = {s->cross ? i + 1 : 0, i == 0, 1.0, s->acc, s->acc_mu};
-    return bin(s, &c, turn, turn->data, c.role == 2 ? turn->kept : NULL);
+    return bin(s, &c, turn, b, data, c.role == 2 ? turn->kept : NULL);
+}
+
+static fs_status forward(void *state, const fs_stage_turn *turn)
+{
+    return forward_block(state, turn, fs_decomposition_last(turn->d), turn->data);
 }
 
 /* A result of the field stage (--apply's, --vector's), in Fourier space:
@@ -653,7 +660,7 @@ static fs_status result(void *state, const fs_stage_turn *turn, int k, const fs_
                       s->acc_mu ? s->acc_mu + off * (size_t)s->nmu : NULL};
     s->counted[f] = 1;
     (void)k;
-    return bin(s, &c, turn, fourier, NULL);
+    return bin(s, &c, turn, fs_decomposition_last(turn->d), fourier, NULL);
 }
 
 static const char *group(const void *state, int g)
@@ -675,6 +682,7 @@ const fs_stage_ops fs_stage_spectrum = {
     .needs = fs_spectrum_needs,
     .create = create,
     .forward = forward,
+    .forward_block = forward_block,
     .result = result,
     .group = group,
     .finish = fs_spectrum_finish,

@@ -183,6 +183,25 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
     return check_among(sc, &mine);
 }
 
+const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.field = fs_stages_field(sc, &mine);
+    for (int s = 0; s < sc->n; s++) {
+        if (!fs_stage_active(sc, s))
+            continue;
+        const fs_stage_ops *ops = fs_stage_table[s];
+        fs_stage_needs n;
+        needs_of(sc, s, &mine, 0, &n);
+        /* a field's results are binned whole, after the operation */
+        if (n.keep_first || n.reread || n.undo || n.buffers || (n.sees_results && mine.field) ||
+            (ops->forward && !ops->forward_block) || (n.field && !ops->operate_block) ||
+            ops->written)
+            return ops->option(sc->opts[s]);
+    }
+    return NULL;
+}
+
 void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
                      fs_stage_needs *out)
 {

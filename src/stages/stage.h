@@ -51,6 +51,19 @@
  *   json, summary  its part of the report (inside the report's member
  *             report_member, which stages may share) and of the summary;
  *   destroy.
+ * Out of core (exec/: the forward result never whole in memory, it passes
+ * through in blocks, each a box of the last stage of a transform planned
+ * over more ranks than the run's; a rank gets several, in any order, and
+ * the ranks as many each), a stage takes part through its block hooks, and
+ * a run with an active stage that needs more (the first INPUT's result
+ * kept, the result read again, buffers of its own, a hook without its
+ * block variant) does not go out of core (fs_stages_block_wise):
+ *   forward_block  as forward, on one block of the forward result (its
+ *             box in global coordinates, its elements row-major at data);
+ *             this rank's status, not collective;
+ *   operate_block  as operate's work between the transforms, on one block
+ *             of the forward result in place (result k); the executor
+ *             runs the inverse; not collective.
  * A stage owns its state and what it allocates; the kept first result, the
  * working buffer, the compute plan and OUTPUT are the run's. */
 #ifndef FS_STAGE_H
@@ -214,6 +227,10 @@ typedef struct fs_stage_ops {
     fs_status (*result)(void *state, const fs_stage_turn *turn, int k, const fs_stage_record *rec,
                         const void *fourier, double scale);
     fs_status (*written)(void *state, const fs_stage_turn *turn);
+    fs_status (*forward_block)(void *state, const fs_stage_turn *turn, const fs_box *box,
+                               const void *data);
+    fs_status (*operate_block)(void *state, const fs_stage_turn *turn, int k, const fs_box *box,
+                               void *data);
     fs_status (*finish)(void *state, MPI_Comm comm, const fs_stage_run *r, const fs_stage_out *out);
     void (*json)(fs_json *j, const void *state);
     void (*summary)(const void *state, const char *output, char *buf, size_t size);
@@ -255,6 +272,10 @@ const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f);
 void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
                      fs_stage_needs *out);
 
+/* Out of core (see the block hooks above): NULL when every active stage
+ * can run block by block, else the option of the first that cannot
+ * ("--cross"). */
+const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f);
 /* A field stage's result k in Fourier space, handed to turn->made (see
  * fs_stage_made_fn); FS_OK when nobody takes it. */
 fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale);

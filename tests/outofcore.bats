@@ -1,0 +1,198 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Out of core (fftshard(1), OUT OF CORE): --out-of-core and a plan that does
+# not fit --mem-per-rank stream blocks through a scratch file in passes.
+# The transforms against numpy (tests/oracle.py); spectra, --apply and
+# --check against the in-memory run's file (tests/ooc_same.py: the same
+# datasets, shapes, types, chunks and attributes, values within rounding);
+# the refusals, the dry run, the report's passes, the scratch's place and its
+# removal on failure and SIGTERM. The memory-cgroup runs are in
+# tests/outofcore-cgroup.bats.
+
+load helpers
+
+setup() {
+    cd "$BATS_TEST_TMPDIR" || return 1
+    CASES=()
+}
+
+# check_all for runs out of core: no exchange strategy ran (transpose none).
+check_all_ooc() {
+    CASES=("${CASES[@]/%/ transpose=none}")
+    check_all
+}
+
+same() {
+    run python_serial "$srcdir/tests/ooc_same.py" "$@"
+    assert_output same
+}
+
+# bats test_tags=sanitized
+@test "--out-of-core: complex and real, double and single, odd shapes, 1 to 4 ranks, against numpy" {
+    oracle make c.h5 17x9x11:complex128 -- s.h5 12x10x7:complex64 -- r.h5 13x10x7:float64 \
+        -- f.h5 9x6x5x4:float32 -- p.h5 30x28:complex128
+    local np
+    for np in 1 2 3 4; do
+        fs "$np" c.h5 c$np.h5 --out-of-core
+        fs "$np" s.h5 s$np.h5 --out-of-core
+        fs "$np" r.h5 r$np.h5 --out-of-core --real
+        fs "$np" f.h5 f$np.h5 --out-of-core --real
+        fs "$np" p.h5 p$np.h5 --out-of-core --norm=ortho
+    done
+    check_all_ooc
+}
+
+@test "--out-of-core: inverse, irfftn, some axes, pencils, a slice, against numpy" {
+    oracle make c.h5 16x10x12:complex128 -- r.h5 11x8x9:float64
+    fs 2 c.h5 i2.h5 --out-of-core --inverse
+    fs 3 c.h5 a3.h5 --out-of-core --axes=1,2
+    fs 2 c.h5 a2.h5 --out-of-core --axes=0,2
+    fs 4 c.h5 p4.h5 --out-of-core --decomp=pencil
+    fs 3 r.h5 rf.h5 --out-of-core --real
+    fs 2 rf.h5 rb.h5 --out-of-core --real --inverse --last-size=9
+    check_all_ooc
+    run fftshard 3 --quiet --out-of-core "c.h5:/data[2:15:3, :, 1:9]" sl.h5
+    assert_success
+    run python_serial -c 'import h5py, numpy as np
+a = h5py.File("c.h5")["data"][2:15:3, :, 1:9]; b = h5py.File("sl.h5")["data"][()]
+print(np.abs(np.fft.fftn(a) - b).max() <= 1e-12 * np.abs(b).max())'
+    assert_output True
+}
+
+@test "out of core by itself when the plan does not fit --mem-per-rank: it says so; the in-memory run's file" {
+    mkdata 2 -q 96x80x64 a.h5
+    run --separate-stderr fftshard 2 --mem-per-rank=34M --report=r.json a.h5 o.h5
+    assert_success
+    [[ $stderr == *"out of core: 2 passes over "*" blocks, no exchange"* ]] || fail "$stderr"
+    [[ $stderr == *"out of core: the in-memory plan needs "*" MiB per rank, more than 34.0 MiB (--mem-per-rank)"* ]] ||
+        fail "$stderr"
+    [[ $stderr == *"pass 1, INPUT -> the scratch: read 7.9 MB, wrote 7.9 MB in "* ]] || fail "$stderr"
+    [[ $stderr == *"pass 2, the scratch -> OUTPUT: read 7.9 MB, wrote 7.9 MB in "* ]] || fail "$stderr"
+    run python_serial -c 'import json; r = json.load(open("r.json"))["out_of_core"]
+print(len(r["passes"]), [p["read_bytes"] for p in r["passes"]], r["scratch_bytes"])'
+    assert_output "2 [7864320, 7864320] 7864320"
+    fftshard 2 --quiet --in-memory --mem-per-rank=34M a.h5 m.h5
+    same o.h5 m.h5 0
+    CASES+=("in=a.h5 out=o.h5 ranks=2 transpose=none")
+    check_all
+    assert_no_temporaries
+}
+
+@test "--scratch=DIR: the scratch goes there and is gone after; a DIR that is not one is refused" {
+    oracle make c.h5 24x20x16:complex128
+    mkdir scr
+    run --separate-stderr fftshard 2 --out-of-core --scratch=scr --report=r.json c.h5 o.h5
+    assert_success
+    [[ $stderr == *"scratch 1 x 0.1 MiB in scr"* ]] || fail "$stderr"
+    assert_equal "$(python_serial -c 'import json; print(json.load(open("r.json"))["out_of_core"]["scratch_dir"])')" scr
+    assert_equal "$(ls -A scr)" ""
+    assert_no_temporaries
+    CASES+=("in=c.h5 out=o.h5 ranks=2 transpose=none")
+    check_all
+    run --separate-stderr fftshard 2 --out-of-core --scratch=nowhere c.h5 o2.h5
+    [ "$status" -ne 0 ] || fail "a missing --scratch directory was taken"
+    [ "${#stderr_lines[@]}" -le 2 ] || fail "$stderr"
+    [[ ${stderr_lines[0]} == "fftshard: error: "*nowhere* ]] || fail "$stderr"
+    [ ! -e o2.h5 ] || fail "a refused run left OUTPUT"
+    assert_no_temporaries
+}
+
+@test "spectra, --apply and --check out of core: the in-memory run's results" {
+    oracle make c.h5 24x20x16:complex128 -- r.h5 20x18x14:float64
+    local args
+    for args in "--power-spectrum c.h5" "--power-spectrum --spectrum-only c.h5" \
+        "--power-spectrum --real --los=0 r.h5" "--apply=gaussian:2 c.h5" "--apply=poisson --real r.h5" \
+        "--check c.h5" "--check --real r.h5"; do
+        # shellcheck disable=SC2086
+        fftshard 2 --quiet --out-of-core $args o.h5
+        # shellcheck disable=SC2086
+        fftshard 2 --quiet --in-memory $args m.h5
+        same o.h5 m.h5 1e-12
+        rm o.h5 m.h5
+    done
+    fftshard 3 --quiet --out-of-core --power-spectrum c.h5 o.h5
+    fftshard 1 --quiet --power-spectrum c.h5 m.h5
+    same o.h5 m.h5 1e-12
+}
+
+@test "what out of core cannot compute is refused with --out-of-core (status 2, one line)" {
+    oracle make a.h5 8x6x4:complex128 -- b.h5 8x6x4:complex128
+    local opt
+    for opt in --correlate --correlation-function --shard-output; do
+        run --separate-stderr fftshard 2 --out-of-core "$opt" a.h5 o.h5
+        assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot" "out of core"
+        [ ! -e o.h5 ] || fail "$opt left OUTPUT"
+    done
+    run --separate-stderr fftshard 2 --out-of-core --vector=gradient a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --vector=gradient out of core"
+    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum a.h5 b.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot"
+    # the spectrum of --apply's result is binned after the operation, whole
+    run --separate-stderr fftshard 2 --out-of-core --apply=gaussian:2 --power-spectrum a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"
+    for opt in --pad=16,12,8 --window=hann; do
+        run --separate-stderr fftshard 2 --out-of-core "$opt" a.h5 o.h5
+        assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot read an input padded, cut or windowed"
+    done
+    # not forced but needed: refused alike; --in-memory runs it in memory
+    mkdata 2 -q 96x80x64 big.h5
+    run --separate-stderr fftshard 2 --mem-per-rank=34M --correlate big.h5 o.h5
+    assert_error "$EXIT_USAGE" "more than 34.0 MiB (--mem-per-rank), and fftshard cannot compute --correlate out of core (--in-memory tries it in memory)"
+    run --separate-stderr "$FFTSHARD" --dry-run --mem-per-rank=34M --correlate big.h5 o.h5
+    assert_error "$EXIT_USAGE" "fftshard cannot compute --correlate out of core"
+    fftshard 2 --quiet --in-memory --mem-per-rank=34M --correlate big.h5 o.h5
+    [ -e o.h5 ] || fail "--in-memory made no OUTPUT"
+    rm o.h5
+    run --separate-stderr fftshard 2 --out-of-core --in-memory a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core, --in-memory: the two contradict each other"
+    assert_no_temporaries
+}
+
+@test "the dry run: the passes, the memory per rank, the scratch bytes, the time at --disk-rate" {
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --shape=512x512x512 --dtype=complex128 \
+        --ranks=2 --mem-per-rank=256M --disk-rate=500M,100M --scratch=/var/tmp
+    assert_success
+    assert_line "out of core: --out-of-core"
+    assert_line --regexp '^out of core: 2 passes over [0-9]+ blocks \(slabs, [0-9]+ per rank\), up to [0-9.]+ MiB each$'
+    assert_line "pass 1: INPUT -> the scratch, read 2147.5 MB, write 2147.5 MB, about 24.6 s"
+    assert_line "pass 2: the scratch -> OUTPUT, read 2147.5 MB, write 2147.5 MB, about 24.6 s"
+    assert_line --regexp '^memory per rank \(out of core\): 2 blocks .* = about [0-9.]+ MiB$'
+    assert_line "scratch: 1 file of 2147483648 bytes (2048.0 MiB) in /var/tmp"
+    assert_line "predicted time: about 49.2 s at 524 MB/s read, 105 MB/s write (--disk-rate)"
+    assert_line "--mem-per-rank 256.0 MiB: fits out of core"
+    # by itself: the in-memory plan does not fit
+    run --separate-stderr "$FFTSHARD" --dry-run --shape=512x512x512 --ranks=2 --mem-per-rank=256M
+    assert_success
+    assert_line --regexp '^out of core: the in-memory plan needs [0-9.]+ MiB per rank, more than 256.0 MiB'
+    assert_line "predicted time: give --disk-rate (a run probes the disk)"
+    run --separate-stderr "$FFTSHARD" --dry-run --shape=512x512x512 --ranks=2 --mem-per-rank=256M --report=- -q
+    assert_success
+    assert_equal "$(python_serial -c 'import json, sys; o = json.loads(sys.argv[1])["out_of_core"]
+print(o["on"], len(o["passes"]), o["scratch_bytes"])' "$output")" "True 2 2147483648"
+}
+
+@test "out of core, NaN refused (3) and SIGTERM in a pass (143): no OUTPUT, no scratch left" {
+    python_serial -c 'import h5py, numpy as np
+a = np.ones((16, 12, 10), complex); a[9, 3, 2] = np.nan
+h5py.File("nan.h5", "w")["data"] = a'
+    run --separate-stderr fftshard 2 --out-of-core nan.h5 o.h5
+    assert_error "$EXIT_INPUT" "NaN"
+    [ ! -e o.h5 ] || fail "a refused run left OUTPUT"
+    assert_no_temporaries
+    mkdata 2 -q 192x160x128 big.h5
+    local pass job
+    for pass in 1 2; do
+        "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --progress --disk-rate=500M big.h5 o.h5 2>log &
+        job=$!
+        local deadline=$((SECONDS + 60))
+        until grep -q "progress: pass $pass " log || ((SECONDS > deadline)); do sleep 0.05; done
+        grep -q "progress: pass $pass " log || fail "pass $pass never started: $(cat log)"
+        kill -TERM "$job"
+        status=0
+        wait "$job" || status=$?
+        assert_equal "$status" 143
+        grep -q "interrupted by SIGTERM" log || fail "$(cat log)"
+        [ ! -e o.h5 ] || fail "SIGTERM in pass $pass left OUTPUT"
+        assert_no_temporaries
+    done
+}
