@@ -146,8 +146,8 @@ static const struct {
                                                                  "disk-rate"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
-    {"Output and messages:\n", {"add", "force", "report", "quiet", "progress", "verbose", "help",
-                                "version"}},
+    {"Output and messages:\n", {"add", "attr", "force", "report", "quiet", "progress", "verbose",
+                                "help", "version"}},
 };
 
 /* The stages' blocks: a stage with a heading opens one, the others go on

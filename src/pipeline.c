@@ -202,7 +202,8 @@ static fs_status prepare(run *r)
                             r->lay.paths + r->lay.nresults, box->n, box->L};
     r->asked = fs_options_asked(o);
     r->asked.operation = st == FS_OK ? fs_stages_operation(r->stages) : NULL;
-    fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards, r->lay.nresults > 0,
+    fs_output_inputs in = {r->n, o->inputs, r->infos, r->in_shards,
+                           r->lay.nresults + r->lay.ngroups > 0,
                            (const fs_transform *const *)r->ts, o->verbose, o->quiet};
     if (st == FS_OK)
         st = fs_output_begin(r->comm, &o->output, &in, &lay, &r->out);
@@ -381,7 +382,8 @@ static fs_status run_phases(run *r)
         st = run_dataset(r, i, &write_failed);
     fs_signals_set_dataset(0);
     fs_stage_out so = {fs_output_h5(&r->out), fs_output_input_attrs(&r->out),
-                       r->cfg->output.add && r->cfg->output.force, &r->timers};
+                       fs_output_input_coords(&r->out), r->cfg->output.add && r->cfg->output.force,
+                       &r->timers};
     if (st == FS_OK) /* agreed */
         st = fs_stages_finish(r->stages, r->comm, &so);
     if (opened && !write_failed) {

@@ -346,6 +346,50 @@ PY
     assert_output ok
 }
 
+@test "spectrum: a series by --add --attr=time and a --spectrum-per=0 stack with a time coordinate are lines coloured by the given and the input's times" {
+    python_serial -c 'import xarray, h5netcdf' 2>/dev/null || skip "needs python3-xarray and python3-h5netcdf"
+    python_serial - <<'PY'
+import h5py, numpy as np, xarray as xr
+u = np.random.default_rng(9).standard_normal((4, 8, 6)) * np.arange(1, 5)[:, None, None]
+xr.Dataset({"u": (("time", "y", "x"), u)},
+           coords={"time": ("time", [0.5, 1.5, 2.0, 4.0], {"units": "s"})}).to_netcdf(
+               "stack.nc", engine="h5netcdf")
+for i in range(4):
+    with h5py.File("snap%d.h5" % i, "w") as f:
+        f["u"] = u[i]
+PY
+    local i t=(0.5 1.5 2.0 4.0)
+    for i in 0 1 2 3; do
+        fftshard $((i + 1)) -q --spectrum-only --add "--attr=time=${t[i]}" "snap$i.h5:/u" "ek.h5:/t$i"
+    done
+    fftshard 2 -q --spectrum-only --axes=1,2 --spectrum-per=0 stack.nc:/u per.h5
+    figure series.json spectrum ek.h5 -o series.png
+    assert_png series.png
+    figure per.json spectrum per.h5 -o per.png
+    assert_png per.png
+    run python_serial - <<'PY'
+import json, h5py, numpy as np
+import matplotlib
+times = np.array([0.5, 1.5, 2.0, 4.0])
+with h5py.File("ek.h5") as f, h5py.File("per.h5") as g:
+    k, modes = g["power_spectrum/k"][()], g["power_spectrum/modes"][()]
+    data = {"series.json": np.array([f["t%d/power_spectrum/power" % i][()] for i in range(4)]),
+            "per.json": g["power_spectrum/power"][()]}
+for name, label in ("series.json", "time"), ("per.json", "time [s]"):
+    axes = json.load(open(name))
+    got = axes[0]["lines"]
+    assert len(got) == 4 and label in [a["ylabel"] for a in axes], (name, [a["ylabel"] for a in axes])
+    for i, l in enumerate(got):
+        keep = (modes > 0) & (k > 0) & (data[name][i] > 0)
+        assert np.allclose(l["x"], k[keep], rtol=1e-13) and np.array_equal(l["y"], data[name][i][keep]), (name, i)
+        colour = matplotlib.colormaps["viridis"]((times[i] - 0.5) / 3.5)
+        assert np.allclose(l["color"], colour), (name, i, l["color"])
+print("ok")
+PY
+    assert_success
+    assert_output ok
+}
+
 @test "spectrum --energy: E(k) of u, v, w as the README defines it; its bins times dk add up to 1/2 <|u|^2>, with and without --box-size, the box from the inputs" {
     python_serial -c 'import h5py, numpy as np
 rng = np.random.default_rng(5)

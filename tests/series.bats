@@ -278,3 +278,90 @@ c.h5 ['c.h5:/t0/power_spectrum', 'c.h5:/t0/power_spectrum'] /t0/power_spectrum /
 [2, 0] [1, 0, 2] [1, 0, 2] [1, 0] [1, 0]
 True True True True"
 }
+
+@test "a series in xarray: ten --add runs (each snapshot's time attribute, or --attr=time) and one --spectrum-per=0 of the stack with its time coordinate are each one DataArray power(time, k), numpy's spectra at the input's times" {
+    python_serial -c 'import xarray, h5netcdf' 2>/dev/null || skip "needs python3-xarray and python3-h5netcdf"
+    # The stack as xarray writes it (time a coordinate with units), and each
+    # snapshot as a file of its own: the even ones with a time attribute,
+    # the odd ones without (their time given with --attr).
+    python_serial - <<'PY'
+import h5py, numpy as np, xarray as xr
+times = 0.5 + 0.125 * np.arange(10) ** 2
+u = np.random.default_rng(41).standard_normal((10, 12, 12)) * (1 + np.arange(10))[:, None, None]
+stack = xr.Dataset({"u": (("time", "y", "x"), u)}, coords={"time": ("time", times, {"units": "s"})})
+stack.to_netcdf("stack.nc", engine="h5netcdf")
+for i in range(10):
+    with h5py.File("snap%d.h5" % i, "w") as f:
+        f["u"] = u[i]
+        if i % 2 == 0:
+            f["u"].attrs["time"] = times[i]
+PY
+    local i t
+    for ((i = 0; i < 10; i++)); do
+        t=()
+        ((i % 2)) && t=("--attr=time=$(python_serial -c "print(repr(0.5 + 0.125 * $i ** 2))")")
+        fftshard $((i % 4 + 1)) -q --add --spectrum-only "${t[@]}" "snap$i.h5:/u" "series.h5:/t$(printf %04d "$i")"
+    done
+    fftshard 3 -q --spectrum-only --axes=1,2 --spectrum-per=0 stack.nc:/u per.h5
+    run python_serial - <<'PY'
+import h5py, numpy as np, xarray as xr
+times = 0.5 + 0.125 * np.arange(10) ** 2
+with h5py.File("stack.nc") as f:
+    u = f["u"][()]
+# numpy's spectrum of each snapshot: shells of |f| one wide around 0, 1, 2 ...
+f = np.fft.fftfreq(12, 1 / 12)
+shell = np.floor(np.hypot(*np.meshgrid(f, f, indexing="ij")) + 0.5).astype(int).ravel()
+modes = np.bincount(shell)
+numpy_power = [np.bincount(shell, np.abs(np.fft.fft2(a)).ravel() ** 2) / modes for a in u]
+engines = ["h5netcdf"]
+try:
+    import netCDF4  # noqa: F401
+    engines.append("netcdf4")
+except ImportError:
+    pass
+for engine in engines:
+    groups = [xr.open_dataset("series.h5", group="t%04d/power_spectrum" % i, engine=engine)
+              for i in range(10)]
+    # the bins' mean |k| of runs on other numbers of ranks may differ in the
+    # last digit (summed in another order): the first group's k for all
+    series = xr.concat(groups, dim="time", join="override")
+    per = xr.open_dataset("per.h5", group="power_spectrum", engine=engine)
+    assert per["time"].attrs["units"] == "s", per["time"].attrs
+    for name, p in ("--add", series["power"]), ("--spectrum-per", per["power"]):
+        assert p.dims == ("time", "k"), (name, engine, p.dims)
+        assert np.array_equal(p["time"].values, times), (name, engine, p["time"].values)
+        assert np.array_equal(p.sel(time=times[3])["time"], times[3]), name
+        assert np.allclose(p["k"].values, groups[0]["k"].values, rtol=1e-13, atol=0), name
+        for i in range(10):
+            assert np.allclose(p[i].values, numpy_power[i], rtol=1e-12, atol=0), (name, engine, i)
+    assert np.array_equal(per["modes"].values, modes)
+    for g in groups:
+        g.close()
+    per.close()
+print("ok", engines[0])
+PY
+    assert_success
+    assert_output "ok h5netcdf"
+}
+
+@test "--attr: a number and a text on the result and on the spectrum's group, in place of the input's (units not on the group, as the input's); fftshard's own names and no NAME= refused (status 2)" {
+    snapshots 1 "(8, 6)"
+    fftshard 2 -q --power-spectrum --attr=time=2.5e-1 --attr=units=km/s --attr=note=1e3x snap0.h5:/u out.h5
+    run python_serial -c 'import h5py
+with h5py.File("out.h5") as f:
+    for o in f["u"], f["power_spectrum"]:
+        a = o.attrs
+        print(a["time"], a["time"].dtype, a.get("units"), a["note"], a["viscosity"], a["step"])
+    print(f["power_spectrum/time"][()], f["power_spectrum/power"].attrs["coordinates"])'
+    assert_success
+    assert_line --index 0 "0.25 float64 km/s 1e3x 0.001 0"
+    assert_line --index 1 "0.25 float64 None 1e3x 0.001 0"
+    assert_line --index 2 "0.25 time"
+    local bad
+    for bad in "--attr=axes=0|axes is an attribute fftshard writes itself" \
+        "--attr=time|expected NAME=VALUE" "--attr==1|expected NAME=VALUE"; do
+        run --separate-stderr fftshard 1 "${bad%%|*}" snap0.h5:/u bad.h5
+        assert_error "$EXIT_USAGE" "${bad#*|}"
+        [ ! -e bad.h5 ] || fail "bad.h5 written"
+    done
+}

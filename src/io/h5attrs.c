@@ -163,6 +163,102 @@ fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *cons
     return FS_OK;
 }
 
+int fs_input_attrs_number(const fs_input_attrs *a, const char *name, double *value)
+{
+    int64_t pos = 0;
+    record r;
+    for (int i = 0; i < a->count; i++) {
+        if (next_record(a, &pos, &r) != 0)
+            return 0;
+        if (strcmp(r.name, name) != 0)
+            continue;
+        hsize_t points = 1;
+        for (int k = 0; k < r.rank; k++)
+            points *= r.dims[k];
+        if (r.vlen_string || r.rank < 0 || points != 1)
+            return 0;
+        hid_t type = H5Tdecode(r.type);
+        if (type < 0)
+            return 0;
+        H5T_class_t cls = H5Tget_class(type);
+        size_t size = H5Tget_size(type);
+        unsigned char buf[64]; /* converted in place: room for either type */
+        int ok = (cls == H5T_INTEGER || cls == H5T_FLOAT) && size <= sizeof buf &&
+                 r.data_bytes >= size;
+        if (ok) {
+            memcpy(buf, r.data, size);
+            ok = H5Tconvert(type, H5T_NATIVE_DOUBLE, 1, buf, NULL, H5P_DEFAULT) >= 0;
+        }
+        H5Tclose(type);
+        if (ok)
+            memcpy(value, buf, sizeof *value);
+        return ok;
+    }
+    return 0;
+}
+
+/* The record of one attribute (a number or a text) onto b. */
+static int put_given(builder *b, const char *name, const char *value)
+{
+    char *end;
+    double number = strtod(value, &end);
+    int is_number = *value && !*end;
+    hid_t type = is_number ? H5Tcopy(H5T_NATIVE_DOUBLE) : H5Tcopy(H5T_C_S1);
+    size_t type_bytes = 0;
+    if (type < 0 || (!is_number && (H5Tset_size(type, H5T_VARIABLE) < 0 ||
+                                    H5Tset_cset(type, H5T_CSET_UTF8) < 0)) ||
+        H5Tencode(type, NULL, &type_bytes) < 0) {
+        H5Tclose(type);
+        return -1;
+    }
+    unsigned char *encoded = malloc(type_bytes);
+    int ok = encoded && H5Tencode(type, encoded, &type_bytes) >= 0;
+    H5Tclose(type);
+    uint32_t name_bytes = (uint32_t)strlen(name) + 1, tb = (uint32_t)type_bytes;
+    int32_t rank = 0;
+    uint8_t vlen = (uint8_t)!is_number;
+    uint64_t bytes = is_number ? sizeof number : strlen(value) + 1;
+    if (ok) {
+        put(b, &name_bytes, sizeof name_bytes);
+        put(b, name, name_bytes);
+        put(b, &tb, sizeof tb);
+        put(b, encoded, type_bytes);
+        put(b, &rank, sizeof rank);
+        put(b, &vlen, sizeof vlen);
+        put(b, &bytes, sizeof bytes);
+        put(b, is_number ? (const void *)&number : value, (size_t)bytes);
+    }
+    free(encoded);
+    return ok ? 0 : -1;
+}
+
+fs_status fs_input_attrs_put(fs_input_attrs *a, const char *name, const char *value)
+{
+    fs_input_attrs out = {0};
+    builder b = {&out, 0, 1};
+    int64_t pos = 0;
+    record r;
+    for (int i = 0; i < a->count; i++) {
+        int64_t at = pos;
+        if (next_record(a, &pos, &r) != 0)
+            b.ok = 0;
+        if (!b.ok)
+            break;
+        if (strcmp(r.name, name) != 0) {
+            put(&b, a->block + at, (size_t)(pos - at));
+            out.count++;
+        }
+    }
+    if (b.ok && put_given(&b, name, value) == 0 && b.ok) {
+        out.count++;
+        fs_input_attrs_free(a);
+        *a = out;
+        return FS_OK;
+    }
+    fs_input_attrs_free(&out);
+    return fs_error_set(FS_ERR_RUNTIME, "--attr %s=%s: cannot be made an attribute", name, value);
+}
+
 /* ------------------------------------------------------------------ read */
 
 /* Why type cannot be copied as bytes, or NULL. A variable-length string at

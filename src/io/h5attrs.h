@@ -58,6 +58,16 @@ fs_status fs_h5_attrs_bcast(MPI_Comm comm, int root, fs_input_attrs *a);
 fs_status fs_input_attrs_shared(const fs_input_attrs *a, int n, const char *const *skip,
                                 fs_input_attrs *out);
 
+/* Whether a holds an attribute `name` of one number (an integer or a
+ * float, scalar or of one element), its value as a double into *value. */
+int fs_input_attrs_number(const fs_input_attrs *a, const char *name, double *value);
+
+/* The attribute `name` of a set to `value` (--attr): a float64 when
+ * value is a number (strtod takes all of it), else a variable-length UTF-8
+ * string; one of that name in a is replaced. FS_ERR_RUNTIME when out of
+ * memory (a then unchanged). */
+fs_status fs_input_attrs_put(fs_input_attrs *a, const char *name, const char *value);
+
 /* Free the block and zero *a. */
 void fs_input_attrs_free(fs_input_attrs *a);
 

@@ -490,3 +490,33 @@ fs_status fs_h5_coords_in_use(const char *file, const char *name, const char *pa
     free(a);
     return st;
 }
+
+/* The indices first .. first + count - 1 (fs_h5_fill_fn). */
+static void fill_index(const void *ctx, int64_t first, int64_t count, void *out)
+{
+    (void)ctx;
+    for (int64_t j = 0; j < count; j++)
+        ((int64_t *)out)[j] = first + j;
+}
+
+void fs_h5_batch_coord_of(const fs_input_coords *in, int a, int64_t n, fs_h5_batch_coord *out)
+{
+    memset(out, 0, sizeof *out);
+    const fs_h5_found_coord *f = in && a < in->ndim && in->axis[a].found ? &in->axis[a] : NULL;
+    if (f && f->has_values) {
+        snprintf(out->name, sizeof out->name, "%s", f->name);
+        out->c = (fs_h5_coord){.name = out->name, .n = n,
+                               .type = f->is_int ? FS_DTYPE_INTEGER : FS_DTYPE_FLOAT64,
+                               .values = in->values[a], .units = f->units[0] ? f->units : NULL,
+                               .long_name = f->long_name[0] ? f->long_name : NULL};
+        return;
+    }
+    /* a netCDF-4 dimension without a variable keeps its name */
+    if (f)
+        snprintf(out->name, sizeof out->name, "%s", f->name);
+    else
+        snprintf(out->name, sizeof out->name, "axis%d", a);
+    snprintf(out->long_name, sizeof out->long_name, "index along axis %d", a);
+    out->c = (fs_h5_coord){.name = out->name, .n = n, .type = FS_DTYPE_INTEGER,
+                           .fill = fill_index, .units = "1", .long_name = out->long_name};
+}

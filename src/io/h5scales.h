@@ -23,6 +23,7 @@
 
 #include "core/dtype.h"
 #include "core/errors.h"
+#include "core/layout.h"
 #include "io/h5io.h"
 
 /* What a coordinate holds and says. */
@@ -74,6 +75,27 @@ typedef struct fs_h5_found_coord {
     char units[128];       /* "": none (or too long) */
     char long_name[256];
 } fs_h5_found_coord;
+
+/* An input dataset's coordinates, on every rank (output/coords.h takes
+ * them). */
+typedef struct fs_input_coords {
+    int ndim;
+    fs_h5_found_coord axis[FS_LAYOUT_MAX_DIMS];
+    void *values[FS_LAYOUT_MAX_DIMS];  /* malloc'ed, NULL: none */
+} fs_input_coords;
+
+/* The coordinate of a batch axis and room for its texts. */
+typedef struct fs_h5_batch_coord {
+    fs_h5_coord c;
+    char name[80], long_name[96];
+} fs_h5_batch_coord;
+
+/* Batch axis a (n points) of a result of the input whose coordinates are
+ * in (NULL: none): the input's own coordinate along a (its name, values,
+ * units and long_name, borrowed), else the indices 0 .. n-1 (units 1)
+ * named as the input's netCDF-4 dimension without a variable, or axis<a>,
+ * made piece by piece as they are written (c.long_name points into out). */
+void fs_h5_batch_coord_of(const fs_input_coords *in, int a, int64_t n, fs_h5_batch_coord *out);
 
 /* One process (rank 0), serially: the coordinates of the ndim axes of
  * `dataset` in `file` (shape its shape) for which want[a] is nonzero into

@@ -75,13 +75,13 @@ fs_status fs_coords_check(int nbox, const fs_transform *t)
 /* The values of a coordinate made on demand (fs_h5_fill_fn): k or x of a
  * transformed axis, or the indices of a batch axis. */
 typedef struct coord_rule {
-    int kind;        /* RULE_K, RULE_X, RULE_INDEX */
+    int kind;        /* RULE_K, RULE_X */
     int half;        /* k along the halved axis: rfftfreq */
     int64_t n;       /* the real length */
     double L;        /* the box length */
     fs_r2r r2r;      /* a cosine or sine axis: its index's angle over the spacing L/n */
 } coord_rule;
-enum { RULE_K, RULE_X, RULE_INDEX };
+enum { RULE_K, RULE_X };
 
 static void fill_coord(const void *ctx, int64_t first, int64_t count, void *out)
 {
@@ -89,13 +89,10 @@ static void fill_coord(const void *ctx, int64_t first, int64_t count, void *out)
     for (int64_t j = first; j < first + count; j++) {
         /* numpy.fft.rfftfreq along the halved axis, fftfreq elsewhere */
         int64_t f = r->half || j < (r->n + 1) / 2 ? j : j - r->n;
-        if (r->kind == RULE_INDEX)
-            ((int64_t *)out)[j - first] = j;
-        else
-            ((double *)out)[j - first] =
-                r->kind != RULE_K         ? (double)j * r->L / (double)r->n
-                : r->r2r != FS_AXIS_FFT ? fs_r2r_angle(r->r2r, r->n, j) * (double)r->n / r->L
-                                          : 2.0 * M_PI * (double)f / r->L;
+        ((double *)out)[j - first] =
+            r->kind != RULE_K         ? (double)j * r->L / (double)r->n
+            : r->r2r != FS_AXIS_FFT ? fs_r2r_angle(r->r2r, r->n, j) * (double)r->n / r->L
+                                      : 2.0 * M_PI * (double)f / r->L;
     }
 }
 
@@ -139,24 +136,14 @@ static void transformed_coord(const fs_transform *t, int nbox, const double *box
 /* Batch axis a: the input's coordinate, or the indices. */
 static void batch_coord(const fs_transform *t, const fs_input_coords *in, int a, axis_coord *ac)
 {
-    int64_t n = t->out_shape[a];
-    const fs_h5_found_coord *f = in && a < in->ndim && in->axis[a].found ? &in->axis[a] : NULL;
-    if (f && f->has_values) {
-        snprintf(ac->name, sizeof ac->name, "%s", f->name);
-        ac->c = (fs_h5_coord){ac->name, NULL, n, f->is_int ? FS_DTYPE_INTEGER : FS_DTYPE_FLOAT64,
-                              in->values[a], NULL, NULL, f->units[0] ? f->units : NULL,
-                              f->long_name[0] ? f->long_name : NULL};
-        return;
-    }
-    /* a netCDF-4 dimension without a variable keeps its name */
-    if (f)
-        snprintf(ac->name, sizeof ac->name, "%s", f->name);
-    else
-        snprintf(ac->name, sizeof ac->name, "axis%d", a);
-    snprintf(ac->long_name, sizeof ac->long_name, "index along axis %d", a);
-    ac->rule = (coord_rule){RULE_INDEX, 0, n, 0, FS_AXIS_FFT};
-    ac->c = (fs_h5_coord){ac->name, NULL, n, FS_DTYPE_INTEGER, NULL, fill_coord, &ac->rule, "1",
-                          ac->long_name};
+    fs_h5_batch_coord b;
+    fs_h5_batch_coord_of(in, a, t->out_shape[a], &b);
+    snprintf(ac->name, sizeof ac->name, "%s", b.name);
+    snprintf(ac->long_name, sizeof ac->long_name, "%s", b.long_name);
+    ac->c = b.c;
+    ac->c.name = ac->name;
+    if (b.c.long_name == b.long_name)
+        ac->c.long_name = ac->long_name;
 }
 
 fs_status fs_coords_write(fs_h5_output *h, const char *dataset, const fs_transform *t, int nbox,

@@ -25,17 +25,8 @@
 #include "core/layout.h"
 #include "plan/transform.h"
 
-/* An input dataset's coordinates, on every rank. */
-typedef struct fs_input_coords {
-    int ndim;
-    fs_h5_found_coord axis[FS_LAYOUT_MAX_DIMS];
-    void *values[FS_LAYOUT_MAX_DIMS];  /* malloc'ed, NULL: none */
-} fs_input_coords;
-
-/* Collective: rank 0 reads the coordinates of the batch axes of t (the
- * axes it does not transform: the others' coordinates are made anew) of
- * the input `info` in `file` (none for --shards, sharded, or a sliced
- * input), every rank gets them in *c (out; free with
+/* Collective: rank 0 reads the coordinates of the input `info` in `file`
+ * (none for --shards, sharded, or a sliced input), every rank gets them in *c (out; free with
  * fs_input_coords_free). The status is agreed. */
 fs_status fs_input_coords_take(MPI_Comm comm, const char *file, const fs_input_info *info,
                                const fs_transform *t, int sharded, fs_input_coords *c);

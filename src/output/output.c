@@ -137,8 +137,30 @@ static const char *const own_attrs[] = {
     NULL,
 };
 
+int fs_output_own_attr(const char *name)
+{
+    for (int i = 0; own_attrs[i]; i++)
+        if (strcmp(own_attrs[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* --attr's attributes in place of the input's of their names, alike on
+ * every rank: each result and group carries them. */
+static fs_status given_attrs(const fs_output_options *o, fs_input_attrs *a)
+{
+    fs_status st = FS_OK;
+    for (int k = 0; k < o->nattrs && st == FS_OK; k++) {
+        char name[256];
+        const char *eq = strchr(o->attrs[k], '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq - o->attrs[k]), o->attrs[k]);
+        st = fs_input_attrs_put(a, name, eq + 1);
+    }
+    return st;
+}
+
 /* Collective: rank 0 reads each input dataset's own attributes, every
- * rank gets them. */
+ * rank gets them, with --attr's in place of theirs. */
 static fs_status take_input_attrs(fs_output *out)
 {
     const fs_output_inputs *in = &out->in;
@@ -162,6 +184,8 @@ static fs_status take_input_attrs(fs_output *out)
         st = fs_error_agree(out->comm, st);
         if (st == FS_OK)
             st = fs_h5_attrs_bcast(out->comm, 0, &out->input_attrs[i]); /* agreed */
+        if (st == FS_OK)
+            st = fs_error_agree(out->comm, given_attrs(out->opts, &out->input_attrs[i]));
         /* The batch axes' coordinates: the whole array's, which no shard has. */
         if (st == FS_OK && !out->opts->shard_output && in->coords)
             st = fs_input_coords_take(out->comm, in->inputs[i].file, &in->infos[i], in->ts[i],
@@ -185,6 +209,11 @@ fs_h5_output *fs_output_h5(const fs_output *out)
 const fs_input_attrs *fs_output_input_attrs(const fs_output *out)
 {
     return out->input_attrs;
+}
+
+const fs_input_coords *fs_output_input_coords(const fs_output *out)
+{
+    return out->input_coords;
 }
 
 void fs_output_select(fs_output *out, const fs_output_result *r)

@@ -41,12 +41,17 @@ typedef struct fs_output_options {
     int deflate;                   /* level, 0: none */
     int add;                       /* into an existing OUTPUT */
     int force;
+    int nattrs;                    /* --attr: "NAME=VALUE" each, in order */
+    char **attrs;
 } fs_output_options;
 
 /* The option lines, their --help, and the check of the options together
  * (several INPUTs, --add with --shard-output). */
 extern const fs_opt fs_output_option_lines[];
 fs_status fs_output_options_check(const fs_output_options *o, int ninputs, int named_result);
+/* Whether name is one of the attributes fftshard writes on a result (an
+ * input's of that name is not copied; --attr refuses it). */
+int fs_output_own_attr(const char *name);
 void fs_output_options_free(fs_output_options *o);
 
 /* The INPUTs as the output sees them. */
@@ -120,6 +125,8 @@ fs_h5_output *fs_output_h5(const fs_output *out);
 
 /* Each input dataset's own attributes (NULL before fs_output_begin). */
 const fs_input_attrs *fs_output_input_attrs(const fs_output *out);
+/* Each input dataset's coordinates (NULL before fs_output_begin). */
+const fs_input_coords *fs_output_input_coords(const fs_output *out);
 
 /* The result written next (copied; its strings borrowed until it is
  * written). */

@@ -34,6 +34,30 @@ static fs_status set_chunks(const fs_opt *opt, const char *arg, void *section)
     return FS_OK;
 }
 
+/* --attr=NAME=VALUE, as often as given: NAME neither empty, longer than
+ * 255 bytes, nor one of fftshard's own. */
+static fs_status add_attr(const fs_opt *opt, const char *arg, void *section)
+{
+    fs_output_options *o = section;
+    (void)opt;
+    const char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || eq - arg > 255)
+        return fs_error_set(FS_ERR_USAGE, "--attr=%s: expected NAME=VALUE (time=0.5)", arg);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+    if (fs_output_own_attr(name))
+        return fs_error_set(FS_ERR_USAGE, "--attr=%s: %s is an attribute fftshard writes itself",
+                            arg, name);
+    char **grown = realloc(o->attrs, sizeof *grown * (size_t)(o->nattrs + 1));
+    if (!grown)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    o->attrs = grown;
+    if (!(o->attrs[o->nattrs] = strdup(arg)))
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    o->nattrs++;
+    return FS_OK;
+}
+
 #define O fs_output_options
 const fs_opt fs_output_option_lines[] = {
     {FS_OPT("wisdom", 0, FS_OPT_ARG, fs_opt_file, O, wisdom_file),
@@ -51,6 +75,11 @@ const fs_opt fs_output_option_lines[] = {
              "                          other datasets (with -f, replacing those of the\n"
              "                          same path); never through a link in OUTPUT, and\n"
              "                          refused (status 4) if OUTPUT changes meanwhile\n"},
+    {FS_OPT("attr", 0, FS_OPT_ARG, add_attr, O, attrs),
+     .help = "      --attr=NAME=VALUE   an attribute of every result and spectrum group\n"
+             "                          (float64 if a number, else text) in place of the\n"
+             "                          inputs' of that name: --attr=time=0.5 gives a\n"
+             "                          spectrum's group of a series its time coordinate\n"},
     {FS_OPT("force", 'f', FS_OPT_NO_ARG, fs_opt_flag, O, force),
      .help = "  -f, --force             replace OUTPUT if it exists\n"},
     {FS_OPT("report", 0, FS_OPT_ARG, fs_opt_file, O, report_file),
@@ -86,5 +115,8 @@ void fs_output_options_free(fs_output_options *o)
     free(o->dataset);
     free(o->wisdom_file);
     free(o->report_file);
+    for (int i = 0; i < o->nattrs; i++)
+        free(o->attrs[i]);
+    free(o->attrs);
     memset(o, 0, sizeof *o);
 }

@@ -192,6 +192,7 @@ static fs_status write_tables(const fs_spectrum *s, fs_h5_output *o, const char 
 typedef struct group_dims {
     char per[FS_LAYOUT_MAX_DIMS][TABLE_PATH_MAX]; /* the slices' axes */
     char k[TABLE_PATH_MAX], mu[TABLE_PATH_MAX], edges[TABLE_PATH_MAX], mu_edges[TABLE_PATH_MAX];
+    int time;  /* a scalar coordinate time: the per-slice tables name it */
 } group_dims;
 
 /* One table's dimensions, units and long name. */
@@ -213,14 +214,68 @@ static fs_status label(const fs_spectrum *s, fs_h5_output *o, const char *group,
         st = fs_h5_text_attr(o, path, "units", units);
     if (st == FS_OK)
         st = fs_h5_text_attr(o, path, "long_name", long_name);
+    /* CF's auxiliary coordinates: xarray makes the scalar time a coordinate */
+    if (st == FS_OK && per_slice && g->time)
+        st = fs_h5_text_attr(o, path, "coordinates", "time");
+    return st;
+}
+
+/* What the group is made of: its INPUTs, their coordinates (NULL: none)
+ * and the attributes they share (NULL: none). */
+typedef struct group_from {
+    const fs_stage_run *r;
+    const fs_input_coords *coords;
+    const fs_input_attrs *shared;
+} group_from;
+
+/* The INPUTs' coordinates along batch axis a (n points) when every INPUT
+ * has the same one there (NULL: the indices stand for it). */
+static const fs_input_coords *slice_coords(const group_from *from, int a, int64_t n)
+{
+    const fs_input_coords *c = from->coords;
+    const fs_stage_run *r = from->r;
+    if (!c || r->n < 1 || a >= r->infos[0].ndim || r->infos[0].shape[a] != n)
+        return NULL;
+    for (int i = 1; i < r->n; i++) {
+        const fs_h5_found_coord *x = &c[0].axis[a], *y = &c[i].axis[a];
+        if (a >= c[0].ndim || a >= c[i].ndim || x->found != y->found)
+            return NULL;
+        if (x->found && (strcmp(x->name, y->name) || x->has_values != y->has_values ||
+                         x->is_int != y->is_int ||
+                         (x->has_values && memcmp(c[0].values[a], c[i].values[a], (size_t)n * 8))))
+            return NULL;
+    }
+    return c;
+}
+
+/* The INPUTs' time attribute (one number they share) as the group's
+ * scalar coordinate time, what xarray.concat(..., dim="time") puts the
+ * groups of a series in order by; none when an axis of the group is
+ * called time already. */
+static fs_status time_coord(const fs_spectrum *s, fs_h5_output *o, const char *group,
+                            const group_from *from, group_dims *g)
+{
+    double t;
+    g->time = 0;
+    if (!from->shared || !fs_input_attrs_number(from->shared, "time", &t))
+        return FS_OK;
+    char path[TABLE_PATH_MAX];
+    snprintf(path, sizeof path, "%s/time", group);
+    for (int i = 0; i < s->nper; i++)
+        if (strcmp(g->per[i], path) == 0)
+            return FS_OK;
+    fs_status st = fs_h5_output_table(o, path, 0, NULL, FS_DTYPE_FLOAT64, &t);
+    if (st == FS_OK)
+        st = fs_h5_text_attr(o, path, "long_name", "the inputs' time attribute");
+    g->time = st == FS_OK;
     return st;
 }
 
 /* The group's coordinates: k (the bins' mean |k|) and edges are scales
- * themselves, the slices' axes and the mu bins get index and centre
- * coordinates. */
+ * themselves, the slices' axes get the INPUTs' coordinates (or indices),
+ * the mu bins centre coordinates, and a time attribute a scalar time. */
 static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char *group,
-                              const char *ku, group_dims *g)
+                              const char *ku, const group_from *from, group_dims *g)
 {
     snprintf(g->k, sizeof g->k, "%s/k", group);
     snprintf(g->edges, sizeof g->edges, "%s/edges", group);
@@ -233,18 +288,13 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
     if (st == FS_OK)
         st = fs_h5_text_attr(o, g->edges, "long_name", "edges of the |k| bins, [E_i, E_i+1)");
     for (int i = 0; i < s->nper && st == FS_OK; i++) {
-        int64_t n = s->g.n[s->per[i]], *v = malloc(sizeof *v * (size_t)n);
-        char name[32], text[96];
-        snprintf(name, sizeof name, "axis%d", s->per[i]);
-        snprintf(text, sizeof text, "index along axis %d of the input", s->per[i]);
-        for (int64_t j = 0; v && j < n; j++)
-            v[j] = j;
-        fs_h5_coord c = {.name = name, .n = n, .type = FS_DTYPE_INTEGER, .values = v,
-                         .long_name = text};
-        st = v ? fs_h5_coord_make(o, group, &c, NULL, 0, g->per[i], sizeof g->per[i])
-               : fs_error_set(FS_ERR_RUNTIME, "out of memory");
-        free(v);
+        int a = s->per[i];
+        fs_h5_batch_coord b;
+        fs_h5_batch_coord_of(slice_coords(from, a, s->g.n[a]), a, s->g.n[a], &b);
+        st = fs_h5_coord_make(o, group, &b.c, NULL, 0, g->per[i], sizeof g->per[i]);
     }
+    if (st == FS_OK)
+        st = time_coord(s, o, group, from, g);
     if (st == FS_OK && s->acc_mu) {
         double v[1000];
         for (int i = 0; i < s->nmu; i++)
@@ -263,13 +313,13 @@ static fs_status group_coords(const fs_spectrum *s, fs_h5_output *o, const char 
 /* Every table's dimensions, units and long name: netCDF-4 and xarray read
  * the group with named dimensions and coordinates. */
 static fs_status describe_group(const fs_spectrum *s, fs_h5_output *o, const char *group,
-                                int cross)
+                                int cross, const group_from *from)
 {
     char ku[64], pu[64];
     snprintf(ku, sizeof ku, s->g.box_given ? "rad/box_length_unit" : "rad/grid_spacing");
     snprintf(pu, sizeof pu, s->g.box_given ? "box_length_unit^%d" : "1", s->g.naxes);
     group_dims g;
-    fs_status st = group_coords(s, o, group, ku, &g);
+    fs_status st = group_coords(s, o, group, ku, from, &g);
     const char *what = cross ? "mean Re(X_a conj X_b) of the bin's modes"
                              : "mean |X|^2 of the bin's modes";
     const struct {
@@ -324,8 +374,9 @@ static const double *sums_of(const fs_spectrum *s, int g, int mu)
 
 /* shared: the inputs' attributes that go on the group (NULL: none). */
 static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, int g, const fs_stage_run *r,
-                             const fs_input_attrs *shared, int replace)
+                             const fs_input_attrs *shared, const fs_stage_out *out)
 {
+    int replace = out->replace;
     const char *group = s->group[g];
     int cross = s->group_cross[g];
     fs_status st = fs_h5_output_group(o, group, replace);
@@ -349,7 +400,7 @@ static fs_status write_group(const fs_spectrum *s, fs_h5_output *o, int g, const
         st = table(o, group, "mu_edges", 1, &n, FS_DTYPE_FLOAT64, e);
     }
     if (st == FS_OK)
-        st = describe_group(s, o, group, cross);
+        st = describe_group(s, o, group, cross, &(group_from){r, out->coords, shared});
     return st;
 }
 
@@ -382,7 +433,7 @@ static fs_status write(const fs_spectrum *s, const fs_stage_run *r, const fs_sta
     fs_status st = out->attrs ? fs_input_attrs_shared(out->attrs, r->n, group_attrs, &shared)
                               : FS_OK;
     for (int i = 0; i < s->ngroups && st == FS_OK; i++)
-        st = write_group(s, out->h5, i, r, &shared, out->replace);
+        st = write_group(s, out->h5, i, r, &shared, out);
     fs_input_attrs_free(&shared);
     return st;
 }

@@ -82,6 +82,7 @@
 #include "io/h5attrs.h"
 #include "io/h5io.h"
 #include "io/h5probe.h"
+#include "io/h5scales.h"
 #include "sources/particles.h"
 #include "plan/decomp.h"
 #include "plan/transform.h"
@@ -200,6 +201,7 @@ typedef struct fs_stage_record {
 typedef struct fs_stage_out {
     fs_h5_output *h5;                 /* OUTPUT being written */
     const fs_input_attrs *attrs;      /* each INPUT's own attributes (NULL: none) */
+    const fs_input_coords *coords;    /* each INPUT's coordinates (NULL: none) */
     int replace;                      /* --add --force: a group there is replaced */
     fs_timers *timers;                /* the write phase */
 } fs_stage_out;
