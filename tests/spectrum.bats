@@ -611,7 +611,8 @@ print(sorted(k for k in ('_FillValue', 'missing_value', 'units', 'long_name', 't
 }
 
 @test "the dry run counts --cross's copy of the first result: within 10% of the real peak" {
-    oracle make uv.h5 /u=96x96x128:float64 /v=96x96x128:float64
+    # large enough that the copy is more than a tenth of the peak
+    oracle make uv.h5 /u=192x192x128:float64 /v=192x192x128:float64
     fftshard 2 -q --real --cross --spectrum-only --report=r.json uv.h5:/u uv.h5:/v cross.h5
     run --separate-stderr fftshard 2 --dry-run --real --cross --report=plan.json uv.h5:/u
     assert_success
@@ -619,7 +620,7 @@ print(sorted(k for k in ('_FillValue', 'missing_value', 'units', 'long_name', 't
 import json
 peak = json.load(open('r.json'))['memory']['peak_bytes_max']
 m = json.load(open('plan.json'))['memory_per_rank']
-assert m['cross_bytes'] >= 96 * 96 * 65 * 16 // 2, m
+assert m['cross_bytes'] >= 192 * 192 * 65 * 16 // 2, m
 print(abs(m['total_bytes'] / peak - 1) < 0.10, m['total_bytes'] - m['cross_bytes'] < 0.9 * peak)"
     assert_output "True True"
 }
