@@ -80,7 +80,7 @@ and r["strategy"]["name"] == sys.argv[2]' "$s"
 all(v["min"] <= v["mean"] * (1 + 1e-12) and v["mean"] <= v["max"] * (1 + 1e-12)
     and (v["mean"] == 0 or abs(v["imbalance"] - v["max"] / v["mean"]) < 1e-6)
     for v in r["phases"].values())
-and set(r["phases"]) == {"read", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total"}
+and set(r["phases"]) == {"read", "paint", "plan", "fft", "exchange", "operate", "write", "check", "commit", "total"}
 and abs(r["flops"] - 5 * 1024 * 10) < 1e-6
 and r["memory"]["peak_bytes_max"] >= max(p["peak_memory_bytes"] for p in r["per_rank"]) > 0'
     assert_output True
