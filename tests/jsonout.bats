@@ -109,7 +109,9 @@ same("memory of", who in m[1], True)
 st = p["strategy"]
 same("strategy requested", st["requested"], p["transpose"])
 if mem["strategy"]:
-    same("the strategy's memory", mem, dict(p["strategies"][who], strategy=who))
+    # the particles' buffers (--paint) are the run's, counted in its total alone
+    same("the strategy's memory", {k: v for k, v in mem.items() if k != "paint_bytes"},
+         dict(p["strategies"][who], strategy=who))
 if p["transpose"] == "auto" and mem["strategy"]:
     same("the largest", mem["total_bytes"], max(s["total_bytes"] for s in p["strategies"].values()))
 elif mem["strategy"]:
