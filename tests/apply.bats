@@ -204,7 +204,7 @@ print(a["exchange"]["count"], p["exchange"]["count"], b["exchange"]["count"],
     local bad
     for bad in "--apply=blur:2" "--apply=gaussian" "--apply=gaussian:-1" "--apply=gaussian:x" \
         "--apply=lowpass:1:0" "--apply=laplacian:2" "--apply=deriv:9" "--apply=gaussian:1," \
-        "--apply=sharpk:1 --inverse" "--apply=sharpk:1 --check" "--apply=sharpk:1 --power-spectrum" \
+        "--apply=sharpk:1 --inverse" "--apply=sharpk:1 --check" "--apply=sharpk:1 --power-spectrum --shot-noise=1" \
         "--apply=sharpk:1 --shard-output" "--apply=poisson --axes=0,1 --box-size=1,2,3"; do
         echo "$bad" >o.h5
         run --separate-stderr fftshard 2 $bad r.h5 o.h5
