@@ -79,7 +79,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from oracle_common import (TOL_SINGLE, Failure, computed_single, parse_axes, parse_case,  # noqa: E402
-                           read_location, relative_error, split_location, tolerance)
+                           read_location, relative_error, run_cases, split_location, tolerance)
 
 # The strategies --transpose=auto chooses from (src/exchange/exchange.c's table).
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
@@ -307,22 +307,7 @@ def check_case(text, version):
 
 
 def check(cases):
-    version = os.environ.get("FFTSHARD_VERSION", "")
-    failed = 0
-    for text in cases:
-        try:
-            err, problems = check_case(text, version)
-        except (Failure, OSError, KeyError, ValueError) as e:
-            err, problems = float("nan"), ["%s: %s" % (type(e).__name__, e)]
-        if problems:
-            failed += 1
-            print("FAIL [%s]" % text)
-            for p in problems:
-                print("    " + p)
-        else:
-            print("ok   [%s] error %.2g" % (text, err))
-    print("%d of %d cases failed" % (failed, len(cases)))
-    return 1 if failed else 0
+    return run_cases(check_case, cases)
 
 
 # ---------------------------------------------------------------- waves

@@ -23,6 +23,7 @@ a VPATH build, make distcheck's) and even where Python leaves the script's
 directory out (-P, PYTHONSAFEPATH).
 """
 
+import os
 from typing import NamedTuple
 
 import h5py
@@ -236,3 +237,25 @@ def lost_attributes(source, result, ignore=()):
     with the same value, those in ignore aside."""
     return [key for key, value in source.items() if key not in ignore and (
         key not in result or not np.array_equal(np.asarray(result[key]), np.asarray(value)))]
+
+
+def run_cases(check_case, cases):
+    """Each case checked by check_case(text, version) (version: the
+    FFTSHARD_VERSION the results must record), a line per case and a
+    count; status 1 when any failed."""
+    version = os.environ.get("FFTSHARD_VERSION", "")
+    failed = 0
+    for text in cases:
+        try:
+            err, problems = check_case(text, version)
+        except (Failure, OSError, KeyError, ValueError) as e:
+            err, problems = float("nan"), ["%s: %s" % (type(e).__name__, e)]
+        if problems:
+            failed += 1
+            print("FAIL [%s]" % text)
+            for p in problems:
+                print("    " + p)
+        else:
+            print("ok   [%s] error %.2g" % (text, err))
+    print("%d of %d cases failed" % (failed, len(cases)))
+    return 1 if failed else 0
