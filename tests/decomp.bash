@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # decomp.bash: --real on the decompositions of tests/decomp_scan.py's CONFIGS,
-# for tests/decompositions.bats (all of them) and tests/real.bats (those whose
+# for tests/decompositions.bats (all of them, and --correlate on those whose
 # first stage splits the halved last axis). Load after helpers.
 
 # decomp_matrix all|first-real RUN...: each configuration's dry run must still

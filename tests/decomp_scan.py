@@ -47,7 +47,8 @@ AXES = {2: ["1", "0"], 3: ["1,2", "0,2", "0,1", "2"],
 
 CONFIGS = [
     # shape, ranks, options, class (decomp_scan.py scan)
-    ('60', 1, '', 'slab -'),
+    ('60', 1, '', 'four-step b'),
+    ('7', 1, '', 'slab -'),
     ('60', 2, '', 'four-step B|R'),
     ('7', 2, '', 'slab R|-g *'),
     ('60', 7, '', 'four-step B|R *'),

@@ -8,12 +8,16 @@
 # --check passes and keeps numpy's rfftn; --correlation-function, alone and
 # with --cross, equals tests/xi_oracle.py's numpy xi(r) with the transformed
 # array beside it; --apply equals tests/apply_oracle.py (tests/decomp.bash
-# runs them; tests/real.bats adds --correlate where the first stage splits
-# the halved last axis).
+# runs them); where the first stage splits the halved last axis, --correlate
+# too.
 
 load helpers
 load decomp
 
 @test "every decomposition of --real: --check, --correlation-function, --cross, --apply against numpy" {
     decomp_matrix all check xi cross apply
+}
+
+@test "the halved last axis split in the first stage: --correlate against numpy" {
+    decomp_matrix first-real correlate
 }

@@ -3,12 +3,10 @@
 # Transform kinds: --real (rfftn), --inverse --real (irfftn), --precision,
 # 1-D transforms split over ranks (four-step), --check, --plan and the
 # FFTW wisdom, against numpy (tests/oracle.py: 1e-12 double, 1e-5 single,
-# relative to the largest magnitude); the decompositions that split the
-# halved last axis first (tests/decomp.bash; every decomposition in
-# tests/decompositions.bats).
+# relative to the largest magnitude). Every decomposition of --real, those
+# that split the halved last axis first among them: tests/decompositions.bats.
 
 load helpers
-load decomp
 
 setup() {
     cd "$BATS_TEST_TMPDIR" || return 1
@@ -181,10 +179,6 @@ print(c["passed"] and c["roundtrip_error"] < 1e-12 and c["parseval_error"] < 1e-
     done
     check_all
     assert_no_temporaries
-}
-
-@test "the halved last axis split in the first stage: --check, --correlation-function, --cross, --apply, --correlate against numpy" {
-    decomp_matrix first-real check xi cross apply correlate
 }
 
 @test "--check above the tolerance: exit 5, no result kept, an existing OUTPUT unchanged" {
