@@ -137,7 +137,7 @@ static const struct {
 } engine_help[] = {
     {"Transform:\n", {"inverse", "norm", "axes", "dct", "dst", "r2r", "real", "last-size",
                       "precision", "check", "check-tolerance", "allow-nonfinite"}},
-    {"Non-periodic data:\n", {"pad", "window", "window-symmetric"}},
+    {"Non-periodic data:\n", {"pad", "window", "window-symmetric", "boundary"}},
     {"Parallel algorithm:\n", {"transpose", "seed", "packet", "queues", "decomp", "grid", "plan",
                                "wisdom"}},
     {"Planning a job (no data is read or written):\n", {"dry-run", "shape", "dtype", "ranks",
@@ -337,6 +337,7 @@ fs_stage_facts fs_options_facts(const fs_run_config *c)
         .shard_output = c->output.shard_output,
         .pad = c->transform.pad.n > 0,
         .window = c->transform.window.n > 0,
+        .boundary = c->transform.boundary.n > 0,
         .output_file = c->output.file,
         .output_dataset = c->output.dataset,
         .shared = &c->stages.shared,

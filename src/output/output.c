@@ -19,6 +19,7 @@
 #include "io/h5scales.h"
 #include "output/destinations.h"
 #include "output/space.h"
+#include "plan/domain.h"
 #include "report/report.h"
 
 /* Whether the dataset at `inner` would lie inside the one at `outer`. */
@@ -374,6 +375,19 @@ static fs_status round_trip_attributes(const fs_output *out, fs_h5_output *h5)
     return st;
 }
 
+/* --boundary's record (the kinds of an --apply run are its): the boundary
+ * of each transformed axis in the order of "axes". */
+static fs_status boundary_attribute(const fs_transform *t, fs_h5_output *h5)
+{
+    char text[FS_LAYOUT_MAX_DIMS * 16];
+    size_t used = 0;
+    text[0] = '\0';
+    for (int i = 0; i < t->naxes && used < sizeof text; i++)
+        used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", i ? "," : "",
+                                 fs_boundary_name_of_kind(t->r2r[t->axes[i]]));
+    return fs_h5_output_attr_string(h5, "boundary", text);
+}
+
 /* --window's record: the windows, their form and (forward) mean(w^2). */
 static fs_status window_attributes(const fs_transform *t, int inverse, fs_h5_output *h5)
 {
@@ -429,6 +443,8 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     fs_transform_kinds_text(t, kinds, sizeof kinds);
     if (st == FS_OK && kinds[0])
         st = fs_h5_output_attr_string(h5, "axis_kinds", kinds);
+    if (st == FS_OK && kinds[0] && t->round_trip)
+        st = boundary_attribute(t, h5);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->data_shape);
     if (st == FS_OK && t->resized)

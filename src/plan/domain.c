@@ -226,6 +226,41 @@ int64_t fs_pad_length(const fs_pad *p, int64_t n)
     return p->len ? p->len : n * p->factor;
 }
 
+static const char *const boundary_names[] = {"periodic", "dirichlet", "neumann"};
+
+fs_status fs_boundary_parse(const char *option, const char *text, fs_boundary_list *out)
+{
+    memset(out, 0, sizeof *out);
+    for (const char *p = text;; ) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        int k = 0;
+        while (k < 3 && !(strlen(boundary_names[k]) == len && strncmp(p, boundary_names[k], len) == 0))
+            k++;
+        if (out->n == FS_LAYOUT_MAX_DIMS)
+            return fs_error_set(FS_ERR_USAGE, "%s: more than %d boundaries", option,
+                                FS_LAYOUT_MAX_DIMS);
+        if (k == 3)
+            return fs_error_set(FS_ERR_USAGE, "%s: '%.*s': expected periodic, dirichlet or "
+                                "neumann, one for all or one per transformed axis", option,
+                                (int)len, p);
+        out->b[out->n++] = (fs_boundary)k;
+        if (!comma)
+            return FS_OK;
+        p = comma + 1;
+    }
+}
+
+fs_r2r fs_boundary_kind(fs_boundary b)
+{
+    return b == FS_BOUNDARY_DIRICHLET ? FS_DST2 : b == FS_BOUNDARY_NEUMANN ? FS_DCT2 : FS_AXIS_FFT;
+}
+
+const char *fs_boundary_name_of_kind(fs_r2r k)
+{
+    return boundary_names[k == FS_DST2 ? 1 : k == FS_DCT2 ? 2 : 0];
+}
+
 int64_t fs_fast_length(int64_t n)
 {
     for (int64_t m = n > 1 ? n : 1;; m++) {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/dtype.h"
 #include "core/errors.h"
 #include "core/layout.h"
 
@@ -69,6 +70,33 @@ fs_status fs_pad_parse(const char *option, const char *text, fs_pad_list *out);
 
 /* The length of an axis of length n under item p. */
 int64_t fs_pad_length(const fs_pad *p, int64_t n);
+
+/* --boundary: the boundary of each transformed axis for --apply
+ * (fftshard(1), OPERATORS): periodic (a Fourier axis), or walls half a
+ * cell outside cell-centred samples: Dirichlet (phi = 0 there, the sine
+ * transform DST-II) or Neumann (d phi / dn = 0, the cosine transform
+ * DCT-II). */
+typedef enum fs_boundary {
+    FS_BOUNDARY_PERIODIC,
+    FS_BOUNDARY_DIRICHLET,
+    FS_BOUNDARY_NEUMANN,
+} fs_boundary;
+
+typedef struct fs_boundary_list {
+    int n;                          /* 0: none given */
+    fs_boundary b[FS_LAYOUT_MAX_DIMS];
+} fs_boundary_list;
+
+/* Parse B[,B...] into *out. FS_ERR_USAGE naming `option`. */
+fs_status fs_boundary_parse(const char *option, const char *text, fs_boundary_list *out);
+
+/* The forward transform's kind along an axis of boundary b: FS_AXIS_FFT,
+ * FS_DST2 or FS_DCT2. */
+fs_r2r fs_boundary_kind(fs_boundary b);
+
+/* "periodic", "dirichlet" or "neumann": the boundary a forward kind k of
+ * fs_boundary_kind stands for. */
+const char *fs_boundary_name_of_kind(fs_r2r k);
 
 /* The least length >= n whose only prime factors are 2, 3, 5 and 7 (FFTW
  * transforms those fastest). */

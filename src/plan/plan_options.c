@@ -174,6 +174,13 @@ static fs_status set_window(const fs_opt *opt, const char *arg, void *section)
     return fs_window_parse(label, arg, &((fs_transform_options *)section)->window);
 }
 
+static fs_status set_boundary(const fs_opt *opt, const char *arg, void *section)
+{
+    char label[96];
+    snprintf(label, sizeof label, "--%s=%.80s", opt->long_name, arg);
+    return fs_boundary_parse(label, arg, &((fs_transform_options *)section)->boundary);
+}
+
 #define T fs_transform_options
 const fs_opt fs_transform_option_lines[] = {
     {FS_OPT("inverse", 0, FS_OPT_NO_ARG, fs_opt_flag, T, inverse),
@@ -218,6 +225,11 @@ const fs_opt fs_transform_option_lines[] = {
              "                          scipy.signal.windows; spectra divide by mean(w^2))\n"},
     {FS_OPT("window-symmetric", 0, FS_OPT_NO_ARG, fs_opt_flag, T, window_sym),
      .help = "      --window-symmetric  the windows' symmetric form (scipy's sym=True)\n"},
+    {FS_OPT("boundary", 0, FS_OPT_ARG, set_boundary, T, boundary),
+     .help = "      --boundary=B[,B...] --apply's boundary: periodic (default), dirichlet\n"
+             "                          (sine transform) or neumann (cosine transform),\n"
+             "                          walls half a cell outside; one for all or one\n"
+             "                          per transformed axis\n"},
     {FS_OPT("plan", 0, FS_OPT_ARG, fs_opt_enum, T, plan), .names = plan_names,
      .help = "      --plan=EFFORT       FFTW planning: estimate (default), measure, patient\n"},
     {.long_name = NULL},
@@ -262,6 +274,10 @@ fs_status fs_transform_options_check(const fs_transform_options *o)
         return fs_error_set(FS_ERR_USAGE, "%s: shapes the input of a forward transform; the "
                             "inverse of a padded or windowed result gives that field as it was "
                             "transformed", o->pad.n ? "--pad" : "--window");
+    if (o->boundary.n && (g || o->inverse))
+        return fs_error_set(FS_ERR_USAGE, "--boundary, %s: --boundary chooses the forward "
+                            "transform's kinds for --apply itself", g ? fs_transform_options_kinds_name(o)
+                                                                      : "--inverse");
     if (o->window_sym && !o->window.n)
         return fs_error_set(FS_ERR_USAGE, "--window-symmetric: only with --window");
     return FS_OK;

@@ -44,6 +44,7 @@ typedef struct fs_transform_options {
                                     none) */
     fs_window_list window;       /* --window: likewise */
     int window_sym;              /* --window-symmetric */
+    fs_boundary_list boundary;   /* --boundary: likewise (n 0: none, periodic) */
 } fs_transform_options;
 
 #define FS_R2R_OPTION_DCT 1u

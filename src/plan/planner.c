@@ -257,17 +257,21 @@ static fs_status take_domain(const fs_transform_options *o, fs_transform_request
     int n = rq->naxes;
     const char *which = o->pad.n && o->pad.n != 1 && o->pad.n != n ? "--pad"
                         : o->window.n && o->window.n != 1 && o->window.n != n ? "--window"
-                                                                             : NULL;
+                        : o->boundary.n && o->boundary.n != 1 && o->boundary.n != n ? "--boundary"
+                                                                                   : NULL;
     if (which)
         return fs_error_set(FS_ERR_USAGE, "%s: %d given for %d transformed axes (give one, or "
                             "one per transformed axis in the order of --axes)", which,
-                            which[2] == 'p' ? o->pad.n : o->window.n, n);
+                            which[2] == 'p' ? o->pad.n : which[2] == 'w' ? o->window.n
+                                                                       : o->boundary.n, n);
     for (int i = 0; i < n; i++) {
         int a = rq->axes[i];
         if (o->pad.n)
             rq->shape[a] = fs_pad_length(&o->pad.p[o->pad.n == 1 ? 0 : i], rq->data_shape[a]);
         if (o->window.n)
             rq->window[a] = o->window.w[o->window.n == 1 ? 0 : i];
+        if (o->boundary.n)
+            rq->r2r[a] = fs_boundary_kind(o->boundary.b[o->boundary.n == 1 ? 0 : i]);
     }
     rq->window_sym = o->window_sym;
     if (fs_shape_elems(rq->ndim, rq->shape) < 0)

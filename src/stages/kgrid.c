@@ -146,6 +146,7 @@ fs_status fs_kgrid_init(fs_kgrid *g, const fs_transform *t, const fs_box_lengths
     for (int a = 0; a < g->ndim; a++) {
         g->n[a] = t->in_shape[a];
         g->transformed[a] = t->transform_axis[a];
+        g->kind[a] = t->transform_axis[a] ? t->r2r[a] : FS_AXIS_FFT;
         g->naxes += g->transformed[a];
     }
     if (nbox > 1 && nbox != g->naxes)
@@ -175,7 +176,21 @@ int64_t fs_kgrid_freq(int64_t j, int64_t n)
  * computation of it agrees to the last bit. */
 double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j)
 {
-    return g->transformed[a] ? 2.0 * M_PI * (double)fs_kgrid_freq(j, g->n[a]) / g->L[a] : 0.0;
+    if (!g->transformed[a])
+        return 0.0;
+    switch (g->kind[a]) {
+    case FS_DST2: return M_PI * (double)(j + 1) / g->L[a];
+    case FS_DCT2: return M_PI * (double)j / g->L[a];
+    default: return 2.0 * M_PI * (double)fs_kgrid_freq(j, g->n[a]) / g->L[a];
+    }
+}
+
+int fs_kgrid_walls(const fs_kgrid *g)
+{
+    int any = 0;
+    for (int a = 0; a < g->ndim; a++)
+        any |= g->transformed[a] && g->kind[a] != FS_AXIS_FFT;
+    return any;
 }
 
 double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j)
@@ -201,7 +216,7 @@ double fs_kgrid_k2max(const fs_kgrid *g)
 {
     double q[FS_LAYOUT_MAX_DIMS] = {0}, k2;
     for (int a = 0; a < g->ndim; a++) {
-        double k = fs_kgrid_k(g, a, g->n[a] / 2);
+        double k = fs_kgrid_k(g, a, g->kind[a] == FS_AXIS_FFT ? g->n[a] / 2 : g->n[a] - 1);
         q[a] = k * k;
     }
     fs_kgrid_k2_line(q, g->ndim, 0, q, 1, &k2);
@@ -212,8 +227,8 @@ double fs_kgrid_k2min(const fs_kgrid *g)
 {
     double least = INFINITY;
     for (int a = 0; a < g->ndim; a++)
-        if (g->transformed[a] && g->n[a] > 1) {
-            double k = fs_kgrid_k(g, a, 1);
+        if (g->transformed[a] && (g->n[a] > 1 || g->kind[a] == FS_DST2)) {
+            double k = fs_kgrid_k(g, a, g->kind[a] == FS_DST2 ? 0 : 1);
             least = k * k < least ? k * k : least;
         }
     return least;

@@ -60,6 +60,8 @@ typedef struct fs_kgrid {
     int ndim;                              /* the input's */
     int64_t n[FS_LAYOUT_MAX_DIMS];         /* its shape */
     int transformed[FS_LAYOUT_MAX_DIMS];
+    fs_r2r kind[FS_LAYOUT_MAX_DIMS];       /* --boundary's forward kind of each axis:
+                                              FS_AXIS_FFT, FS_DST2 or FS_DCT2 */
     double L[FS_LAYOUT_MAX_DIMS];          /* box length of each transformed axis (zero
                                               padded: the input's at its spacing) */
     int64_t m[FS_LAYOUT_MAX_DIMS];         /* the points of each axis read from the input (n
@@ -79,8 +81,13 @@ int fs_kgrid_lengths(const fs_kgrid *g, double *box);
 /* numpy.fft.fftfreq(n, 1/n)[j]. */
 int64_t fs_kgrid_freq(int64_t j, int64_t n);
 
-/* k_a of index j along input axis a (0 for a batch axis): 2 pi f / L_a. */
+/* k_a of index j along input axis a (0 for a batch axis): 2 pi f / L_a;
+ * along a wall (--boundary) pi (j + 1) / L_a (Dirichlet, DST-II) or
+ * pi j / L_a (Neumann, DCT-II), L_a the distance between the walls. */
 double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j);
+
+/* Whether some axis has walls (--boundary: a sine or cosine axis). */
+int fs_kgrid_walls(const fs_kgrid *g);
 
 /* k_a as a derivative sees it (--apply's deriv, --vector): fs_kgrid_k,
  * but 0 on the Nyquist plane j = n_a / 2 of an even axis. */
@@ -97,13 +104,13 @@ double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j);
 void fs_kgrid_k2_line(const double *q, int ndim, int axis, const double *ql, int64_t n,
                       double *k2);
 
-/* The largest k^2 of the grid: the sum of k_a(n_a / 2)^2 (inf when it
- * overflows). */
+/* The largest k^2 of the grid: the sum of k_a(n_a / 2)^2, along a wall
+ * k_a(n_a - 1)^2 (inf when it overflows). */
 double fs_kgrid_k2max(const fs_kgrid *g);
 
 /* The smallest k^2 of the grid but k = 0's: the least k_a(1)^2 over the
- * transformed axes longer than 1 (INFINITY when there is none; 0 when it
- * underflows). */
+ * transformed axes longer than 1, k_a(0)^2 along a Dirichlet wall
+ * (INFINITY when there is none; 0 when it underflows). */
 double fs_kgrid_k2min(const fs_kgrid *g);
 
 /* The largest |k| of the grid: sqrt(fs_kgrid_k2max). */

@@ -21,6 +21,7 @@
 
 #include "core/collective.h"
 #include "io/table.h"
+#include "plan/domain.h"
 #include "stages/kgrid.h"
 #include "stages/stage.h"
 
@@ -278,6 +279,11 @@ static fs_status check_grid(const op_state *s, const fs_kgrid *g, fs_precision p
         if (op->kind == FS_OPER_DERIV && (a < 0 || a >= g->ndim || !g->transformed[a]))
             return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: not a transformed axis of the "
                                 "%d-D input", op->axis, g->ndim);
+        /* the derivative of a sine series is a cosine series: no factor of one basis */
+        if (op->kind == FS_OPER_DERIV && g->kind[a] != FS_AXIS_FFT)
+            return fs_error_set(FS_ERR_USAGE, "--apply: deriv:%d: axis %d has walls "
+                                "(--boundary=%s); a derivative is defined along a periodic "
+                                "axis only", op->axis, a, fs_boundary_name_of_kind(g->kind[a]));
     }
     fs_status st = check_k2(s, g);
     for (int i = 0; i < s->ops->n && st == FS_OK; i++) {
@@ -312,6 +318,7 @@ typedef struct walk {
     int nderiv, nradial;
     double scale;                 /* 1 / N */
     fs_precision prec;
+    int reals;                    /* a real working array (else complex) */
     double *row, *k2;             /* a row's factors and k^2 (the box's longest axis long) */
 } walk;
 
@@ -369,6 +376,18 @@ static double axis_factor(const walk *w, const fs_kgrid *g, int a, int64_t j, do
 DEFINE_MULTIPLY(multiply_double, double)
 DEFINE_MULTIPLY(multiply_single, float)
 
+/* The real elements [i0, i0 + n) of data times f[j] (a real working
+ * array: --boundary's walls on every transformed axis of real input). */
+static void multiply_reals(fs_precision prec, void *data, int64_t i0, const double *f, int64_t n)
+{
+    if (prec == FS_SINGLE)
+        for (int64_t j = 0; j < n; j++)
+            ((float *)data)[i0 + j] = (float)(((float *)data)[i0 + j] * f[j]);
+    else
+        for (int64_t j = 0; j < n; j++)
+            ((double *)data)[i0 + j] *= f[j];
+}
+
 /* n elements at data from element i0 times rowf fl[j], times the other
  * operators' factors at k^2 of the line along `axis` whose other axes have
  * k_a^2 = q[a] (fs_kgrid_k2_line, ql[j] the line's own), times i^nderiv:
@@ -385,7 +404,9 @@ static void apply_row(const walk *w, double rowf, const double *fl, const double
         if (!separable(&w->ops->op[i]))
             for (int64_t j = 0; j < n; j++)
                 f[j] *= radial(&w->ops->op[i], &w->tables[i], w->k2[j]);
-    if (w->prec == FS_SINGLE)
+    if (w->reals) /* walls on every axis of real input: no derivative */
+        multiply_reals(w->prec, data, i0, f, n);
+    else if (w->prec == FS_SINGLE)
         multiply_single((float *)data + 2 * i0, f, n, w->nderiv % 4);
     else
         multiply_double((double *)data + 2 * i0, f, n, w->nderiv % 4);
@@ -571,7 +592,8 @@ static fs_status run_begin(const op_state *s, const fs_stage_turn *turn, const f
     const fs_kgrid *g = r->g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
-            r->w.scale /= (double)(a == t->real_axis ? t->real_len : g->n[a]);
+            r->w.scale /= fs_r2r_points(g->kind[a], a == t->real_axis ? t->real_len : g->n[a]);
+    r->w.reals = fs_dtype_is_real(t->work_type);
     for (int i = 0; i < ops->n; i++) {
         int a = ops->op[i].axis;
         r->w.axis[i] = a < 0 ? a + g->ndim : a;
@@ -685,6 +707,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->in_pass = 1;
     n->hands_results = 1;
     n->pads = 1; /* the field of the padded domain, its part of the input written */
+    n->walls = 1; /* --boundary: sine and cosine axes, k = pi j / L (kgrid.h) */
 }
 
 /* --k-units=cycles: the cutoffs given in cycles per unit length (per
@@ -695,6 +718,8 @@ static fs_status check(void *opts, const fs_stage_facts *f, int on)
     (void)f;
     if (ops->cycles && !on)
         return fs_error_set(FS_ERR_USAGE, "--k-units: only with --apply");
+    if (f->boundary && !on)
+        return fs_error_set(FS_ERR_USAGE, "--boundary: only with --apply");
     for (int i = 0; ops->cycles && !ops->converted && i < ops->n; i++) {
         fs_operator *op = &ops->op[i];
         if (op->kind == FS_OPER_SHARPK || op->kind == FS_OPER_LOWPASS ||

@@ -107,6 +107,7 @@ typedef struct fs_stage_facts {
     const char *r2r;             /* "--dct", "--dst" or "--r2r": cosine or sine axes asked
                                     for (NULL: Fourier axes alone) */
     int pad, window;             /* --pad, --window given */
+    int boundary;                /* --boundary given */
     const char *output_file;
     const char *output_dataset;  /* OUTPUT's path when given (NULL: none) */
     const fs_stage_shared *shared;
@@ -133,6 +134,7 @@ typedef struct fs_stage_needs {
     int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
                          input's shape written) */
     int windows;      /* takes a windowed forward result (--window) */
+    int walls;        /* a field that takes --boundary's cosine and sine axes */
     int groups;       /* writes groups of its own into OUTPUT (none with --shard-output) */
     int sees_results; /* bins the field stage's results in Fourier space: the field's
                          work then runs on the whole box, not inside the last pass */
