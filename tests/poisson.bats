@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# SPDX-License-Identifier: GPL-3.0-or-later
+# --apply with --boundary: Dirichlet walls (the sine transform DST-II),
+# Neumann walls (the cosine transform DCT-II) and periodic axes, one for all
+# or one per transformed axis. Every result equals tests/poisson_oracle.py's
+# scipy.fft solve of the documented definition (1e-12 relative in double,
+# 1e-5 in single) in 1-D to 3-D, odd and even sizes, real and complex
+# input, --real beside walls, batch axes, box lengths, 1 to 4 ranks, slabs
+# and pencils; manufactured solutions converge at the documented second
+# order; the output records the boundaries; refusals come before any work.
+
+load helpers
+
+# solved CASE...: the oracle's check of each case.
+solved() {
+    python_serial "$srcdir/tests/poisson_oracle.py" check "$@"
+}
+
+@test "dirichlet, neumann and mixed walls equal a scipy.fft dstn/dctn solve, 1 to 4 ranks, slabs and pencils" {
+    python_serial - <<'EOF'
+import h5py, numpy as np
+rng = np.random.default_rng(7)
+with h5py.File("a.h5", "w") as f:
+    f["e"] = rng.standard_normal((8, 6, 4))
+    f["o"] = rng.standard_normal((9, 7, 5))
+    f["s"] = rng.standard_normal((9, 8, 6)).astype(np.float32)
+    f["c"] = rng.standard_normal((6, 5, 7)) + 1j * rng.standard_normal((6, 5, 7))
+    f["one"] = rng.standard_normal(33)
+    f["two"] = rng.standard_normal((10, 9))
+EOF
+    fftshard 1 -q --apply=poisson --boundary=dirichlet a.h5:/e o1.h5
+    fftshard 2 -q --apply=poisson --boundary=neumann a.h5:/o o2.h5
+    fftshard 4 -q --decomp=pencil --apply=poisson --boundary=neumann,dirichlet,periodic a.h5:/o o3.h5
+    fftshard 2 -q --real --apply=poisson --boundary=dirichlet,periodic,neumann a.h5:/e o4.h5
+    fftshard 3 -q --apply=poisson --boundary=dirichlet a.h5:/s o5.h5
+    fftshard 2 -q --apply=poisson --boundary=dirichlet,neumann,periodic a.h5:/c o6.h5
+    fftshard 2 -q --apply=poisson --boundary=dirichlet a.h5:/one o7.h5
+    fftshard 3 -q --apply=poisson --boundary=neumann a.h5:/two o8.h5
+    fftshard 2 -q --box-size=3,5 --axes=2,0 --apply=gaussian:1.5,laplacian --boundary=neumann,dirichlet a.h5:/o o9.h5
+    fftshard 2 -q --box-size=2,3,4 --apply=lowpass:2,poisson --boundary=neumann,neumann,dirichlet a.h5:/e o10.h5
+    run solved "in=a.h5:/e out=o1.h5 apply=poisson boundary=dirichlet" \
+        "in=a.h5:/o out=o2.h5 apply=poisson boundary=neumann" \
+        "in=a.h5:/o out=o3.h5 apply=poisson boundary=neumann,dirichlet,periodic" \
+        "in=a.h5:/e out=o4.h5 apply=poisson boundary=dirichlet,periodic,neumann" \
+        "in=a.h5:/s out=o5.h5 apply=poisson boundary=dirichlet" \
+        "in=a.h5:/c out=o6.h5 apply=poisson boundary=dirichlet,neumann,periodic" \
+        "in=a.h5:/one out=o7.h5 apply=poisson boundary=dirichlet" \
+        "in=a.h5:/two out=o8.h5 apply=poisson boundary=neumann" \
+        "in=a.h5:/o out=o9.h5 apply=gaussian:1.5,laplacian boundary=neumann,dirichlet axes=2,0 box=3,5" \
+        "in=a.h5:/e out=o10.h5 apply=lowpass:2,poisson boundary=neumann,neumann,dirichlet box=2,3,4"
+    echo "$output"
+    assert_success
+    # the oracle itself tells the kinds apart: a Neumann solve is no Dirichlet one
+    run solved "in=a.h5:/o out=o2.h5 apply=poisson boundary=dirichlet"
+    assert_failure
+}
+
+# order B SHAPE...: fftshard's Poisson solve of the manufactured solution
+# on each SHAPE (box 2,2,1), printing the relative error of each.
+errors() {
+    local b=$1 s
+    shift
+    for s in "$@"; do
+        python_serial "$srcdir/tests/poisson_oracle.py" manufactured "m$s.h5" "$s" "$b" 2,2,1
+        fftshard 2 -q --force --box-size=2,2,1 --apply=poisson --boundary="$b" "m$s.h5:/f" "p$s.h5:/phi"
+        python_serial "$srcdir/tests/poisson_oracle.py" error "p$s.h5:/phi" "m$s.h5:/phi"
+    done
+}
+
+# At least second order from the middle grid to the finest: error ratios
+# past 2^1.85 (the asymptotic order 2, measured 1.9 to 1.97 here), and the
+# coarse error itself small (a wrong k would not converge at all).
+second_order() {
+    local e
+    e=$(errors "$@")
+    echo "$1: $e"
+    python_serial -c 'import sys, math
+e = [float(v) for v in sys.argv[1:]]
+orders = [math.log2(e[i] / e[i + 1]) for i in range(len(e) - 1)]
+print("orders", orders)
+sys.exit(0 if orders[-1] > 1.85 and e[0] < 0.05 else 1)' $e
+}
+
+@test "manufactured solutions converge at second order: dirichlet, neumann, mixed; periodic spectrally" {
+    run second_order dirichlet 16x16x8 32x32x16 64x64x32
+    echo "$output"
+    assert_success
+    run second_order neumann 16x16x8 32x32x16 64x64x32
+    echo "$output"
+    assert_success
+    run second_order dirichlet,neumann,periodic 16x16x8 32x32x16 64x64x32
+    echo "$output"
+    assert_success
+    # the periodic factor alone is exp(sin): the error falls to rounding
+    run errors periodic 32x32x16
+    echo "$output"
+    assert_success
+    python_serial -c 'import sys; sys.exit(0 if float(sys.argv[1]) < 1e-8 else 1)' "$output"
+}
+
+@test "the boundary attribute records each transformed axis's; none without walls" {
+    oracle make a.h5 6x5x4:float64
+    fftshard 2 -q --axes=2,0 --apply=poisson --boundary=dirichlet,neumann a.h5 o.h5
+    fftshard 2 -q --apply=poisson --boundary=periodic a.h5 p.h5
+    run python_serial -c 'import h5py
+for n in ("o.h5", "p.h5"):
+    with h5py.File(n) as f:
+        d = f["data"]
+        print(n, d.attrs.get("boundary"), d.attrs.get("axis_kinds"))'
+    echo "$output"
+    assert_line "o.h5 dirichlet,neumann dst2,dct2"
+    assert_line "p.h5 None None"
+}
+
+@test "refusals: deriv across a wall, --boundary without --apply or with --dct, --inverse, --real on walls alone, a wrong count or name" {
+    oracle make a.h5 6x5x4:float64
+    run --separate-stderr fftshard 2 --apply=deriv:1 --boundary=dirichlet a.h5 o.h5
+    assert_error "$EXIT_USAGE" "deriv:1" "axis 1 has walls" "periodic axis only"
+    run --separate-stderr fftshard 2 --boundary=neumann a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--boundary: only with --apply"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --dct=2 a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--boundary, --dct"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --inverse a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--boundary, --inverse"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=dirichlet --real a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--real" "cosine or sine axis"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=dirichlet,neumann a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--boundary: 2 given for 3 transformed axes"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=robin a.h5 o.h5
+    assert_error "$EXIT_USAGE" "'robin'" "periodic, dirichlet or neumann"
+    [ ! -e o.h5 ]
+    # deriv along the periodic axis beside walls is defined
+    fftshard 2 -q --apply=deriv:2 --boundary=dirichlet,neumann,periodic a.h5 d.h5
+    run solved "in=a.h5 out=d.h5 apply=deriv:2 boundary=dirichlet,neumann,periodic"
+    echo "$output"
+    assert_success
+}
+
+@test "the dry run plans the sine and cosine axes of the walls" {
+    run --separate-stderr fftshard 2 --dry-run --shape=64x48x32 --dtype=float64 --apply=poisson \
+        --boundary=dirichlet,neumann,periodic
+    echo "$output"
+    assert_success
+    assert_line --partial "kinds: axis 0 dst2, axis 1 dct2, axis 2 fft"
+}

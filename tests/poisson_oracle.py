@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""poisson_oracle: the independent check of fftshard --apply --boundary
+(numpy, scipy.fft, h5py), written from fftshard(1), OPERATORS (Boundaries).
+
+  poisson_oracle.py check CASE [CASE...]
+      Each CASE is whitespace-separated tokens:
+        in=FILE[:/ds]     the input
+        out=FILE[:/ds]    fftshard's OUTPUT (dataset default: in's)
+        apply=LIST        --apply's value (apply_oracle.py's operators)
+        boundary=B[,B...] --boundary: periodic, dirichlet or neumann, one
+                          for all or one per transformed axis in the order
+                          of --axes
+        axes=LIST         --axes (default all)
+        box=L[,L...]      --box-size
+        tol=X             max |result - reference| / max |reference|
+                          (default 1e-12; 1e-5 for single precision)
+      The reference: along a Dirichlet axis scipy.fft.dst(type=2), k =
+      pi (j + 1) / L; along a Neumann axis scipy.fft.dct(type=2), k =
+      pi j / L; along a periodic axis numpy.fft.fft, k = 2 pi
+      fftfreq(n, 1/n) / L; H(k) of the operators at k^2 = sum of k_a^2;
+      then idst, idct, ifft (type 2) along the same axes; the real part for
+      real input. The result carries the attribute boundary (the
+      boundaries in the order of --axes) where some axis has walls.
+
+  poisson_oracle.py manufactured FILE SHAPE B[,B...] [L[,L...]]
+      Write /phi = u_0(x_0) u_1(x_1) ... and /f = laplacian(phi), exactly,
+      with s = x / L along each axis:
+        dirichlet  u = e^s sin(pi s), x = (j + 1/2) L / n (walls at 0, L)
+        neumann    u = s^2 (1 - s)^2, x = (j + 1/2) L / n
+        periodic   u = exp(sin(2 pi s)), x = j L / n
+      Without a Dirichlet axis /phi has its mean taken off (the solution
+      fftshard gives has zero mean).
+
+  poisson_oracle.py error OUT[:/ds] EXPECT[:/ds]
+      Print max |out - expect| / max |expect|.
+
+Exit status: 0 when everything matched, 1 when something did not (each
+failure printed), 2 on a usage error.
+"""
+
+import os
+import sys
+
+import h5py
+import numpy as np
+import scipy.fft as sf
+
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from apply_oracle import factor  # noqa: E402
+from oracle_common import (Failure, box_lengths, frequencies, along, parse_axes,  # noqa: E402
+                           parse_box, parse_case, read_location, relative_error,
+                           split_location, tolerance)
+
+
+def boundaries(text, axes):
+    """{a: boundary} over the transformed axes: one for all, or one per
+    axis in the order of axes."""
+    given = (text or "periodic").split(",")
+    if len(given) == 1:
+        given = given * len(axes)
+    if len(given) != len(axes):
+        raise Failure("boundary=%s for %d axes" % (text, len(axes)))
+    return dict(zip(axes, given))
+
+
+def wall_wave_numbers(shape, axes, box, bnd):
+    """{a: k_a} shaped along a: the kind of each axis's own."""
+    L = box_lengths(shape, axes, box)
+    ks = {}
+    for a in sorted(axes):
+        n = shape[a]
+        if bnd[a] == "dirichlet":
+            k = np.pi * (np.arange(n) + 1) / L[a]
+        elif bnd[a] == "neumann":
+            k = np.pi * np.arange(n) / L[a]
+        else:
+            k = 2 * np.pi * frequencies(n) / L[a]
+        ks[a] = along(k, a, len(shape))
+    return ks
+
+
+def reference(x, ops, axes, box, bnd):
+    X = x.astype(np.complex128)
+    for a in axes:
+        X = (sf.dst(X, type=2, axis=a) if bnd[a] == "dirichlet"
+             else sf.dct(X, type=2, axis=a) if bnd[a] == "neumann" else sf.fft(X, axis=a))
+    ks = wall_wave_numbers(x.shape, axes, box, bnd)
+    for op in ops:
+        X = X * factor(op, ks, x.shape)
+    for a in axes:
+        X = (sf.idst(X, type=2, axis=a) if bnd[a] == "dirichlet"
+             else sf.idct(X, type=2, axis=a) if bnd[a] == "neumann" else sf.ifft(X, axis=a))
+    return X if np.iscomplexobj(x) else X.real
+
+
+def check_case(case):
+    tok = parse_case(case)
+    src = read_location(tok["in"])
+    x = src.values
+    out_file, out_ds = split_location(tok["out"])
+    with h5py.File(out_file, "r") as f:
+        o = f[out_ds or src.path]
+        y = o[...]
+        attrs = dict(o.attrs)
+    axes = parse_axes(tok.get("axes"), x.ndim)
+    bnd = boundaries(tok.get("boundary"), axes)
+    ref = reference(x, tok["apply"].split(","), axes, parse_box(tok.get("box")), bnd)
+    tol = float(tok.get("tol", tolerance(x.dtype)))
+    if y.shape != x.shape or np.iscomplexobj(y) != np.iscomplexobj(x):
+        raise Failure("%s: result %s %s for input %s %s" % (case, y.shape, y.dtype, x.shape,
+                                                             x.dtype))
+    err = relative_error(y, ref)
+    if not err <= tol:
+        raise Failure("%s: relative error %.3g above %.3g" % (case, err, tol))
+    walls = any(b != "periodic" for b in bnd.values())
+    want = ",".join(bnd[a] for a in axes) if walls else None
+    got = attrs.get("boundary")
+    got = got.decode() if isinstance(got, bytes) else got
+    if got != want:
+        raise Failure("%s: boundary attribute %r, expected %r" % (case, got, want))
+    return err
+
+
+def profile(kind, n, L):
+    """(u, u'') of one axis's factor at its samples."""
+    if kind == "periodic":
+        s = np.arange(n) / n
+        w = 2 * np.pi
+        u = np.exp(np.sin(w * s))
+        return u, u * ((w * np.cos(w * s)) ** 2 - w * w * np.sin(w * s)) / L ** 2
+    s = (np.arange(n) + 0.5) / n
+    if kind == "dirichlet":
+        e = np.exp(s)
+        return e * np.sin(np.pi * s), e * ((1 - np.pi ** 2) * np.sin(np.pi * s)
+                                           + 2 * np.pi * np.cos(np.pi * s)) / L ** 2
+    return s ** 2 * (1 - s) ** 2, (2 - 12 * s + 12 * s ** 2) / L ** 2
+
+
+def manufactured(path, shape_text, bnd_text, box_text=None):
+    shape = [int(v) for v in shape_text.split("x")]
+    axes = list(range(len(shape)))
+    bnd = boundaries(bnd_text, axes)
+    L = box_lengths(shape, axes, parse_box(box_text))
+    us = [profile(bnd[a], shape[a], L[a]) for a in axes]
+    phi = np.ones(shape)
+    f = np.zeros(shape)
+    for a in axes:
+        phi = phi * along(us[a][0], a, len(shape))
+    for a in axes:
+        term = np.ones(shape)
+        for b in axes:
+            term = term * along(us[b][1] if b == a else us[b][0], b, len(shape))
+        f = f + term
+    if "dirichlet" not in bnd.values():
+        phi = phi - phi.mean()
+    with h5py.File(path, "w") as h:
+        h["phi"] = phi
+        h["f"] = f
+
+
+def main(argv):
+    if len(argv) < 3 or argv[1] not in ("check", "manufactured", "error"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    if argv[1] == "manufactured":
+        manufactured(*argv[2:6])
+        return 0
+    if argv[1] == "error":
+        print("%.6g" % relative_error(read_location(argv[2]).values, read_location(argv[3]).values))
+        return 0
+    failed = 0
+    for case in argv[2:]:
+        try:
+            print("ok %.3g: %s" % (check_case(case), case))
+        except (Failure, KeyError, OSError) as e:
+            print("FAILED: %s" % e)
+            failed = 1
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
