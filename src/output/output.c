@@ -384,7 +384,8 @@ static fs_status boundary_attribute(const fs_transform *t, fs_h5_output *h5)
     text[0] = '\0';
     for (int i = 0; i < t->naxes && used < sizeof text; i++)
         used += (size_t)snprintf(text + used, sizeof text - used, "%s%s", i ? "," : "",
-                                 fs_boundary_name_of_kind(t->r2r[t->axes[i]]));
+                                 t->free_space ? "free"
+                                               : fs_boundary_name_of_kind(t->r2r[t->axes[i]]));
     return fs_h5_output_attr_string(h5, "boundary", text);
 }
 
@@ -443,7 +444,7 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     fs_transform_kinds_text(t, kinds, sizeof kinds);
     if (st == FS_OK && kinds[0])
         st = fs_h5_output_attr_string(h5, "axis_kinds", kinds);
-    if (st == FS_OK && kinds[0] && t->round_trip)
+    if (st == FS_OK && (kinds[0] || t->free_space) && t->round_trip)
         st = boundary_attribute(t, h5);
     if (st == FS_OK)
         st = fs_h5_output_attr_int64s(h5, "input_shape", t->in_ndim, t->data_shape);

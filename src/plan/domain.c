@@ -226,7 +226,7 @@ int64_t fs_pad_length(const fs_pad *p, int64_t n)
     return p->len ? p->len : n * p->factor;
 }
 
-static const char *const boundary_names[] = {"periodic", "dirichlet", "neumann"};
+static const char *const boundary_names[] = {"periodic", "dirichlet", "neumann", "free"};
 
 fs_status fs_boundary_parse(const char *option, const char *text, fs_boundary_list *out)
 {
@@ -235,14 +235,14 @@ fs_status fs_boundary_parse(const char *option, const char *text, fs_boundary_li
         const char *comma = strchr(p, ',');
         size_t len = comma ? (size_t)(comma - p) : strlen(p);
         int k = 0;
-        while (k < 3 && !(strlen(boundary_names[k]) == len && strncmp(p, boundary_names[k], len) == 0))
+        while (k < 4 && !(strlen(boundary_names[k]) == len && strncmp(p, boundary_names[k], len) == 0))
             k++;
         if (out->n == FS_LAYOUT_MAX_DIMS)
             return fs_error_set(FS_ERR_USAGE, "%s: more than %d boundaries", option,
                                 FS_LAYOUT_MAX_DIMS);
-        if (k == 3)
-            return fs_error_set(FS_ERR_USAGE, "%s: '%.*s': expected periodic, dirichlet or "
-                                "neumann, one for all or one per transformed axis", option,
+        if (k == 4)
+            return fs_error_set(FS_ERR_USAGE, "%s: '%.*s': expected periodic, dirichlet, neumann "
+                                "or free, one for all or one per transformed axis", option,
                                 (int)len, p);
         out->b[out->n++] = (fs_boundary)k;
         if (!comma)
@@ -287,6 +287,7 @@ void fs_domain_plan(const fs_transform_request *rq, fs_transform *t)
     }
     memcpy(t->window, rq->window, sizeof t->window);
     t->window_sym = rq->window_sym;
+    t->free_space = rq->free_space;
     t->windowed = 0;
     for (int k = 0; k < rq->ndim && !rq->inverse; k++)
         t->windowed |= rq->window[k].kind != FS_WINDOW_NONE;

@@ -75,11 +75,13 @@ int64_t fs_pad_length(const fs_pad *p, int64_t n);
  * (fftshard(1), OPERATORS): periodic (a Fourier axis), or walls half a
  * cell outside cell-centred samples: Dirichlet (phi = 0 there, the sine
  * transform DST-II) or Neumann (d phi / dn = 0, the cosine transform
- * DCT-II). */
+ * DCT-II); or free space (every transformed axis: the Fourier transform
+ * of the domain zero padded to twice its length, Hockney and Eastwood). */
 typedef enum fs_boundary {
     FS_BOUNDARY_PERIODIC,
     FS_BOUNDARY_DIRICHLET,
     FS_BOUNDARY_NEUMANN,
+    FS_BOUNDARY_FREE,
 } fs_boundary;
 
 typedef struct fs_boundary_list {
@@ -90,8 +92,8 @@ typedef struct fs_boundary_list {
 /* Parse B[,B...] into *out. FS_ERR_USAGE naming `option`. */
 fs_status fs_boundary_parse(const char *option, const char *text, fs_boundary_list *out);
 
-/* The forward transform's kind along an axis of boundary b: FS_AXIS_FFT,
- * FS_DST2 or FS_DCT2. */
+/* The forward transform's kind along an axis of boundary b: FS_AXIS_FFT
+ * (periodic, free), FS_DST2 or FS_DCT2. */
 fs_r2r fs_boundary_kind(fs_boundary b);
 
 /* "periodic", "dirichlet" or "neumann": the boundary a forward kind k of

@@ -250,6 +250,32 @@ static fs_status halve_fourier_axis(const fs_transform_options *o, fs_transform_
     return FS_OK;
 }
 
+/* --boundary=free: every transformed axis (1 to 3 of them) free, the
+ * domain zero padded to twice its length (not with --pad, whose lengths
+ * it chooses). */
+static fs_status take_free_space(const fs_transform_options *o, fs_transform_request *rq)
+{
+    int nfree = 0;
+    for (int i = 0; i < o->boundary.n; i++)
+        nfree += o->boundary.b[i] == FS_BOUNDARY_FREE;
+    if (!nfree)
+        return FS_OK;
+    if (nfree != o->boundary.n)
+        return fs_error_set(FS_ERR_USAGE, "--boundary: free space is of every transformed axis "
+                            "(--boundary=free); it does not mix with periodic, dirichlet or "
+                            "neumann axes");
+    if (rq->naxes > 3)
+        return fs_error_set(FS_ERR_USAGE, "--boundary=free: %d transformed axes; free space "
+                            "has a Green's function in 1 to 3 dimensions", rq->naxes);
+    if (o->pad.n)
+        return fs_error_set(FS_ERR_USAGE, "--boundary=free, --pad: free space pads the domain "
+                            "to twice its length itself");
+    for (int i = 0; i < rq->naxes; i++)
+        rq->shape[rq->axes[i]] = 2 * rq->data_shape[rq->axes[i]];
+    rq->free_space = 1;
+    return FS_OK;
+}
+
 /* --pad and --window on the transformed axes: one item for all, or one
  * per axis in the order of rq->axes (numpy's s and axes). */
 static fs_status take_domain(const fs_transform_options *o, fs_transform_request *rq)
@@ -273,10 +299,14 @@ static fs_status take_domain(const fs_transform_options *o, fs_transform_request
         if (o->boundary.n)
             rq->r2r[a] = fs_boundary_kind(o->boundary.b[o->boundary.n == 1 ? 0 : i]);
     }
+    fs_status st = take_free_space(o, rq);
+    if (st != FS_OK)
+        return st;
     rq->window_sym = o->window_sym;
     if (fs_shape_elems(rq->ndim, rq->shape) < 0)
-        return fs_error_set(FS_ERR_USAGE, "--pad: the padded array would have more than %s "
-                            "elements", FS_MAX_ELEMS_TEXT);
+        return fs_error_set(FS_ERR_USAGE, "%s: the padded array would have more than %s "
+                            "elements", rq->free_space ? "--boundary=free" : "--pad",
+                            FS_MAX_ELEMS_TEXT);
     return FS_OK;
 }
 

@@ -137,6 +137,8 @@ typedef struct fs_transform_request {
     fs_window window[FS_LAYOUT_MAX_DIMS]; /* --window of each axis (forward: applied as the
                                             input is read; inverse: the record of it) */
     int window_sym;                      /* the symmetric form (else periodic) */
+    int free_space;                      /* --boundary=free: shape is twice data_shape along
+                                            every transformed axis (domain.h) */
     fs_dtype in_dtype;
     char in_name[FS_INPUT_NAME_MAX];     /* the input (FILE:/DATASET[SLICE]), for messages */
     const char *in_type_name;            /* its type as stored, for messages */
@@ -174,6 +176,7 @@ typedef struct fs_transform {
     fs_window window[FS_LAYOUT_MAX_DIMS]; /* of each input axis (FS_WINDOW_NONE: none) */
     int window_sym;
     int windowed;                    /* some window is applied: the first operation (WINDOW) */
+    int free_space;                  /* --boundary=free (the request's) */
     int transform_axis[FS_LAYOUT_MAX_DIMS]; /* in input axes */
     int naxes;                       /* the transformed axes in the order asked */
     int axes[FS_LAYOUT_MAX_DIMS];

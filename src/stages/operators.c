@@ -20,18 +20,29 @@
 #include <string.h>
 
 #include "core/collective.h"
+#include "compute/green.h"
 #include "io/table.h"
 #include "plan/domain.h"
 #include "stages/kgrid.h"
 #include "stages/stage.h"
 
-/* The run's state: the tables the list names, each INPUT's grid, the text
- * its results record. */
+/* --boundary=free: the Green's function's transform on the doubled grid
+ * (green.h), element [m_0, m_1, ...] at table[sum of stride[a] times
+ * min(m_a, n[a] - m_a)]. */
+typedef struct free_kernel {
+    double *table;                       /* NULL: not free space */
+    int64_t stride[FS_LAYOUT_MAX_DIMS];  /* of each input axis (0: a batch axis) */
+    int64_t n[FS_LAYOUT_MAX_DIMS];       /* the doubled grid's lengths */
+} free_kernel;
+
+/* The run's state: the tables the list names, each INPUT's grid (and
+ * Green's function in free space), the text its results record. */
 typedef struct op_state {
     const fs_operators *ops;              /* the options' list */
     fs_table tables[FS_MAX_OPERATORS];    /* transfer: T(k), k increasing */
     int ngrids;
     fs_kgrid *grids;
+    free_kernel *kernels;                 /* one per grid */
     char text[4096];
 } op_state;
 
@@ -320,6 +331,7 @@ typedef struct walk {
     fs_precision prec;
     int reals;                    /* a real working array (else complex) */
     double *row, *k2;             /* a row's factors and k^2 (the box's longest axis long) */
+    const free_kernel *kernel;    /* free space: the factor is the Green's function's */
 } walk;
 
 /* The separable operators' factor along axis a at index j, where
@@ -388,14 +400,41 @@ static void multiply_reals(fs_precision prec, void *data, int64_t i0, const doub
             ((double *)data)[i0 + j] *= f[j];
 }
 
-/* n elements at data from element i0 times rowf fl[j], times the other
- * operators' factors at k^2 of the line along `axis` whose other axes have
- * k_a^2 = q[a] (fs_kgrid_k2_line, ql[j] the line's own), times i^nderiv:
- * the factors made first, in w->row, then multiplied in. */
+static int64_t fold_index(int64_t m, int64_t n)
+{
+    return m <= n / 2 ? m : n - m;
+}
+
+/* Free space: f[j] = rowf times the Green's function's transform at the
+ * line along `axis` from the element of global indices at. */
+static void kernel_row(const free_kernel *k, double rowf, const int64_t *at, int ndim, int axis,
+                       int64_t n, double *f)
+{
+    int64_t off = 0;
+    for (int a = 0; a < ndim; a++)
+        if (a != axis)
+            off += k->stride[a] * fold_index(at[a], k->n[a]);
+    for (int64_t j = 0; j < n; j++)
+        f[j] = rowf * k->table[off + k->stride[axis] * fold_index(at[axis] + j, k->n[axis])];
+}
+
+/* n elements at data from element i0 (global indices at, the line's
+ * first) times rowf fl[j], times the other operators' factors at k^2 of
+ * the line along `axis` whose other axes have k_a^2 = q[a]
+ * (fs_kgrid_k2_line, ql[j] the line's own), times i^nderiv: the factors
+ * made first, in w->row, then multiplied in. Free space: rowf times the
+ * Green's function's transform (the list is poisson alone). */
 static void apply_row(const walk *w, double rowf, const double *fl, const double *q, int ndim,
-                      int axis, const double *ql, int64_t n, void *data, int64_t i0)
+                      int axis, const double *ql, const int64_t *at, int64_t n, void *data,
+                      int64_t i0)
 {
     double *f = w->row;
+    if (w->kernel) {
+        kernel_row(w->kernel, rowf, at, ndim, axis, n, f);
+        w->prec == FS_SINGLE ? multiply_single((float *)data + 2 * i0, f, n, 0)
+                             : multiply_double((double *)data + 2 * i0, f, n, 0);
+        return;
+    }
     for (int64_t j = 0; j < n; j++)
         f[j] = rowf * fl[j];
     if (w->nradial)
@@ -420,11 +459,14 @@ static void apply_box(const walk *w, const fs_box *b, const axis_table *tab, voi
     int64_t rows = fs_box_elems(b) / b->count[last];
     for (int64_t r = 0; r < rows; r++) {
         double q[FS_LAYOUT_MAX_DIMS], rowf = w->scale;
+        int64_t at[FS_LAYOUT_MAX_DIMS];
         for (int a = 0; a < last; a++) {
             q[a] = tab[a].q[idx[a]];
             rowf *= tab[a].f[idx[a]];
+            at[a] = b->start[a] + idx[a];
         }
-        apply_row(w, rowf, tab[last].f, q, b->ndim, last, tab[last].q, b->count[last], data,
+        at[last] = b->start[last];
+        apply_row(w, rowf, tab[last].f, q, b->ndim, last, tab[last].q, at, b->count[last], data,
                   r * b->count[last]);
         for (int a = last - 1; a >= 0 && ++idx[a] == b->count[a]; a--)
             idx[a] = 0;
@@ -469,8 +511,35 @@ static void apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g, 
             tab[i2] = k * k;
             tab[cnt + i2] = axis_factor(w, g, 0, j, k);
         }
-        apply_row(w, w->scale, tab + cnt, NULL, 1, 0, tab, cnt, data, k1 * cnt);
+        int64_t at = fs_kgrid_fold_index(t, b, k1, 0);
+        apply_row(w, w->scale, tab + cnt, NULL, 1, 0, tab, &at, cnt, data, k1 * cnt);
     }
+}
+
+/* --boundary=free: the list is poisson alone (FS_ERR_USAGE else), and k
+ * the Green's function's transform on t's doubled grid g (green.h), its
+ * strides over the transformed axes in increasing order. */
+static fs_status kernel_new(const op_state *s, const fs_transform *t, const fs_kgrid *g,
+                            free_kernel *k)
+{
+    if (s->ops->n != 1 || s->ops->op[0].kind != FS_OPER_POISSON)
+        return fs_error_set(FS_ERR_USAGE, "--boundary=free: --apply=poisson alone (free space "
+                            "is a boundary of the Poisson equation)");
+    int64_t n[FS_LAYOUT_MAX_DIMS];
+    double h[FS_LAYOUT_MAX_DIMS];
+    int d = 0;
+    for (int a = 0; a < g->ndim; a++)
+        if (g->transformed[a]) {
+            n[d] = t->data_shape[a];
+            h[d++] = g->L[a] / (double)g->n[a];
+        }
+    int64_t stride = 1;
+    for (int a = g->ndim - 1; a >= 0; a--) {
+        k->n[a] = g->n[a];
+        k->stride[a] = g->transformed[a] ? stride : 0;
+        stride *= g->transformed[a] ? t->data_shape[a] + 1 : 1;
+    }
+    return fs_green_table(d, n, h, &k->table);
 }
 
 /* The list as the results' "operation" attribute records it, every
@@ -495,19 +564,24 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     st = load(r->comm, s); /* agreed */
     if (st == FS_OK) {
         s->grids = calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *s->grids);
-        st = fs_error_agree(r->comm, s->grids ? FS_OK
-                                              : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+        s->kernels = calloc((size_t)(r->n > 0 ? r->n : 1), sizeof *s->kernels);
+        st = fs_error_agree(r->comm, s->grids && s->kernels
+                                         ? FS_OK
+                                         : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
     }
     if (st != FS_OK)
         return st;
     s->ngrids = r->n;
     for (int i = 0; i < r->n && st == FS_OK; i++) {
         st = fs_kgrid_init(&s->grids[i], r->ts[i], &r->facts->shared->box);
-        if (st == FS_OK)
+        if (st == FS_OK && r->ts[i]->free_space)
+            st = kernel_new(s, r->ts[i], &s->grids[i], &s->kernels[i]);
+        else if (st == FS_OK)
             st = check_grid(s, &s->grids[i], r->ts[i]->prec);
     }
     text_of(s->ops, s->text, sizeof s->text);
-    return fs_error_agree(r->comm, rank == 0 ? st : FS_OK);
+    /* the checks say the same everywhere; a table out of memory is one rank's */
+    return fs_error_agree(r->comm, rank == 0 || st == FS_ERR_RUNTIME ? st : FS_OK);
 }
 
 static void destroy(void *state)
@@ -517,6 +591,9 @@ static void destroy(void *state)
         return;
     for (int i = 0; i < FS_MAX_OPERATORS; i++)
         fs_table_free(&s->tables[i]);
+    for (int i = 0; i < s->ngrids && s->kernels; i++)
+        free(s->kernels[i].table);
+    free(s->kernels);
     free(s->grids);
     free(s);
 }
@@ -550,7 +627,7 @@ static void run_lines(void *ctx, const fs_lines *l)
     const fs_box *b = l->box;
     for (int64_t j = 0; j < l->count; j++) {
         double q[FS_LAYOUT_MAX_DIMS], rowf = r->w.scale;
-        int64_t col = l->first + j, out = l->outer;
+        int64_t col = l->first + j, out = l->outer, at[FS_LAYOUT_MAX_DIMS];
         for (int a = b->ndim - 1; a >= 0; a--) {
             if (a == l->axis)
                 continue;
@@ -558,9 +635,11 @@ static void run_lines(void *ctx, const fs_lines *l)
             *from /= b->count[a];
             q[a] = r->tab[a].q[i];
             rowf *= r->tab[a].f[i];
+            at[a] = b->start[a] + i;
         }
-        apply_row(&r->w, rowf, r->tab[l->axis].f, q, b->ndim, l->axis, r->tab[l->axis].q, l->n,
-                  l->buf, j * l->dist);
+        at[l->axis] = b->start[l->axis];
+        apply_row(&r->w, rowf, r->tab[l->axis].f, q, b->ndim, l->axis, r->tab[l->axis].q, at,
+                  l->n, l->buf, j * l->dist);
     }
 }
 
@@ -589,6 +668,8 @@ static fs_status run_begin(const op_state *s, const fs_stage_turn *turn, const f
     const fs_transform *t = turn->t;
     *r = (op_run){.w = {.ops = ops, .tables = s->tables, .scale = 1.0, .prec = t->prec}, .t = t,
                   .g = &s->grids[turn->i], .box = *box};
+    if (s->kernels[turn->i].table)
+        r->w.kernel = &s->kernels[turn->i];
     const fs_kgrid *g = r->g;
     for (int a = 0; a < g->ndim; a++)
         if (g->transformed[a])
