@@ -429,6 +429,8 @@ static void print_memory(FILE *out, const dry_plan *p)
     char cross[64] = "", paint[64] = "";
     if (m->cross_bytes)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
+    if (m->green_bytes) /* --boundary=free's table (not with kept results) */
+        snprintf(cross, sizeof cross, " + Green's function %.1f MiB", mib((double)m->green_bytes));
     if (p->paint_bytes)
         snprintf(paint, sizeof paint, " + particles %.1f MiB", mib((double)p->paint_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
@@ -471,6 +473,7 @@ static void json_memory(fs_json *j, const fs_footprint *m)
     fs_json_int(j, "plans_and_io_bytes", m->plans_io_bytes);
     fs_json_int(j, "libraries_bytes", m->library_bytes);
     fs_json_int(j, "cross_bytes", m->cross_bytes);
+    fs_json_int(j, "green_bytes", m->green_bytes);
     fs_json_int(j, "total_bytes", m->total_bytes);
 }
 

@@ -36,6 +36,12 @@
       Without a Dirichlet axis /phi has its mean taken off (the solution
       fftshard gives has zero mean).
 
+  poisson_oracle.py gaussian FILE N SIGMA
+      Write /rho, a unit Gaussian charge exp(-r^2 / (2 SIGMA^2)) / ((2 pi)^1.5
+      SIGMA^3) centred in the unit cube of N^3 cell-centred points, and
+      /phi = -erf(r / (sqrt 2 SIGMA)) / (4 pi r), its potential in free
+      space (laplacian(phi) = rho).
+
   poisson_oracle.py error OUT[:/ds] EXPECT[:/ds]
       Print max |out - expect| / max |expect|.
 
@@ -197,12 +203,26 @@ def manufactured(path, shape_text, bnd_text, box_text=None):
         h["f"] = f
 
 
+def gaussian(path, n_text, sigma_text):
+    from scipy.special import erf
+    n, sigma = int(n_text), float(sigma_text)
+    x = (np.arange(n) + 0.5) / n - 0.5
+    X, Y, Z = np.meshgrid(x, x, x, indexing="ij")
+    r = np.sqrt(X * X + Y * Y + Z * Z)
+    with h5py.File(path, "w") as h:
+        h["rho"] = np.exp(-r * r / (2 * sigma * sigma)) / ((2 * np.pi) ** 1.5 * sigma ** 3)
+        h["phi"] = -erf(r / (np.sqrt(2) * sigma)) / (4 * np.pi * r)
+
+
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("check", "manufactured", "error"):
+    if len(argv) < 3 or argv[1] not in ("check", "manufactured", "error", "gaussian"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[1] == "manufactured":
         manufactured(*argv[2:6])
+        return 0
+    if argv[1] == "gaussian":
+        gaussian(*argv[2:5])
         return 0
     if argv[1] == "error":
         print("%.6g" % relative_error(read_location(argv[2]).values, read_location(argv[3]).values))

@@ -218,6 +218,17 @@ static int64_t plans_io_bytes(const fs_footprint_keeps *keeps, int64_t array)
 }
 
 
+/* --boundary=free: the Green's function's table every rank holds
+ * (compute/green.h): prod (n_a + 1) doubles over the transformed axes. */
+static int64_t green_bytes(const fs_transform_request *rq)
+{
+    int64_t n = 1;
+    for (int a = 0; a < rq->ndim; a++)
+        if (rq->transform_axis[a])
+            n *= rq->data_shape[a] + 1;
+    return n * (int64_t)sizeof(double);
+}
+
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out)
@@ -246,7 +257,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
     out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
+    out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
-                       out->library_bytes + out->cross_bytes;
+                       out->library_bytes + out->cross_bytes + out->green_bytes;
     return FS_OK;
 }

@@ -25,6 +25,7 @@ typedef struct fs_footprint {
      * most: total_bytes is the sum of the five. */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
+    int64_t green_bytes;               /* --boundary=free: the Green's function's table */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */

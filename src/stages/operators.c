@@ -516,15 +516,19 @@ static void apply_fold(const walk *w, const fs_transform *t, const fs_kgrid *g, 
     }
 }
 
-/* --boundary=free: the list is poisson alone (FS_ERR_USAGE else), and k
- * the Green's function's transform on t's doubled grid g (green.h), its
- * strides over the transformed axes in increasing order. */
-static fs_status kernel_new(const op_state *s, const fs_transform *t, const fs_kgrid *g,
-                            free_kernel *k)
+/* --boundary=free: the list must be poisson alone (FS_ERR_USAGE else). */
+static fs_status check_free(const op_state *s)
 {
-    if (s->ops->n != 1 || s->ops->op[0].kind != FS_OPER_POISSON)
-        return fs_error_set(FS_ERR_USAGE, "--boundary=free: --apply=poisson alone (free space "
-                            "is a boundary of the Poisson equation)");
+    return s->ops->n == 1 && s->ops->op[0].kind == FS_OPER_POISSON
+               ? FS_OK
+               : fs_error_set(FS_ERR_USAGE, "--boundary=free: --apply=poisson alone (free space "
+                              "is a boundary of the Poisson equation)");
+}
+
+/* k: the Green's function's transform on t's doubled grid g (green.h),
+ * its strides over the transformed axes in increasing order. */
+static fs_status kernel_new(const fs_transform *t, const fs_kgrid *g, free_kernel *k)
+{
     int64_t n[FS_LAYOUT_MAX_DIMS];
     double h[FS_LAYOUT_MAX_DIMS];
     int d = 0;
@@ -575,7 +579,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     for (int i = 0; i < r->n && st == FS_OK; i++) {
         st = fs_kgrid_init(&s->grids[i], r->ts[i], &r->facts->shared->box);
         if (st == FS_OK && r->ts[i]->free_space)
-            st = kernel_new(s, r->ts[i], &s->grids[i], &s->kernels[i]);
+            st = check_free(s);
         else if (st == FS_OK)
             st = check_grid(s, &s->grids[i], r->ts[i]->prec);
     }
@@ -698,6 +702,20 @@ static void run_end(op_run *r)
     free(r->w.row);
 }
 
+/* Free space: input i's Green's function table made at its first turn (in
+ * the operate phase; the grids of all INPUTs are alike but for their
+ * shapes, each has its own). This rank's status. */
+static fs_status kernel_ready(op_state *s, const fs_stage_turn *turn)
+{
+    free_kernel *k = &s->kernels[turn->i];
+    if (!turn->t->free_space || k->table)
+        return FS_OK;
+    fs_timer_start(turn->timers, FS_PHASE_OPERATE);
+    fs_status st = kernel_new(turn->t, &s->grids[turn->i], k);
+    fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
+    return st;
+}
+
 /* Collective, after the forward transform of input i (turn->c's run): this
  * rank's part of its result (its last-stage box) times the operators'
  * product / N, then the inverse (fs_compute_round_trip: inside the last
@@ -707,8 +725,9 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
 {
     fs_compute *c = turn->c;
     op_run r;
-    fs_status st = fs_error_agree(fs_compute_comm(c),
-                                  run_begin(state, turn, fs_decomposition_last(turn->d), &r));
+    fs_status made = kernel_ready(state, turn);
+    fs_status st = run_begin(state, turn, fs_decomposition_last(turn->d), &r);
+    st = fs_error_agree(fs_compute_comm(c), made != FS_OK ? made : st);
     if (st == FS_OK && turn->made) {
         st = handed(&r, turn, k);
     } else if (st == FS_OK) {
@@ -726,7 +745,10 @@ static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, co
 {
     (void)k;
     op_run r;
-    fs_status st = run_begin(state, turn, box, &r);
+    fs_status st = kernel_ready(state, turn);
+    if (st != FS_OK)
+        return st;
+    st = run_begin(state, turn, box, &r);
     if (st == FS_OK)
         run_whole(&r, data);
     run_end(&r);
