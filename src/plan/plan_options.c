@@ -228,8 +228,9 @@ const fs_opt fs_transform_option_lines[] = {
     {FS_OPT("boundary", 0, FS_OPT_ARG, set_boundary, T, boundary),
      .help = "      --boundary=B[,B...] --apply's boundary: periodic (default), dirichlet\n"
              "                          (sine transform) or neumann (cosine transform),\n"
-             "                          walls half a cell outside; one for all or one\n"
-             "                          per transformed axis\n"},
+             "                          walls half a cell outside, one for all or one\n"
+             "                          per transformed axis; or free (poisson in free\n"
+             "                          space, 1 to 3 axes: the domain doubled)\n"},
     {FS_OPT("plan", 0, FS_OPT_ARG, fs_opt_enum, T, plan), .names = plan_names,
      .help = "      --plan=EFFORT       FFTW planning: estimate (default), measure, patient\n"},
     {.long_name = NULL},
