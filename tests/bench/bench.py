@@ -7,7 +7,8 @@ the exchange strategies alone next to MPI_Alltoall.
     tests/bench/bench.py [--sizes 128x128x128,256x256x256] [--ranks 2,4]
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
                          [--no-real] [--no-spectrum] [--no-operators] [--no-r2r]
-                         [--only-operators] [--only-r2r]
+                         [--only-operators] [--only-r2r] [--no-poisson]
+                         [--only-poisson]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -46,6 +47,13 @@ rfftn with every core, multiply, irfftn, write): after one untimed run of
 each fftshard command, the three run in turns whose order rotates; medians
 of 5 turns, the ratios to both, the operate phase, the exchanges made and
 the peak memory over the plain forward's.
+
+The Poisson rows (skipped with --no-poisson; alone with --only-poisson)
+time --apply=poisson of float64 input on the first rank count with each
+--boundary: periodic (--real), dirichlet (all walls: the sine transform),
+free (--real, the doubled domain), in turns whose order rotates, medians of
+5 turns; each row's wall time over the periodic one's, its peak memory per
+rank and, for free space, the dry run's memory per rank.
 
 The cosine and sine rows (skipped with --no-r2r; alone with --only-r2r)
 time --dct=2 and --dst=1 of every axis of float64 input on the first rank
@@ -502,6 +510,48 @@ def operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok, pairs=5):
     print()
 
 
+def poisson_rows(args, mpiexec, exe, mkdata, work, turns=5):
+    """--apply=poisson with each --boundary (see the docstring)."""
+    if not has_option(exe, "--boundary"):
+        return
+    ranks = int(args.ranks.split(",")[0])
+    print("# poisson, %d ranks, medians of %d turns in rotating order; peak: the largest "
+          "rank's VmHWM; dry run: its memory per rank" % (ranks, turns))
+    print("%-46s %-12s %7s %7s %8s %9s %9s %8s" % (
+        "command", "size", "wall s", "fft+ex", "operate", "peak MiB", "dry MiB", "x per."))
+    out = os.path.join(work, "poisson.h5")
+    cases = [("--real --apply=poisson", ["--real", "--apply=poisson"]),
+             ("--apply=poisson --boundary=dirichlet", ["--apply=poisson", "--boundary=dirichlet"]),
+             ("--real --apply=poisson --boundary=free",
+              ["--real", "--apply=poisson", "--boundary=free"])]
+    for size in args.sizes.split(","):
+        if len(size.split("x")) != 3:
+            continue
+        inp = os.path.join(work, "op-float64-%s-0.h5" % size)
+        if not os.path.exists(inp):
+            run([mpiexec, "-n", "2", mkdata, "-q", "-f", "-t", "float64", "--seed", "1", size, inp])
+        figs = {name: [] for name, _ in cases}
+        for name, opts in cases:  # untimed: the input in the page cache, the libraries loaded
+            fftshard(mpiexec, exe, ranks, inp, out, opts)
+        for turn in range(turns):
+            order = cases[turn % len(cases):] + cases[:turn % len(cases)]
+            for name, opts in order:
+                figs[name].append(fftshard(mpiexec, exe, ranks, inp, out, opts))
+        base = median([d["wall"] for d in figs[cases[0][0]]])
+        for name, opts in cases:
+            w = median([d["wall"] for d in figs[name]])
+            best = min(figs[name], key=lambda d: d["wall"])
+            dry = "-"
+            if "--boundary=free" in opts:
+                p = run([mpiexec, "-n", str(ranks), exe, "--dry-run"] + opts + [inp])
+                m = re.search(r"about ([0-9.]+) MiB", p.stdout)
+                dry = m.group(1) if m else "?"
+            print("%-46s %-12s %7.3f %7.3f %8.3f %9.1f %9s %8.2f" % (
+                name, size, w, best["transform"], best["operate"], best["peak_mib"], dry, w / base),
+                flush=True)
+    print()
+
+
 def median(values):
     return sorted(values)[len(values) // 2]
 
@@ -671,6 +721,10 @@ def main():
                     help="skip the --apply and --vector rows")
     ap.add_argument("--only-operators", action="store_true",
                     help="only the --apply and --vector rows")
+    ap.add_argument("--no-poisson", action="store_true",
+                    help="skip the --apply=poisson --boundary rows")
+    ap.add_argument("--only-poisson", action="store_true",
+                    help="only the --apply=poisson --boundary rows")
     ap.add_argument("--no-r2r", action="store_true",
                     help="skip the cosine and sine transform rows")
     ap.add_argument("--only-r2r", action="store_true",
@@ -690,6 +744,9 @@ def main():
     try:
         if args.only_operators:
             operator_rows(args, mpiexec, exe, mkdata, work, have_scipy())
+            return
+        if args.only_poisson:
+            poisson_rows(args, mpiexec, exe, mkdata, work)
             return
         if args.only_r2r:
             r2r_rows(args, mpiexec, exe, mkdata, work, have_scipy())
@@ -765,6 +822,8 @@ def main():
             spectrum_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_operators:
             operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
+        if not args.no_poisson:
+            poisson_rows(args, mpiexec, exe, mkdata, work)
         if not args.no_r2r:
             r2r_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_paint:
