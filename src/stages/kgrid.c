@@ -185,14 +185,6 @@ double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j)
     }
 }
 
-int fs_kgrid_walls(const fs_kgrid *g)
-{
-    int any = 0;
-    for (int a = 0; a < g->ndim; a++)
-        any |= g->transformed[a] && g->kind[a] != FS_AXIS_FFT;
-    return any;
-}
-
 double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j)
 {
     int nyquist = g->n[a] % 2 == 0 && 2 * j == g->n[a];

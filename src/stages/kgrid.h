@@ -86,9 +86,6 @@ int64_t fs_kgrid_freq(int64_t j, int64_t n);
  * pi j / L_a (Neumann, DCT-II), L_a the distance between the walls. */
 double fs_kgrid_k(const fs_kgrid *g, int a, int64_t j);
 
-/* Whether some axis has walls (--boundary: a sine or cosine axis). */
-int fs_kgrid_walls(const fs_kgrid *g);
-
 /* k_a as a derivative sees it (--apply's deriv, --vector): fs_kgrid_k,
  * but 0 on the Nyquist plane j = n_a / 2 of an even axis. */
 double fs_kgrid_deriv_k(const fs_kgrid *g, int a, int64_t j);

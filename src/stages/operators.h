@@ -18,6 +18,7 @@
 #define FS_OPERATORS_H
 
 #include "core/errors.h"
+#include "stages/stage.h"
 
 #define FS_MAX_OPERATORS 16
 /* --apply's lowpass and highpass order without :N. */
@@ -53,5 +54,16 @@ typedef struct fs_operators {
     int cycles;         /* --k-units=cycles: the cutoffs K given in cycles, not radians */
     int converted;      /* ... and turned into radians (fs_stage_ops.check) */
 } fs_operators;
+
+/* operators_options.c: the options (--apply, --k-units), their release and
+ * check (stage.h's hooks), and the list as the results' "operation"
+ * attribute records it, every parameter written out (lowpass:K:N), into
+ * buf. */
+extern const fs_opt fs_operators_lines[];
+void fs_operators_release(void *opts);
+int fs_operators_active(const void *opts, const fs_stage_shared *shared);
+const char *fs_operators_option(const void *opts);
+fs_status fs_operators_check(void *opts, const fs_stage_facts *f, int on);
+void fs_operators_text(const fs_operators *ops, char *buf, size_t size);
 
 #endif

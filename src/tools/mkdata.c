@@ -37,6 +37,8 @@ typedef struct mkdata_options {
     int nbox;                           /* --box-size: 0 (n_a), 1 (every axis) or ndim values */
     double box_size[FS_LAYOUT_MAX_DIMS];
     double particles;                   /* --particles=NBAR: a snapshot of a Poisson sample */
+    int gaussian;                       /* --charge (1) or --potential (2): synth.h */
+    double sigma;
     int force, quiet, help, version;
     char *file, *dataset;
 } mkdata_options;
@@ -52,7 +54,8 @@ typedef struct mkdata_options {
     "unnormalised forward FFT, k_a = 2 pi f_a / box_size_a, f_a = numpy.fft.fftfreq(n_a, "    \
     "1/n_a), V = prod box_size_a, N points; P(0) = 0"
 
-enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE, OPT_POWER_TABLE, OPT_PARTICLES };
+enum { OPT_POWER_LAW = 256, OPT_AMPLITUDE, OPT_BOX_SIZE, OPT_POWER_TABLE, OPT_PARTICLES,
+       OPT_CHARGE, OPT_POTENTIAL };
 
 /* A whole finite number; 0 on success. */
 static int parse_finite(const char *arg, double *v)
@@ -113,7 +116,14 @@ static fs_status check_power_law(mkdata_options *o)
                             "or --power-table");
     if (o->particles)
         o->type = FS_DTYPE_FLOAT64; /* the field sampled, not written */
-    if (!o->power_law) {
+    if (o->gaussian && (o->power_law || o->waves || o->particles))
+        return fs_error_set(FS_ERR_USAGE, "--%s and --%s: choose one",
+                            o->gaussian == 1 ? "charge" : "potential",
+                            o->power_law ? "power-law" : o->waves ? "waves" : "particles");
+    if (o->gaussian && o->ndim != 1 && o->ndim != 3)
+        return fs_error_set(FS_ERR_USAGE, "--%s: a field of 1 or 3 axes (got %d)",
+                            o->gaussian == 1 ? "charge" : "potential", o->ndim);
+    if (!o->power_law && !o->gaussian) {
         if (o->amplitude_given || o->nbox)
             return fs_error_set(FS_ERR_USAGE, "--%s needs --power-law",
                                 o->amplitude_given ? "amplitude" : "box-size");
@@ -155,6 +165,9 @@ static void print_help(FILE *out)
             "      --particles=NBAR  a particle snapshot instead: a Poisson sample of\n"
             "                    NBAR (1 + delta) per cell of the field delta, uniform\n"
             "                    in the cell (/PartType1/Coordinates, /Header)\n"
+            "      --charge=SIGMA  a unit Gaussian charge of width SIGMA at the box's\n"
+            "                    centre instead (1 or 3 axes, cell-centred points)\n"
+            "      --potential=SIGMA  its potential in free space (laplacian = charge)\n"
             "  -f, --force       replace OUTPUT if it exists\n"
             "  -q, --quiet       print nothing on success\n"
             "  -h, --help        show this help and exit\n"
@@ -174,6 +187,8 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
         {"box-size", required_argument, NULL, OPT_BOX_SIZE},
         {"power-table", required_argument, NULL, OPT_POWER_TABLE},
         {"particles", required_argument, NULL, OPT_PARTICLES},
+        {"charge", required_argument, NULL, OPT_CHARGE},
+        {"potential", required_argument, NULL, OPT_POTENTIAL},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -235,6 +250,13 @@ static fs_status parse(int argc, char **argv, mkdata_options *o)
                 return fs_error_set(FS_ERR_USAGE, "--particles=%s: expected a mean number of "
                                     "particles per cell, above 0 and at most 10000", optarg);
             break;
+        case OPT_CHARGE:
+        case OPT_POTENTIAL:
+            if (parse_finite(optarg, &o->sigma) || !(o->sigma > 0))
+                return fs_error_set(FS_ERR_USAGE, "--%s=%s: expected a positive width",
+                                    c == OPT_CHARGE ? "charge" : "potential", optarg);
+            o->gaussian = c == OPT_CHARGE ? 1 : 2;
+            break;
         case OPT_BOX_SIZE:
             if (parse_box_size(optarg, o) != FS_OK)
                 return fs_error_status();
@@ -280,11 +302,20 @@ static fs_status write_attrs(fs_h5_output *out, const mkdata_options *o, const f
 {
     int64_t seed = (int64_t)o->seed;
     fs_status st = fs_h5_output_attr_int64s(out, "seed", -1, &seed);
-    const char *generator = o->power_law ? "gaussian random field"
-                            : o->waves   ? "plane waves"
-                                         : "uniform noise";
+    const char *generator = o->power_law      ? "gaussian random field"
+                            : o->waves        ? "plane waves"
+                            : o->gaussian == 1 ? "gaussian charge"
+                            : o->gaussian == 2 ? "gaussian potential"
+                                               : "uniform noise";
     if (st == FS_OK)
         st = fs_h5_output_attr_string(out, "generator", generator);
+    if (st == FS_OK && o->gaussian) {
+        int64_t dims = o->ndim;
+        st = fs_h5_output_attr_numbers(out, "sigma", 0, NULL, FS_DTYPE_FLOAT64, &o->sigma);
+        if (st == FS_OK)
+            st = fs_h5_output_attr_numbers(out, "box_size", 1, &dims, FS_DTYPE_FLOAT64,
+                                           o->box_size);
+    }
     if (st == FS_OK && o->power_law) {
         int64_t dims = o->ndim;
         if (o->power_table)
@@ -486,6 +517,9 @@ static fs_status generate(MPI_Comm comm, const mkdata_options *o, const fs_table
         memcpy(g.shape, o->shape, sizeof g.shape);
         memcpy(g.box_size, o->box_size, sizeof g.box_size);
         st = fs_grf_fill(comm, &g, &box, o->type, buf);
+    } else if (o->gaussian) {
+        fs_synth_gaussian(o->ndim, o->shape, o->box_size, o->sigma, o->gaussian == 2, &box,
+                          o->type, buf);
     } else {
         fs_synth_fill(&synth, &box, o->type, buf);
     }

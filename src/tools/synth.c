@@ -90,3 +90,31 @@ void fs_synth_fill(const fs_synth *s, const fs_box *box, fs_dtype t, void *out)
             index[d] = 0;
     }
 }
+
+/* The value at distance r from the centre (synth.h). */
+static double gaussian_at(int d, double r, double sigma, int potential)
+{
+    double s2 = sqrt(2.0) * sigma, g = exp(-r * r / (2 * sigma * sigma));
+    if (!potential)
+        return g / pow(sqrt(2 * M_PI) * sigma, d);
+    if (d == 1)
+        return r / 2 * erf(r / s2) + sigma * g / sqrt(2 * M_PI);
+    return r > 0 ? -erf(r / s2) / (4 * M_PI * r) : -sqrt(2 / M_PI) / (4 * M_PI * sigma);
+}
+
+void fs_synth_gaussian(int ndim, const int64_t *shape, const double *L, double sigma,
+                       int potential, const fs_box *box, fs_dtype t, void *out)
+{
+    int64_t n = fs_box_elems(box), index[FS_LAYOUT_MAX_DIMS] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        double r2 = 0;
+        for (int a = 0; a < ndim; a++) {
+            double x = ((double)(box->start[a] + index[a]) + 0.5) * L[a] / (double)shape[a] -
+                       L[a] / 2;
+            r2 += x * x;
+        }
+        fs_synth_store(t, out, i, gaussian_at(ndim, sqrt(r2), sigma, potential), 0.0);
+        for (int a = ndim - 1; a >= 0 && ++index[a] == box->count[a]; a--)
+            index[a] = 0;
+    }
+}

@@ -34,6 +34,16 @@ void fs_synth_fill(const fs_synth *s, const fs_box *box, fs_dtype t, void *out);
  * integer type is stored as float64, as fftshard reads it). */
 void fs_synth_store(fs_dtype t, void *out, int64_t i, double re, double im);
 
+/* A unit Gaussian charge rho = exp(-r^2 / (2 sigma^2)) / ((2 pi)^(d/2)
+ * sigma^d) centred in the box of lengths L (d = ndim, 1 or 3; points at
+ * (j + 1/2) L_a / n_a), or (potential) its free-space potential phi,
+ * laplacian(phi) = rho: -erf(r / (sqrt 2 sigma)) / (4 pi r) in 3-D, its
+ * limit -1 / (4 pi) sqrt(2 / pi) / sigma at r = 0; in 1-D (|x| / 2) erf(|x| /
+ * (sqrt 2 sigma)) + sigma exp(-x^2 / (2 sigma^2)) / sqrt(2 pi). Into `box`
+ * (row-major) of type t. */
+void fs_synth_gaussian(int ndim, const int64_t *shape, const double *L, double sigma,
+                       int potential, const fs_box *box, fs_dtype t, void *out);
+
 /* The generator: a 64-bit mix of (seed, counter), uniform in [-1, 1). */
 double fs_synth_uniform(uint64_t seed, uint64_t counter);
 
