@@ -57,7 +57,7 @@ EOF
     assert_failure
 }
 
-@test "the boundary attribute records each transformed axis's; none without walls" {
+@test "the boundary attribute records each transformed axis's, none without walls; a result's is not copied" {
     oracle make a.h5 6x5x4:float64
     fftshard 2 -q --axes=2,0 --apply=poisson --boundary=dirichlet,neumann a.h5 o.h5
     fftshard 2 -q --apply=poisson --boundary=periodic a.h5 p.h5
@@ -69,6 +69,16 @@ for n in ("o.h5", "p.h5"):
     echo "$output"
     assert_line "o.h5 dirichlet,neumann dst2,dct2"
     assert_line "p.h5 None None"
+    # a result taken as input: its boundary is the run's own, not copied; the
+    # Laplacian with the same walls gives the field back (zero mean: Neumann)
+    fftshard 2 -q --axes=2,0 --apply=laplacian --boundary=dirichlet,neumann o.h5 l.h5
+    run solved "in=o.h5 out=l.h5 apply=laplacian boundary=dirichlet,neumann axes=2,0"
+    echo "$output"
+    assert_success
+    fftshard 2 -q --axes=2,0 --apply=laplacian --boundary=neumann,neumann o.h5 m.h5
+    run python_serial -c 'import h5py
+print(h5py.File("m.h5")["data"].attrs["boundary"])'
+    assert_output "neumann,neumann"
 }
 
 @test "refusals: deriv across a wall, --boundary without --apply or with --dct, --inverse, --real on walls alone, a wrong count or name" {
@@ -103,7 +113,7 @@ for n in ("o.h5", "p.h5"):
     assert_line --partial "kinds: axis 0 dst2, axis 1 dct2, axis 2 fft"
 }
 
-@test "free space equals the direct sum over the grid of G(x_i - x_j) f_j, 1-D to 3-D, 1 to 4 ranks" {
+@test "free space equals the direct sum over the grid of G(x_i - x_j) f_j, 1-D to 3-D, 1 to 4 ranks, the 1-D four-step" {
     python_serial - <<'EOF2'
 import h5py, numpy as np
 rng = np.random.default_rng(11)
@@ -114,6 +124,7 @@ with h5py.File("a.h5", "w") as f:
     f["s"] = rng.standard_normal((9, 8, 6)).astype(np.float32)
     f["one"] = rng.standard_normal(33)
     f["two"] = rng.standard_normal((10, 9))
+    f["long"] = rng.standard_normal(1500)
 EOF2
     fftshard 1 -q --apply=poisson --boundary=free a.h5:/e f1.h5
     fftshard 2 -q --apply=poisson --boundary=free --box-size=3,2,5 a.h5:/o f2.h5
@@ -123,6 +134,10 @@ EOF2
     fftshard 2 -q --apply=poisson --boundary=free a.h5:/s f6.h5
     fftshard 2 -q --apply=poisson --boundary=free a.h5:/one f7.h5
     fftshard 3 -q --real --box-size=2,7 --apply=poisson --boundary=free a.h5:/two f8.h5
+    # 3000 padded points on 2 and 3 ranks: the 1-D four-step
+    run --separate-stderr fftshard 3 --apply=poisson --boundary=free a.h5:/long f9.h5
+    [[ ${stderr_lines[0]} == *"1-D four-step"* ]]
+    fftshard 2 -q --apply=poisson --boundary=free a.h5:/long f10.h5
     run solved "in=a.h5:/e out=f1.h5 apply=poisson boundary=free" \
         "in=a.h5:/o out=f2.h5 apply=poisson boundary=free box=3,2,5" \
         "in=a.h5:/o out=f3.h5 apply=poisson boundary=free" \
@@ -130,7 +145,9 @@ EOF2
         "in=a.h5:/c out=f5.h5 apply=poisson boundary=free axes=0,2" \
         "in=a.h5:/s out=f6.h5 apply=poisson boundary=free" \
         "in=a.h5:/one out=f7.h5 apply=poisson boundary=free" \
-        "in=a.h5:/two out=f8.h5 apply=poisson boundary=free box=2,7"
+        "in=a.h5:/two out=f8.h5 apply=poisson boundary=free box=2,7" \
+        "in=a.h5:/long out=f9.h5 apply=poisson boundary=free" \
+        "in=a.h5:/long out=f10.h5 apply=poisson boundary=free"
     echo "$output"
     assert_success
     run python_serial -c 'import h5py; print(h5py.File("f2.h5")["o"].attrs["boundary"])'

@@ -130,7 +130,7 @@ static fs_status check_paths_on_root(void *arg)
 static const char *const own_attrs[] = {
     "fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
     "axes", "real_axis", "axis_kinds", "input_shape", "last_size", "ranks", "offset", "shards",
-    "padded_shape", "window", "window_form", "window_power", "mode",
+    "padded_shape", "window", "window_form", "window_power", "mode", "boundary",
     "operation", "box_size", "k_convention", "second_input", "input_slice",
     /* the coordinates' bookkeeping (HDF5's dimension scales, netCDF-4's):
      * the result has its own */
