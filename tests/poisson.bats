@@ -87,6 +87,8 @@ print(h5py.File("m.h5")["data"].attrs["boundary"])'
     assert_error "$EXIT_USAGE" "deriv:1" "axis 1 has walls" "periodic axis only"
     run --separate-stderr fftshard 2 --boundary=neumann a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary: only with --apply"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --power-spectrum a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--boundary, --power-spectrum: --boundary is --apply's alone"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --dct=2 a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary, --dct"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --inverse a.h5 o.h5

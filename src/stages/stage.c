@@ -108,7 +108,8 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
             return fs_error_set(FS_ERR_USAGE, "%s, %s: the analyses work on Fourier transforms, "
                                 "not on cosine and sine axes", name, f->r2r);
         if (f->boundary && !n.walls)
-            return fs_error_set(FS_ERR_USAGE, "--boundary, %s: --boundary is --apply's", name);
+            return fs_error_set(FS_ERR_USAGE, "--boundary, %s: --boundary is --apply's alone (%s "
+                                "takes the Fourier transform's wave numbers)", name, name);
         if ((f->pad && !n.pads) || (f->window && !n.windows))
             return fs_error_set(FS_ERR_USAGE, "%s: not with %s, whose definition is of the "
                                 "periodic input as it is", f->pad && !n.pads ? "--pad" : "--window",
