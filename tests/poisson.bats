@@ -158,12 +158,16 @@ EOF2
 
 
 
-@test "free space refusals: mixed with other boundaries, other operators, --pad, four axes" {
+@test "free space refusals: mixed with other boundaries, other operators, --pad, four axes; walls and free space out of core" {
     oracle make a.h5 6x5x4:float64 -- b.h5 3x3x3x3:float64
     run --separate-stderr fftshard 2 --apply=poisson --boundary=free,periodic,free a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary" "does not mix"
     run --separate-stderr fftshard 2 --apply=gaussian:1,poisson --boundary=free a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary=free" "--apply=poisson alone"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=free --out-of-core a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot read an input padded" "--boundary=free"
+    run --separate-stderr fftshard 2 --apply=poisson --boundary=dirichlet --out-of-core a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute cosine or sine" "--boundary's walls"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=free --pad=2x a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary=free, --pad"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=free b.h5 o.h5

@@ -216,12 +216,14 @@ static fs_status plan_out_of_core(const fs_ooc_args *a, fs_ooc_plan *p, const ch
         return FS_OK;
     }
     if (p->vt.resized || p->vt.windowed) {
-        *cannot = "cannot read an input padded, cut or windowed (--pad, --window)";
+        *cannot = "cannot read an input padded, cut or windowed (--pad, --window, "
+                  "--boundary=free)";
         return FS_OK;
     }
     for (int x = 0; x < p->vt.ndim; x++)
         if (p->vt.r2r[x] != FS_AXIS_FFT) {
-            *cannot = "cannot compute cosine or sine transforms (--dct, --dst, --r2r)";
+            *cannot = "cannot compute cosine or sine transforms (--dct, --dst, --r2r, "
+                      "--boundary's walls)";
             return FS_OK;
         }
     p->scratch_bytes = fs_shape_elems(p->vt.ndim, p->vt.shape) * (int64_t)fs_complex_bytes(p->vt.prec);
