@@ -127,8 +127,9 @@ assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange
     [ ! -e dry.h5 ]
 }
 
-@test "--multipoles: xi_l(s) = (2l + 1) <C L_l(mu)> against numpy, 1 to 4 ranks, slab and pencil, --real and complex, --cross, --box-size, --r-bins" {
-    oracle make r.h5 10x7x6:float64 -- c.h5 9x8x7:complex128 -- e.h5 8x6x4:float64 -- one.h5 30:float64
+@test "--multipoles: xi_l(s) = (2l + 1) <C L_l(mu)> against numpy, 1 to 4 ranks, slab and pencil, --real and complex, --cross, --box-size, --r-bins, batch axes, the 1-D four-step, single precision" {
+    oracle make r.h5 10x7x6:float64 -- c.h5 9x8x7:complex128 -- e.h5 8x6x4:float64 -- one.h5 60:float64 \
+        -- f.h5 8x6x10:float32
     oracle make --seed 2 b.h5 /v=10x7x6:float64
     local cases=() i=0 np d real in
     for np in 1 2 3 4; do
@@ -153,7 +154,9 @@ assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange
         --r-bins=0.5,2,4,9 c.h5 b1.h5
     fftshard 3 -q --real --axes=1,2 --correlation-function --spectrum-only --los=2 --multipoles=2 \
         r.h5 b2.h5
-    fftshard 2 -q --correlation-function --spectrum-only --los=0 --multipoles=0,2 one.h5 b3.h5
+    # the 1-D four-step's folded coordinates; single precision
+    fftshard 4 -q --correlation-function --spectrum-only --los=0 --multipoles=0,2 one.h5 b3.h5
+    fftshard 3 -q --correlation-function --spectrum-only --los=-3 --multipoles=0,2,4 f.h5 b5.h5
     # --los alone: no multipoles
     fftshard 2 -q --correlation-function --spectrum-only --los=1 r.h5 b4.h5
     cases+=("in=c.h5 out=c1.h5 los=2 poles=2,6 field=complex"
@@ -161,6 +164,7 @@ assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange
         "in=r.h5,b.h5 out=x2.h5 cross=1 los=0 poles=0,2,4 box=100,70,30 rbins=6"
         "in=c.h5 out=b1.h5 los=-2 poles=0,2 box=5,20,3 rbins=0.5,2,4,9"
         "in=r.h5 out=b2.h5 axes=1,2 los=2 poles=2" "in=one.h5 out=b3.h5 los=0 poles=0,2"
+        "in=f.h5 out=b5.h5 los=0 poles=0,2,4"
         "in=r.h5 out=b4.h5")
     run xi_check "${cases[@]}"
     echo "$output"
