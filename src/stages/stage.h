@@ -13,7 +13,9 @@
  *             its own, made and freed by the parser (options.h); a line
  *             marked `shared` sets the section every stage reads
  *             (fs_stage_shared: --box-size, --cross, --spectrum-only, --paint's) and is printed
- *             in --help where the stage's lines are;
+ *             in --help where the stage's lines are; --los and --multipoles, read by
+ *             more than one stage and owned by none, are a section of the command line
+ *             of their own in fs_stage_shared (los.h);
  *   active    whether the options ask for it;
  *   check     its options against the rest of the command line (usage
  *             errors), also when inactive (its options without the one
@@ -87,6 +89,7 @@
 #include "plan/decomp.h"
 #include "plan/transform.h"
 #include "stages/kgrid.h"
+#include "stages/los.h"
 
 /* What every stage reads (options lines marked `shared`). */
 typedef struct fs_stage_shared {
@@ -97,6 +100,8 @@ typedef struct fs_stage_shared {
     int cross;                         /* --cross: of the two INPUTs */
     int spectrum_only;                 /* --spectrum-only: no transformed array written;
                                           the groups go under OUTPUT's path */
+    fs_los_options los;                /* --los, --multipoles (los.h: a section of the
+                                          command line of their own) */
 } fs_stage_shared;
 
 /* The rest of the command line, as a stage's check and needs see it. */
@@ -214,6 +219,7 @@ typedef struct fs_stage_ops {
     size_t options_bytes;             /* its section */
     const char *help_heading;         /* --help's heading above its lines (NULL: none) */
     const char *grid_options;         /* the options that make it use --box-size (NULL: none) */
+    const char *los_options;          /* ... that make it read --los, --multipoles (NULL: none) */
     void (*defaults)(void *opts);
     void (*release)(void *opts);      /* what the parser's strings in it hold */
     int (*active)(const void *opts, const fs_stage_shared *shared);
