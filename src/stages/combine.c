@@ -325,6 +325,8 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
                             ? FS_OK
                             : shift_product(cb, t, fs_decomposition_last(turn->d), turn->data);
     const fs_box *last = fs_decomposition_last(turn->d);
+    if (shifted == FS_OK && cb->phase) /* --apply's weights on R / |R| */
+        shifted = fs_stage_weigh(turn, last, turn->data);
     if (shifted == FS_OK && cb->phase)
         shifted = fs_peaks_keep(cb->phase, t, last, turn->data);
     fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
@@ -416,6 +418,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
         n->longest_group = "phase_shifts";
         n->buffers = o->upsample > 1; /* the cross-power spectrum kept through the inverse */
         n->windows = 1;               /* of the windowed INPUTs (the edges not periodic) */
+        n->takes_weights = 1;         /* --apply's factors on R / |R| */
     }
 }
 

@@ -97,6 +97,7 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
     s->field = -1;
     fs_status boxed = take_box(s, sc, r); /* alike everywhere: rank 0 speaks */
     st = fs_error_agree(r->comm, rank == 0 ? boxed : FS_OK);
+    s->facts.weighed = fs_stages_weighed(sc, &s->facts);
     s->facts.field = fs_stages_field(sc, &s->facts);
     s->spectrum_only = sc->shared.spectrum_only;
     s->ninputs = r->n;
@@ -269,11 +270,24 @@ static fs_status made(void *ctx, const fs_stage_turn *turn, int k, const void *f
     return st;
 }
 
+/* The field's product on box times every weighing stage's factors. */
+static fs_status weigh(void *ctx, const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    fs_stages *s = ctx;
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->weigh && s->facts.weighed)
+            st = s->ops[i]->weigh(s->state[i], turn, box, data);
+    return st;
+}
+
 fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k)
 {
     fs_stage_turn now = *turn;
     now.made = s->need.sees_results ? made : NULL;
     now.made_ctx = s;
+    now.weigh = s->facts.weighed ? weigh : NULL;
+    now.weigh_ctx = s;
     now.no_inverse = fs_stages_results(s, turn->i) == 0; /* nothing written */
     return s->ops[s->field]->operate(s->state[s->field], &now, k); /* agreed */
 }
