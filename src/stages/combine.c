@@ -572,6 +572,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
         n->buffers = o->upsample > 1; /* the cross-power spectrum kept through the inverse */
         n->windows = 1;               /* of the windowed INPUTs (the edges not periodic) */
         n->takes_weights = 1;         /* --apply's factors on R / |R| */
+        n->broadcasts = 1;            /* a reference over the frames */
     }
 }
 
@@ -605,9 +606,11 @@ static const fs_opt lines[] = {
     {FS_OPT("convolve", 0, FS_OPT_NO_ARG, set_op, O, op),
      .help = "      --convolve          ifftn(X_a X_b), circular (/convolution)\n"},
     {FS_OPT("phase-correlate", 0, FS_OPT_NO_ARG, set_op, O, op),
-     .help = "      --phase-correlate   ifftn(R / |R|), R = X_a conj X_b (/phase_correlation);\n"
-             "                          each frame's shift (an index of the batch axes)\n"
-             "                          in the summary, the report and /phase_shifts\n"},
+     .help = "      --phase-correlate   ifftn(W R / |R|), R = X_a conj X_b, W --apply's\n"
+             "                          factors (default 1) (/phase_correlation); each\n"
+             "                          frame's shift (an index of the batch axes) in the\n"
+             "                          summary, the report and /phase_shifts; a may be\n"
+             "                          one frame, broadcast over b's frames\n"},
     {FS_OPT("upsample", 0, FS_OPT_ARG, fs_opt_long, O, upsample), .lo = 1, .hi = 1000,
      .expected = "an upsampling factor from 1 to 1000",
      .help = "      --upsample=U        --phase-correlate's shifts to 1/U pixel: the peak\n"

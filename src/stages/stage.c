@@ -252,6 +252,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->undo |= n.undo;
         out->reread |= n.reread;
         out->keep_first |= n.keep_first;
+        out->broadcasts |= n.broadcasts;
         out->first |= n.first;
         out->buffers += n.buffers;
         if (!out->kept && (n.keep_first || n.buffers))

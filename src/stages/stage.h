@@ -145,6 +145,8 @@ typedef struct fs_stage_needs {
     int sees_results; /* bins the field stage's results in Fourier space: the field's
                          work then runs on the whole box, not inside the last pass */
     int hands_results; /* a field stage that hands its results to fs_stage_made */
+    int broadcasts;    /* the first INPUT may be the last's shape without its first axes
+                          (numpy's broadcasting): --axes from the start name the last's */
     int takes_weights; /* a field stage whose product in Fourier space the stages of factors
                           multiply (fs_stage_weigh) before its inverse */
     const char *longest_group; /* the longest name among them */
