@@ -253,7 +253,8 @@ static fs_status begin_result(run *r, int i, int k)
     fs_output_result res = {r->lay.paths[r->lay.first[i] + k], rec.input, r->cur->strategy.name,
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
-                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop};
+                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop,
+                            rec.weights};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
     return phase(r, FS_PHASE_WRITE, create_output);

@@ -131,6 +131,20 @@ sys.exit(not err < 1e-12)
 PY
     run python_serial "$srcdir/tests/phase_oracle.py" check s.h5 o2.h5 r2.json 1,2 20 0.1 none gaussian:1.2,highpass:0.05
     assert_failure
+    # the result records its weights, the summary and the report name them
+    python_serial - o2.h5 <<'PY' || fail "the weights are not recorded"
+import sys
+import h5py
+a = h5py.File(sys.argv[1], "r")["phase_correlation"].attrs
+assert a["operation"] == "phase-correlate", a["operation"]
+assert a["weights"] == "gaussian:1,highpass:0.050000000000000003:2", a["weights"]
+assert list(a["box_size"]) == [64, 48], a["box_size"]
+PY
+    run --separate-stderr fftshard 2 --axes=1,2 --apply=gaussian:1 --phase-correlate --report=rr.json \
+        s.h5:/a s.h5:/b or.h5
+    assert_success
+    [[ $stderr == *"operation: phase-correlate weighed by gaussian:1 in Fourier space"* ]] || fail "$stderr"
+    grep -q '"operation": "phase-correlate weighed by gaussian:1"' rr.json || fail "not in the report"
     # --k-units=cycles: K in cycles per sample
     fftshard 2 -q --axes=1,2 --upsample=20 --apply=lowpass:0.2:3 --k-units=cycles --phase-correlate \
         --report=rc.json s.h5:/a s.h5:/b oc.h5
@@ -179,6 +193,12 @@ PY
     fftshard 3 -q --axes=-1 --real --phase-correlate s.h5:/ref s.h5:/b rows.h5
     fftshard 3 -q --axes=-1 --real --phase-correlate s.h5:/a s.h5:/b rows-a.h5
     same_results rows.h5 rows-a.h5 || fail "--axes=-1: the broadcast differs from the repeated reference"
+    # the result is the stack's: its input, the reference the second
+    python_serial -c 'import h5py; a = h5py.File("b1.h5", "r")["phase_correlation"].attrs
+assert (a["input"], a["second_input"]) == ("s.h5:/b", "s.h5:/ref"), dict(a)
+assert "weights" not in a' || fail "the broadcast result's inputs"
+    python_serial -c 'import h5py; a = h5py.File("b3.h5", "r")["phase_correlation"].attrs
+assert a["weights"] == "gaussian:1", dict(a)' || fail "the broadcast result's weights"
     # only the first INPUT may be the smaller; shapes that do not broadcast
     run --separate-stderr fftshard 2 --axes=-1 --phase-correlate s.h5:/b s.h5:/ref o.h5
     assert_error "$EXIT_USAGE" "--phase-correlate: the first INPUT (6x64x48) must have the second's shape (64x48) or its last axes"
