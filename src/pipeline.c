@@ -254,7 +254,7 @@ static fs_status begin_result(run *r, int i, int k)
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
                             rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop,
-                            rec.weights};
+                            rec.weighed_by};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
     return phase(r, FS_PHASE_WRITE, create_output);

@@ -180,7 +180,7 @@ void fs_stages_record(const fs_stages *s, int i, int k, fs_stage_record *rec)
         s->ops[s->field]->record(s->state[s->field], i, k, rec);
     fs_stage_record w;
     if (weighing_record(s, i, k, &w)) { /* the weights in their grid's units */
-        rec->weights = w.operation;
+        rec->weighed_by = w.operation;
         rec->nbox = w.nbox;
         memcpy(rec->box, w.box, sizeof rec->box);
     }

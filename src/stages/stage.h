@@ -214,7 +214,7 @@ typedef struct fs_stage_record {
                                          ("solenoidal"; NULL: the one spectrum of them all) */
     const char *crop;                 /* the "mode" attribute: the part of a linear
                                          convolution kept (full, same, valid; NULL: none) */
-    const char *weights;              /* the "weights" attribute: the factors a weighing stage
+    const char *weighed_by;           /* the "weights" attribute: the factors a weighing stage
                                          multiplied the product by (its operation; NULL: none),
                                          in the units of box */
 } fs_stage_record;
