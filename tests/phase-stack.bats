@@ -11,7 +11,7 @@
 
 load helpers
 
-@test "64 frames of 512x512, shifts up to 150 px: every shift within 0.1 px with --window=hann --upsample=20, 2 ranks" {
+@test "64 frames of 512x512, shifts up to 150 px: every shift within 0.1 px with --window=hann --upsample=20, the reference repeated, and broadcast with --apply weights, 2 ranks" {
     python_serial "$srcdir/tests/phase_oracle.py" make big.h5 64x512x512 1,2 7 150 0.05 crop
     fftshard 2 -q --axes=1,2 --real --window=hann --upsample=20 --phase-correlate --report=r.json \
         big.h5:/a big.h5:/b o.h5
