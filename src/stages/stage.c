@@ -165,12 +165,37 @@ static size_t longest_group(const fs_stage_config *sc, const fs_stage_facts *f)
     return longest;
 }
 
-const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+const char *fs_stages_weighed(const fs_stage_config *sc, const fs_stage_facts *f)
 {
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
             fs_stage_needs n;
             needs_of(sc, s, f, 0, &n);
+            if (n.field && n.takes_weights)
+                return fs_stage_table[s]->option(sc->opts[s]);
+        }
+    return NULL;
+}
+
+/* f as the stages see it: the stage that takes weights first (the stages
+ * of factors need it to say whether they make a field), then the field. */
+static fs_stage_facts completed(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.shared = f->shared ? f->shared : &sc->shared;
+    mine.weighed = fs_stages_weighed(sc, &mine);
+    mine.field = fs_stages_field(sc, &mine);
+    return mine;
+}
+
+const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.weighed = fs_stages_weighed(sc, f);
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, &mine, 0, &n);
             if (n.field && n.hands_results)
                 return fs_stage_table[s]->option(sc->opts[s]);
         }
@@ -181,7 +206,7 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 {
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
-    mine.field = fs_stages_field(sc, &mine);
+    mine = completed(sc, &mine);
     int groups = 0;
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
@@ -213,8 +238,7 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 
 const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f)
 {
-    fs_stage_facts mine = *f;
-    mine.field = fs_stages_field(sc, &mine);
+    fs_stage_facts mine = completed(sc, f);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -236,7 +260,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
     memset(out, 0, sizeof *out);
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
-    mine.field = fs_stages_field(sc, &mine);
+    mine = completed(sc, &mine);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -249,6 +273,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->undo |= n.undo;
         out->reread |= n.reread;
         out->keep_first |= n.keep_first;
+        out->broadcasts |= n.broadcasts;
         out->first |= n.first;
         out->buffers += n.buffers;
         if (!out->kept && (n.keep_first || n.buffers))
@@ -264,6 +289,11 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
 fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale)
 {
     return turn->made ? turn->made(turn->made_ctx, turn, k, fourier, scale) : FS_OK;
+}
+
+fs_status fs_stage_weigh(const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    return turn->weigh ? turn->weigh(turn->weigh_ctx, turn, box, data) : FS_OK;
 }
 
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size)
