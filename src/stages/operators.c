@@ -635,6 +635,18 @@ static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, co
     return st;
 }
 
+/* As the weights of another field's product: the factors alone, without
+ * the 1 / N of a field's own inverse. */
+static fs_status weigh(void *state, const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    op_run r;
+    fs_status st = run_begin(state, turn, box, &r);
+    r.w.scale = 1.0;
+    if (st == FS_OK)
+        run_whole(&r, data);
+    run_end(&r);
+    return st;
+}
 
 static void record(const void *state, int i, int k, fs_stage_record *rec)
 {
@@ -648,10 +660,15 @@ static void record(const void *state, int i, int k, fs_stage_record *rec)
 
 /* ---------------------------------------------------------- the options */
 
-
+/* With a field stage that takes weights (--phase-correlate) the
+ * operators are its weights, not a field of their own. */
 static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
 {
-    (void)opts, (void)f, (void)naxes;
+    (void)opts, (void)naxes;
+    if (f->weighed) {
+        n->pads = n->windows = 1; /* the field stage's own say */
+        return;
+    }
     n->forward = 1;
     n->field = 1;
     n->in_pass = 1;
@@ -659,7 +676,6 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->pads = 1; /* the field of the padded domain, its part of the input written */
     n->walls = 1; /* --boundary: sine and cosine axes, k = pi j / L (kgrid.h) */
 }
-
 
 const fs_stage_ops fs_stage_operators = {
     .name = "operators",
@@ -678,5 +694,6 @@ const fs_stage_ops fs_stage_operators = {
     .record = record,
     .operate = operate,
     .operate_block = operate_block,
+    .weigh = weigh,
     .destroy = destroy,
 };
