@@ -89,6 +89,9 @@ print(h5py.File("m.h5")["data"].attrs["boundary"])'
     assert_error "$EXIT_USAGE" "--boundary: only with --apply"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --power-spectrum a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary, --power-spectrum: --boundary is --apply's alone"
+    oracle make ab.h5 /a=8x8:float64 /b=8x8:float64
+    run --separate-stderr fftshard 2 --phase-correlate --apply=gaussian:1 --boundary=dirichlet ab.h5:/a ab.h5:/b o.h5
+    assert_error "$EXIT_USAGE" "--boundary, --phase-correlate: --boundary is for --apply's own field"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --dct=2 a.h5 o.h5
     assert_error "$EXIT_USAGE" "--boundary, --dct"
     run --separate-stderr fftshard 2 --apply=poisson --boundary=neumann --inverse a.h5 o.h5

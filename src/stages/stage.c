@@ -133,6 +133,9 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
         if ((n.forward || n.field) && f->r2r)
             return fs_error_set(FS_ERR_USAGE, "%s, %s: the analyses work on Fourier transforms, "
                                 "not on cosine and sine axes", name, f->r2r);
+        if (f->boundary && !n.walls && f->weighed)
+            return fs_error_set(FS_ERR_USAGE, "--boundary, %s: --boundary is for --apply's own "
+                                "field, not for %s's weights", f->weighed, f->weighed);
         if (f->boundary && !n.walls)
             return fs_error_set(FS_ERR_USAGE, "--boundary, %s: --boundary is --apply's alone (%s "
                                 "takes the Fourier transform's wave numbers)", name, name);
