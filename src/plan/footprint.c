@@ -23,7 +23,8 @@
  *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
  *   pencils alike); */
 #define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
-/* - the correlation function's inverse plans and bins: up to 2 MiB more; */
+/* - the correlation function's inverse plans: up to 2 MiB more (its bins
+ *   are the stage's, keeps->stage_bytes); */
 #define UNDO_BYTES ((int64_t)2 * 1024 * 1024)
 /* - HDF5's and ROMIO's buffers of the read and the write (ROMIO's data
  *   sieving of boxes not contiguous in the file among them): as large as
@@ -246,7 +247,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
     out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
+    out->stage_bytes = keeps->stage_bytes;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
-                       out->library_bytes + out->cross_bytes;
+                       out->library_bytes + out->cross_bytes + out->stage_bytes;
     return FS_OK;
 }
