@@ -4,6 +4,7 @@
 
 #include "plan/footprint.h"
 
+#include "core/buffer.h"
 #include "plan/pieces.h"
 
 #include <stdlib.h>
@@ -33,11 +34,10 @@
  *   pencils). */
 #define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
- * which are resident as a whole once touched. */
-#define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
+ * which are resident as a whole once touched (fs_buffer_resident). */
 static int64_t resident(int64_t bytes)
 {
-    return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    return (int64_t)fs_buffer_resident((size_t)bytes);
 }
 
 int64_t fs_footprint_library_bytes(void)
@@ -173,7 +173,7 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
         fs_redist_free(&rd[1]);
     }
     if (second)
-        need->scratch_bytes += need->array_elems * (int64_t)cb;
+        need->scratch_bytes += resident(need->array_elems * (int64_t)cb);
     return FS_OK;
 }
 

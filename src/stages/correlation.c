@@ -106,7 +106,8 @@ static void destroy(void *state)
 
 /* What every rank holds for the stage (the footprint hook, stage.h): the
  * sums per bin and the bins' edges, and at the end the larger of MPI's
- * copy of the sums in the reduction and the tables written. Options the
+ * copy of the sums in the reduction and the tables written (on rank 0 a
+ * table and the copy its write makes beside the cells). Options the
  * run will refuse: nothing. */
 static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
 {
@@ -117,7 +118,7 @@ static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_tra
         return 0;
     }
     int64_t nb = c->bins.nbins, sums = nb * NQ * 8;
-    int64_t reduce = fs_bins_reduce_bytes(sums, t->grid[0] * t->grid[1]), write = nb * 16;
+    int64_t reduce = fs_bins_reduce_bytes(sums, t->grid[0] * t->grid[1]), write = nb * 24;
     destroy(c);
     return sums + (nb + 1) * 8 + (reduce > write ? reduce : write);
 }
