@@ -246,6 +246,13 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
+    /* A real field in the 1-D four-step's complex array is strided in
+     * memory: its read goes through a staging buffer of pieces (the I/O's
+     * above) and, in a round trip, its write through another. */
+    if (t.fold && t.round_trip && fs_dtype_is_real(t.in_dtype)) {
+        int64_t real = need.array_elems * (int64_t)fs_dtype_bytes(t.work_type) / 2;
+        out->plans_io_bytes += real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
+    }
     out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->stage_bytes = keeps->stage_bytes;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
