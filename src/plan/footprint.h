@@ -38,6 +38,8 @@ typedef struct fs_footprint_keeps {
     int undo;           /* --correlation-function: the inverse plans */
     int64_t stage_bytes; /* what the stages hold of their own per rank, the same on every
                             rank: sums per bin (fs_stages_footprint, stage.h) */
+    int later_inputs;   /* INPUTs read after the first's result is kept (its turn's
+                           exchange buffers resident then) */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
