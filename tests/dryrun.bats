@@ -199,3 +199,17 @@ sys.exit(json.load(open(sys.argv[1]))["io_overlap"]["write_seconds"] <= 0)' "$1"
     dry_vs_real 1 alltoall slab series2.h5 --real --correlate
     dry_vs_real 2 alltoall slab series2.h5 --real --correlate
 }
+
+# A 1-D cosine, sine or complex-to-real transform has no four-step: one rank
+# holds the whole line, and FFTW's buffers and tables for it (one to five
+# lines by the kind and, for type 1, by the factors of 2 (n -+ 1)).
+@test "dry run at or above the real peak, within 10%: 1-D cosine, sine and complex-to-real transforms of 2^20 points, 1 and 2 ranks" {
+    [ -e series.h5 ] || mkdata 2 -q --type=float64 1048576 series.h5
+    [ -e half.h5 ] || fftshard 2 -q --real series.h5 half.h5
+    export AT_OR_ABOVE=1
+    dry_vs_real 1 alltoall slab series.h5 --dct=2
+    dry_vs_real 2 alltoall slab series.h5 --dct=1
+    dry_vs_real 2 alltoall slab series.h5 --dst=4
+    dry_vs_real 1 alltoall slab half.h5 --real --inverse
+    dry_vs_real 2 alltoall slab half.h5 --real --inverse
+}

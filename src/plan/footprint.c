@@ -219,6 +219,47 @@ static int64_t plans_io_bytes(const fs_footprint_keeps *keeps, int64_t array)
 }
 
 
+/* The largest prime factor of m > 1. */
+static int64_t largest_factor(int64_t m)
+{
+    int64_t f = 1;
+    for (int64_t d = 2; d * d <= m; d++)
+        for (; m % d == 0; m /= d)
+            f = d;
+    return m > 1 ? m : f;
+}
+
+/* FFTW's own memory for the lines of a long real axis held whole on a rank
+ * (the 1-D cosine, sine and complex-to-real transforms, which have no
+ * four-step), in tenths of a line of the axis's n reals: its buffers and
+ * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points. About one
+ * line for a complex-to-real transform, two for the cosine and sine
+ * transforms of types 2 and 3, 2.5 for type 4; type 1 is a real transform
+ * of 2 (n -+ 1) points, whose large prime factors cost more: 2.2 lines
+ * when none is above 64, 4.4 up to 1024, 5.2 beyond. Shorter lines are
+ * inside PLANS_BYTES. */
+#define LONG_LINE ((int64_t)1 << 16)
+static int line_tenths(const fs_transform *t, int a, int64_t n)
+{
+    fs_r2r k = t->r2r[a];
+    if (k == FS_DCT1 || k == FS_DST1) {
+        int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
+        return p <= 64 ? 22 : p <= 1024 ? 44 : 52;
+    }
+    return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 20 : a == t->real_axis ? 10 : 0;
+}
+
+static int64_t long_line_bytes(const fs_transform *t)
+{
+    int64_t bytes = 0, real = t->prec == FS_SINGLE ? 4 : 8;
+    for (int a = 0; a < t->in_ndim && !t->fold; a++) {
+        int64_t n = a == t->real_axis ? t->real_len : t->in_shape[a];
+        if (t->transform_axis[a] && n > LONG_LINE)
+            bytes += n * real * line_tenths(t, a, n) / 10;
+    }
+    return bytes;
+}
+
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out)
@@ -241,7 +282,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
-    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes;
+    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes +
+                          long_line_bytes(&t);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
