@@ -85,7 +85,8 @@ typedef struct line {
 #define MAX_LINES 128
 
 /* Every section's lines, in the order above: the run's, the plan's, the
- * check's, the output's, the dry run's, then each stage's. */
+ * check's, the output's, the dry run's, the line of sight's (read by
+ * several stages, stages/los.h), then each stage's. */
 static int all_lines(line *lines)
 {
     const struct {
@@ -99,6 +100,7 @@ static int all_lines(line *lines)
         {fs_check_option_lines, offsetof(fs_run_config, check)},
         {fs_output_option_lines, offsetof(fs_run_config, output)},
         {fs_dryrun_option_lines, offsetof(fs_run_config, dry)},
+        {fs_los_option_lines, offsetof(fs_run_config, stages.shared.los)},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++)
@@ -146,6 +148,8 @@ static const struct {
                                                                  "disk-rate"}},
     {"Sharded files:\n", {"shards", "shard-output", "chunks", "deflate"}},
     {NULL, {NULL}}, /* the stages */
+    {"Line of sight (--power-spectrum, --cross, --correlation-function):\n", {"los",
+                                                                              "multipoles"}},
     {"Output and messages:\n", {"add", "attr", "force", "report", "quiet", "progress", "verbose",
                                 "help", "version"}},
 };

@@ -65,8 +65,13 @@ static fs_status stage_probe(run *r)
         ds->file = o->inputs[i].file;
         ds->info = &r->infos[i];
         ds->ooc = &r->ooc[i];
-        st = fs_planner_request_noted(&o->transform, r->needs.field, ds->file, ds->info,
-                                      r->nranks, &ds->rq, &notes[i]);
+        fs_transform_options to = o->transform; /* a first INPUT broadcast over the last's */
+        int lead = r->needs.broadcasts && i == 0 ? r->infos[r->n - 1].ndim - ds->info->ndim : 0;
+        if (lead > 0)
+            st = fs_transform_options_aligned(&o->transform, lead, &to);
+        if (st == FS_OK)
+            st = fs_planner_request_noted(&to, r->needs.field, ds->file, ds->info, r->nranks,
+                                          &ds->rq, &notes[i]);
         if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
@@ -248,7 +253,8 @@ static fs_status begin_result(run *r, int i, int k)
     fs_output_result res = {r->lay.paths[r->lay.first[i] + k], rec.input, r->cur->strategy.name,
                             r->nranks, r->cfg->transform.inverse,
                             r->cfg->check.on || r->needs.reread || k + 1 < r->lay.count[i],
-                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop};
+                            rec.operation, rec.nbox, {0}, rec.second, rec.components, rec.crop,
+                            rec.weighed_by};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
     return phase(r, FS_PHASE_WRITE, create_output);

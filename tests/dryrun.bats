@@ -147,6 +147,26 @@ sys.exit(json.load(open(sys.argv[1]))["io_overlap"]["write_seconds"] <= 0)' "$1"
     [[ $dry_output == *"copy"* ]] || fail "the kept result is not counted: $dry_output"
 }
 
+# A reference broadcast over a stack (--phase-correlate): the dry run,
+# given the stack, counts the reference's part as the first INPUT's copy, a
+# rank's part of the stack: the real run stays below it.
+@test "a broadcast reference: the real peak at most the dry run's figure for the stack" {
+    python_serial "$srcdir/tests/phase_oracle.py" make st.h5 32x192x192 1,2 3 10 0.01
+    run --separate-stderr "$FFTSHARD" --dry-run --ranks=2 --axes=1,2 --real --upsample=4 \
+        --phase-correlate st.h5:/b
+    assert_success
+    local estimate peak
+    estimate=$(sed -n 's/^memory per rank (.*= about \([0-9.]*\) MiB$/\1/p' <<<"$output")
+    [[ $output == *"the first INPUT's copy"* ]] || fail "the reference's part is not counted: $output"
+    fftshard 2 -q --axes=1,2 --real --upsample=4 --phase-correlate --report=r.json st.h5:/ref \
+        st.h5:/b st-out.h5
+    peak=$(python_serial -c 'import json, sys
+print(json.load(open(sys.argv[1]))["memory"]["peak_bytes_max"] / 1048576)' r.json)
+    echo "estimate $estimate MiB, real peak $peak MiB"
+    python_serial -c 'import sys; sys.exit(not float(sys.argv[2]) <= float(sys.argv[1]))' \
+        "$estimate" "$peak" || fail "the broadcast's peak $peak MiB is above the dry run's $estimate MiB"
+}
+
 # --vector keeps the components' forward results (vector.h's slots: one for
 # the gradient, two for the curl, D for the Helmholtz parts) while the
 # results are made one after the other: the dry run counts every one.

@@ -129,9 +129,14 @@ PY
     # 30 to 100 times as long as complex input of twice the bytes.
     mkdata 2 -q -t float64 128x128x128 r.h5
     mkdata 2 -q -t complex128 128x128x128 z.h5
-    local real complex
-    real=$(read_s 2 r.h5)
-    complex=$(read_s 2 z.h5)
+    local real= complex= turn
+    # in alternate turns, the best of each: a busy machine slows both alike
+    for turn in 1 2 3; do
+        real="$real $(read_s 2 r.h5)"
+        complex="$complex $(read_s 2 z.h5)"
+    done
+    real=$(python_serial -c 'import sys; print(min(map(float, sys.argv[1:])))' $real)
+    complex=$(python_serial -c 'import sys; print(min(map(float, sys.argv[1:])))' $complex)
     python_serial -c 'import sys
 real, complex = float(sys.argv[1]), float(sys.argv[2])
 print(f"float64 read {real:.3f} s, complex128 read {complex:.3f} s")

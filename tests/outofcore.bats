@@ -6,7 +6,7 @@
 # --check against the in-memory run's file (tests/ooc_same.py: the same
 # datasets, shapes, types, chunks and attributes, values within rounding);
 # the refusals, the dry run, the report's passes, the scratch's place and its
-# removal on failure and SIGTERM. The memory-cgroup runs are in
+# removal on failure and SIGTERM, and by the next run after a SIGKILL. The memory-cgroup runs are in
 # tests/outofcore-cgroup.bats.
 
 load helpers
@@ -201,4 +201,56 @@ h5py.File("nan.h5", "w")["data"] = a'
         [ ! -e o.h5 ] || fail "SIGTERM in pass $pass left OUTPUT"
         assert_no_temporaries
     done
+}
+
+# progress_at PASS PERCENT: the log's progress has reached PERCENT of PASS
+# (or a later pass, or the end).
+progress_at() {
+    local last
+    last=$(grep -aoE "progress: pass [0-9]+ +[0-9.]+%" log | tail -n 1 | awk '{print $3, int($4)}')
+    [ -n "$last" ] || return 1
+    set -- "$1" "$2" $last
+    (($3 > $1 || ($3 == $1 && $4 >= $2)))
+}
+
+@test "SIGKILL of a rank at moments through each pass: OUTPUT as it was or whole; the next run removes the scratch and writes the whole result" {
+    mkdata 2 -q 192x160x128 big.h5
+    oracle make o.h5 6x5:complex128
+    local before pass at pid job status
+    before=$(cksum <o.h5)
+    # the moments: as a pass starts, a quarter and half way through it (its
+    # progress lines), the rank killed chosen at random
+    for pass in 1 2; do
+        for at in 0 25 50; do
+            "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --force --progress --disk-rate=500M \
+                big.h5 o.h5 2>log &
+            job=$!
+            pid=$(rank_pid "$job" $((RANDOM % 2)))
+            [ -n "$pid" ] || skip "cannot find the ranks among mpiexec's processes"
+            local deadline=$((SECONDS + 60))
+            until progress_at "$pass" "$at" || ((SECONDS > deadline)); do sleep 0.01; done
+            progress_at "$pass" "$at" || fail "pass $pass never reached $at%: $(cat log)"
+            kill -KILL "$pid" 2>/dev/null || true
+            status=0
+            wait "$job" || status=$?
+            echo "pass $pass at $at%: status $status, $(grep -aoE "progress: pass [0-9]+ +[0-9.]+%" log | tail -n 1)"
+            # OUTPUT is as it was, or the whole result: a run that ended
+            # before the kill landed, or one killed after its commit (the
+            # rename), whose status cannot say success but whose file is whole
+            if [ "$status" = 0 ] || [ "$(cksum <o.h5)" != "$before" ]; then
+                run oracle check "in=big.h5 out=o.h5 ranks=2 transpose=none"
+                assert_success
+            fi
+            before=$(cksum <o.h5)
+        done
+    done
+    # what the killed runs left (OUTPUT's temporary and the scratch, beside
+    # it) is removed by the next run, which says so and succeeds
+    [ -n "$(temporaries)" ] || fail "the killed runs left nothing: no kill landed in a pass"
+    run --separate-stderr fftshard 2 --out-of-core --force big.h5 o.h5
+    assert_success
+    [[ $stderr == *"left by an interrupted run"* ]] || fail "no note of the removed leftovers: $stderr"
+    assert_no_temporaries
+    run oracle check "in=big.h5 out=o.h5 ranks=2 transpose=none"
+    assert_success
 }

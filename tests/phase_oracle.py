@@ -10,16 +10,17 @@ shifts per frame (numpy, h5py).
       uniformly in [-MAXSHIFT, MAXSHIFT] along each transformed axis
       (sub-pixel: the Fourier shift theorem, the real part for a real
       image), plus Gaussian noise of NOISE times the image's standard
-      deviation; /truth holds the shifts (frames x axes). SHAPE is
+      deviation; /truth holds the shifts (frames x axes), /ref the image
+      once (the reference a user broadcasts over the stack). SHAPE is
       N0xN1x..., AXES the transformed axes (0,1 or 1,2 ...), DTYPE float64
       (default), float32 or complex128. crop: the image is the centre of a
       larger scene and each frame the same centre of the moved scene (the
       frames are not periodic: what --window is for).
 
-  phase_oracle.py check FILE OUT REPORT AXES UPSAMPLE [TOL [WINDOW]]
+  phase_oracle.py check FILE OUT REPORT AXES UPSAMPLE [TOL [WINDOW [WEIGHT]]]
       From the definition (Guizar-Sicairos, Thurman and Fienup, Opt. Lett.
       33, 156 (2008)), per frame: R = fftn(a) conj(fftn(b)), R / |R| (0
-      where |R| = 0), the integer peak s = argmax Re ifftn (numpy's signed
+      where |R| = 0), times WEIGHT's W(|k|) when given, the integer peak s = argmax Re ifftn (numpy's signed
       shift), then with UPSAMPLE U > 1 the direct sum
         r(x) = 1/N sum over the full spectrum of R/|R| exp(2 pi i sum_a f_a x_a / n_a),
         f_a = fftfreq(n_a, 1/n_a),
@@ -30,7 +31,11 @@ shifts per frame (numpy, h5py).
       1/U and 2e-3 of the height), and every shift must be within TOL
       (default 0.1) of /truth. AXES in any order, as --axes. WINDOW hann: a and b multiplied by the
       product of scipy.signal.windows.hann(n, sym=False) over the
-      transformed axes first (fftshard's --window=hann).
+      transformed axes first (fftshard's --window=hann; none: no window).
+      WEIGHT: --apply's list of gaussian:R, lowpass:K[:N], highpass:K[:N]
+      (N 2 by default), the product of exp(-k^2 R^2 / 2),
+      1 / (1 + (k/K)^2N) and (k/K)^2N / (1 + (k/K)^2N), k^2 the sum over
+      the transformed axes of (2 pi fftfreq(n))^2 (radians per sample).
 
 Exit status: 0 when everything matched, 1 when something did not, 2 on a
 usage error.
@@ -88,14 +93,34 @@ def make(path, shape, axes, seed, maxshift, noise, *options):
         f["a"] = np.transpose(a, inv).astype(dtype)
         f["b"] = np.transpose(b, inv).astype(dtype)
         f["truth"] = truth
+        f["ref"] = img.astype(dtype)
 
 
-def register(a, b, upsample):
+def weight(shape, text):
+    """W(|k|) of --apply's list on the full spectrum of shape."""
+    k2 = sum(np.meshgrid(*[(2 * np.pi * np.fft.fftfreq(n)) ** 2 for n in shape], indexing="ij"))
+    k = np.sqrt(k2)
+    w = np.ones(shape)
+    for item in text.split(","):
+        name, *p = item.split(":")
+        if name == "gaussian":
+            w = w * np.exp(-k2 * float(p[0]) ** 2 / 2)
+        elif name in ("lowpass", "highpass"):
+            q = (k / float(p[0])) ** (2 * (int(p[1]) if len(p) > 1 else 2))
+            w = w * (1 / (1 + q) if name == "lowpass" else q / (1 + q))
+        else:
+            raise SystemExit(f"phase_oracle: weight {item}: not known")
+    return w
+
+
+def register(a, b, upsample, weights=None):
     """One frame: the shift of a against b and its height, from the
     definition (the full spectrum, numpy's FFT, explicit kernels)."""
     r = np.fft.fftn(a.astype(np.complex128)) * np.conj(np.fft.fftn(b.astype(np.complex128)))
     m = np.abs(r)
     r = np.where(m > 0, r / np.where(m > 0, m, 1), 0)
+    if weights is not None:
+        r = r * weights
     field = np.fft.ifftn(r).real
     idx = np.unravel_index(np.argmax(field), field.shape)
     s = np.array([i - n if i > n // 2 else i for i, n in zip(idx, field.shape)], dtype=float)
@@ -113,7 +138,7 @@ def register(a, b, upsample):
     return s + (np.array(top) - c) / upsample, val.real[top]
 
 
-def check(path, out, report, axes, upsample, tol, window=None):
+def check(path, out, report, axes, upsample, tol, window=None, weights=None):
     with h5py.File(path, "r") as f:
         a, b, truth = f["a"][...], f["b"][...], f["truth"][...]
     batch = [k for k in range(a.ndim) if k not in axes]
@@ -151,8 +176,9 @@ def check(path, out, report, axes, upsample, tol, window=None):
     single = a.dtype in (np.float32, np.complex64)
     satol, hatol = (1.0 / max(upsample, 1) + 1e-9, 2e-3) if single else (1e-9, 1e-9)
     worst = 0.0
+    w = weight(a.shape[len(batch):], weights) if weights else None
     for fi, idx in enumerate(np.ndindex(*a.shape[:len(batch)])):
-        s, h = register(a[idx], b[idx], upsample)
+        s, h = register(a[idx], b[idx], upsample, w)
         if not np.allclose(shift[fi], s, rtol=0, atol=satol) or abs(height[fi] - h) > hatol:
             failed.append(f"frame {fi}: shift {shift[fi]} height {height[fi]}, numpy {s} {h}")
         err = np.max(np.abs(shift[fi] - truth[fi]))
@@ -170,7 +196,9 @@ def main(argv):
         make(argv[2], [int(n) for n in argv[3].split("x")], [int(k) for k in argv[4].split(",")],
              int(argv[5]), float(argv[6]), float(argv[7]), *argv[8:])
         return 0
-    if len(argv) in (7, 8, 9) and argv[1] == "check":
+    if len(argv) in (7, 8, 9, 10) and argv[1] == "check":
+        if len(argv) >= 9 and argv[8] == "none":
+            argv = argv[:8] + [None] + argv[9:]
         return check(argv[2], argv[3], argv[4], sorted(int(k) for k in argv[5].split(",")),
                      int(argv[6]), float(argv[7]) if len(argv) >= 8 else 0.1, *argv[8:])
     print(__doc__, file=sys.stderr)

@@ -7,7 +7,10 @@
 # on odd and even shapes, real and complex input, --real, batch axes, the
 # 1-D four-step, --box-size, --r-bins' three forms, --cross, single
 # precision, 1 to 4 ranks (ranks that own nothing); the transformed array
-# beside it is untouched; the dry run counts the inverse; refusals.
+# beside it is untouched; the dry run counts the inverse; refusals. The
+# multipoles xi_l(s) (--los, --multipoles) against the oracle's Legendre
+# weighted shell average, and physically: a field stretched along the line
+# of sight has xi_2 > 0, an isotropic one xi_2 ~ 0.
 
 load helpers
 
@@ -126,7 +129,93 @@ assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange
     [ ! -e dry.h5 ]
 }
 
-@test "refusals: --check, --apply, --inverse, --correlate, --r-bins alone, bad --r-bins" {
+@test "--multipoles: xi_l(s) = (2l + 1) <C L_l(mu)> against numpy, 1 to 4 ranks, slab and pencil, --real and complex, --cross, --box-size, --r-bins, batch axes, the 1-D four-step, single precision" {
+    oracle make r.h5 10x7x6:float64 -- c.h5 9x8x7:complex128 -- e.h5 8x6x4:float64 -- one.h5 60:float64 \
+        -- f.h5 8x6x10:float32
+    oracle make --seed 2 b.h5 /v=10x7x6:float64
+    local cases=() i=0 np d real in
+    for np in 1 2 3 4; do
+        for d in slab pencil; do
+            [ "$np$d" = 1pencil ] && continue # pencils need 2 ranks
+            real=
+            [ $((i % 3)) = 1 ] && real=--real
+            in=r.h5
+            [ $((i % 2)) = 1 ] && in=e.h5
+            fftshard "$np" -q --decomp=$d $real --correlation-function --spectrum-only \
+                --los=$((i % 3 - 1)) --multipoles=0,2,4 $in o$i.h5
+            cases+=("in=$in out=o$i.h5 los=$((i % 3 - 1)) poles=0,2,4")
+            i=$((i + 1))
+        done
+    done
+    fftshard 3 -q --correlation-function --los=2 --multipoles=2,6 c.h5 c1.h5
+    fftshard 2 -q --real --cross --correlation-function --spectrum-only --los=1 --multipoles=0,2 \
+        r.h5 b.h5 x1.h5
+    fftshard 4 -q --cross --correlation-function --decomp=pencil --los=0 --multipoles=0,2,4 \
+        --box-size=100,70,30 --r-bins=6 r.h5 b.h5 x2.h5
+    fftshard 2 -q --correlation-function --spectrum-only --box-size=5,20,3 --los=-2 --multipoles=0,2 \
+        --r-bins=0.5,2,4,9 c.h5 b1.h5
+    fftshard 3 -q --real --axes=1,2 --correlation-function --spectrum-only --los=2 --multipoles=2 \
+        r.h5 b2.h5
+    # the 1-D four-step's folded coordinates; single precision
+    fftshard 4 -q --correlation-function --spectrum-only --los=0 --multipoles=0,2 one.h5 b3.h5
+    fftshard 3 -q --correlation-function --spectrum-only --los=-3 --multipoles=0,2,4 f.h5 b5.h5
+    # --los alone: no multipoles
+    fftshard 2 -q --correlation-function --spectrum-only --los=1 r.h5 b4.h5
+    cases+=("in=c.h5 out=c1.h5 los=2 poles=2,6 field=complex"
+        "in=r.h5,b.h5 out=x1.h5 cross=1 los=1 poles=0,2"
+        "in=r.h5,b.h5 out=x2.h5 cross=1 los=0 poles=0,2,4 box=100,70,30 rbins=6"
+        "in=c.h5 out=b1.h5 los=-2 poles=0,2 box=5,20,3 rbins=0.5,2,4,9"
+        "in=r.h5 out=b2.h5 axes=1,2 los=2 poles=2" "in=one.h5 out=b3.h5 los=0 poles=0,2"
+        "in=f.h5 out=b5.h5 los=0 poles=0,2,4"
+        "in=r.h5 out=b4.h5")
+    run xi_check "${cases[@]}"
+    echo "$output"
+    assert_success
+    # the report's part, as the spectrum's multipoles are
+    run fftshard 2 --correlation-function --los=0 --multipoles=0,2 --report=rep.json r.h5 rep.h5
+    assert_success
+    assert_output --partial "in rep.h5:/correlation_function"
+    run python_serial -c 'import json, h5py, numpy as np
+c = json.load(open("rep.json"))["spectra"]["correlation_function"]
+g = h5py.File("rep.h5")["correlation_function"]
+for k in ("xi", "xi_0", "xi_2"):
+    assert np.allclose(np.array(c[k], float), g[k][()], rtol=1e-8, atol=0, equal_nan=True), k  # %.9g
+print(sorted(k for k in c if k.startswith("xi")))'
+    assert_success
+    assert_output "['xi', 'xi_0', 'xi_2']"
+}
+
+@test "--multipoles physically: a field stretched along the los has xi_2 > 0, across it xi_2 < 0, an isotropic one xi_2 ~ 0" {
+    # white noise smoothed by a Gaussian of widths s_a cells: its xi is
+    # exp(-sum_a r_a^2 / (4 s_a^2)), elongated along the long axis
+    python_serial -c 'import h5py, numpy as np
+n = 48
+w = np.fft.fftn(np.random.default_rng(1).standard_normal((n, n, n)))
+k = np.meshgrid(*[2 * np.pi * np.fft.fftfreq(n)] * 3, indexing="ij")
+with h5py.File("f.h5", "w") as f:
+    for name, s in (("iso", (1.5, 1.5, 1.5)), ("long", (3, 1.5, 1.5))):
+        g = np.exp(-0.5 * sum((ka * sa) ** 2 for ka, sa in zip(k, s)))
+        f[name] = np.fft.ifftn(w * g).real'
+    fftshard 2 -q --real --correlation-function --spectrum-only --los=0 --multipoles=0,2 f.h5:/iso iso.h5
+    fftshard 2 -q --real --correlation-function --spectrum-only --los=0 --multipoles=0,2 f.h5:/long along.h5
+    fftshard 2 -q --real --correlation-function --spectrum-only --los=1 --multipoles=0,2 f.h5:/long across.h5
+    run python_serial -c 'import h5py, numpy as np
+def xi(name, ell):
+    g = h5py.File(name)["correlation_function"]
+    return g["xi_%d" % ell][()] / g["xi"][0]
+iso, along, across = xi("iso.h5", 2), xi("along.h5", 2), xi("across.h5", 2)
+s = slice(1, 7)  # separations of 1 to 6 cells
+print(np.round(iso[s], 3), np.round(along[s], 3), np.round(across[s], 3))
+assert np.abs(iso[s]).max() < 0.04, iso[s]
+assert along[2:6].min() > 0.15, along[s]
+assert across[2:6].max() < -0.05, across[s]
+print("ok")'
+    echo "$output"
+    assert_success
+    assert_line ok
+}
+
+@test "refusals: --check, --apply, --inverse, --correlate, --r-bins alone, bad --r-bins, --los" {
     oracle make r.h5 6x5:float64
     run --separate-stderr fftshard 1 --correlation-function --check r.h5 o.h5
     assert_error "$EXIT_USAGE" "--check, --correlation-function"
@@ -142,5 +231,15 @@ assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange
     assert_error "$EXIT_USAGE" "--r-bins=3,2" "increasing edges"
     run --separate-stderr fftshard 1 --correlation-function --r-bins=5:1:1 r.h5 o.h5
     assert_error "$EXIT_USAGE" "--r-bins=5:1:1" "RMIN:RMAX:DR"
+    run --separate-stderr fftshard 1 --correlation-function --multipoles=0,2 r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--multipoles: only with --los=AXIS"
+    run --separate-stderr fftshard 1 --correlation-function --los=2 r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--los=2: not a transformed axis"
+    run --separate-stderr fftshard 1 --correlation-function --axes=1 --los=0 r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--los=0: not a transformed axis"
+    run --separate-stderr fftshard 1 --los=0 --multipoles=2 r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--los, --multipoles: only with" "--correlation-function"
+    run --separate-stderr fftshard 1 --correlation-function --los=0 --mu-bins=3 r.h5 o.h5
+    assert_error "$EXIT_USAGE" "--mu-bins: of a power spectrum"
     [ ! -e o.h5 ]
 }

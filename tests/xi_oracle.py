@@ -11,7 +11,10 @@ fftfreq(n_a, 1/n_a)[j_a] (the minimum image), h_a = L_a / n_a; xi of a bin
 is the mean of Re C over the bin's elements, batch axes pooled. The bins
 are taken explicitly: shells floor(r / h + 1/2) with h the largest cell,
 N equal bins [i w, (i+1) w) up to the largest r (the last one holding it),
-or edges searched half-open [E_i, E_i+1).
+or edges searched half-open [E_i, E_i+1). With --los and --multipoles,
+xi_l of a bin is (2l + 1) times the mean of Re C L_l(mu) over the same
+elements, mu = |h_los d_los| / r and, at r = 0, L_l replaced by its mean
+over directions (1 for l = 0, else 0); L_l from numpy's Legendre series.
 
   xi_oracle.py check CASE [CASE...]
       Each CASE is whitespace-separated tokens:
@@ -21,6 +24,9 @@ or edges searched half-open [E_i, E_i+1).
         axes=LIST          --axes (default all)
         box=L[,L...]       --box-size
         rbins=SPEC         --r-bins (N, E0,E1,... or LO:HI:STEP)
+        los=AXIS           --los (negative: from the end)
+        poles=L[,L...]     --multipoles: xi_L along r, the group's los and
+                           multipoles attributes (without it: no xi_L)
         brute=1            C also by a double loop over x and d (tiny
                            grids): the FFT's answer must equal it
         field=real|complex the transformed array beside it must be numpy's
@@ -86,20 +92,75 @@ def brute(a, b, axes):
     return out
 
 
-def separations(shape, axes, box):
-    """r of every element (broadcast over the whole array), and the cells."""
+def separations(shape, axes, box, los=None):
+    """r of every element (broadcast over the whole array), the cells, the
+    largest r and the separation's component along axis los (None: 0)."""
     lengths = box_lengths(shape, axes, box)
     r2 = np.zeros(shape)
+    rlos = np.zeros(shape)
     h = {}
     for ax in sorted(axes):
         h[ax] = lengths[ax] / shape[ax]
         d = h[ax] * frequencies(shape[ax])
         r2 = r2 + along(d * d, ax, len(shape))
+        if ax == los:
+            rlos = rlos + along(d, ax, len(shape))
     rmax2 = 0.0
     for ax in sorted(axes):
         m = h[ax] * (shape[ax] // 2)
         rmax2 = rmax2 + m * m
-    return np.sqrt(r2), h, np.sqrt(rmax2)
+    return np.sqrt(r2), h, np.sqrt(rmax2), rlos
+
+
+def multipoles(C, r, rlos, b, nb, cells, poles):
+    """{l: (2l + 1) <C L_l(mu)>} per bin, mu = |r_los| / r, L_l at r = 0
+    its mean over directions."""
+    keep = b >= 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = np.where(r > 0, np.abs(rlos) / np.where(r > 0, r, 1), 0.0)
+    out = {}
+    for ell in poles:
+        coef = np.zeros(ell + 1)
+        coef[ell] = 1
+        L = np.where(r > 0, np.polynomial.legendre.legval(mu, coef), 1.0 if ell == 0 else 0.0)
+        with np.errstate(invalid="ignore"):
+            out[ell] = (2 * ell + 1) * np.bincount(b[keep], (C * L)[keep], minlength=nb) / cells
+    return out
+
+
+def check_poles(case, g, want, want_xi, cells, los, tol):
+    """The group's xi_L against want, their coordinate, units and the
+    attributes; no xi_L without poles."""
+    fails = []
+    names = sorted(k for k in g if k.startswith("xi_"))
+    if sorted(f"xi_{ell}" for ell in want) != names:
+        return [f"{case}: the group holds multipoles {names}, expected {sorted(want)}"]
+    m = cells > 0
+    for ell, ref in want.items():
+        got = g[f"xi_{ell}"][()]
+        if got.shape != ref.shape or not np.array_equal(np.isnan(got), ~m):
+            fails.append(f"{case}: xi_{ell} {got} has NaN where cells are {cells}")
+            continue
+        # relative to the multipole's own scale (one that is 0 to rounding:
+        # to a billionth of xi's)
+        scale = max(np.abs(ref[m]).max(), 1e-9 * np.abs(want_xi[m]).max(), 1e-300)
+        err = np.abs(got[m] - ref[m]).max() / scale
+        print(f"{case}: xi_{ell} error {err:.3g}")
+        if err > tol:
+            fails.append(f"{case}: xi_{ell} error {err:.3g} > {tol}: {got} != {ref}")
+        dims = g[f"xi_{ell}"].dims[0]
+        if len(dims) != 1 or dims[0].name != g.name + "/r":
+            fails.append(f"{case}: xi_{ell} does not lie along r")
+        if g[f"xi_{ell}"].attrs.get("units") not in ("1", b"1"):
+            fails.append(f"{case}: xi_{ell} has units {g[f'xi_{ell}'].attrs.get('units')!r}")
+    if want:
+        if int(g.attrs.get("los", -1)) != los:
+            fails.append(f"{case}: los attribute {g.attrs.get('los')} != {los}")
+        if list(g.attrs.get("multipoles", [])) != sorted(want):
+            fails.append(f"{case}: multipoles attribute {g.attrs.get('multipoles')}")
+    elif "multipoles" in g.attrs:
+        fails.append(f"{case}: a multipoles attribute without --multipoles")
+    return fails
 
 
 def check_case(case):
@@ -120,7 +181,9 @@ def check_case(case):
         err = np.abs(B - C).max() / max(np.abs(B).max(), 1e-300)
         if err > 1e-12:
             fails.append(f"{case}: the FFT's C differs from the double loop's by {err:.3g}")
-    r, h, rmax = separations(ins[0].shape, axes, box)
+    los = int(tok["los"]) % ndim if "los" in tok else None
+    poles = [int(ell) for ell in tok["poles"].split(",")] if "poles" in tok else []
+    r, h, rmax, rlos = separations(ins[0].shape, axes, box, los)
     # the shells are one largest cell wide; --r-bins takes its bins as --bins does
     b, nb, edges = bin_index(r, max(h.values()), rmax, parse_bins(tok.get("rbins")))
     keep = b >= 0
@@ -128,6 +191,7 @@ def check_case(case):
     with np.errstate(invalid="ignore"):
         xi = np.bincount(b[keep], C[keep], minlength=nb) / cells
         rr = np.bincount(b[keep], r[keep], minlength=nb) / cells
+    want = multipoles(C, r, rlos, b, nb, cells, poles)
     single = any(computed_single(x.dtype) for x in ins)
     tol = float(tok.get("tol", TOL_SINGLE if single else TOL_DOUBLE))
     with h5py.File(tok["out"], "r") as f:
@@ -151,6 +215,7 @@ def check_case(case):
                 fails.append(f"{case}: r {got['r']} != {rr}")
         if got["edges"].shape != edges.shape or np.abs(got["edges"] - edges).max() > 1e-12 * max(rmax, 1):
             fails.append(f"{case}: edges {got['edges']} != {edges}")
+        fails += check_poles(case, g, want, xi, cells, los, tol)
         for k in ("r", "edges"):
             if g[k].attrs.get("CLASS") != b"DIMENSION_SCALE":
                 fails.append(f"{case}: {k} is not a dimension scale")

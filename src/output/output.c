@@ -364,6 +364,8 @@ static fs_status round_trip_attributes(const fs_output *out, fs_h5_output *h5)
         st = fs_h5_output_attr_string(h5, "components", a->components);
     if (st == FS_OK && a->crop)
         st = fs_h5_output_attr_string(h5, "mode", a->crop);
+    if (st == FS_OK && a->weights)
+        st = fs_h5_output_attr_string(h5, "weights", a->weights);
     if (st != FS_OK || !n)
         return st;
     if (st == FS_OK)

@@ -91,6 +91,8 @@ typedef struct fs_output_result {
     const char *components;        /* "FILE:DATASET, ..." of its components (NULL: none) */
     const char *crop;              /* "mode": "full", "same", "valid" of a linear convolution
                                       (NULL: none) */
+    const char *weights;           /* "weights": the factors on a combined product (NULL:
+                                      none) */
 } fs_output_result;
 
 typedef struct fs_output {

@@ -289,6 +289,21 @@ fs_status fs_transform_options_axes(const fs_transform_options *o, int ndim,
     return FS_OK;
 }
 
+fs_status fs_transform_options_aligned(const fs_transform_options *o, int lead,
+                                       fs_transform_options *out)
+{
+    *out = *o;
+    for (int i = 0; i < o->naxes + o->nr2r; i++) {
+        int *axis = i < o->naxes ? &out->axes[i] : &out->r2r_axes[i - o->naxes];
+        if (*axis >= 0 && *axis < lead)
+            return fs_error_set(FS_ERR_USAGE, "%s: axis %d is one of the %d first axes of the "
+                                "last INPUT, which the first (broadcast over them) has not",
+                                i < o->naxes ? "--axes" : "--r2r", *axis, lead);
+        *axis -= *axis >= 0 ? lead : 0;
+    }
+    return FS_OK;
+}
+
 fs_status fs_transform_options_kinds(const fs_transform_options *o, int ndim,
                                      const int transformed[FS_LAYOUT_MAX_DIMS],
                                      fs_r2r r2r_out[FS_LAYOUT_MAX_DIMS])

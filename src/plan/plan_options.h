@@ -90,6 +90,14 @@ const char *fs_strategy_request_name(const fs_strategy_request *r);
 fs_status fs_transform_options_axes(const fs_transform_options *o, int ndim,
                                     int axes_out[FS_LAYOUT_MAX_DIMS]);
 
+/* o as an INPUT reads it that is broadcast over the first `lead` axes of
+ * another (numpy's shapes aligned at the end): --axes and --r2r's axes
+ * given from the start name the other's, lead more than its own (the
+ * negative ones are alike for both), into out. FS_ERR_USAGE for one of
+ * those lead axes, which it has not. */
+fs_status fs_transform_options_aligned(const fs_transform_options *o, int lead,
+                                       fs_transform_options *out);
+
 /* The kinds the options give the axes of a rank-ndim array whose
  * transformed axes are `transformed` (fs_transform_options_axes): r2r_out[k]
  * FS_AXIS_FFT unless --dct, --dst or --r2r names it. FS_ERR_USAGE for an

@@ -4,6 +4,7 @@
 
 #include "stages/combine.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +27,10 @@ typedef struct fs_combine {
      * along each transformed axis (mod its length) */
     fs_combine_mode mode;
     int64_t shift[FS_LAYOUT_MAX_DIMS];
+    /* --phase-correlate of a reference without the stack's first `broadcast`
+     * axes (0: the INPUTs alike): the reference's part on this rank */
+    int broadcast;
+    fs_box ref_box;
 } fs_combine;
 
 static const char *const names[] = {NULL, "correlate", "convolve", "phase-correlate"};
@@ -169,6 +174,123 @@ static fs_status shift_product(const fs_combine *cb, const fs_transform *t, cons
     return st;
 }
 
+/* ------------------------------------------------- a broadcast reference */
+
+/* Whether the reference (a) lies as the stack (b) without its first
+ * b->in_ndim - a->in_ndim axes, batch axes all (numpy's broadcasting of a
+ * over them): its shape, transformed axes and working shape b's last ones,
+ * transformed alike; the number of those axes (0: a is not b's shape with
+ * fewer axes), or -1 with the usage error set. */
+static int broadcast_of(const fs_transform *a, const fs_transform *b)
+{
+    int off = b->in_ndim - a->in_ndim, ok = off > 0 && !a->fold && !b->fold &&
+                                           a->ndim == a->in_ndim && b->ndim == b->in_ndim;
+    if (a->in_ndim == b->in_ndim && memcmp(a->in_shape, b->in_shape, sizeof a->in_shape) == 0)
+        return 0;
+    for (int k = 0; ok && k < b->in_ndim; k++)
+        ok = k < off ? !b->transform_axis[k]
+                     : a->in_shape[k - off] == b->in_shape[k] &&
+                           a->data_shape[k - off] == b->data_shape[k] &&
+                           a->shape[k - off] == b->shape[k] &&
+                           !a->transform_axis[k - off] == !b->transform_axis[k] &&
+                           !memcmp(&a->window[k - off], &b->window[k], sizeof a->window[k]) && a->r2r[k - off] == b->r2r[k];
+    ok = ok && a->kind == b->kind && a->prec == b->prec && a->padded == b->padded &&
+         (a->real_axis < 0 ? b->real_axis < 0 : a->real_axis + off == b->real_axis);
+    if (ok)
+        return off;
+    char sa[256], sb[256];
+    fs_format_shape(a->in_ndim, a->in_shape, sa, sizeof sa);
+    fs_format_shape(b->in_ndim, b->in_shape, sb, sizeof sb);
+    fs_error_set(FS_ERR_USAGE, "--phase-correlate: the first INPUT (%s) must have the second's "
+                 "shape (%s) or its last axes, transformed alike (the others batch axes)", sa, sb);
+    return -1;
+}
+
+/* One complex element of the box `of`'s storage as an MPI type, inner
+ * (inside of) as a subarray of it (MPI_BYTE, count 0: empty). */
+static int subarray(const fs_box *inner, const fs_box *of, MPI_Datatype el, MPI_Datatype *type)
+{
+    if (fs_box_elems(inner) == 0) {
+        *type = MPI_BYTE;
+        return 0;
+    }
+    int sizes[FS_LAYOUT_MAX_DIMS], sub[FS_LAYOUT_MAX_DIMS], starts[FS_LAYOUT_MAX_DIMS];
+    for (int k = 0; k < of->ndim; k++) {
+        sizes[k] = (int)of->count[k];
+        sub[k] = (int)inner->count[k];
+        starts[k] = (int)(inner->start[k] - of->start[k]);
+    }
+    MPI_Type_create_subarray(of->ndim, sizes, sub, starts, MPI_ORDER_C, el, type);
+    MPI_Type_commit(type);
+    return 1;
+}
+
+/* Collective: the reference's part this rank's frames need (its last-stage
+ * box without the batch axes, row-major at *out, malloc'ed) from the ranks
+ * that hold it (their parts of its transform, kept by the run), moved
+ * straight between the two (MPI subarrays, no buffers). Agreed. */
+static fs_status fetch_reference(const fs_combine *cb, const fs_stage_turn *turn, void **out)
+{
+    int P = 1, rank = 0, off = cb->broadcast;
+    MPI_Comm_size(turn->comm, &P);
+    MPI_Comm_rank(turn->comm, &rank);
+    const fs_box *last = fs_decomposition_last(turn->d);
+    fs_box mine[2] = {cb->ref_box, {.ndim = last->ndim - off}};
+    int fits = 1;
+    for (int k = 0; k < last->ndim; k++) {
+        fits &= last->count[k] <= INT_MAX;
+        if (k >= off) {
+            mine[1].start[k - off] = last->start[k];
+            mine[1].count[k - off] = last->count[k];
+        }
+    }
+    size_t eb = fs_dtype_bytes(turn->t->work_type);
+    fs_box *all = malloc(2 * sizeof(fs_box) * (size_t)P);
+    int *counts = malloc(4 * sizeof(int) * (size_t)P);
+    MPI_Datatype *types = malloc(2 * sizeof(MPI_Datatype) * (size_t)P);
+    *out = malloc(eb * (size_t)(fs_box_elems(&mine[1]) ? fs_box_elems(&mine[1]) : 1));
+    fs_status st = !all || !counts || !types || !*out ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+                   : !fits ? fs_error_set(FS_ERR_RUNTIME, "--phase-correlate: an axis of a "
+                                          "rank's part longer than %d", INT_MAX)
+                           : FS_OK;
+    st = fs_error_agree(turn->comm, st);
+    if (st == FS_OK) {
+        MPI_Datatype el;
+        MPI_Type_contiguous((int)eb, MPI_BYTE, &el);
+        MPI_Type_commit(&el);
+        MPI_Allgather(mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE,
+                      turn->comm);
+        int *sc = counts, *rc = counts + P, *sd = counts + 2 * P, *rd = counts + 3 * P;
+        for (int q = 0; q < P; q++) {
+            fs_box send = fs_box_intersect(&cb->ref_box, &all[2 * q + 1]);
+            fs_box recv = fs_box_intersect(&all[2 * q], &mine[1]);
+            sc[q] = subarray(&send, &cb->ref_box, el, &types[q]);
+            rc[q] = subarray(&recv, &mine[1], el, &types[P + q]);
+            sd[q] = rd[q] = 0;
+        }
+        int mpi = MPI_Alltoallw(turn->kept, sc, sd, types, *out, rc, rd, types + P, turn->comm);
+        for (int q = 0; q < 2 * P; q++)
+            if (types[q] != MPI_BYTE)
+                MPI_Type_free(&types[q]);
+        MPI_Type_free(&el);
+        st = fs_error_agree(turn->comm, mpi == MPI_SUCCESS ? FS_OK
+                                        : fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallw failed"));
+    }
+    free(all);
+    free(counts);
+    free(types);
+    return st;
+}
+
+/* The reference's first turn: where its part lies on this rank. */
+static fs_status forward(void *state, const fs_stage_turn *turn)
+{
+    fs_combine *cb = state;
+    if (turn->i == 0)
+        cb->ref_box = *fs_decomposition_last(turn->d);
+    return FS_OK;
+}
+
 /* ------------------------------------------------------------ the stage */
 
 /* The INPUTs' results lie in the same boxes: the same transform (of one
@@ -178,9 +300,14 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     const fs_combine_options *o = opts;
     char what[40];
     snprintf(what, sizeof what, "--%s", names[o->op]);
-    fs_status st = fs_stage_check_alike(what, r->ts, r->n, 1, o->mode != FS_COMBINE_CIRCULAR,
-                                        "all real or all complex; give "
-                                        "--precision= when one is single precision");
+    int broadcast = o->op == FS_COMBINE_PHASE && r->n == 2 ? broadcast_of(r->ts[0], r->ts[1]) : 0;
+    if (broadcast < 0)
+        return FS_ERR_USAGE;
+    fs_status st = broadcast ? FS_OK
+                             : fs_stage_check_alike(what, r->ts, r->n, 1,
+                                                    o->mode != FS_COMBINE_CIRCULAR,
+                                                    "all real or all complex; give "
+                                                    "--precision= when one is single precision");
     if (st != FS_OK)
         return st;
     fs_combine *cb = calloc(1, sizeof *cb);
@@ -194,6 +321,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
             points *= (double)t->in_shape[k];
     cb->op = o->op;
     cb->n = r->n;
+    cb->broadcast = broadcast;
     snprintf(cb->path, sizeof cb->path, "%s",
              r->facts->output_dataset ? r->facts->output_dataset : paths[o->op]);
     cb->inv_points = 1.0 / points;
@@ -206,7 +334,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
                                     t->in_shape[k]);
     char group[FS_PATH_MAX];
     fs_stage_group_path(r->facts, "phase_shifts", group, sizeof group);
-    if (cb->op == FS_COMBINE_PHASE && !(cb->phase = fs_peaks_new(t, o->upsample, group)))
+    if (cb->op == FS_COMBINE_PHASE && !(cb->phase = fs_peaks_new(r->ts[r->n - 1], o->upsample, group)))
         return fs_error_set(FS_ERR_RUNTIME, "out of memory");
     return FS_OK;
 }
@@ -258,8 +386,8 @@ static void record(const void *state, int i, int k, fs_stage_record *rec)
     const fs_combine *cb = state;
     (void)i, (void)k;
     rec->operation = names[cb->op];
-    rec->input = 0;
-    rec->second = cb->n > 1 ? 1 : -1;
+    rec->input = cb->broadcast ? 1 : 0; /* the stack's shape */
+    rec->second = cb->n > 1 ? 1 - rec->input : -1;
     rec->crop = cb->mode != FS_COMBINE_CIRCULAR ? mode_name(cb->mode) : NULL;
 }
 
@@ -306,6 +434,16 @@ static void combine_all(fs_combine_op op, double scale, fs_precision prec, const
         COMBINE_LOOP(double);
 }
 
+/* The elements of a frame's part of box: its count over the axes it has
+ * besides the stack's batch axes. */
+static int64_t broadcast_elems(const fs_combine *cb, const fs_box *b)
+{
+    int64_t e = 1;
+    for (int k = cb->broadcast; k < b->ndim; k++)
+        e *= b->count[k];
+    return e;
+}
+
 /* Collective, on the last INPUT's turn: its result times the kept first's
  * (or its own), the inverse, and --phase-correlate's peak. */
 static fs_status operate(void *state, const fs_stage_turn *turn, int k)
@@ -320,11 +458,28 @@ static fs_status operate(void *state, const fs_stage_turn *turn, int k)
     double scale = cb->op == FS_COMBINE_CORRELATE && cb->mode == FS_COMBINE_CIRCULAR
                        ? cb->inv_points * cb->inv_points
                        : cb->inv_points;
-    combine_all(cb->op, scale, t->prec, cb->n > 1 ? turn->kept : turn->data, turn->data, n);
+    void *ref = NULL;
+    if (cb->broadcast) {
+        fs_status got = fetch_reference(cb, turn, &ref); /* agreed */
+        if (got != FS_OK) {
+            free(ref);
+            fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
+            return got;
+        }
+    }
+    /* a broadcast reference: the same part for every frame of the box */
+    int64_t each = ref ? broadcast_elems(cb, fs_decomposition_last(turn->d)) : n;
+    size_t eb = fs_dtype_bytes(t->work_type);
+    for (int64_t e = 0; each > 0 && e < n; e += each)
+        combine_all(cb->op, scale, t->prec, ref ? ref : cb->n > 1 ? turn->kept : turn->data,
+                    (char *)turn->data + eb * (size_t)e, each);
+    free(ref);
     fs_status shifted = cb->mode == FS_COMBINE_CIRCULAR
                             ? FS_OK
                             : shift_product(cb, t, fs_decomposition_last(turn->d), turn->data);
     const fs_box *last = fs_decomposition_last(turn->d);
+    if (shifted == FS_OK && cb->phase) /* --apply's weights on R / |R| */
+        shifted = fs_stage_weigh(turn, last, turn->data);
     if (shifted == FS_OK && cb->phase)
         shifted = fs_peaks_keep(cb->phase, t, last, turn->data);
     fs_timer_stop(turn->timers, FS_PHASE_OPERATE);
@@ -416,6 +571,8 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
         n->longest_group = "phase_shifts";
         n->buffers = o->upsample > 1; /* the cross-power spectrum kept through the inverse */
         n->windows = 1;               /* of the windowed INPUTs (the edges not periodic) */
+        n->takes_weights = 1;         /* --apply's factors on R / |R| */
+        n->broadcasts = 1;            /* a reference over the frames */
     }
 }
 
@@ -449,9 +606,11 @@ static const fs_opt lines[] = {
     {FS_OPT("convolve", 0, FS_OPT_NO_ARG, set_op, O, op),
      .help = "      --convolve          ifftn(X_a X_b), circular (/convolution)\n"},
     {FS_OPT("phase-correlate", 0, FS_OPT_NO_ARG, set_op, O, op),
-     .help = "      --phase-correlate   ifftn(R / |R|), R = X_a conj X_b (/phase_correlation);\n"
-             "                          each frame's shift (an index of the batch axes)\n"
-             "                          in the summary, the report and /phase_shifts\n"},
+     .help = "      --phase-correlate   ifftn(W R / |R|), R = X_a conj X_b, W --apply's\n"
+             "                          factors (default 1) (/phase_correlation); each\n"
+             "                          frame's shift (an index of the batch axes) in the\n"
+             "                          summary, the report and /phase_shifts; a may be\n"
+             "                          one frame, broadcast over b's frames\n"},
     {FS_OPT("upsample", 0, FS_OPT_ARG, fs_opt_long, O, upsample), .lo = 1, .hi = 1000,
      .expected = "an upsampling factor from 1 to 1000",
      .help = "      --upsample=U        --phase-correlate's shifts to 1/U pixel: the peak\n"
@@ -476,6 +635,7 @@ const fs_stage_ops fs_stage_combine = {
     .needs = needs,
     .domain = domain,
     .create = create,
+    .forward = forward,
     .results = results,
     .result_path = result_path,
     .record = record,

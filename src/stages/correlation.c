@@ -21,7 +21,7 @@
 #include "stages/kgrid.h"
 #include "stages/stage.h"
 
-/* What each bin sums. */
+/* What each bin sums; then, with --multipoles, C L_l(mu) of each l. */
 enum { Q_CELLS, Q_R, Q_XI, NQ };
 
 
@@ -33,7 +33,10 @@ typedef struct fs_correlation {
     double hmax, rmax;              /* the largest cell, the largest separation */
     double scale;                   /* turns the forward result's product into C's */
     fs_bins bins;                   /* --bins (--r-bins): edges nbins + 1 */
-    double *acc;                    /* [nbins][NQ] */
+    int los;                        /* --los: the axis (-1: none) */
+    int npoles, ell[FS_MAX_POLES];  /* --multipoles */
+    int nq;                         /* sums per bin: NQ + npoles */
+    double *acc;                    /* [nbins][nq] */
     double seconds;
     int cross;                      /* of the two INPUTs (--cross) */
     char group[FS_PATH_MAX];        /* in OUTPUT */
@@ -56,8 +59,13 @@ static fs_status take_plan(fs_correlation *c, const fs_correlation_options *o,
     c->cross = f->shared->cross;
     fs_stage_group_path(f, "correlation_function", c->group, sizeof c->group);
     fs_status st = fs_kgrid_init(&c->g, t, &f->shared->box);
+    if (st == FS_OK)
+        st = fs_los_axis(&f->shared->los, t, &c->los);
     if (st != FS_OK)
         return st;
+    c->npoles = c->los >= 0 ? f->shared->los.npoles : 0;
+    memcpy(c->ell, f->shared->los.poles, sizeof c->ell);
+    c->nq = NQ + c->npoles;
     double npts = 1, r2 = 0;
     for (int a = 0; a < c->g.ndim; a++) {
         if (!c->g.transformed[a])
@@ -90,7 +98,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     *state = c;
     if ((st = take_plan(c, opts, f, r->ts[0])) != FS_OK)
         return st;
-    c->acc = calloc((size_t)c->bins.nbins * NQ, sizeof *c->acc);
+    c->acc = calloc((size_t)c->bins.nbins * (size_t)c->nq, sizeof *c->acc);
     return c->acc ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
 }
 
@@ -117,7 +125,7 @@ static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_tra
         fs_error_clear();
         return 0;
     }
-    int64_t nb = c->bins.nbins, sums = nb * NQ * 8;
+    int64_t nb = c->bins.nbins, sums = nb * c->nq * 8;
     int64_t reduce = fs_bins_reduce_bytes(sums, t->grid[0] * t->grid[1]), write = nb * 24;
     destroy(c);
     return sums + (nb + 1) * 8 + (reduce > write ? reduce : write);
@@ -165,20 +173,34 @@ typedef struct visit {
     int count_cells;
 } visit;
 
+/* C L_l(mu) of each multipole into cell, mu = |r_los| / r; at r = 0,
+ * where mu has no value, L_l is its mean over directions (1 for l = 0,
+ * else 0), so that the point counts alike in every xi_l. */
+static void add_poles(const fs_correlation *c, double *cell, double re, double r, double rlos)
+{
+    double L[FS_MAX_POLES];
+    if (r > 0)
+        fs_legendre(c->npoles, c->ell, fabs(rlos) / r, L);
+    for (int i = 0; i < c->npoles; i++)
+        cell[NQ + i] += re * (r > 0 ? L[i] : c->ell[i] == 0);
+}
+
 /* One real-space value into its bin: r from its coordinates in the input. */
 static void add_cell(void *ctx, int64_t off, const int64_t *at)
 {
     visit *v = ctx;
     const fs_correlation *c = v->c;
-    double r2 = 0;
+    double r2 = 0, rlos = 0;
     if (v->m->fold_inner > 0) { /* the 1-D four-step's folded coordinates */
         double d = c->h[0] * (double)fs_kgrid_freq(at[0] * v->m->fold_inner + at[1], c->g.n[0]);
         r2 = d * d;
+        rlos = d;
     } else {
         for (int a = 0; a < c->g.ndim; a++)
             if (c->g.transformed[a]) {
                 double d = c->h[a] * (double)fs_kgrid_freq(at[a], c->g.n[a]);
                 r2 = r2 + d * d;
+                rlos = a == c->los ? d : rlos;
             }
     }
     double r = sqrt(r2), re, im;
@@ -186,12 +208,14 @@ static void add_cell(void *ctx, int64_t off, const int64_t *at)
     if (b < 0)
         return;
     fs_map_element(v->t->prec, v->m, v->data, off, &re, &im);
-    double *cell = v->c->acc + (size_t)b * NQ;
+    double *cell = v->c->acc + (size_t)b * (size_t)c->nq;
     if (v->count_cells) {
         cell[Q_CELLS] += 1;
         cell[Q_R] += r;
     }
     cell[Q_XI] += re;
+    if (c->npoles)
+        add_poles(c, cell, re, r, rlos);
 }
 
 /* Collective, after input i's write: its part in C (with --cross the
@@ -222,7 +246,8 @@ static fs_status reduce(fs_correlation *c, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
     fs_status st = FS_OK;
-    int64_t total = (int64_t)c->bins.nbins * NQ; /* below INT_MAX: at most MAX_SHELLS bins */
+    /* below INT_MAX: at most MAX_SHELLS bins of NQ + FS_MAX_POLES */
+    int64_t total = (int64_t)c->bins.nbins * c->nq;
     st = fs_allreduce(comm, MPI_IN_PLACE, c->acc, (int)total, MPI_DOUBLE, MPI_SUM);
     c->seconds += MPI_Wtime() - t0;
     return st;
@@ -233,24 +258,39 @@ static const char *rule_name(const fs_correlation *c)
     return c->bins.rule == FS_BINS_SHELLS ? "shells of one cell" : c->bins.rule == FS_BINS_LINEAR ? "linear" : "edges";
 }
 
-/* The mean of quantity q over each bin's cells (NaN: no cell). */
-static void means(const fs_correlation *c, int q, double *out)
+/* The mean of quantity q over each bin's cells times factor (NaN: no
+ * cell). */
+static double mean(const fs_correlation *c, int bin, int q, double factor)
 {
-    for (int i = 0; i < c->bins.nbins; i++) {
-        const double *cell = c->acc + (size_t)i * NQ;
-        out[i] = cell[Q_CELLS] > 0 ? cell[q] / cell[Q_CELLS] : NAN;
-    }
+    const double *cell = c->acc + (size_t)bin * (size_t)c->nq;
+    return cell[Q_CELLS] > 0 ? cell[q] / cell[Q_CELLS] * factor : NAN;
+}
+
+static void means(const fs_correlation *c, int q, double factor, double *out)
+{
+    for (int i = 0; i < c->bins.nbins; i++)
+        out[i] = mean(c, i, q, factor);
+}
+
+/* xi_l: the column of multipole i, its name and factor 2l + 1. */
+static int pole(const fs_correlation *c, int i, char *name, size_t size, double *factor)
+{
+    snprintf(name, size, "xi_%d", c->ell[i]);
+    *factor = 2 * c->ell[i] + 1;
+    return NQ + i;
 }
 
 /* The group's attributes: its convention, inputs, axes, box and cell. */
 static fs_status write_attrs(const fs_correlation *c, fs_h5_output *o, const char *fields)
 {
-    char text[512];
+    char text[768];
     snprintf(text, sizeof text,
              "two-point correlation function per bin of r: C = Re ifftn(fftn(a) conj(fftn(b))) / N "
              "over the transformed axes (a = b but with --cross; N their points), element d at "
              "separation r = sqrt(sum_a (h_a d_a)^2), d_a = fftfreq(n_a, 1/n_a)[j_a], h_a = L_a / "
-             "n_a; xi: mean C, r: mean r of the bin's cells; bins: %s, [E_i, E_i+1)",
+             "n_a; xi: mean C, r: mean r of the bin's cells%s; bins: %s, [E_i, E_i+1)",
+             c->npoles ? "; xi_l: (2l + 1) mean C L_l(mu), mu = |h_los d_los| / r (at r = 0: "
+                         "L_l's mean over directions, 1 for l = 0, else 0)" : "",
              rule_name(c));
     double cell[FS_LAYOUT_MAX_DIMS];
     int64_t naxes = 0;
@@ -262,6 +302,13 @@ static fs_status write_attrs(const fs_correlation *c, fs_h5_output *o, const cha
         st = fs_h5_output_attr_numbers(o, "cell_size", 1, &naxes, FS_DTYPE_FLOAT64, cell);
     if (st == FS_OK)
         st = fs_h5_output_attr_string(o, "bins", rule_name(c));
+    int64_t los = c->los, ell[FS_MAX_POLES];
+    for (int i = 0; i < c->npoles; i++)
+        ell[i] = c->ell[i];
+    if (st == FS_OK && c->los >= 0)
+        st = fs_h5_output_attr_int64s(o, "los", -1, &los);
+    if (st == FS_OK && c->npoles)
+        st = fs_h5_output_attr_int64s(o, "multipoles", c->npoles, ell);
     return st;
 }
 
@@ -274,18 +321,26 @@ static fs_status write_tables(const fs_correlation *c, fs_h5_output *o, const ch
     fs_status st = v && cells ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
     char path[256];
     if (st == FS_OK) {
-        means(c, Q_XI, v);
+        means(c, Q_XI, 1.0, v);
         snprintf(path, sizeof path, "%s/xi", group);
         st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
     }
+    for (int i = 0; i < c->npoles && st == FS_OK; i++) {
+        char name[32];
+        double f;
+        int q = pole(c, i, name, sizeof name, &f);
+        means(c, q, f, v);
+        snprintf(path, sizeof path, "%s/%s", group, name);
+        st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
+    }
     if (st == FS_OK) {
-        means(c, Q_R, v);
+        means(c, Q_R, 1.0, v);
         snprintf(path, sizeof path, "%s/r", group);
         st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_FLOAT64, v);
     }
     if (st == FS_OK) {
         for (int i = 0; i < c->bins.nbins; i++)
-            cells[i] = (int64_t)c->acc[(size_t)i * NQ + Q_CELLS];
+            cells[i] = (int64_t)c->acc[(size_t)i * (size_t)c->nq + Q_CELLS];
         snprintf(path, sizeof path, "%s/cells", group);
         st = fs_h5_output_table(o, path, 1, &n, FS_DTYPE_INTEGER, cells);
     }
@@ -325,6 +380,18 @@ static fs_status describe(const fs_correlation *c, fs_h5_output *o, const char *
             st = fs_h5_text_attr(o, path, "units", t[i].units);
         if (st == FS_OK)
             st = fs_h5_text_attr(o, path, "long_name", t[i].long_name);
+    }
+    for (int i = 0; i < c->npoles && st == FS_OK; i++) {
+        char name[32], text[96];
+        double f;
+        pole(c, i, name, sizeof name, &f);
+        snprintf(path, sizeof path, "%s/%s", group, name);
+        snprintf(text, sizeof text, "Legendre multipole l = %d: (2l + 1) <C L_l(mu)>", c->ell[i]);
+        st = fs_h5_scales_attach(o, path, 1, dims);
+        if (st == FS_OK)
+            st = fs_h5_text_attr(o, path, "units", "1");
+        if (st == FS_OK)
+            st = fs_h5_text_attr(o, path, "long_name", text);
     }
     return st;
 }
@@ -372,15 +439,18 @@ static void json(fs_json *j, const void *state)
     fs_json_str(j, "group", c->group);
     fs_json_str(j, "bins", rule_name(c));
     fs_json_num(j, "seconds", c->seconds);
-    const char *keys[] = {"cells", "r", "xi"};
-    for (int q = 0; q < NQ; q++) {
+    char keys[NQ + FS_MAX_POLES][32] = {"cells", "r", "xi"};
+    double factor[NQ + FS_MAX_POLES] = {1, 1, 1};
+    for (int i = 0; i < c->npoles; i++)
+        pole(c, i, keys[NQ + i], sizeof keys[0], &factor[NQ + i]);
+    for (int q = 0; q < c->nq; q++) {
         fs_json_open(j, keys[q], '[');
         for (int i = 0; i < c->bins.nbins; i++) {
-            const double *cell = c->acc + (size_t)i * NQ;
+            double cells = c->acc[(size_t)i * (size_t)c->nq + Q_CELLS];
             if (q == Q_CELLS)
-                fs_json_int(j, NULL, (int64_t)cell[Q_CELLS]);
-            else if (cell[Q_CELLS] > 0)
-                fs_json_num(j, NULL, cell[q] / cell[Q_CELLS]);
+                fs_json_int(j, NULL, (int64_t)cells);
+            else if (cells > 0)
+                fs_json_num(j, NULL, mean(c, i, q, factor[q]));
             else
                 fs_json_null(j, NULL);
         }
@@ -461,6 +531,7 @@ const fs_stage_ops fs_stage_correlation = {
     .options = lines,
     .options_bytes = sizeof(fs_correlation_options),
     .grid_options = "--correlation-function",
+    .los_options = "--correlation-function",
     .active = active,
     .option = option,
     .check = check,

@@ -24,6 +24,7 @@ struct fs_stages {
     char box_from[FS_INPUT_NAME_MAX + 64];  /* whence the box ("": none) */
     fs_stage_needs need;
     void *kept;                             /* need.keep_first: the first INPUT's result */
+    char operation[4200];                   /* the report's with weights ("": the field's) */
     fs_json_part parts[FS_MAX_STAGE_OPS + 1];
 };
 
@@ -97,6 +98,7 @@ fs_status fs_stages_create(const fs_stage_config *sc, const fs_stage_run *r, fs_
     s->field = -1;
     fs_status boxed = take_box(s, sc, r); /* alike everywhere: rank 0 speaks */
     st = fs_error_agree(r->comm, rank == 0 ? boxed : FS_OK);
+    s->facts.weighed = fs_stages_weighed(sc, &s->facts);
     s->facts.field = fs_stages_field(sc, &s->facts);
     s->spectrum_only = sc->shared.spectrum_only;
     s->ninputs = r->n;
@@ -156,6 +158,19 @@ const char *fs_stages_result_path(const fs_stages *s, int i, int k)
     return s->ops[s->field]->result_path(s->state[s->field], k);
 }
 
+/* What the stage that weighs the field's product records of result k of
+ * input i's turn (its operation, its grid): 0 when none weighs. */
+static int weighing_record(const fs_stages *s, int i, int k, fs_stage_record *w)
+{
+    memset(w, 0, sizeof *w);
+    for (int j = 0; j < s->n && s->facts.weighed; j++)
+        if (s->ops[j]->weigh && s->ops[j]->record) {
+            s->ops[j]->record(s->state[j], i, k, w);
+            return 1;
+        }
+    return 0;
+}
+
 void fs_stages_record(const fs_stages *s, int i, int k, fs_stage_record *rec)
 {
     memset(rec, 0, sizeof *rec);
@@ -163,6 +178,12 @@ void fs_stages_record(const fs_stages *s, int i, int k, fs_stage_record *rec)
     rec->second = -1;
     if (s->field >= 0 && s->ops[s->field]->record)
         s->ops[s->field]->record(s->state[s->field], i, k, rec);
+    fs_stage_record w;
+    if (weighing_record(s, i, k, &w)) { /* the weights in their grid's units */
+        rec->weighed_by = w.operation;
+        rec->nbox = w.nbox;
+        memcpy(rec->box, w.box, sizeof rec->box);
+    }
 }
 
 const char *fs_stages_group(const fs_stages *s, int g)
@@ -269,11 +290,24 @@ static fs_status made(void *ctx, const fs_stage_turn *turn, int k, const void *f
     return st;
 }
 
+/* The field's product on box times every weighing stage's factors. */
+static fs_status weigh(void *ctx, const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    fs_stages *s = ctx;
+    fs_status st = FS_OK;
+    for (int i = 0; i < s->n && st == FS_OK; i++)
+        if (s->ops[i]->weigh && s->facts.weighed)
+            st = s->ops[i]->weigh(s->state[i], turn, box, data);
+    return st;
+}
+
 fs_status fs_stages_operate(fs_stages *s, const fs_stage_turn *turn, int k)
 {
     fs_stage_turn now = *turn;
     now.made = s->need.sees_results ? made : NULL;
     now.made_ctx = s;
+    now.weigh = s->facts.weighed ? weigh : NULL;
+    now.weigh_ctx = s;
     now.no_inverse = fs_stages_results(s, turn->i) == 0; /* nothing written */
     return s->ops[s->field]->operate(s->state[s->field], &now, k); /* agreed */
 }
@@ -377,7 +411,13 @@ const char *fs_stages_operation(const fs_stages *s)
 {
     if (s->field < 0)
         return NULL;
-    fs_stage_record rec;
-    fs_stages_record(s, s->ninputs > 0 ? s->ninputs - 1 : 0, 0, &rec);
-    return rec.asked ? rec.asked : rec.operation;
+    fs_stage_record rec, w;
+    int last = s->ninputs > 0 ? s->ninputs - 1 : 0;
+    fs_stages_record(s, last, 0, &rec);
+    if (!weighing_record(s, last, 0, &w))
+        return rec.asked ? rec.asked : rec.operation;
+    if (!s->operation[0]) /* once: the text lives with the stages */
+        snprintf(((fs_stages *)s)->operation, sizeof s->operation, "%s weighed by %s",
+                 rec.asked ? rec.asked : rec.operation, w.asked ? w.asked : w.operation);
+    return s->operation;
 }

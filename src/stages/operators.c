@@ -640,6 +640,19 @@ static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, co
     return st;
 }
 
+/* As the weights of another field's product: the factors alone, without
+ * the 1 / N of a field's own inverse. */
+static fs_status weigh(void *state, const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    op_run r;
+    fs_status st = run_begin(state, turn, box, &r);
+    r.w.scale = 1.0;
+    if (st == FS_OK)
+        run_whole(&r, data);
+    run_end(&r);
+    return st;
+}
+
 static void text_of(const fs_operators *ops, char *buf, size_t size)
 {
     size_t used = 0;
@@ -687,9 +700,15 @@ static const char *option(const void *opts)
     return "--apply";
 }
 
+/* With a field stage that takes weights (--phase-correlate) the
+ * operators are its weights, not a field of their own. */
 static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage_needs *n)
 {
-    (void)opts, (void)f, (void)naxes;
+    (void)opts, (void)naxes;
+    if (f->weighed) {
+        n->pads = n->windows = 1; /* the field stage's own say */
+        return;
+    }
     n->forward = 1;
     n->field = 1;
     n->in_pass = 1;
@@ -763,5 +782,6 @@ const fs_stage_ops fs_stage_operators = {
     .record = record,
     .operate = operate,
     .operate_block = operate_block,
+    .weigh = weigh,
     .destroy = destroy,
 };

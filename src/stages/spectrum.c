@@ -276,33 +276,13 @@ static void bins_of(const fs_spectrum *s, const double *k, const int64_t *m, int
         b[j] = bin_of(s, k[j]);
 }
 
-/* The Legendre polynomials L_l(mu) of the multipoles, by the recurrence
- * (l + 1) L_l+1 = (2l + 1) mu L_l - l L_l-1. */
-static void legendre(const fs_spectrum *s, double mu, double *out)
-{
-    double prev = 1.0, cur = mu;
-    int l = 1;
-    for (int i = 0; i < s->npoles; i++) {
-        if (s->ell[i] == 0) {
-            out[i] = 1.0;
-            continue;
-        }
-        for (; l < s->ell[i]; l++) {
-            double next = ((2 * l + 1) * mu * cur - l * prev) / (l + 1);
-            prev = cur;
-            cur = next;
-        }
-        out[i] = cur;
-    }
-}
-
 /* The multipoles' sums of a cell: w p L_l(mu), and w x L_l(mu) for the
  * second input of --cross. */
 static void add_poles(const fs_spectrum *s, double *cell, double w, double mu, double p, double x,
                       const contribution *c)
 {
     double L[FS_MAX_POLES];
-    legendre(s, mu, L);
+    fs_legendre(s->npoles, s->ell, mu, L);
     for (int i = 0; i < s->npoles; i++)
         cell[NQ + i] += w * p * L[i];
     for (int i = 0; c->role == 2 && i < s->npoles; i++)
@@ -541,16 +521,12 @@ static fs_status take_plan(fs_spectrum *s, const fs_spectrum_options *o, const f
     fs_status st = take_box(s, &f->shared->box, t);
     if (st != FS_OK)
         return st;
-    if (o->los_given) {
-        int a = o->los < 0 ? o->los + t->in_ndim : o->los;
-        if (a < 0 || a >= t->in_ndim || !t->transform_axis[a])
-            return fs_error_set(FS_ERR_USAGE, "--los=%d: not a transformed axis of the %d-D input",
-                                o->los, t->in_ndim);
-        s->los = a;
-        s->nmu = o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS;
-    }
-    s->npoles = o->npoles;
-    memcpy(s->ell, o->poles, sizeof s->ell);
+    const fs_los_options *los = &f->shared->los;
+    if ((st = fs_los_axis(los, t, &s->los)) != FS_OK)
+        return st;
+    s->nmu = s->los >= 0 ? (o->mu_bins ? o->mu_bins : DEFAULT_MU_BINS) : 0;
+    s->npoles = los->npoles;
+    memcpy(s->ell, los->poles, sizeof s->ell);
     fs_spectrum_take_scheme(s, o, &f->shared->particles); /* --compensate, --shot-noise */
     s->nq = NQ + 2 * s->npoles;
     st = take_slices(s, o);
@@ -712,6 +688,7 @@ const fs_stage_ops fs_stage_spectrum = {
     .options_bytes = sizeof(fs_spectrum_options),
     .help_heading = "Spectra (binned on the ranks; written into OUTPUT as /power_spectrum):\n",
     .grid_options = "--power-spectrum, --cross, --spectrum-only",
+    .los_options = "--power-spectrum, --cross, --spectrum-only",
     .active = fs_spectrum_active,
     .option = fs_spectrum_option,
     .check = fs_spectrum_check,

@@ -37,17 +37,14 @@
 #include "stages/kgrid.h"
 #include "stages/stage.h"
 
-#define FS_MAX_POLES 8
 #define FS_MAX_SHOT 256 /* --shot-noise's values */
 
 /* The options of the stage. */
 typedef struct fs_spectrum_options {
     int power;                      /* --power-spectrum (--cross: fs_stage_shared) */
     fs_bins_option bins;            /* --bins */
-    int los, los_given;             /* --los as given */
-    int mu_bins;                    /* --mu-bins (0: the default) */
-    int npoles;                     /* --multipoles: the even l, increasing (0: none) */
-    int poles[FS_MAX_POLES];
+    int mu_bins;                    /* --mu-bins (0: the default; --los, --multipoles:
+                                       fs_stage_shared's, los.h) */
     int nper;                       /* --spectrum-per: batch axes as given */
     int per[FS_LAYOUT_MAX_DIMS];
     int compensate;                 /* the window's power, 1 ngp .. 4 pcs (0: not given, -1 none), plus

@@ -30,13 +30,12 @@ fs_status fs_spectrum_check(void *opts, const fs_stage_facts *f, int on)
         o->power = 1;
         on = 1;
     }
-    if (!on && (o->bins.n || o->bins.nedges || o->los_given || o->mu_bins || o->npoles ||
-                o->nper || o->compensate || o->nshot)) {
+    if (!on && (o->bins.n || o->bins.nedges || o->mu_bins || o->nper || o->compensate ||
+                o->nshot)) {
         /* the options given, by name (the correlation function's bins are
-         * --r-bins) */
+         * --r-bins; --los and --multipoles are not the spectra's alone) */
         const char *given[] = {o->bins.n || o->bins.nedges ? "--bins" : NULL,
-                               o->los_given ? "--los" : NULL, o->mu_bins ? "--mu-bins" : NULL,
-                               o->npoles ? "--multipoles" : NULL,
+                               o->mu_bins ? "--mu-bins" : NULL,
                                o->nper ? "--spectrum-per" : NULL,
                                o->compensate ? "--compensate" : NULL,
                                o->nshot ? "--shot-noise" : NULL};
@@ -54,9 +53,8 @@ fs_status fs_spectrum_check(void *opts, const fs_stage_facts *f, int on)
                             "per INPUT in their order, 0 for none (e.g. --shot-noise=0,P0: the "
                             "second's alone)", o->nshot, o->nshot > 1 ? "s" : "", f->ninputs,
                             f->ninputs > 1 ? "s" : "");
-    if ((o->mu_bins || o->npoles) && !o->los_given)
-        return fs_error_set(FS_ERR_USAGE, "%s: only with --los=AXIS",
-                            o->mu_bins ? "--mu-bins" : "--multipoles");
+    if (o->mu_bins && !f->shared->los.given)
+        return fs_error_set(FS_ERR_USAGE, "--mu-bins: only with --los=AXIS");
     /* With a field stage the spectra are of its results, not of INPUTs. */
     if (on && f->field && (f->shared->cross || o->nshot))
         return fs_error_set(FS_ERR_USAGE, "%s, %s: the spectra are of %s's results, not of "
@@ -82,35 +80,6 @@ void fs_spectrum_needs(const void *opts, const fs_stage_facts *f, int naxes, fs_
 static fs_status set_bins(const fs_opt *opt, const char *arg, void *section)
 {
     return fs_bins_parse("--bins", arg, "|k|", "K", fs_opt_field(opt, section));
-}
-
-static fs_status set_los(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    long axis;
-    (void)opt;
-    if (fs_opt_parse_long(arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1, &axis) != 0)
-        return fs_error_set(FS_ERR_USAGE, "--los=%s: expected an axis (an integer from %d to %d)",
-                            arg, -FS_LAYOUT_MAX_DIMS, FS_LAYOUT_MAX_DIMS - 1);
-    o->los = (int)axis;
-    o->los_given = 1;
-    return FS_OK;
-}
-
-/* --multipoles=0,2,4: increasing even degrees. */
-static fs_status set_multipoles(const fs_opt *opt, const char *arg, void *section)
-{
-    fs_spectrum_options *o = section;
-    (void)opt;
-    int n = fs_opt_parse_ints(arg, o->poles, FS_MAX_POLES, 0, 2 * (FS_MAX_POLES - 1));
-    for (int i = 0; i < n; i++)
-        if (o->poles[i] % 2 || (i && o->poles[i] <= o->poles[i - 1]))
-            n = -1;
-    if (n < 1)
-        return fs_error_set(FS_ERR_USAGE, "--multipoles=%s: expected increasing even degrees "
-                            "from 0 to %d (e.g. 0,2,4)", arg, 2 * (FS_MAX_POLES - 1));
-    o->npoles = n;
-    return FS_OK;
 }
 
 /* --spectrum-per=AXIS[,AXIS...]: axes, checked against the input later. */
@@ -170,14 +139,9 @@ const fs_opt fs_spectrum_lines[] = {
     {FS_OPT("bins", 0, FS_OPT_ARG, set_bins, O, bins),
      .help = "      --bins=N|E0,E1,..   N equal bins up to the largest |k|, these edges,\n"
              "                          or KMIN:KMAX:DK; each [E_i, E_i+1), decided exactly\n"},
-    {FS_OPT("los", 0, FS_OPT_ARG, set_los, O, los),
-     .help = "      --los=AXIS          also bin by |mu| = |k_AXIS| / |k| (power_mu ...)\n"},
     {FS_OPT("mu-bins", 0, FS_OPT_ARG, fs_opt_long, O, mu_bins), .lo = 1, .hi = 1000,
      .expected = "a number of mu bins from 1 to 1000",
      .help = "      --mu-bins=N         mu bins with --los (default 5)\n"},
-    {FS_OPT("multipoles", 0, FS_OPT_ARG, set_multipoles, O, poles),
-     .help = "      --multipoles=L,L..  with --los, the Legendre multipoles P_l(k) of\n"
-             "                          even l (power_0, power_2, ...)\n"},
     {FS_OPT("spectrum-per", 0, FS_OPT_ARG, set_spectrum_per, O, per),
      .help = "      --spectrum-per=AXIS[,AXIS..]\n"
              "                          a spectrum per index of these batch axes\n"

@@ -66,27 +66,52 @@ static void needs_of(const fs_stage_config *sc, int s, const fs_stage_facts *f, 
 }
 
 /* "--power-spectrum, --correlation-function or --apply": the options that
- * make a stage use --box-size. */
-static void grid_users(char *buf, size_t size)
+ * make a stage use --box-size (los: that make it read --los). */
+static const char *users_of(const fs_stage_ops *ops, int los)
+{
+    return los ? ops->los_options : ops->grid_options;
+}
+
+static void option_users(char *buf, size_t size, int los)
 {
     int n = 0, k = 0;
     for (int s = 0; fs_stage_table[s]; s++)
-        n += fs_stage_table[s]->grid_options != NULL;
+        n += users_of(fs_stage_table[s], los) != NULL;
     buf[0] = '\0';
     for (int s = 0; fs_stage_table[s]; s++) {
-        if (!fs_stage_table[s]->grid_options)
+        if (!users_of(fs_stage_table[s], los))
             continue;
         size_t used = strlen(buf);
         snprintf(buf + used, size - used, "%s%s", k == 0 ? "" : k == n - 1 ? " or " : ", ",
-                 fs_stage_table[s]->grid_options);
+                 users_of(fs_stage_table[s], los));
         k++;
     }
+}
+
+/* --box-size, --los and --multipoles given with no active stage that
+ * reads them. */
+static fs_status check_users(const fs_stage_config *sc, int uses_grid, int uses_los)
+{
+    char users[512];
+    const fs_los_options *los = &sc->shared.los;
+    if (sc->shared.box.n && !uses_grid) {
+        option_users(users, sizeof users, 0);
+        return fs_error_set(FS_ERR_USAGE, "--box-size: only with %s", users);
+    }
+    if ((los->given || los->npoles) && !uses_los) {
+        option_users(users, sizeof users, 1);
+        return fs_error_set(FS_ERR_USAGE, "%s: only with %s",
+                            los->given && los->npoles ? "--los, --multipoles"
+                            : los->given              ? "--los"
+                                                      : "--multipoles", users);
+    }
+    return fs_los_check(los);
 }
 
 /* The checks among the active stages, by what they need. */
 static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
 {
-    int field = -1, reader = -1, uses_grid = 0;
+    int field = -1, reader = -1, uses_grid = 0, uses_los = 0;
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -94,6 +119,7 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
         needs_of(sc, s, f, 0, &n);
         const char *name = fs_stage_table[s]->option(sc->opts[s]);
         uses_grid |= fs_stage_table[s]->grid_options != NULL;
+        uses_los |= fs_stage_table[s]->los_options != NULL;
         int sees = n.sees_results && f->field;
         if (n.field && field >= 0)
             return fs_error_set(FS_ERR_USAGE, "%s, %s: one operation per run",
@@ -122,12 +148,7 @@ static fs_status check_among(const fs_stage_config *sc, const fs_stage_facts *f)
                             "spectrum in a run of its own",
                             fs_stage_table[field]->option(sc->opts[field]),
                             fs_stage_table[reader]->option(sc->opts[reader]));
-    if (sc->shared.box.n && !uses_grid) {
-        char users[512];
-        grid_users(users, sizeof users);
-        return fs_error_set(FS_ERR_USAGE, "--box-size: only with %s", users);
-    }
-    return FS_OK;
+    return check_users(sc, uses_grid, uses_los);
 }
 
 /* The longest name of a group the active stages write. */
@@ -144,12 +165,37 @@ static size_t longest_group(const fs_stage_config *sc, const fs_stage_facts *f)
     return longest;
 }
 
-const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+const char *fs_stages_weighed(const fs_stage_config *sc, const fs_stage_facts *f)
 {
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
             fs_stage_needs n;
             needs_of(sc, s, f, 0, &n);
+            if (n.field && n.takes_weights)
+                return fs_stage_table[s]->option(sc->opts[s]);
+        }
+    return NULL;
+}
+
+/* f as the stages see it: the stage that takes weights first (the stages
+ * of factors need it to say whether they make a field), then the field. */
+static fs_stage_facts completed(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.shared = f->shared ? f->shared : &sc->shared;
+    mine.weighed = fs_stages_weighed(sc, &mine);
+    mine.field = fs_stages_field(sc, &mine);
+    return mine;
+}
+
+const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f)
+{
+    fs_stage_facts mine = *f;
+    mine.weighed = fs_stages_weighed(sc, f);
+    for (int s = 0; s < sc->n; s++)
+        if (fs_stage_active(sc, s)) {
+            fs_stage_needs n;
+            needs_of(sc, s, &mine, 0, &n);
             if (n.field && n.hands_results)
                 return fs_stage_table[s]->option(sc->opts[s]);
         }
@@ -160,7 +206,7 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 {
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
-    mine.field = fs_stages_field(sc, &mine);
+    mine = completed(sc, &mine);
     int groups = 0;
     for (int s = 0; s < sc->n; s++)
         if (fs_stage_active(sc, s)) {
@@ -210,8 +256,7 @@ int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
 
 const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f)
 {
-    fs_stage_facts mine = *f;
-    mine.field = fs_stages_field(sc, &mine);
+    fs_stage_facts mine = completed(sc, f);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -233,7 +278,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
     memset(out, 0, sizeof *out);
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
-    mine.field = fs_stages_field(sc, &mine);
+    mine = completed(sc, &mine);
     for (int s = 0; s < sc->n; s++) {
         if (!fs_stage_active(sc, s))
             continue;
@@ -246,6 +291,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->undo |= n.undo;
         out->reread |= n.reread;
         out->keep_first |= n.keep_first;
+        out->broadcasts |= n.broadcasts;
         out->first |= n.first;
         out->buffers += n.buffers;
         if (!out->kept && (n.keep_first || n.buffers))
@@ -261,6 +307,11 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
 fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale)
 {
     return turn->made ? turn->made(turn->made_ctx, turn, k, fourier, scale) : FS_OK;
+}
+
+fs_status fs_stage_weigh(const fs_stage_turn *turn, const fs_box *box, void *data)
+{
+    return turn->weigh ? turn->weigh(turn->weigh_ctx, turn, box, data) : FS_OK;
 }
 
 void fs_stage_group_path(const fs_stage_facts *f, const char *name, char *buf, size_t size)

@@ -13,7 +13,9 @@
  *             its own, made and freed by the parser (options.h); a line
  *             marked `shared` sets the section every stage reads
  *             (fs_stage_shared: --box-size, --cross, --spectrum-only, --paint's) and is printed
- *             in --help where the stage's lines are;
+ *             in --help where the stage's lines are; --los and --multipoles, read by
+ *             more than one stage and owned by none, are a section of the command line
+ *             of their own in fs_stage_shared (los.h);
  *   active    whether the options ask for it;
  *   check     its options against the rest of the command line (usage
  *             errors), also when inactive (its options without the one
@@ -44,6 +46,10 @@
  *             of a filtered field, of the vorticity): result k of the
  *             turn in Fourier space, with what it records; then the
  *             stage does not bin the forward result;
+ *   weigh     a stage of factors (--apply) when the field stage takes weights
+ *             (--phase-correlate): the field's product in Fourier space, this
+ *             rank's box of it, times its factors; the field stage calls it
+ *             through fs_stage_weigh, before its inverse;
  *   written   after the turn's write: the result is the stage's to use up
  *             (the correlation function's product); collective, agreed;
  *   finish    once every INPUT is done: its sums over the ranks and its
@@ -87,6 +93,7 @@
 #include "plan/decomp.h"
 #include "plan/transform.h"
 #include "stages/kgrid.h"
+#include "stages/los.h"
 
 /* What every stage reads (options lines marked `shared`). */
 typedef struct fs_stage_shared {
@@ -97,6 +104,8 @@ typedef struct fs_stage_shared {
     int cross;                         /* --cross: of the two INPUTs */
     int spectrum_only;                 /* --spectrum-only: no transformed array written;
                                           the groups go under OUTPUT's path */
+    fs_los_options los;                /* --los, --multipoles (los.h: a section of the
+                                          command line of their own) */
 } fs_stage_shared;
 
 /* The rest of the command line, as a stage's check and needs see it. */
@@ -113,6 +122,10 @@ typedef struct fs_stage_facts {
     int others_with_groups;      /* other active stages that write groups */
     const char *field;           /* the active field stage's option ("--apply"; NULL: none):
                                     the stages with a result hook bin its results */
+    const char *weighed;         /* the active field stage that takes weights
+                                    ("--phase-correlate"; NULL: none): a stage of factors
+                                    (--apply) then weighs its product (weigh) and makes no
+                                    field of its own */
 } fs_stage_facts;
 
 /* What a stage asks of the run. */
@@ -137,6 +150,10 @@ typedef struct fs_stage_needs {
     int sees_results; /* bins the field stage's results in Fourier space: the field's
                          work then runs on the whole box, not inside the last pass */
     int hands_results; /* a field stage that hands its results to fs_stage_made */
+    int broadcasts;    /* the first INPUT may be the last's shape without its first axes
+                          (numpy's broadcasting): --axes from the start name the last's */
+    int takes_weights; /* a field stage whose product in Fourier space the stages of factors
+                          multiply (fs_stage_weigh) before its inverse */
     const char *longest_group; /* the longest name among them */
 } fs_stage_needs;
 
@@ -155,6 +172,11 @@ typedef struct fs_stage_run {
 } fs_stage_run;
 
 struct fs_stage_turn;
+/* Where a field stage that takes weights hands its product: this rank's
+ * box of it in Fourier space (the turn's INPUT's grid) multiplied in place
+ * by the factors of the stages that weigh. This rank's status. */
+typedef fs_status (*fs_stage_weigh_fn)(void *ctx, const struct fs_stage_turn *turn,
+                                       const fs_box *box, void *data);
 /* Where a field stage hands result k in Fourier space: fourier times
  * scale is the forward transform of the result (the field stages fold the
  * inverse's 1/N into their product). This rank's status. */
@@ -177,6 +199,8 @@ typedef struct fs_stage_turn {
     fs_stage_made_fn made;            /* operate: the result before its inverse (NULL: none) */
     void *made_ctx;
     int no_inverse;                   /* operate: the result is not written; no inverse */
+    fs_stage_weigh_fn weigh;          /* operate: the weights on the product (NULL: none) */
+    void *weigh_ctx;
 } fs_stage_turn;
 
 /* What a result made by a stage records besides the transform (its
@@ -195,6 +219,9 @@ typedef struct fs_stage_record {
                                          ("solenoidal"; NULL: the one spectrum of them all) */
     const char *crop;                 /* the "mode" attribute: the part of a linear
                                          convolution kept (full, same, valid; NULL: none) */
+    const char *weighed_by;           /* the "weights" attribute: the factors a weighing stage
+                                         multiplied the product by (its operation; NULL: none),
+                                         in the units of box */
 } fs_stage_record;
 
 /* Where a stage's groups go and what they carry. */
@@ -214,6 +241,7 @@ typedef struct fs_stage_ops {
     size_t options_bytes;             /* its section */
     const char *help_heading;         /* --help's heading above its lines (NULL: none) */
     const char *grid_options;         /* the options that make it use --box-size (NULL: none) */
+    const char *los_options;          /* ... that make it read --los, --multipoles (NULL: none) */
     void (*defaults)(void *opts);
     void (*release)(void *opts);      /* what the parser's strings in it hold */
     int (*active)(const void *opts, const fs_stage_shared *shared);
@@ -241,6 +269,9 @@ typedef struct fs_stage_ops {
     fs_status (*result)(void *state, const fs_stage_turn *turn, int k, const fs_stage_record *rec,
                         const void *fourier, double scale);
     fs_status (*written)(void *state, const fs_stage_turn *turn);
+    /* a stage of factors when the field stage takes weights (facts.weighed):
+     * box (of the turn's last stage) at data times its factors; not collective */
+    fs_status (*weigh)(void *state, const fs_stage_turn *turn, const fs_box *box, void *data);
     fs_status (*forward_block)(void *state, const fs_stage_turn *turn, const fs_box *box,
                                const void *data);
     fs_status (*operate_block)(void *state, const fs_stage_turn *turn, int k, const fs_box *box,
@@ -281,6 +312,9 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f);
 /* The option of the active field stage that hands its results to the
  * others ("--apply"; NULL: none). */
 const char *fs_stages_field(const fs_stage_config *sc, const fs_stage_facts *f);
+/* The option of the active field stage that takes weights
+ * ("--phase-correlate"; NULL: none): facts.weighed. */
+const char *fs_stages_weighed(const fs_stage_config *sc, const fs_stage_facts *f);
 
 /* The needs of the active stages together (naxes: the transformed axes;
  * buffers and flags added up). */
@@ -300,6 +334,10 @@ const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts
 /* A field stage's result k in Fourier space, handed to turn->made (see
  * fs_stage_made_fn); FS_OK when nobody takes it. */
 fs_status fs_stage_made(const fs_stage_turn *turn, int k, const void *fourier, double scale);
+/* The field stage's product on box (this rank's, in Fourier space) at data
+ * times the weighing stages' factors (see fs_stage_weigh_fn); FS_OK when
+ * nobody weighs. */
+fs_status fs_stage_weigh(const fs_stage_turn *turn, const fs_box *box, void *data);
 /* Every active stage's domain on rq, the request of one of the n INPUTs
  * (infos: each one's shape). */
 fs_status fs_stages_domain(const fs_stage_config *sc, int n, const fs_input_info *infos,
