@@ -233,7 +233,7 @@ static int64_t largest_factor(int64_t m)
  * (the 1-D cosine, sine and complex-to-real transforms, which have no
  * four-step), in tenths of a line of the axis's n reals: its buffers and
  * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points. About one
- * line for a complex-to-real transform, two for the cosine and sine
+ * line for a complex-to-real transform, 2.1 for the cosine and sine
  * transforms of types 2 and 3, 2.5 for type 4; type 1 is a real transform
  * of 2 (n -+ 1) points, whose large prime factors cost more: 2.2 lines
  * when none is above 64, 4.4 up to 1024, 5.2 beyond. Shorter lines are
@@ -246,7 +246,7 @@ static int line_tenths(const fs_transform *t, int a, int64_t n)
         int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
         return p <= 64 ? 22 : p <= 1024 ? 44 : 52;
     }
-    return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 20 : a == t->real_axis ? 10 : 0;
+    return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 21 : a == t->real_axis ? 10 : 0;
 }
 
 static int64_t long_line_bytes(const fs_transform *t)
