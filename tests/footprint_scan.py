@@ -147,7 +147,7 @@ def cases_long():
 def known_off(k):
     """The cases fftshard(1) (--dry-run) names as off the figure: --paint,
     whose figure counts the particles' rounds at their full size (above the
-    peak up to 2.4 times; below it on 2 ranks of a 1-D mesh). Shown, not
+    peak up to 3.3 times; below it on 2 ranks of a 1-D mesh). Shown, not
     counted."""
     return k["op"].startswith("paint")
 
