@@ -86,13 +86,6 @@ static fs_stage_needs needs_of(const fs_run_config *opts, const fs_transform_req
     return n;
 }
 
-/* What the run keeps besides the transform. */
-static fs_footprint_keeps keeps_of(const fs_run_config *opts, const fs_transform_request *rq)
-{
-    fs_stage_needs n = needs_of(opts, rq);
-    return (fs_footprint_keeps){opts->check.on, n.keep_first + n.buffers, n.undo};
-}
-
 /* Each strategy's footprint (ops: the one named; NULL: all of them, as
  * `auto` and the default may pick any). *n of them in table order (none
  * without exchange), and *worst the index of the largest. */
@@ -102,7 +95,7 @@ static fs_status strategy_needs(const fs_run_config *opts, const fs_transform_re
 {
     fs_exchange_params params = {opts->strategy.seed, opts->strategy.packet_bytes,
                                  opts->strategy.queues, 0};
-    fs_footprint_keeps keeps = keeps_of(opts, rq);
+    fs_footprint_keeps keeps = fs_options_keeps(opts, rq);
     *n = 0;
     *worst = -1;
     for (int i = 0; fs_exchange_strategies[i] && *n < FS_EXCHANGE_MAX_STRATEGIES; i++) {
@@ -215,7 +208,7 @@ static fs_status choose_default(MPI_Comm comm, const fs_run_config *opts, const 
                                      opts->strategy.queues, node->crowded};
         char key[512];
         fs_planner_auto_key(&p->t, &params, opts->transform.inverse, key, sizeof key);
-        fs_default_args da = {rq, &params, keeps_of(opts, rq), node->mem_per_rank, node->mem_source,
+        fs_default_args da = {rq, &params, fs_options_keeps(opts, rq), node->mem_per_rank, node->mem_source,
                               w,  key,     node->io_thread};
         st = fs_error_agree(comm, fs_planner_default(&da, &p->choice));
     }
@@ -255,7 +248,7 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
     rq.hooks = p->ops && p->ops->uses_hooks;
     if (st == FS_OK)
         st = fs_transform_plan(&rq, &p->t);
-    fs_footprint_keeps keeps = keeps_of(opts, &rq);
+    fs_footprint_keeps keeps = fs_options_keeps(opts, &rq);
     p->kept = needs_of(opts, &rq).kept;
     if (st == FS_OK)
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
@@ -426,17 +419,19 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(who, sizeof who, "auto: %s's, the largest of the strategies", m->ops->name);
     if (p->is_default && p->nfps)
         fprintf(out, "strategy: %s (default: %s)\n", p->choice.name, p->choice.reason);
-    char cross[64] = "", paint[64] = "";
+    char cross[64] = "", paint[64] = "", sums[64] = "";
     if (m->cross_bytes)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
     if (m->green_bytes) /* --boundary=free's table (not with kept results) */
         snprintf(cross, sizeof cross, " + Green's function %.1f MiB", mib((double)m->green_bytes));
     if (p->paint_bytes)
         snprintf(paint, sizeof paint, " + particles %.1f MiB", mib((double)p->paint_bytes));
+    if (m->stage_bytes)
+        snprintf(sums, sizeof sums, " + sums per bin %.1f MiB", mib((double)m->stage_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB%s%s = about %.1f MiB\n",
+            "libraries ~%.0f MiB%s%s%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
-            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, paint,
+            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, paint, sums,
             mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
@@ -446,7 +441,6 @@ static void print_memory(FILE *out, const dry_plan *p)
                 p->node.mem_source, fits(p) ? "fits" : "does NOT fit",
                 p->ooc.on ? " out of core" : "");
 }
-
 
 static void print_text(FILE *out, const dry_plan *p)
 {
@@ -474,6 +468,7 @@ static void json_memory(fs_json *j, const fs_footprint *m)
     fs_json_int(j, "libraries_bytes", m->library_bytes);
     fs_json_int(j, "cross_bytes", m->cross_bytes);
     fs_json_int(j, "green_bytes", m->green_bytes);
+    fs_json_int(j, "stage_bytes", m->stage_bytes);
     fs_json_int(j, "total_bytes", m->total_bytes);
 }
 

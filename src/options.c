@@ -362,20 +362,34 @@ fs_run_asked fs_options_asked(const fs_run_config *c)
     };
 }
 
+static int naxes_of(const fs_transform_request *rq)
+{
+    int D = 0;
+    for (int k = 0; k < rq->ndim; k++)
+        D += rq->transform_axis[k] != 0;
+    return D;
+}
+
+fs_footprint_keeps fs_options_keeps(const fs_run_config *c, const fs_transform_request *rq)
+{
+    fs_stage_facts f = fs_options_facts(c);
+    fs_stage_needs n;
+    fs_stages_needs(&c->stages, &f, naxes_of(rq), &n);
+    return (fs_footprint_keeps){c->check.on, n.keep_first + n.buffers, n.undo,
+                                fs_stages_footprint(&c->stages, &f, rq), n.keep_first};
+}
+
 void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
                          const fs_node *node, fs_exchange_params *params, fs_ooc_args *a)
 {
     fs_stage_facts f = fs_options_facts(c);
-    int D = 0;
-    for (int k = 0; k < rq->ndim; k++)
-        D += rq->transform_axis[k] != 0;
     fs_stage_needs n;
-    fs_stages_needs(&c->stages, &f, D, &n);
+    fs_stages_needs(&c->stages, &f, naxes_of(rq), &n);
     *params = (fs_exchange_params){c->strategy.seed, c->strategy.packet_bytes, c->strategy.queues,
                                    node->crowded};
     memset(a, 0, sizeof *a);
     *a = (fs_ooc_args){.rq = rq, .strategy = &c->strategy.strategy, .params = params,
-                       .keeps = {c->check.on, n.keep_first + n.buffers, n.undo},
+                       .keeps = fs_options_keeps(c, rq),
                        .io_thread = node->io_thread, .mem_per_rank = node->mem_per_rank,
                        .mem_source = node->mem_source, .forced = c->ooc.forced,
                        .in_memory = c->ooc.in_memory,

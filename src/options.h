@@ -66,6 +66,10 @@ fs_stage_facts fs_options_facts(const fs_run_config *c);
  * parts left for the caller). */
 fs_run_asked fs_options_asked(const fs_run_config *c);
 
+/* What the run keeps besides the transform of rq (footprint.h): --check's,
+ * the stages' kept results, buffers and inverse plans, their own bytes. */
+fs_footprint_keeps fs_options_keeps(const fs_run_config *c, const fs_transform_request *rq);
+
 /* What the out-of-core decision (plan/outofcore.h) is made from, for the
  * transform request rq on this node: the memory, the strategy, what the
  * stages and --check need, why these options cannot run out of core.

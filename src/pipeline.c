@@ -117,7 +117,7 @@ static fs_status stage_plan(run *r)
         return st;
     unsigned flags = fs_planner_fftw_flags(o->transform.plan);
     fs_compute_trial tc = {r->comm, &ds->planned, r->d, &r->params, flags, &r->buf};
-    fs_footprint_keeps keeps = {o->check.on, r->needs.keep_first + r->needs.buffers, r->needs.undo};
+    fs_footprint_keeps keeps = fs_options_keeps(o, &ds->rq);
     fs_trial_args trial = {r->comm, &ds->planned, &r->params, fs_compute_time, &tc,
                            o->transform.inverse, o->verbose, r->wisdom, &ds->rq, keeps, &r->node};
     st = fs_planner_choose(&o->strategy.strategy, &trial, &ds->strategy); /* agreed */

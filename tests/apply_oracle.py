@@ -51,7 +51,7 @@ from oracle_common import (Failure, k_prime, lost_attributes, parse_axes, parse_
                            parse_case, read_location, relative_error, split_location, tolerance,
                            wave_numbers)
 
-SERIES_X = 1e-2
+SERIES_X = 0.5
 # fftshard's own attribute names: an input that is itself a result has them,
 # and the result's own values hold (fftshard(1), FILES AND CONVENTIONS).
 OWN = {"fftshard_version", "transform", "direction", "norm", "input", "transpose", "precision",
@@ -77,8 +77,9 @@ def factor(op, ks, shape):
         with np.errstate(all="ignore"):
             x = k * float(params)
             direct = 3 * ((np.sin(x) - x * np.cos(x)) / x / x / x)
-            return np.where(x < SERIES_X, 1 - x ** 2 / 10 + x ** 4 / 280,
-                            np.where(np.isinf(x), 0, direct))
+            x2 = x * x
+            series = 1 - x2 / 10 * (1 - x2 / 28 * (1 - x2 / 54 * (1 - x2 / 88 * (1 - x2 / 130))))
+            return np.where(x < SERIES_X, series, np.where(np.isinf(x), 0, direct))
     if name == "sharpk":
         return (k <= float(params)).astype(float)
     if name in ("lowpass", "highpass"):

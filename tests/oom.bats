@@ -109,3 +109,14 @@ fits() {
     assert_equal "$(cksum <out.h5)" "$sum"
     assert_no_temporaries
 }
+
+# The spectra's sums per bin are on every rank: 2^22 points have about 2^21
+# shells, 112 MiB of the spectrum's sums per rank, which the figure once
+# left out (the job was killed).
+@test "sized by the dry run: 1-D 2^22 float64 --real --spectrum-only on 2 ranks fits" {
+    fits 2 --real --spectrum-only r22.h5
+}
+
+@test "sized by the dry run: 1-D 2^22 float64 --real --correlation-function on 1 rank fits" {
+    fits 1 --real --correlation-function r22.h5
+}

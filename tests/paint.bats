@@ -190,7 +190,8 @@ with h5py.File("far.h5", "a") as f:
         d.h5:/PartType1/Coordinates out.h5 >/dev/null
     python_serial -c 'import json
 m = json.load(open("dry.json"))["memory_per_rank"]
-parts = ("array_bytes", "exchange_bytes", "plans_and_io_bytes", "libraries_bytes", "cross_bytes")
+parts = ("array_bytes", "exchange_bytes", "plans_and_io_bytes", "libraries_bytes", "cross_bytes",
+         "stage_bytes")
 # four rounds of 16 MiB of rows (read, sent, received, ordered by plane) and
 # the ghost tables, in the total
 assert 4 * 16 << 20 <= m["paint_bytes"] < 80 << 20, m

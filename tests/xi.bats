@@ -118,9 +118,11 @@ assert "power_spectrum" not in j'
     run python_serial -c 'import json, sys
 a, b = (json.loads(x)["memory_per_rank"] for x in sys.argv[1:])
 assert b["exchange_bytes"] > a["exchange_bytes"], (a, b)
-# the inverse: its exchange buffers and its plans (plans and I/O)
+# the inverse: its exchange buffers and its plans (plans and I/O); the sums per bin
+assert a["stage_bytes"] == 0 and b["stage_bytes"] > 0, (a, b)
 assert b["total_bytes"] - a["total_bytes"] == (b["exchange_bytes"] - a["exchange_bytes"] +
-                                               b["plans_and_io_bytes"] - a["plans_and_io_bytes"]), (a, b)' \
+                                               b["plans_and_io_bytes"] - a["plans_and_io_bytes"] +
+                                               b["stage_bytes"]), (a, b)' \
         "$plain" "$output"
     echo "$output"
     assert_success

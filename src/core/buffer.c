@@ -26,7 +26,7 @@ void *fs_buffer_alloc(size_t bytes)
     void *p = NULL;
     if (bytes < HUGE_PAGE)
         return posix_memalign(&p, 64, bytes ? bytes : 1) == 0 ? p : NULL;
-    size_t rounded = (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+    size_t rounded = fs_buffer_resident(bytes);
     if (posix_memalign(&p, HUGE_PAGE, rounded) != 0)
         return NULL;
 #ifdef MADV_HUGEPAGE
@@ -38,6 +38,11 @@ void *fs_buffer_alloc(size_t bytes)
         madvise(p, rounded, MADV_HUGEPAGE); /* advice: harmless where refused */
 #endif
     return p;
+}
+
+size_t fs_buffer_resident(size_t bytes)
+{
+    return bytes < HUGE_PAGE ? bytes : (bytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
 }
 
 void fs_buffer_free(void *p)

@@ -17,6 +17,9 @@
 /* NULL when out of memory; free with fs_buffer_free. */
 void *fs_buffer_alloc(size_t bytes);
 void fs_buffer_free(void *p);
+/* What a buffer of `bytes` from fs_buffer_alloc holds once touched: a
+ * large one in whole huge pages (for the footprint, plan/footprint.h). */
+size_t fs_buffer_resident(size_t bytes);
 
 /* Every later fs_buffer_alloc and fs_buffer_free goes to these (NULL:
  * back to the huge-page buffers). */

@@ -107,7 +107,11 @@ static void alltoall_estimate(const fs_exchange_args *args, fs_exchange_estimate
     int direct = fs_exchange_direct(args);
     est->work_elems = fs_exchange_layout_elems(rd);
     est->second_elems = direct ? est->work_elems : 0;
-    est->scratch_bytes = (size_t)(send + recv + est->second_elems) * args->elem_bytes;
+    /* the packing buffers resident in whole huge pages (the second array
+     * is the footprint's to round, as the data buffer it takes turns with) */
+    est->scratch_bytes = fs_buffer_resident((size_t)send * args->elem_bytes) +
+                         fs_buffer_resident((size_t)recv * args->elem_bytes) +
+                         (size_t)est->second_elems * args->elem_bytes;
     /* One collective call, or, split or direct (judged on this rank alone;
      * the plan goes point to point when any rank must), point-to-point
      * pieces. */

@@ -156,7 +156,8 @@ static void random_estimate(const fs_exchange_args *args, fs_exchange_estimate *
     est->work_elems = fs_exchange_layout_elems(args->rd);
     /* The buffers, and per packet its queue entry and request. */
     est->second_elems = z.second_elems;
-    est->scratch_bytes = (size_t)(z.send_elems + z.recv_elems + z.second_elems) * eb +
+    est->scratch_bytes = fs_buffer_resident((size_t)z.send_elems * eb) +
+                         fs_buffer_resident((size_t)z.recv_elems * eb) + (size_t)z.second_elems * eb +
                          (size_t)(z.send_packets + z.recv_packets) * (sizeof(packet) + sizeof(MPI_Request));
     est->messages = (uint64_t)z.send_packets;
 }

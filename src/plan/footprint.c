@@ -4,6 +4,7 @@
 
 #include "plan/footprint.h"
 
+#include "core/buffer.h"
 #include "plan/pieces.h"
 
 #include <stdlib.h>
@@ -23,7 +24,8 @@
  *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
  *   pencils alike); */
 #define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
-/* - the correlation function's inverse plans and bins: up to 2 MiB more; */
+/* - the correlation function's inverse plans: up to 2 MiB more (its bins
+ *   are the stage's, keeps->stage_bytes); */
 #define UNDO_BYTES ((int64_t)2 * 1024 * 1024)
 /* - HDF5's and ROMIO's buffers of the read and the write (ROMIO's data
  *   sieving of boxes not contiguous in the file among them): as large as
@@ -32,11 +34,10 @@
  *   pencils). */
 #define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
- * which are resident as a whole once touched. */
-#define HUGE_PAGE_BYTES ((int64_t)2 * 1024 * 1024)
+ * which are resident as a whole once touched (fs_buffer_resident). */
 static int64_t resident(int64_t bytes)
 {
-    return bytes < HUGE_PAGE_BYTES ? bytes : (bytes + HUGE_PAGE_BYTES - 1) / HUGE_PAGE_BYTES * HUGE_PAGE_BYTES;
+    return (int64_t)fs_buffer_resident((size_t)bytes);
 }
 
 int64_t fs_footprint_library_bytes(void)
@@ -172,7 +173,7 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
         fs_redist_free(&rd[1]);
     }
     if (second)
-        need->scratch_bytes += need->array_elems * (int64_t)cb;
+        need->scratch_bytes += resident(need->array_elems * (int64_t)cb);
     return FS_OK;
 }
 
@@ -217,7 +218,6 @@ static int64_t plans_io_bytes(const fs_footprint_keeps *keeps, int64_t array)
            (array < IO_BUFFER_BYTES ? array : IO_BUFFER_BYTES);
 }
 
-
 /* --boundary=free: the Green's function's table every rank holds
  * (compute/green.h): prod (n_a + 1) doubles over the transformed axes. */
 static int64_t green_bytes(const fs_transform_request *rq)
@@ -227,6 +227,47 @@ static int64_t green_bytes(const fs_transform_request *rq)
         if (rq->transform_axis[a])
             n *= rq->data_shape[a] + 1;
     return n * (int64_t)sizeof(double);
+}
+
+/* The largest prime factor of m > 1. */
+static int64_t largest_factor(int64_t m)
+{
+    int64_t f = 1;
+    for (int64_t d = 2; d * d <= m; d++)
+        for (; m % d == 0; m /= d)
+            f = d;
+    return m > 1 ? m : f;
+}
+
+/* FFTW's own memory for the lines of a long real axis held whole on a rank
+ * (the 1-D cosine, sine and complex-to-real transforms, which have no
+ * four-step), in tenths of a line of the axis's n reals: its buffers and
+ * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points. About one
+ * line for a complex-to-real transform, 2.1 for the cosine and sine
+ * transforms of types 2 and 3, 2.5 for type 4; type 1 is a real transform
+ * of 2 (n -+ 1) points, whose large prime factors cost more: 2.2 lines
+ * when none is above 64, 4.4 up to 1024, 5.2 beyond. Shorter lines are
+ * inside PLANS_BYTES. */
+#define LONG_LINE ((int64_t)1 << 16)
+static int line_tenths(const fs_transform *t, int a, int64_t n)
+{
+    fs_r2r k = t->r2r[a];
+    if (k == FS_DCT1 || k == FS_DST1) {
+        int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
+        return p <= 64 ? 22 : p <= 1024 ? 44 : 52;
+    }
+    return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 21 : a == t->real_axis ? 10 : 0;
+}
+
+static int64_t long_line_bytes(const fs_transform *t)
+{
+    int64_t bytes = 0, real = t->prec == FS_SINGLE ? 4 : 8;
+    for (int a = 0; a < t->in_ndim && !t->fold; a++) {
+        int64_t n = a == t->real_axis ? t->real_len : t->in_shape[a];
+        if (t->transform_axis[a] && n > LONG_LINE)
+            bytes += n * real * line_tenths(t, a, n) / 10;
+    }
+    return bytes;
 }
 
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
@@ -251,14 +292,26 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
-    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes;
+    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes +
+                          long_line_bytes(&t);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
+    /* A real field in the 1-D four-step's complex array is strided in
+     * memory: its read goes through a staging buffer of pieces. A later
+     * INPUT's (a result kept) comes when the exchange buffers are resident
+     * already, on top of the I/O's above (measured: --correlate of two
+     * 2^20 and 2^22 point series, 3.4 MiB). */
+    if (t.fold && keeps->later_inputs && fs_dtype_is_real(t.in_dtype)) {
+        int64_t real = need.array_elems * (int64_t)fs_dtype_bytes(t.work_type) / 2;
+        out->plans_io_bytes += real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
+    }
     out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
+    out->stage_bytes = keeps->stage_bytes;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
-                       out->library_bytes + out->cross_bytes + out->green_bytes;
+                       out->library_bytes + out->cross_bytes + out->green_bytes +
+                       out->stage_bytes;
     return FS_OK;
 }

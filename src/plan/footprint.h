@@ -26,6 +26,7 @@ typedef struct fs_footprint {
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
+    int64_t stage_bytes;               /* the stages' own (keeps.stage_bytes) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
@@ -36,6 +37,10 @@ typedef struct fs_footprint_keeps {
                            --cross, --correlate (two INPUTs), --convolve, --phase-correlate:
                            the first input's result (the rank's last-stage box) */
     int undo;           /* --correlation-function: the inverse plans */
+    int64_t stage_bytes; /* what the stages hold of their own per rank, the same on every
+                            rank: sums per bin (fs_stages_footprint, stage.h) */
+    int later_inputs;   /* INPUTs read after the first's result is kept (its turn's
+                           exchange buffers resident then) */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks

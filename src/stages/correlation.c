@@ -48,31 +48,17 @@ static fs_status take_bins(fs_correlation *c, const fs_bins_option *o)
         return fs_error_set(FS_ERR_USAGE, "--box-size: %.0f shells of r one cell (%g) wide "
                             "(more than %d); give --r-bins", c->rmax / c->hmax, c->hmax,
                             MAX_SHELLS);
-    fs_status st = fs_bins_make(&c->bins, o, c->rmax, c->hmax);
-    c->acc = st == FS_OK ? calloc((size_t)c->bins.nbins * (size_t)c->nq, sizeof *c->acc) : NULL;
-    if (st == FS_OK && !c->acc)
-        st = fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    return st;
+    return fs_bins_make(&c->bins, o, c->rmax, c->hmax);
 }
 
-static fs_status create(const void *opts, const fs_stage_run *r, void **state)
+/* Everything but the sums, from the options and t, the first INPUT's
+ * transform (the run's create and the footprint). */
+static fs_status take_plan(fs_correlation *c, const fs_correlation_options *o,
+                           const fs_stage_facts *f, const fs_transform *t)
 {
-    const fs_correlation_options *o = opts;
-    const fs_stage_facts *f = r->facts;
-    const fs_transform *t = r->ts[0];
-    fs_status st = f->shared->cross
-                       ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
-                                              "give --precision= when one is single precision")
-                       : fs_stage_check_alike("--correlation-function", r->ts, r->n, 0, 0, "");
-    if (st != FS_OK)
-        return st;
-    fs_correlation *c = calloc(1, sizeof *c);
-    if (!c)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    *state = c;
     c->cross = f->shared->cross;
     fs_stage_group_path(f, "correlation_function", c->group, sizeof c->group);
-    st = fs_kgrid_init(&c->g, t, &f->shared->box);
+    fs_status st = fs_kgrid_init(&c->g, t, &f->shared->box);
     if (st == FS_OK)
         st = fs_los_axis(&f->shared->los, t, &c->los);
     if (st != FS_OK)
@@ -97,6 +83,25 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
     return take_bins(c, &o->bins);
 }
 
+static fs_status create(const void *opts, const fs_stage_run *r, void **state)
+{
+    const fs_stage_facts *f = r->facts;
+    fs_status st = f->shared->cross
+                       ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
+                                              "give --precision= when one is single precision")
+                       : fs_stage_check_alike("--correlation-function", r->ts, r->n, 0, 0, "");
+    if (st != FS_OK)
+        return st;
+    fs_correlation *c = calloc(1, sizeof *c);
+    if (!c)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *state = c;
+    if ((st = take_plan(c, opts, f, r->ts[0])) != FS_OK)
+        return st;
+    c->acc = calloc((size_t)c->bins.nbins * (size_t)c->nq, sizeof *c->acc);
+    return c->acc ? FS_OK : fs_error_set(FS_ERR_RUNTIME, "out of memory");
+}
+
 static void destroy(void *state)
 {
     fs_correlation *c = state;
@@ -105,6 +110,25 @@ static void destroy(void *state)
     fs_bins_free(&c->bins);
     free(c->acc);
     free(c);
+}
+
+/* What every rank holds for the stage (the footprint hook, stage.h): the
+ * sums per bin and the bins' edges, and at the end the larger of MPI's
+ * copy of the sums in the reduction and the tables written (on rank 0 a
+ * table and the copy its write makes beside the cells). Options the
+ * run will refuse: nothing. */
+static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
+{
+    fs_correlation *c = calloc(1, sizeof *c);
+    if (!c || take_plan(c, opts, f, t) != FS_OK) {
+        destroy(c);
+        fs_error_clear();
+        return 0;
+    }
+    int64_t nb = c->bins.nbins, sums = nb * c->nq * 8;
+    int64_t reduce = fs_bins_reduce_bytes(sums, t->grid[0] * t->grid[1]), write = nb * 24;
+    destroy(c);
+    return sums + (nb + 1) * 8 + (reduce > write ? reduce : write);
 }
 
 /* data[j] = (other ? other[j] conj data[j] : |data[j]|^2) * f, n complex. */
@@ -512,6 +536,7 @@ const fs_stage_ops fs_stage_correlation = {
     .option = option,
     .check = check,
     .needs = needs,
+    .footprint = footprint,
     .create = create,
     .written = written,
     .group = group,

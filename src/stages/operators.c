@@ -66,12 +66,16 @@ static fs_status load(MPI_Comm comm, op_state *s)
 
 /* The top hat at x = |k| R: divided by x three times, not by x^3 (which
  * overflows from x = 5.6e102, where the factor is still 1e-205); x = inf
- * (k R beyond double) takes its limit 0, not sin(inf)'s NaN. */
+ * (k R beyond double) takes its limit 0, not sin(inf)'s NaN. Below
+ * FS_TOPHAT_SERIES_X its series 3 sum_n (-1)^n (2n + 2) x^2n / (2n + 3)!
+ * through x^10, nested (each term the one before times -x^2 / ((2n + 2)
+ * (2n + 5))), as fftshard(1) writes it. */
 static double tophat(double x)
 {
     if (x < FS_TOPHAT_SERIES_X) {
         double x2 = x * x;
-        return 1.0 - x2 / 10.0 + x2 * x2 / 280.0;
+        return 1.0 - x2 / 10.0 * (1.0 - x2 / 28.0 * (1.0 - x2 / 54.0 * (1.0 - x2 / 88.0 *
+                                                                      (1.0 - x2 / 130.0))));
     }
     if (isinf(x))
         return 0.0;

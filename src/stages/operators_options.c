@@ -16,13 +16,19 @@ static const char *const kind_names[] = {
     "gaussian", "tophat", "sharpk", "lowpass", "highpass", "deriv", "laplacian", "poisson", "transfer",
 };
 
-/* A positive finite number that is the whole of text. */
-static int positive(const char *text, double *v)
+/* R or K: a positive finite double, a subnormal one too (strtod's ERANGE
+ * for it is no error: the filters are written in forms that hold for any
+ * positive R and K). NULL when it is one, else what is wrong. */
+static const char *positive(const char *text, double *v)
 {
     char *end;
     errno = 0;
     *v = strtod(text, &end);
-    return end != text && *end == '\0' && errno == 0 && isfinite(*v) && *v > 0 ? 0 : -1;
+    if (end == text || *end != '\0' || isnan(*v) || signbit(*v) || (*v == 0 && errno != ERANGE))
+        return "expected a positive number";
+    if (*v == 0)
+        return "underflows to 0 in double precision; expected a positive number";
+    return isfinite(*v) ? NULL : "not finite in double precision; expected a positive number";
 }
 
 static int integer(const char *text, long lo, long hi, int *v)
@@ -70,9 +76,8 @@ static fs_status parse_params(fs_operator *op, char *args, const char *item)
             return fs_error_set(FS_ERR_USAGE, "--apply: '%s': expected an order N from 1 to 64",
                                 item);
     }
-    if (positive(args, &op->param) != 0)
-        return fs_error_set(FS_ERR_USAGE, "--apply: '%s': expected a positive number", item);
-    return FS_OK;
+    const char *wrong = positive(args, &op->param);
+    return wrong ? fs_error_set(FS_ERR_USAGE, "--apply: '%s': %s", item, wrong) : FS_OK;
 }
 
 static fs_status parse_one(fs_operator *op, char *item)

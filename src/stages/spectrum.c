@@ -508,26 +508,18 @@ static void take_groups(fs_spectrum *s, const fs_stage_facts *f, const fs_stage_
     }
 }
 
-static fs_status create(const void *opts, const fs_stage_run *r, void **state)
+/* Everything but the sums themselves, from the options and t, the
+ * transform of the first INPUT (the run's create and the footprint). */
+static fs_status take_plan(fs_spectrum *s, const fs_spectrum_options *o, const fs_stage_run *r,
+                           const fs_transform *t)
 {
-    const fs_spectrum_options *o = opts;
     const fs_stage_facts *f = r->facts;
-    const fs_transform *t = r->ts[0];
-    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
-                                                   "give --precision= when one is single "
-                                                   "precision")
-                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, 0, "");
-    if (st != FS_OK)
-        return st;
-    fs_spectrum *s = calloc(1, sizeof *s);
-    if (!s)
-        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
-    *state = s;
     s->power = o->power;
     s->cross = f->shared->cross;
     s->los = -1;
     take_groups(s, f, r);
-    if ((st = take_box(s, &f->shared->box, t)) != FS_OK)
+    fs_status st = take_box(s, &f->shared->box, t);
+    if (st != FS_OK)
         return st;
     const fs_los_options *los = &f->shared->los;
     if ((st = fs_los_axis(los, t, &s->los)) != FS_OK)
@@ -549,6 +541,24 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
                             "of sums on every rank (at most %.0f GiB); name fewer axes, or give "
                             "fewer bins", (long long)s->nslices, s->bins.nbins, bytes / (1 << 30),
                             MAX_SUMS_BYTES / (1 << 30));
+    return FS_OK;
+}
+
+static fs_status create(const void *opts, const fs_stage_run *r, void **state)
+{
+    const fs_stage_facts *f = r->facts;
+    fs_status st = f->shared->cross ? fs_stage_check_alike("--cross", r->ts, r->n, 1, 0,
+                                                   "give --precision= when one is single "
+                                                   "precision")
+                            : fs_stage_check_alike("--power-spectrum", r->ts, r->n, 0, 0, "");
+    if (st != FS_OK)
+        return st;
+    fs_spectrum *s = calloc(1, sizeof *s);
+    if (!s)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+    *state = s;
+    if ((st = take_plan(s, opts, r, r->ts[0])) != FS_OK)
+        return st;
     size_t cells = fs_spectrum_cells(s) * (size_t)s->nfam;
     s->acc = calloc(cells, sizeof *s->acc);
     if (s->los >= 0)
@@ -569,6 +579,36 @@ static void destroy(void *state)
     free(s->acc);
     free(s->acc_mu);
     free(s);
+}
+
+/* What every rank holds for the stage (the footprint hook, stage.h): the
+ * sums per cell (every slice's, every family's, per mu bin too), the
+ * bins' edges, the lattice's thresholds and table of norms, the binning's
+ * tables of the rank's box, and at the end the larger of MPI's copy of the
+ * sums in the reduction (more than one rank) and the tables written. The
+ * field stage's families are not known here: one. Options the run will
+ * refuse: nothing. */
+static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
+{
+    fs_spectrum *s = calloc(1, sizeof *s);
+    fs_stage_run r = {.facts = f};
+    if (!s || take_plan(s, opts, &r, t) != FS_OK) {
+        destroy(s);
+        fs_error_clear();
+        return 0;
+    }
+    int64_t nb = s->bins.nbins, mu = s->los >= 0 ? s->nmu : 0;
+    int64_t sums = (int64_t)fs_spectrum_cells(s) * s->nfam, bytes = sums * (1 + mu) * 8;
+    bytes += (nb + 1) * 8 * (s->lattice ? 2 : 1) + (s->lut ? (s->mmax + 1) * (int64_t)sizeof *s->lut : 0);
+    fs_box b = fs_transform_box(t, t->nstages - 1, 0, 0);
+    int64_t tables = 52 * (t->fold ? b.count[0] : b.count[b.ndim - 1]);
+    for (int a = 0; a < b.ndim; a++)
+        tables += (t->fold ? 40 : 48) * b.count[a];
+    int64_t piece = (mu ? sums * mu : sums) < (1 << 28) ? (mu ? sums * mu : sums) : 1 << 28;
+    int64_t reduce = fs_bins_reduce_bytes(piece * 8, t->grid[0] * t->grid[1]);
+    int64_t write = nb * (mu ? mu : 1) * (s->nslices + 1) * 8;
+    destroy(s);
+    return bytes + (tables > reduce && tables > write ? tables : reduce > write ? reduce : write);
 }
 
 /* data (and other, --cross's first) binned by c: box b of the result
@@ -653,6 +693,7 @@ const fs_stage_ops fs_stage_spectrum = {
     .option = fs_spectrum_option,
     .check = fs_spectrum_check,
     .needs = fs_spectrum_needs,
+    .footprint = footprint,
     .create = create,
     .forward = forward,
     .forward_block = forward_block,

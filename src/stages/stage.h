@@ -255,6 +255,10 @@ typedef struct fs_stage_ops {
      * usage errors decided alike on every rank */
     fs_status (*domain)(const void *opts, int n, const fs_input_info *infos,
                         fs_transform_request *rq);
+    /* the bytes a rank holds for the stage besides last-stage boxes (its
+     * sums per bin, the same on every rank), from t, the transform of one
+     * INPUT as planned (the footprint, footprint.h) */
+    int64_t (*footprint)(const void *opts, const fs_stage_facts *f, const fs_transform *t);
     /* the run */
     fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
     int create_collective;
@@ -318,6 +322,12 @@ const char *fs_stages_weighed(const fs_stage_config *sc, const fs_stage_facts *f
  * buffers and flags added up). */
 void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int naxes,
                      fs_stage_needs *out);
+
+/* The bytes per rank the active stages hold of their own (their footprint
+ * hooks) in a run of rq, the request of one INPUT (0: none, or rq cannot
+ * be planned). */
+int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
+                            const fs_transform_request *rq);
 
 /* Out of core (see the block hooks above): NULL when every active stage
  * can run block by block, else the option of the first that cannot
