@@ -249,8 +249,10 @@ int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
     mine.shared = &sc->shared;
     mine.field = fs_stages_field(sc, &mine);
     fs_transform t;
+    fs_status pending = fs_error_status(); /* a plan refused already keeps its message */
     if (fs_transform_plan(rq, &t) != FS_OK) {
-        fs_error_clear(); /* the run's planning says why */
+        if (pending == FS_OK)
+            fs_error_clear(); /* the run's planning says why */
         return 0;
     }
     int64_t bytes = 0;
