@@ -8,7 +8,8 @@ the exchange strategies alone next to MPI_Alltoall.
                          [--repeats 3] [--strategies alltoall,random,xorswap,pairwise]
                          [--no-real] [--no-spectrum] [--no-operators] [--no-r2r]
                          [--only-operators] [--only-r2r] [--no-poisson]
-                         [--only-poisson]
+                         [--only-poisson] [--no-ooc] [--only-ooc]
+                         [--ooc-size 384x320x256] [--ooc-args OPTS] [--ooc-baseline EXE]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -69,6 +70,10 @@ uniform float32 particles (cic, interlaced) on an N^3 mesh with --real
 painting of both meshes, rfftn, the combination, compensation, shot noise,
 shells), with the particles painted per second per rank of the report.
 
+The out-of-core rows (skipped with --no-ooc; alone with --only-ooc) are
+bench_ooc.py's: --out-of-core on one size next to dd moving the same bytes,
+the in-memory run, dask and an h5py two-pass script.
+
 Every timed run of either tool starts alike: the output of the run before is
 removed and the page cache written back (sync), so no run pays for freeing
 or writing back another run's file. The default fftshard command and the
@@ -83,6 +88,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from bench_ooc import ooc_rows
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
 PHASES = ["read", "plan", "fft", "exchange", "write", "total"]
@@ -733,6 +740,11 @@ def main():
                     help="skip the --paint rows")
     ap.add_argument("--only-paint", action="store_true",
                     help="only the --paint rows")
+    ap.add_argument("--no-ooc", action="store_true", help="skip the out-of-core rows")
+    ap.add_argument("--only-ooc", action="store_true", help="only the out-of-core rows")
+    ap.add_argument("--ooc-size", default="384x320x256")
+    ap.add_argument("--ooc-args", help="more options of the out-of-core command")
+    ap.add_argument("--ooc-baseline", help="another fftshard binary for the out-of-core rows")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")
@@ -753,6 +765,9 @@ def main():
             return
         if args.only_paint:
             paint_rows(args, mpiexec, exe, work)
+            return
+        if args.only_ooc:
+            ooc_rows(args, mpiexec, exe, mkdata, work, serial_env())
             return
         tiny = os.path.join(work, "tiny.h5")
         run([mpiexec, "-n", "1", mkdata, "-q", "-f", "1x1x1", tiny])
@@ -828,6 +843,8 @@ def main():
             r2r_rows(args, mpiexec, exe, mkdata, work, scipy_ok)
         if not args.no_paint:
             paint_rows(args, mpiexec, exe, work)
+        if not args.no_ooc:
+            ooc_rows(args, mpiexec, exe, mkdata, work, serial_env())
         for size in args.sizes.split(","):
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 p = run([mpiexec, "-n", str(ranks), bench_exchange, size, str(args.repeats)])

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The out-of-core rows of `make bench` (bench.py --ooc-size, --only-ooc,
+--no-ooc): one complex128 array of --ooc-size (default 384x320x256, 0.5
+GB) transformed by
+
+  dd          the two passes' I/O alone: `dd bs=16M conv=fsync` of INPUT
+              into a file, then of that file into another (what the passes
+              read and write, on the disk: the lower bound "x dd" is over);
+  fftshard --out-of-core, each pass's seconds from its report;
+  fftshard in memory (the default command, when it decides in memory);
+  dask        dask.array.fft on an h5py dataset: the trailing axes on
+              slabs of planes, rechunked to pencils, the leading axis,
+              da.to_hdf5 (the threaded scheduler);
+  h5py script the two passes a user writes with numpy: pass 1 the trailing
+              axes' FFT of slabs of planes into a scratch HDF5 dataset,
+              pass 2 the leading axis on pencils into OUTPUT;
+
+in turns whose order rotates, --repeats turns, medians (the machine may be
+shared). Before every timed command the page cache is written back and,
+where this process may (root), dropped: the header says whether it was.
+--ooc-args adds options to the out-of-core command (e.g. "--mem-per-rank=64M":
+smaller blocks, more of them); --ooc-baseline=EXE adds the rows of a second fftshard binary (the same
+command, taken in the same turns), for a before/after within one run.
+The dask and h5py results are compared with fftshard's on two planes."""
+
+import json
+import os
+import subprocess
+import time
+
+# argv: input, output, scratch, planes per slab (pass 1), columns per
+# pencil block (pass 2)
+H5PY_TWO_PASS = r'''
+import sys, h5py, numpy as np
+inp, out, scratch, planes, cols = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+with h5py.File(inp, "r") as f, h5py.File(scratch, "w") as s:
+    a = f["data"]
+    n0, n1, n2 = a.shape
+    t = s.create_dataset("data", a.shape, np.complex128)
+    for i in range(0, n0, planes):
+        t[i:i + planes] = np.fft.fftn(a[i:i + planes], axes=(1, 2))
+with h5py.File(scratch, "r") as s, h5py.File(out, "w") as g:
+    t = s["data"]
+    b = g.create_dataset("data", t.shape, np.complex128)
+    for j in range(0, n1, cols):
+        b[:, j:j + cols] = np.fft.fft(t[:, j:j + cols], axis=0)
+'''
+
+# argv: input, output, planes per chunk, columns per chunk
+DASK_SCRIPT = r'''
+import sys, h5py, dask.array as da
+inp, out, planes, cols = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+with h5py.File(inp, "r") as f:
+    a = da.from_array(f["data"], chunks=(planes, -1, -1))
+    b = da.fft.fft2(a, axes=(1, 2)).rechunk((-1, cols, -1))
+    da.to_hdf5(out, "/data", da.fft.fft(b, axis=0))
+'''
+
+# argv: fftshard's OUTPUT, another result: the largest difference on two
+# planes over the largest magnitude there
+COMPARE = r'''
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], "r") as f, h5py.File(sys.argv[2], "r") as g:
+    a, b = f["data"][:2], g["data"][:2]
+print(np.max(np.abs(a - b)) / np.max(np.abs(a)))
+'''
+
+
+def drop_caches():
+    """Write back the page cache and drop it where allowed; whether it was."""
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as f:
+            f.write("3\n")
+        return True
+    except OSError:
+        return False
+
+
+def _median(values):
+    return sorted(values)[len(values) // 2]
+
+
+def _timed(cmd, environ=None):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=environ)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+    return time.perf_counter() - t0
+
+
+def _remove(*paths):
+    for path in paths:
+        if os.path.exists(path):
+            os.remove(path)
+
+
+class Case:
+    """A command timed in turns: its walls (and passes' seconds)."""
+
+    def __init__(self, name, run):
+        self.name, self.run, self.walls, self.passes, self.note = name, run, [], [], ""
+
+
+def _dd_case(inp, work):
+    a, b = os.path.join(work, "dd-1"), os.path.join(work, "dd-2")
+
+    def run():
+        _remove(a, b)
+        drop_caches()
+        t1 = _timed(["dd", "if=" + inp, "of=" + a, "bs=16M", "conv=fsync", "status=none"])
+        drop_caches()  # the second reads what the first wrote, from the disk
+        t2 = _timed(["dd", "if=" + a, "of=" + b, "bs=16M", "conv=fsync", "status=none"])
+        _remove(a, b)
+        return t1 + t2, [t1, t2]
+    return Case("dd twice (bs=16M conv=fsync)", run)
+
+
+def _fftshard_case(name, mpiexec, exe, ranks, inp, out, extra):
+    report = out + ".json"
+
+    def run():
+        _remove(out, report)
+        drop_caches()
+        t = _timed([mpiexec, "-n", str(ranks), exe, "--force", "--quiet", "--report=" + report]
+                   + extra + [inp, out])
+        with open(report) as f:
+            r = json.load(f)
+        ooc = r.get("out_of_core", {})
+        return t, [p["seconds"] for p in ooc.get("passes", [])]
+    return Case(name, run)
+
+
+def _script_case(name, script, argv, out, cleanup, environ):
+    def run():
+        _remove(out, *cleanup)
+        drop_caches()
+        t = _timed(["/usr/bin/python3", "-c", script] + argv, environ)
+        _remove(*cleanup)
+        return t, []
+    return Case(name, run)
+
+
+def _in_memory(mpiexec, exe, ranks, inp, out):
+    """Whether the default command runs this input in memory (its dry run)."""
+    p = subprocess.run([mpiexec, "-n", str(ranks), exe, "--dry-run", "--force", inp, out],
+                       capture_output=True, text=True)
+    return p.returncode == 0 and "out of core:" not in p.stdout
+
+
+def _compare(ref, other, environ):
+    p = subprocess.run(["/usr/bin/python3", "-c", COMPARE, ref, other], capture_output=True,
+                       text=True, env=environ)
+    return "relative difference %s on two planes" % p.stdout.strip() if p.returncode == 0 \
+        else "not compared: " + p.stderr.strip().splitlines()[-1]
+
+
+def _have(module, environ):
+    return subprocess.run(["/usr/bin/python3", "-c", "import " + module],
+                          capture_output=True, env=environ).returncode == 0
+
+
+def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
+    """The out-of-core section (see the module's text)."""
+    size = args.ooc_size
+    n = [int(s) for s in size.split("x")]
+    gb = n[0] * n[1] * n[2] * 16 / 1e9
+    ranks = int(args.ranks.split(",")[0])
+    inp = os.path.join(work, "ooc-in-%s.h5" % size)
+    if not os.path.exists(inp):
+        subprocess.run([mpiexec, "-n", "2", mkdata, "-q", "-f", size, inp], check=True)
+    out = os.path.join(work, "ooc-out.h5")
+    # blocks of about 64 MB for the scripts, as fftshard's
+    planes = max(1, int(64e6 // (n[1] * n[2] * 16)))
+    cols = max(1, int(64e6 // (n[0] * n[2] * 16)))
+    opts = ["--out-of-core"] + (args.ooc_args.split() if args.ooc_args else [])
+    cases = [_dd_case(inp, work),
+             _fftshard_case("fftshard " + " ".join(opts), mpiexec, exe, ranks, inp, out, opts)]
+    if args.ooc_baseline:
+        cases.append(_fftshard_case("baseline " + " ".join(opts), mpiexec, args.ooc_baseline,
+                                    ranks, inp, out, opts))
+    if _in_memory(mpiexec, exe, ranks, inp, out):
+        cases.append(_fftshard_case("fftshard in memory", mpiexec, exe, ranks, inp, out, []))
+    results = {}
+    if _have("h5py", environ):
+        res = os.path.join(work, "ooc-h5py.h5")
+        scratch = os.path.join(work, "ooc-h5py-scratch.h5")
+        cases.append(_script_case("h5py two-pass numpy script", H5PY_TWO_PASS,
+                                  [inp, res, scratch, str(planes), str(cols)], res, [scratch],
+                                  environ))
+        results[cases[-1].name] = res
+    if _have("dask.array, h5py", environ):
+        res = os.path.join(work, "ooc-dask.h5")
+        cases.append(_script_case("dask.array.fft (rechunked)", DASK_SCRIPT,
+                                  [inp, res, str(planes), str(cols)], res, [], environ))
+        results[cases[-1].name] = res
+    else:
+        print("# dask not run: /usr/bin/python3 cannot import dask.array "
+              "(apt-get install python3-dask)")
+    dropped = drop_caches()
+    for turn in range(args.repeats):
+        k = turn % len(cases)
+        for c in cases[k:] + cases[:k]:
+            try:
+                wall, passes = c.run()
+            except RuntimeError as e:
+                c.note = str(e).splitlines()[0][:60]
+                continue
+            c.walls.append(wall)
+            c.passes.append(passes)
+    print("# out of core, complex128 %s (%.2f GB), %d ranks; medians of %d turns in rotating "
+          "order; page cache %s before each command; pass N s: dd's two copies, "
+          "fftshard's passes from its report" % (
+              size, gb, ranks, args.repeats,
+              "dropped" if dropped else "written back only (not dropped: not root)"))
+    print("# GB/s: the two passes' bytes (read and written twice, %.2f GB) over the wall time"
+          % (4 * gb))
+    print("%-44s %8s %7s %8s %8s %7s" % ("command", "wall s", "x dd", "pass 1 s", "pass 2 s",
+                                         "GB/s"))
+    dd = _median(cases[0].walls) if cases[0].walls else None
+    for c in cases:
+        if not c.walls:
+            print("%-44s not run: %s" % (c.name, c.note))
+            continue
+        w = _median(c.walls)
+        p = [_median([ps[i] for ps in c.passes]) if all(len(ps) > i for ps in c.passes) else None
+             for i in range(2)]
+        note = ""
+        if c.name in results and os.path.exists(results[c.name]):
+            cases[1].run()  # fftshard's OUTPUT again, for the comparison
+            note = "   (" + _compare(out, results[c.name], environ) + ")"
+        print("%-44s %8.3f %7s %8s %8s %7.3f%s" % (
+            c.name, w, "%.2f" % (w / dd) if dd else "-",
+            "%.3f" % p[0] if p[0] is not None else "-",
+            "%.3f" % p[1] if p[1] is not None else "-", 4 * gb / w, note), flush=True)
+    for res in results.values():
+        _remove(res)
+    _remove(out, out + ".json")
+    print()
