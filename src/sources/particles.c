@@ -303,8 +303,9 @@ const fs_painted *fs_particles_result(const fs_particles *p, int i)
 
 int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, const fs_transform *t)
 {
-    return fs_paint_route_bytes(ndim + weighted, t->grid[0] * t->grid[1]) +
-           fs_paint_mesh_ghost_bytes(t, window, interlace);
+    int stride = ndim + weighted;
+    return fs_paint_route_bytes(stride, t->grid[0] * t->grid[1]) +
+           fs_paint_mesh_bytes(t, window, interlace, stride, fs_paint_route_rows(stride));
 }
 
 /* ------------------------------------------------------------------- fill */
@@ -397,7 +398,8 @@ fs_status fs_particles_fill(fs_particles *p, int i, const fs_transform *t,
     fs_status st = p->o->interlace ? take_shifted(p, bytes) : FS_OK;
     fs_paint_mesh *mesh = NULL;
     fs_paint_mesh_args ma = {t, d, p->o->window, tb->ndim, tb->mesh, tb->box,
-                             {data, p->o->interlace ? p->shifted : NULL}};
+                             {data, p->o->interlace ? p->shifted : NULL}, tb->weighted,
+                             fs_paint_route_rows(tb->ndim + tb->weighted)};
     if (st == FS_OK)
         st = fs_paint_mesh_new(&ma, &mesh);
     st = fs_error_agree_shared(p->comm, st);

@@ -33,7 +33,7 @@ typedef struct router {
     fs_paint_route_stats *st;
 } router;
 
-static int64_t rows_per_round(int stride)
+int64_t fs_paint_route_rows(int stride)
 {
     int64_t bytes = fs_testhooks_paint_round_bytes();
     bytes = bytes ? bytes : FS_PAINT_ROUND_BYTES;
@@ -44,9 +44,9 @@ static int64_t rows_per_round(int stride)
 
 int64_t fs_paint_route_bytes(int stride, int nranks)
 {
-    int64_t rows = rows_per_round(stride), recv = rows > nranks ? rows : nranks;
-    /* read, sent, received and (mesh.c) ordered by plane */
-    return rows * (16 * stride + 4) + 2 * recv * 8 * stride + (int64_t)nranks * 32;
+    int64_t rows = fs_paint_route_rows(stride), recv = rows > nranks ? rows : nranks;
+    /* read, sent and received (mesh.c keeps the rows to paint) */
+    return rows * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
 }
 
 static fs_status router_new(router *rt)
@@ -178,7 +178,7 @@ static fs_status send_piece(router *rt, int64_t s)
         MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv of the particles failed");
     rt->st->received += total / rt->stride;
-    return fs_paint_mesh_paint(rt->mesh, rt->recv, total / rt->stride, rt->stride, rt->weighted);
+    return fs_paint_mesh_paint(rt->mesh, rt->recv, total / rt->stride);
 }
 
 /* The round's rows to their ranks, in as many pieces as the rank with the
@@ -256,7 +256,7 @@ fs_status fs_paint_route(MPI_Comm comm, const fs_paint_table *tab, fs_paint_mesh
     if (MPI_Comm_rank(comm, &rt.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &rt.nranks) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
     rt.stride = tab->ndim + rt.weighted;
-    rt.rows = rows_per_round(rt.stride);
+    rt.rows = fs_paint_route_rows(rt.stride);
     rt.per_dest = rt.rows / rt.nranks > 0 ? rt.rows / rt.nranks : 1;
     fs_finite_begin(&rt.fin_pos, tab->pos->ndim, tab->pos->shape, 0);
     if (tab->wts)
