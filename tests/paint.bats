@@ -146,6 +146,22 @@ with h5py.File("snap.5.hdf5", "a") as f:
     [ ! -e out.h5 ]
 }
 
+@test "--write-mesh and the report name the positions painted as the input, a snapshot's files by their pattern" {
+    paint_oracle make one.h5 n=200 box=8
+    paint_oracle make 'two.%d.hdf5' files=2 n=200 box=8
+    fftshard 2 -q --paint=cic --mesh=8 --write-mesh --report=one.json one.h5:/PartType1/Coordinates m1.h5
+    fftshard 2 -q --shards --paint=tsc --mesh=8 --write-mesh --report=two.json \
+        'two.%d.hdf5:/PartType1/Coordinates' m2.h5
+    python_serial -c 'import h5py, json
+s = lambda v: v.decode() if isinstance(v, bytes) else v
+for out, rep, want in (("m1.h5", "one.json", "one.h5:/PartType1/Coordinates"),
+                       ("m2.h5", "two.json", "two.%d.hdf5:/PartType1/Coordinates")):
+    got = s(h5py.File(out)["PartType1/delta"].attrs["input"])
+    assert got == want, (out, got)
+    got = json.load(open(rep))["input"]
+    assert got == want, (rep, got)'
+}
+
 @test "NaN positions and positions a period outside the box: status 3, the count and the first index" {
     paint_oracle make nan.h5 n=40 box=16 nan=17
     run --separate-stderr fftshard 3 --paint=cic --mesh=8 nan.h5:/PartType1/Coordinates out.h5

@@ -237,6 +237,7 @@ static void mesh_info(const fs_particles *p, int i, fs_input_info *info)
     snprintf(info->type_name, sizeof info->type_name, "float64");
     snprintf(info->dataset, sizeof info->dataset, "%s/%s", group, fs_paint_field_name(p->o->field));
     info->painted = 1;
+    snprintf(info->painted_from, sizeof info->painted_from, "%s", tb->pos.dataset);
     info->recorded.real_axis = -1;
     info->box_n = tb->ndim; /* the box the particles wrap in, the stages' (kgrid.h) */
     memcpy(info->box_size, tb->box, sizeof(double) * (size_t)tb->ndim);
