@@ -320,6 +320,16 @@ static fs_status flush(fs_paint_mesh *m)
     return FS_OK;
 }
 
+int64_t fs_paint_mesh_room(const fs_paint_mesh *m)
+{
+    return m->pend_cap - m->pend_n;
+}
+
+fs_status fs_paint_mesh_flush(fs_paint_mesh *m)
+{
+    return m->pend_n ? flush(m) : FS_OK;
+}
+
 fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n)
 {
     fs_status st = FS_OK;
@@ -446,7 +456,7 @@ static fs_status send_ghosts(fs_paint_mesh *m, int k, MPI_Comm comm, int nranks,
 fs_status fs_paint_mesh_ghosts(fs_paint_mesh *m, MPI_Comm comm, int64_t *bytes_sent)
 {
     int nranks = 1, rank = 0;
-    fs_status st = fs_error_agree_shared(comm, m->pend_n ? flush(m) : FS_OK);
+    fs_status st = fs_error_agree_shared(comm, fs_paint_mesh_flush(m));
     if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed");
     for (int k = 0; k < m->nmesh && st == FS_OK; k++)

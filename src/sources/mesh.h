@@ -55,6 +55,12 @@ int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x);
  * to own (a particle this rank does not own). */
 fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n);
 
+/* The rows that can still wait before the pending ones are painted. */
+int64_t fs_paint_mesh_room(const fs_paint_mesh *m);
+
+/* The pending rows painted now (fs_paint_mesh_paint's status). */
+fs_status fs_paint_mesh_flush(fs_paint_mesh *m);
+
 /* Collective: the pending particles painted, the ghost cells added to
  * their owners' meshes; *bytes_sent (out) what this rank sent. This rank's
  * status. */

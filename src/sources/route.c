@@ -189,8 +189,15 @@ static fs_status send_round(router *rt, int64_t m)
     int64_t most = 0;
     for (int r = 0; r < rt->nranks; r++)
         most = rt->nper[r] > most ? rt->nper[r] : most;
-    int64_t pieces = (most + rt->per_dest - 1) / rt->per_dest;
-    fs_status st = fs_allreduce(rt->comm, MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX);
+    /* the pieces, and whether a rank's waiting particles would not leave
+     * room for a round: then every rank paints its own now, together (one
+     * painting alone would keep the others waiting in the next exchange) */
+    int64_t v[2] = {(most + rt->per_dest - 1) / rt->per_dest,
+                    fs_paint_mesh_room(rt->mesh) < rt->rows}, pieces;
+    fs_status st = fs_allreduce(rt->comm, MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX);
+    if (st == FS_OK && v[1])
+        st = fs_error_agree_shared(rt->comm, fs_paint_mesh_flush(rt->mesh));
+    pieces = v[0];
     for (int64_t s = 0; s < pieces && st == FS_OK; s++)
         st = fs_error_agree_shared(rt->comm, send_piece(rt, s));
     return st;
