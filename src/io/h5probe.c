@@ -587,7 +587,8 @@ fs_status fs_h5_source_path(const char *vds_file, const char *name, char *path, 
 
 const char *fs_input_name(const char *file, const fs_input_info *info, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s:%s%s", file, info->dataset, info->slice.given ? info->slice.text : "");
+    snprintf(buf, size, "%s:%s%s", file, info->painted ? info->painted_from : info->dataset,
+             info->slice.given ? info->slice.text : "");
     return buf;
 }
 

@@ -84,6 +84,8 @@ typedef struct fs_input_info {
     int particle_table;          /* a snapshot's particle table (snapshot.h), not a field */
     int painted;                 /* the mesh painted from a particle table (paint.h): dataset
                                   * names the field beside the particles, not in the file */
+    char painted_from[FS_PATH_MAX]; /* painted: the positions' dataset, what the result
+                                  * records as its input */
     int box_n;                   /* the dataset's box_size attribute: its lengths as stored
                                   * (0: absent; -1: present but no lengths, why in box_bad) */
     double box_size[FS_LAYOUT_MAX_DIMS];
@@ -119,7 +121,8 @@ fs_status fs_h5_init(void);
 fs_status fs_h5_probe(const char *file, const char *dataset, fs_input_info *info);
 
 /* How messages and reports name an input: "FILE:DATASET", its slice after
- * it when it has one ("FILE:DATASET[0:10:2, :, 5]"); buf (out) returned.
+ * it when it has one ("FILE:DATASET[0:10:2, :, 5]"), a painted mesh by its
+ * particles' positions; buf (out) returned.
  * FS_INPUT_NAME_MAX bytes hold any. */
 #define FS_INPUT_NAME_MAX (2 * FS_PATH_MAX + 2 + FS_SLICE_TEXT)
 const char *fs_input_name(const char *file, const fs_input_info *info, char *buf, size_t size);

@@ -414,7 +414,9 @@ static fs_status write_attributes(const fs_output *out, const fs_transform *t, f
     const fs_output_result *a = &out->result;
     const fs_input_info *info = &out->in.infos[a->input];
     char input[2 * FS_PATH_MAX + 2];
-    snprintf(input, sizeof input, "%s:%s", out->in.inputs[a->input].file, info->dataset);
+    /* a painted mesh: the positions it was painted from */
+    snprintf(input, sizeof input, "%s:%s", out->in.inputs[a->input].file,
+             info->painted ? info->painted_from : info->dataset);
     int64_t axes[FS_LAYOUT_MAX_DIMS], ranks = a->nranks, last_size = 0, real_axis = t->real_axis;
     /* In the order asked, as numpy's axes argument: for --real the halved
      * axis is the last. */

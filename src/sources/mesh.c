@@ -17,7 +17,12 @@
 #include "core/dtype.h"
 
 #define MAX_P 4
-#define SORT_BUCKETS 4096 /* planes the rows are ordered by (by_plane) */
+#define SORT_BUCKETS 65536 /* cells of the first two axes the rows are ordered by */
+#define ROW_MAX (3 + 1)    /* a row: the coordinates and the weight */
+#define PEND_CELLS 4       /* the mesh's cells per pending row */
+#define PEND_MIN_ROWS ((int64_t)1 << 16)
+#define PEND_MAX_BYTES ((int64_t)256 << 20) /* each of the two buffers */
+#define PAD 2              /* cells before index 0 in the tables of the fast kernels */
 
 /* The ghost cells: open addressing, keys the cells' flat indices in the
  * mesh (-1: empty). */
@@ -43,8 +48,17 @@ struct fs_paint_mesh {
     int split[2];                        /* the view axis split over each grid dimension (-1) */
     int *owner[2];                       /* its index's coordinate in the grid */
     ghosts g[2];
-    double *sorted;                      /* the rows ordered by plane (by_plane) */
-    int64_t sorted_rows;
+    int stride, weighted;                /* the rows: the coordinates, then a weight or not */
+    double *pend;                        /* rows in mesh units, u = x n / L, not painted yet */
+    int64_t pend_n, pend_cap;
+    double *sorted;                      /* them in the order to paint them (sort_pending) */
+    int64_t nb[2], *at;                  /* its buckets per axis, their places */
+    double per[2];                       /* buckets per cell */
+    /* The fast kernels' tables (3-D, no fold): per axis, for the cell of
+     * index i - PAD (i from 0, wrapped), its offset in the box or -1, and
+     * whether the p cells from it are all in the box. */
+    int64_t *cell_off[3];
+    unsigned char *all_in[3];
 };
 
 /* Where one particle lands on one axis (the 1-D four-step: on the mesh):
@@ -66,6 +80,13 @@ static int64_t wrap(int64_t i, int64_t n)
     return i < 0 ? i + n : i;
 }
 
+/* A coordinate in mesh units, u = x n / L (computed once per particle:
+ * the owner and the painting must agree on it to the last bit). */
+static double cell_units(const fs_paint_mesh *m, double x, int a)
+{
+    return x * m->nd[a] / m->L[a];
+}
+
 /* The leftmost cell of a particle at u mesh units (not wrapped), and its
  * distance d from the central cell of an odd window, from the cell on its
  * left of an even one. */
@@ -76,8 +97,9 @@ static int64_t base_of(const fs_paint_mesh *m, double u, double *d)
     return (int64_t)c - m->left;
 }
 
-/* The window's weights at distance d (pmesh's B-splines). */
-static void weights(int p, double d, double *w)
+/* The window's weights at distance d (pmesh's B-splines); inlined with
+ * a constant p by the fast kernels. */
+static inline void weights(int p, double d, double *w)
 {
     double e = 1.0 - d;
     switch (p) {
@@ -102,8 +124,8 @@ static void weights(int p, double d, double *w)
     }
 }
 
-/* The particle at x on the mesh shifted by `shift` cells. */
-static void stencil_of(const fs_paint_mesh *m, const double *x, double shift, stencil *s)
+/* The particle at u (mesh units) on the mesh shifted by `shift` cells. */
+static void stencil_of(const fs_paint_mesh *m, const double *u, double shift, stencil *s)
 {
     s->all_in = 1;
     for (int a = 0; a < 3; a++) {
@@ -115,7 +137,7 @@ static void stencil_of(const fs_paint_mesh *m, const double *x, double shift, st
             continue;
         }
         double d;
-        int64_t base = base_of(m, x[a] * m->nd[a] / m->L[a] + shift, &d);
+        int64_t base = base_of(m, u[a] + shift, &d);
         s->np[a] = m->p;
         weights(m->p, d, s->w[a]);
         for (int k = 0; k < m->p; k++) {
@@ -183,71 +205,158 @@ ADD_PARTICLE(add_double, double)
 ADD_PARTICLE(add_float, float)
 #undef ADD_PARTICLE
 
-/* The rows ordered by their plane along the first axis (a counting sort
- * into m->sorted): the particles of a snapshot come in any order, and
- * painting them in the order of the planes they touch keeps the cells in
- * the cache instead of missing it on every particle. Returns the rows to
- * paint (the given ones when out of memory: slower, not wrong). */
-static const double *by_plane(fs_paint_mesh *m, const double *rows, int64_t n, int stride)
-{
-    int64_t nb = m->n[0] < SORT_BUCKETS ? m->n[0] : SORT_BUCKETS;
-    if (n < 2 * nb || nb < 2)
-        return rows;
-    if (m->sorted_rows < n) {
-        free(m->sorted);
-        m->sorted = malloc(sizeof(double) * (size_t)(n * stride));
-        m->sorted_rows = m->sorted ? n : 0;
-    }
-    int64_t *at = calloc((size_t)nb + 1, sizeof *at);
-    if (!m->sorted || !at) {
-        free(at);
-        return rows;
-    }
-    double per = (double)nb / m->L[0];
-    for (int64_t j = 0; j < n; j++) {
-        int64_t b = (int64_t)(rows[j * stride] * per);
-        at[(b < nb ? b : nb - 1) + 1]++;
-    }
-    for (int64_t b = 1; b <= nb; b++)
-        at[b] += at[b - 1];
-    for (int64_t j = 0; j < n; j++) {
-        int64_t b = (int64_t)(rows[j * stride] * per);
-        memcpy(m->sorted + at[b < nb ? b : nb - 1]++ * stride, rows + j * stride,
-               sizeof(double) * (size_t)stride);
-    }
-    free(at);
-    return m->sorted;
-}
-
-fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n, int stride,
-                              int weighted)
+/* One particle at u (mesh units) of mass `mass` painted on mesh k, any
+ * layout, its cells this rank's or ghosts: the general path. */
+static int paint_one(fs_paint_mesh *m, int k, const double *u, double mass)
 {
     stencil s;
-    rows = by_plane(m, rows, n, stride);
-    for (int64_t j = 0; j < n; j++) {
-        const double *x = rows + j * stride;
-        double mass = weighted ? x[m->ndim] : 1.0;
-        for (int k = 0; k < m->nmesh; k++) {
-            stencil_of(m, x, 0.5 * k, &s);
-            if ((m->single ? add_float : add_double)(m, k, &s, mass) != 0)
-                return fs_error_set(FS_ERR_RUNTIME, "painting: a particle outside this rank's "
-                                    "part of the mesh (more ghost cells than planned)");
-        }
+    stencil_of(m, u, 0.5 * k, &s);
+    return (m->single ? add_float : add_double)(m, k, &s, mass);
+}
+
+/* A row's bucket: its cell along the first axis, and along the second. */
+static int64_t bucket_of(const fs_paint_mesh *m, const double *u)
+{
+    int64_t b0 = (int64_t)(u[0] * m->per[0]), b1 = (int64_t)(u[m->ndim > 1] * m->per[1]);
+    b0 = b0 < m->nb[0] ? b0 : m->nb[0] - 1; /* u = n: x just below L rounded up */
+    b1 = b1 < m->nb[1] ? b1 : m->nb[1] - 1;
+    return b0 * m->nb[1] + b1;
+}
+
+/* The pending rows ordered by the cell of the first two axes they fall
+ * in (a 1-D mesh's: of its axis), a counting sort into m->sorted. Sorting
+ * them in place would chain one cache miss to the next, and painting them
+ * through a sorted index would miss on every row; the scatter's stores do
+ * not wait for each other. */
+static void sort_pending(fs_paint_mesh *m)
+{
+    int s = m->stride;
+    int64_t nb = m->nb[0] * m->nb[1], *at = m->at;
+    memset(at, 0, sizeof *at * (size_t)(nb + 1));
+    for (int64_t j = 0; j < m->pend_n; j++)
+        at[bucket_of(m, m->pend + j * s) + 1]++;
+    for (int64_t b = 1; b <= nb; b++)
+        at[b] += at[b - 1];
+    for (int64_t j = 0; j < m->pend_n; j++) {
+        const double *r = m->pend + j * s;
+        double *q = m->sorted + at[bucket_of(m, r)]++ * s;
+        for (int a = 0; a < s; a++)
+            q[a] = r[a];
     }
+}
+
+/* The fast kernels of a 3-D mesh, one per window and element type: rows
+ * in mesh units; each axis's weights computed once per particle and mesh,
+ * the cells' offsets looked up in the tables (the box's start, the
+ * wrapping and the layout in them), both meshes painted in the one pass.
+ * A particle with a cell outside the box takes the general path. */
+#define KERNEL(NAME, T, P)                                                                         \
+    static int NAME(fs_paint_mesh *m, const double *rows, int64_t n, int stride, int weighted)     \
+    {                                                                                              \
+        const int64_t *o0 = m->cell_off[0], *o1 = m->cell_off[1], *o2 = m->cell_off[2];            \
+        const unsigned char *in0 = m->all_in[0], *in1 = m->all_in[1], *in2 = m->all_in[2];         \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            const double *u = rows + j * stride;                                                   \
+            double mass = weighted ? u[3] : 1.0;                                                   \
+            for (int k = 0; k < m->nmesh; k++) {                                                   \
+                double w[3][P];                                                                    \
+                int64_t b[3];                                                                      \
+                for (int a = 0; a < 3; a++) {                                                      \
+                    double v = u[a] + 0.5 * k, c = floor((P) % 2 ? v + 0.5 : v);                   \
+                    weights(P, v - c, w[a]);                                                       \
+                    b[a] = (int64_t)c - ((P) - 1) / 2 + PAD;                                       \
+                }                                                                                  \
+                if (!(in0[b[0]] & in1[b[1]] & in2[b[2]])) {                                        \
+                    if (paint_one(m, k, u, mass) != 0)                                             \
+                        return -1;                                                                 \
+                    continue;                                                                      \
+                }                                                                                  \
+                T *data = m->data[k];                                                              \
+                for (int i0 = 0; i0 < (P); i0++) {                                                 \
+                    double w0 = mass * w[0][i0];                                                   \
+                    for (int i1 = 0; i1 < (P); i1++) {                                             \
+                        double w1 = w0 * w[1][i1];                                                 \
+                        T *row = data + o0[b[0] + i0] + o1[b[1] + i1];                             \
+                        for (int i2 = 0; i2 < (P); i2++)                                           \
+                            row[o2[b[2] + i2]] += (T)(w1 * w[2][i2]);                              \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+KERNEL(ngp_double, double, 1)
+KERNEL(cic_double, double, 2)
+KERNEL(tsc_double, double, 3)
+KERNEL(pcs_double, double, 4)
+KERNEL(ngp_float, float, 1)
+KERNEL(cic_float, float, 2)
+KERNEL(tsc_float, float, 3)
+KERNEL(pcs_float, float, 4)
+#undef KERNEL
+
+typedef int (*kernel_fn)(fs_paint_mesh *, const double *, int64_t, int, int);
+static const kernel_fn kernels[2][MAX_P] = {
+    {ngp_double, cic_double, tsc_double, pcs_double},
+    {ngp_float, cic_float, tsc_float, pcs_float},
+};
+
+/* The pending rows ordered and painted. */
+static fs_status flush(fs_paint_mesh *m)
+{
+    sort_pending(m);
+    int bad = 0, w = m->weighted, s = m->stride;
+    if (m->cell_off[0])
+        bad = kernels[m->single][m->p - 1](m, m->sorted, m->pend_n, s, w);
+    for (int64_t j = 0; !m->cell_off[0] && j < m->pend_n && !bad; j++) {
+        const double *u = m->sorted + j * s;
+        for (int k = 0; k < m->nmesh && !bad; k++)
+            bad = paint_one(m, k, u, w ? u[m->ndim] : 1.0);
+    }
+    m->pend_n = 0;
+    if (bad)
+        return fs_error_set(FS_ERR_RUNTIME, "painting: a particle outside this rank's "
+                            "part of the mesh (more ghost cells than planned)");
     return FS_OK;
+}
+
+int64_t fs_paint_mesh_room(const fs_paint_mesh *m)
+{
+    return m->pend_cap - m->pend_n;
+}
+
+fs_status fs_paint_mesh_flush(fs_paint_mesh *m)
+{
+    return m->pend_n ? flush(m) : FS_OK;
+}
+
+fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n)
+{
+    fs_status st = FS_OK;
+    for (int64_t j = 0; j < n && st == FS_OK; j++) {
+        const double *x = rows + j * m->stride;
+        double *u = m->pend + m->pend_n++ * m->stride;
+        for (int a = 0; a < m->ndim; a++)
+            u[a] = cell_units(m, x[a], a);
+        if (m->weighted)
+            u[m->ndim] = x[m->ndim];
+        if (m->pend_n == m->pend_cap)
+            st = flush(m);
+    }
+    return st;
 }
 
 int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x)
 {
     double d;
-    int64_t j = wrap(base_of(m, x[0] * m->nd[0] / m->L[0], &d), m->n[0]), v[3] = {j, 0, 0};
+    int64_t j = wrap(base_of(m, cell_units(m, x[0], 0), &d), m->n[0]), v[3] = {j, 0, 0};
     if (m->fold) {
         v[0] = j / m->inner;
         v[1] = j - v[0] * m->inner;
     }
     for (int a = 1; !m->fold && a < m->ndim; a++)
         if (a == m->split[0] || a == m->split[1])
-            v[a] = wrap(base_of(m, x[a] * m->nd[a] / m->L[a], &d), m->n[a]);
+            v[a] = wrap(base_of(m, cell_units(m, x[a], a), &d), m->n[a]);
     int c0 = m->split[0] >= 0 ? m->owner[0][v[m->split[0]]] : 0;
     int c1 = m->split[1] >= 0 ? m->owner[1][v[m->split[1]]] : 0;
     return c0 * m->P2 + c1;
@@ -347,7 +456,7 @@ static fs_status send_ghosts(fs_paint_mesh *m, int k, MPI_Comm comm, int nranks,
 fs_status fs_paint_mesh_ghosts(fs_paint_mesh *m, MPI_Comm comm, int64_t *bytes_sent)
 {
     int nranks = 1, rank = 0;
-    fs_status st = FS_OK;
+    fs_status st = fs_error_agree_shared(comm, fs_paint_mesh_flush(m));
     if (MPI_Comm_size(comm, &nranks) != MPI_SUCCESS || MPI_Comm_rank(comm, &rank) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_size failed");
     for (int k = 0; k < m->nmesh && st == FS_OK; k++)
@@ -405,17 +514,37 @@ static int64_t table_slots(int64_t bound)
     return cap;
 }
 
-int64_t fs_paint_mesh_ghost_bytes(const fs_transform *t, int window, int shifted)
+/* The pending rows of a rank whose box has `cells` cells: a row per
+ * PEND_CELLS cells, so that each cache line of the meshes read when they
+ * are painted serves several particles (fewer rows cost a sweep of the
+ * meshes per few particles); at least a round's (min_rows) or
+ * PEND_MIN_ROWS, whichever is less, at most PEND_MAX_BYTES. */
+static int64_t pending_rows(int64_t cells, int stride, int64_t min_rows)
 {
-    int64_t most = 0;
+    int64_t rows = cells / PEND_CELLS, most = PEND_MAX_BYTES / (8 * stride);
+    int64_t least = min_rows < PEND_MIN_ROWS ? min_rows : PEND_MIN_ROWS;
+    rows = rows < most ? rows : most;
+    return rows > least ? rows : least;
+}
+
+int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int stride,
+                            int64_t min_rows)
+{
+    int64_t most = 0, rows = 0;
     for (int c1 = 0; c1 < t->grid[0]; c1++)
         for (int c2 = 0; c2 < t->grid[1]; c2++) {
             fs_box b = fs_transform_box(t, 0, c1, c2);
             fs_io_map map = fs_transform_read_map(t, &b);
-            int64_t n = ghost_cells(t, map.file_box.count, window - 1 + shifted);
+            int64_t n = ghost_cells(t, map.file_box.count, window - 1 + shifted), cells = 1;
             most = n > most ? n : most;
+            for (int a = 0; a < map.file_box.ndim; a++)
+                cells *= map.file_box.count[a];
+            n = pending_rows(cells, stride, min_rows);
+            rows = n > rows ? n : rows;
         }
-    return table_slots(most) * (int64_t)(sizeof(int64_t) + sizeof(double)) * (1 + shifted);
+    int64_t tables = table_slots(most) * (int64_t)(sizeof(int64_t) + sizeof(double)) * (1 + shifted);
+    return tables + 2 * rows * stride * (int64_t)sizeof(double) +
+           (int64_t)sizeof(int64_t) * (SORT_BUCKETS + 1);
 }
 
 /* The offsets of every index of the box along each view axis. */
@@ -434,6 +563,45 @@ static fs_status take_view(fs_paint_mesh *m, const fs_io_map *map)
             return fs_error_set(FS_ERR_RUNTIME, "out of memory");
         for (int64_t i = 0; i < m->count[a]; i++)
             m->off[a][i] = (map->mem_start[a] + i * step) * mstride[a];
+    }
+    return FS_OK;
+}
+
+/* The fast kernels' tables, the pending rows and their buckets. The
+ * kernels' leftmost cell b - PAD lies in [-1, n + 1] (u in [0, n],
+ * shifted by at most 1), its window's last at most p - 1 further: the
+ * tables reach n + PAD + 8. */
+static fs_status take_tables(fs_paint_mesh *m, int64_t min_rows)
+{
+    int64_t cells = 1;
+    for (int a = 0; a < m->vdim; a++)
+        cells *= m->count[a];
+    m->nb[0] = m->n[0] < SORT_BUCKETS ? m->n[0] : SORT_BUCKETS;
+    m->nb[1] = m->ndim > 1 && !m->fold ? SORT_BUCKETS / m->nb[0] : 1;
+    m->nb[1] = m->nb[1] < m->n[1] ? m->nb[1] : m->n[1];
+    m->per[0] = (double)m->nb[0] / m->nd[0];
+    m->per[1] = m->nb[1] > 1 ? (double)m->nb[1] / m->nd[1] : 0.0;
+    m->at = malloc(sizeof(int64_t) * (size_t)(m->nb[0] * m->nb[1] + 1));
+    m->pend_cap = pending_rows(cells, m->stride, min_rows);
+    m->pend = malloc(sizeof(double) * (size_t)(m->pend_cap * m->stride));
+    m->sorted = malloc(sizeof(double) * (size_t)(m->pend_cap * m->stride));
+    if (!m->at || !m->pend || !m->sorted)
+        return fs_error_set(FS_ERR_RUNTIME, "out of memory for the particles' rows");
+    for (int a = 0; a < 3 && m->ndim == 3 && !m->fold; a++) {
+        int64_t size = m->n[a] + PAD + 8;
+        m->cell_off[a] = malloc(sizeof(int64_t) * (size_t)size);
+        m->all_in[a] = malloc((size_t)size);
+        if (!m->cell_off[a] || !m->all_in[a])
+            return fs_error_set(FS_ERR_RUNTIME, "out of memory");
+        for (int64_t e = 0; e < size; e++) {
+            int64_t r = wrap(e - PAD, m->n[a]) - m->start[a];
+            m->cell_off[a][e] = (uint64_t)r < (uint64_t)m->count[a] ? m->off[a][r] : -1;
+        }
+        for (int64_t e = 0; e < size; e++) {
+            m->all_in[a][e] = 1;
+            for (int k = 0; k < m->p; k++)
+                m->all_in[a][e] &= e + k < size && m->cell_off[a][e + k] >= 0;
+        }
     }
     return FS_OK;
 }
@@ -476,6 +644,8 @@ fs_status fs_paint_mesh_new(const fs_paint_mesh_args *a, fs_paint_mesh **out)
         m->L[d] = d < a->ndim ? a->box[d] : 1.0;
     }
     m->nmesh = a->data[1] ? 2 : 1;
+    m->weighted = a->weighted;
+    m->stride = a->ndim + a->weighted;
     m->data[0] = a->data[0];
     m->data[1] = a->data[1];
     m->single = t->prec == FS_SINGLE;
@@ -485,6 +655,8 @@ fs_status fs_paint_mesh_new(const fs_paint_mesh_args *a, fs_paint_mesh **out)
     fs_status st = take_view(m, &map);
     if (st == FS_OK)
         st = take_owners(m, t);
+    if (st == FS_OK)
+        st = take_tables(m, a->min_rows);
     int64_t bound = ghost_cells(t, m->count, m->p - 1 + (m->nmesh > 1));
     for (int k = 0; k < m->nmesh && st == FS_OK; k++) {
         ghosts *g = &m->g[k];
@@ -503,13 +675,18 @@ void fs_paint_mesh_free(fs_paint_mesh **m)
 {
     if (!*m)
         return;
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 3; a++) {
         free((*m)->off[a]);
+        free((*m)->cell_off[a]);
+        free((*m)->all_in[a]);
+    }
+    free((*m)->at);
     for (int g = 0; g < 2; g++) {
         free((*m)->owner[g]);
         free((*m)->g[g].key);
         free((*m)->g[g].val);
     }
+    free((*m)->pend);
     free((*m)->sorted);
     free(*m);
     *m = NULL;

@@ -34,6 +34,8 @@ typedef struct fs_paint_mesh_args {
     const int64_t *n;                 /* its shape */
     const double *box;                /* its box lengths */
     void *data[2];                    /* the mesh and (data[1] not NULL) the shifted one */
+    int weighted;                     /* the rows have a weight after the coordinates */
+    int64_t min_rows;                 /* the rows kept before painting: at least these */
 } fs_paint_mesh_args;
 
 /* Not collective. FS_ERR_RUNTIME when out of memory. */
@@ -43,22 +45,34 @@ void fs_paint_mesh_free(fs_paint_mesh **m);
 /* The rank that paints a particle at x (ndim coordinates in [0, L)). */
 int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x);
 
-/* n particles painted, rows of `stride` doubles: the ndim coordinates in
- * [0, L), then with weighted their weight (else 1). FS_ERR_RUNTIME when a
- * particle reaches a cell no other rank was planned to own (a particle
- * this rank does not own). */
-fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n, int stride,
-                              int weighted);
+/* n particles to paint, rows of ndim + weighted doubles: the ndim
+ * coordinates in [0, L), then with weighted their weight (else 1). They
+ * are kept, in mesh units, until the pending rows are full (about a row
+ * per PEND_CELLS cells of the box, mesh.c), then ordered by cell and
+ * painted: particles painted in the order of their cells find the mesh's
+ * cache lines in the cache, and each line read serves several particles.
+ * FS_ERR_RUNTIME when a particle reaches a cell no other rank was planned
+ * to own (a particle this rank does not own). */
+fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n);
 
-/* Collective: the ghost cells added to their owners' meshes; *bytes_sent
- * (out) what this rank sent. This rank's status. */
+/* The rows that can still wait before the pending ones are painted. */
+int64_t fs_paint_mesh_room(const fs_paint_mesh *m);
+
+/* The pending rows painted now (fs_paint_mesh_paint's status). */
+fs_status fs_paint_mesh_flush(fs_paint_mesh *m);
+
+/* Collective: the pending particles painted, the ghost cells added to
+ * their owners' meshes; *bytes_sent (out) what this rank sent. This rank's
+ * status. */
 fs_status fs_paint_mesh_ghosts(fs_paint_mesh *m, MPI_Comm comm, int64_t *bytes_sent);
 
 /* Every cell of this rank's box of both meshes: v a + b. */
 void fs_paint_mesh_scale(fs_paint_mesh *m, double a, double b);
 
-/* The bytes of the ghost cells' tables of the rank of t that needs most,
- * for a window of order p with the shifted mesh or not: for the footprint. */
-int64_t fs_paint_mesh_ghost_bytes(const fs_transform *t, int window, int shifted);
+/* The bytes of the ghost cells' tables and the pending rows (of stride
+ * doubles, at least min_rows) of the rank of t that needs most, for a
+ * window of order p with the shifted mesh or not: for the footprint. */
+int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int stride,
+                            int64_t min_rows);
 
 #endif

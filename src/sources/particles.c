@@ -237,6 +237,7 @@ static void mesh_info(const fs_particles *p, int i, fs_input_info *info)
     snprintf(info->type_name, sizeof info->type_name, "float64");
     snprintf(info->dataset, sizeof info->dataset, "%s/%s", group, fs_paint_field_name(p->o->field));
     info->painted = 1;
+    snprintf(info->painted_from, sizeof info->painted_from, "%s", tb->pos.dataset);
     info->recorded.real_axis = -1;
     info->box_n = tb->ndim; /* the box the particles wrap in, the stages' (kgrid.h) */
     memcpy(info->box_size, tb->box, sizeof(double) * (size_t)tb->ndim);
@@ -303,8 +304,9 @@ const fs_painted *fs_particles_result(const fs_particles *p, int i)
 
 int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, const fs_transform *t)
 {
-    return fs_paint_route_bytes(ndim + weighted, t->grid[0] * t->grid[1]) +
-           fs_paint_mesh_ghost_bytes(t, window, interlace);
+    int stride = ndim + weighted;
+    return fs_paint_route_bytes(stride, t->grid[0] * t->grid[1]) +
+           fs_paint_mesh_bytes(t, window, interlace, stride, fs_paint_route_rows(stride));
 }
 
 /* ------------------------------------------------------------------- fill */
@@ -397,7 +399,8 @@ fs_status fs_particles_fill(fs_particles *p, int i, const fs_transform *t,
     fs_status st = p->o->interlace ? take_shifted(p, bytes) : FS_OK;
     fs_paint_mesh *mesh = NULL;
     fs_paint_mesh_args ma = {t, d, p->o->window, tb->ndim, tb->mesh, tb->box,
-                             {data, p->o->interlace ? p->shifted : NULL}};
+                             {data, p->o->interlace ? p->shifted : NULL}, tb->weighted,
+                             fs_paint_route_rows(tb->ndim + tb->weighted)};
     if (st == FS_OK)
         st = fs_paint_mesh_new(&ma, &mesh);
     st = fs_error_agree_shared(p->comm, st);

@@ -33,7 +33,7 @@ typedef struct router {
     fs_paint_route_stats *st;
 } router;
 
-static int64_t rows_per_round(int stride)
+int64_t fs_paint_route_rows(int stride)
 {
     int64_t bytes = fs_testhooks_paint_round_bytes();
     bytes = bytes ? bytes : FS_PAINT_ROUND_BYTES;
@@ -44,9 +44,9 @@ static int64_t rows_per_round(int stride)
 
 int64_t fs_paint_route_bytes(int stride, int nranks)
 {
-    int64_t rows = rows_per_round(stride), recv = rows > nranks ? rows : nranks;
-    /* read, sent, received and (mesh.c) ordered by plane */
-    return rows * (16 * stride + 4) + 2 * recv * 8 * stride + (int64_t)nranks * 32;
+    int64_t rows = fs_paint_route_rows(stride), recv = rows > nranks ? rows : nranks;
+    /* read, sent and received (mesh.c keeps the rows to paint) */
+    return rows * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
 }
 
 static fs_status router_new(router *rt)
@@ -178,7 +178,7 @@ static fs_status send_piece(router *rt, int64_t s)
         MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv of the particles failed");
     rt->st->received += total / rt->stride;
-    return fs_paint_mesh_paint(rt->mesh, rt->recv, total / rt->stride, rt->stride, rt->weighted);
+    return fs_paint_mesh_paint(rt->mesh, rt->recv, total / rt->stride);
 }
 
 /* The round's rows to their ranks, in as many pieces as the rank with the
@@ -189,8 +189,15 @@ static fs_status send_round(router *rt, int64_t m)
     int64_t most = 0;
     for (int r = 0; r < rt->nranks; r++)
         most = rt->nper[r] > most ? rt->nper[r] : most;
-    int64_t pieces = (most + rt->per_dest - 1) / rt->per_dest;
-    fs_status st = fs_allreduce(rt->comm, MPI_IN_PLACE, &pieces, 1, MPI_INT64_T, MPI_MAX);
+    /* the pieces, and whether a rank's waiting particles would not leave
+     * room for a round: then every rank paints its own now, together (one
+     * painting alone would keep the others waiting in the next exchange) */
+    int64_t v[2] = {(most + rt->per_dest - 1) / rt->per_dest,
+                    fs_paint_mesh_room(rt->mesh) < rt->rows}, pieces;
+    fs_status st = fs_allreduce(rt->comm, MPI_IN_PLACE, v, 2, MPI_INT64_T, MPI_MAX);
+    if (st == FS_OK && v[1])
+        st = fs_error_agree_shared(rt->comm, fs_paint_mesh_flush(rt->mesh));
+    pieces = v[0];
     for (int64_t s = 0; s < pieces && st == FS_OK; s++)
         st = fs_error_agree_shared(rt->comm, send_piece(rt, s));
     return st;
@@ -256,7 +263,7 @@ fs_status fs_paint_route(MPI_Comm comm, const fs_paint_table *tab, fs_paint_mesh
     if (MPI_Comm_rank(comm, &rt.rank) != MPI_SUCCESS || MPI_Comm_size(comm, &rt.nranks) != MPI_SUCCESS)
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
     rt.stride = tab->ndim + rt.weighted;
-    rt.rows = rows_per_round(rt.stride);
+    rt.rows = fs_paint_route_rows(rt.stride);
     rt.per_dest = rt.rows / rt.nranks > 0 ? rt.rows / rt.nranks : 1;
     fs_finite_begin(&rt.fin_pos, tab->pos->ndim, tab->pos->shape, 0);
     if (tab->wts)

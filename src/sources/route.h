@@ -9,8 +9,9 @@
  * (mesh.h's owner) and sends them in one MPI_Alltoallv per round, cut in
  * pieces of at most round_bytes / P per destination so that no rank ever
  * receives more than a round (the pieces' count agreed by a reduction);
- * what a rank receives is painted at once. Nothing is kept between
- * rounds: the memory is three rounds' buffers whatever N. */
+ * what a rank receives goes to the mesh's pending rows (mesh.h), painted
+ * when they are full. Nothing else is kept between rounds: the memory is
+ * three rounds' buffers and the pending rows whatever N. */
 #ifndef FS_PAINT_ROUTE_H
 #define FS_PAINT_ROUTE_H
 
@@ -56,6 +57,9 @@ typedef struct fs_paint_route_stats {
  * with fs_error_agree_shared, not printed). */
 fs_status fs_paint_route(MPI_Comm comm, const fs_paint_table *tab, fs_paint_mesh *mesh,
                          int allow_nonfinite, fs_progress *progress, fs_paint_route_stats *out);
+
+/* The rows of `stride` doubles of a round (FS_PAINT_ROUND_BYTES of them). */
+int64_t fs_paint_route_rows(int stride);
 
 /* The bytes of one rank's buffers for rows of `stride` doubles on nranks
  * ranks. */

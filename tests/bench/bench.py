@@ -68,7 +68,9 @@ The paint rows (skipped with --no-paint; alone with --only-paint) paint N^3
 uniform float32 particles (cic, interlaced) on an N^3 mesh with --real
 --spectrum-only, next to the numpy script a user writes (numpy.bincount
 painting of both meshes, rfftn, the combination, compensation, shot noise,
-shells), with the particles painted per second per rank of the report.
+shells): medians of rotated turns (at least 3) of wall and CPU seconds and
+their ratios to the script's, the particles painted per second per rank of
+the report, and the peak memory against the dry run's total.
 
 The out-of-core rows (skipped with --no-ooc; alone with --only-ooc) are
 bench_ooc.py's: --out-of-core on one size next to dd moving the same bytes,
@@ -83,6 +85,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -675,15 +678,35 @@ with h5py.File(sys.argv[2], "w") as out:
 """
 
 
+def children_cpu():
+    """User and system seconds of the waited-for children (and theirs)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_timed(fn):
+    """fn()'s result, its wall seconds and its children's CPU seconds."""
+    c0, t0 = children_cpu(), time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0, children_cpu() - c0
+
+
 def paint_rows(args, mpiexec, exe, work):
     """--paint=cic --interlace of N^3 particles on an N^3 mesh and its P(k),
-    next to the numpy script."""
-    print("# painting N^3 particles (cic, interlaced) on N^3 and P(k), best of %d by wall time"
-          % args.repeats)
-    print("%-44s %-5s %5s %8s %8s %8s %14s %9s %8s" % (
-        "command", "N", "ranks", "wall s", "read s", "paint s", "Mpart/s/rank", "peak MiB",
-        "x script"))
+    next to the numpy script: rotated turns (the script, then fftshard on
+    each rank count), medians of wall and CPU seconds (the machine may be
+    shared: the CPU seconds are less noisy, though an MPI rank that waits
+    for another spins), the particles per second per rank of the report
+    and the measured peak against the dry run's total."""
+    turns = max(args.repeats, 3)
+    print("# painting N^3 particles (cic, interlaced) on N^3 and P(k): medians of %d rotated "
+          "turns, wall and CPU seconds" % turns)
+    print("%-40s %-4s %5s %8s %8s %8s %8s %8s %8s %12s %9s %9s %6s" % (
+        "command", "N", "ranks", "wall s", "cpu s", "read s", "paint s", "x script",
+        "cpu x", "Mpart/s/rank", "peak MiB", "dry MiB", "/dry"))
     out = os.path.join(work, "paint-pk.h5")
+    opts = ["--real", "--spectrum-only", "--paint=cic", "--interlace"]
+    rank_list = [int(r) for r in args.ranks.split(",")]
     for size in args.sizes.split(","):
         n = int(size.split("x")[0])
         snap = os.path.join(work, "snap-%d.h5" % n)
@@ -694,23 +717,38 @@ def paint_rows(args, mpiexec, exe, work):
              "    f['PartType1/Coordinates'] = x\n"
              "    f.create_group('Header').attrs['BoxSize'] = 1000.0\n", snap, str(n)],
             serial_env())
-        script = None
-        for _ in range(args.repeats):
-            wall = script_wall(PAINT_SCRIPT, [snap], out + ".ref", [str(n)])
-            script = wall if script is None or wall < script else script
-        for ranks in [int(r) for r in args.ranks.split(",")]:
-            opts = ["--real", "--spectrum-only", "--paint=cic", "--interlace", "--mesh=%d" % n]
-            s = best_of(args.repeats, "wall",
-                        lambda: fftshard(mpiexec, exe, ranks, snap + ":/PartType1/Coordinates",
-                                         out, opts))
-            with open(out + ".json") as f:
-                p = json.load(f)["paint"]["inputs"][0]
-            print("%-44s %-5d %5d %8.3f %8.3f %8.3f %14.2f %9.1f %8.3f" % (
-                "fftshard " + " ".join(opts[:4]), n, ranks, s["wall"], s["read"], s["paint"],
-                p["particles_per_second_per_rank"] / 1e6, s["peak_mib"], s["wall"] / script),
-                flush=True)
-        print("%-44s %-5d %5s %8.3f %8s %8s %14s %9s %8s" % (
-            "numpy script (bincount, rfftn, shells)", n, "1", script, "-", "-", "-", "-", "1.00"))
+        inp = snap + ":/PartType1/Coordinates"
+        mesh = opts + ["--mesh=%d" % n]
+        dry = {}
+        for ranks in rank_list:
+            report = os.path.join(work, "paint-dry.json")
+            run([mpiexec, "-n", str(ranks), exe, "--force", "--dry-run", "--report=" + report]
+                + mesh + [inp, out])
+            with open(report) as f:
+                dry[ranks] = json.load(f)["memory_per_rank"]["total_bytes"] / 1048576.0
+        script, mine = {"wall": [], "cpu": []}, {r: [] for r in rank_list}
+        for _ in range(turns):
+            _, wall, cpu = cpu_timed(lambda: script_wall(PAINT_SCRIPT, [snap], out + ".ref",
+                                                         [str(n)]))
+            script["wall"].append(wall)
+            script["cpu"].append(cpu)
+            for ranks in rank_list:
+                s, wall, cpu = cpu_timed(lambda: fftshard(mpiexec, exe, ranks, inp, out, mesh))
+                with open(out + ".json") as f:
+                    p = json.load(f)["paint"]["inputs"][0]
+                s.update(cpu=cpu, rate=p["particles_per_second_per_rank"] / 1e6)
+                mine[ranks].append(s)
+        sw, sc = median(script["wall"]), median(script["cpu"])
+        for ranks in rank_list:
+            m = {k: median([s[k] for s in mine[ranks]])
+                 for k in ("wall", "cpu", "read", "paint", "rate", "peak_mib")}
+            print("%-40s %-4d %5d %8.2f %8.2f %8.2f %8.2f %8.3f %8.3f %12.2f %9.1f %9.1f %6.3f" % (
+                "fftshard " + " ".join(opts), n, ranks, m["wall"], m["cpu"], m["read"],
+                m["paint"], m["wall"] / sw, m["cpu"] / sc, m["rate"], m["peak_mib"],
+                dry[ranks], m["peak_mib"] / dry[ranks]), flush=True)
+        print("%-40s %-4d %5s %8.2f %8.2f %8s %8s %8s %8s %12s %9s %9s %6s" % (
+            "numpy script (bincount, rfftn, shells)", n, "1", sw, sc, "-", "-", "1.000",
+            "1.000", "-", "-", "-", "-"))
     print()
 
 
