@@ -85,18 +85,17 @@ import argparse
 import json
 import os
 import re
-import resource
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 
+from bench_common import (env, fftshard, fftshard_many, fresh, has_option, median, run,
+                          script_wall, serial_env, timed)
 from bench_ooc import ooc_rows
+from bench_paint import paint_rows
 
 STRATEGIES = ["alltoall", "random", "xorswap", "pairwise"]
-PHASES = ["read", "plan", "fft", "exchange", "write", "total"]
-OPTIONAL_PHASES = ["paint"]
 
 # argv: input, output[, fftn or rfftn[, axes "1,2,3"]]
 SCIPY_PIPELINE = r'''
@@ -109,69 +108,6 @@ b = fn(a, axes=axes, workers=-1)
 with h5py.File(sys.argv[2], "w") as f:
     f.create_dataset("data", data=b)
 '''
-
-
-def env(name, default=None):
-    value = os.environ.get(name, default)
-    if value is None:
-        sys.exit("bench.py: %s is not set (run it through `make bench`)" % name)
-    return value
-
-
-def run(cmd, environ=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=environ)
-    if p.returncode != 0:
-        sys.exit("bench.py: %s failed (%d):\n%s" % (" ".join(cmd), p.returncode, p.stderr))
-    return p
-
-
-def serial_env():
-    """The environment without an enclosing job's MPI variables (h5py would
-    pick its MPI build)."""
-    return {k: v for k, v in os.environ.items()
-            if not re.match(r"(PMI_|HYDRA_|MPI_|OMPI_)", k)}
-
-
-def fresh(out):
-    """Remove the last run's output and write back the page cache."""
-    for path in (out, out + ".json"):
-        if os.path.exists(path):
-            os.remove(path)
-    os.sync()
-
-
-def fftshard(mpiexec, exe, ranks, inp, out, extra):
-    """Run fftshard; the figures of its JSON report and the wall time."""
-    return fftshard_many(mpiexec, exe, ranks, [inp], out, extra)
-
-
-def fftshard_many(mpiexec, exe, ranks, inputs, out, extra):
-    """fftshard() with several INPUTs."""
-    report = out + ".json"
-    fresh(out)
-    t0 = time.perf_counter()
-    run([mpiexec, "-n", str(ranks), exe, "--force", "--quiet", "--report=" + report]
-        + list(extra) + list(inputs) + [out])
-    wall = time.perf_counter() - t0
-    with open(report) as f:
-        r = json.load(f)
-    fig = {ph: r["phases"][ph]["max"] for ph in PHASES}
-    fig.update({ph: r["phases"].get(ph, {}).get("max", 0.0) for ph in OPTIONAL_PHASES})
-    fig["wall"] = wall
-    fig["transform"] = fig["fft"] + fig["exchange"]
-    fig["operate"] = r["phases"].get("operate", {}).get("max", 0.0)
-    fig["exchanges"] = r["exchange"].get("count", 0)
-    fig["gflops"] = r["gflops"]
-    fig["gbs"] = r["exchange"]["bandwidth_gbs"]
-    fig["peak_mib"] = r["memory"]["peak_bytes_max"] / 1048576.0
-    # several INPUTs: the decomposition and strategy are each dataset's
-    first = r["datasets"][0] if "datasets" in r else r
-    fig["decomp"] = first["decomposition"]["type"]
-    fig["strategy_name"] = first["strategy"]["name"]
-    grid = first["decomposition"].get("grid")
-    if grid and fig["decomp"] == "pencil":
-        fig["decomp"] = "pencil %dx%d" % tuple(grid)
-    return fig
 
 
 def best_of(repeats, key, fn):
@@ -447,18 +383,6 @@ with h5py.File(sys.argv[4], "w") as f:
 """
 
 
-def script_wall(script, inputs, out, extra):
-    fresh(out)
-    t0 = time.perf_counter()
-    run(["/usr/bin/python3", "-c", script] + list(inputs) + [out] + list(extra), serial_env())
-    return time.perf_counter() - t0
-
-
-def has_option(exe, name):
-    p = subprocess.run([exe, "--help"], capture_output=True, text=True)
-    return name in p.stdout
-
-
 def operator_rows(args, mpiexec, exe, mkdata, work, scipy_ok, pairs=5):
     """--apply=gaussian and --vector=helmholtz against the plain --real
     forward of the same input and the scipy script for the same job: one
@@ -562,16 +486,6 @@ def poisson_rows(args, mpiexec, exe, mkdata, work, turns=5):
     print()
 
 
-def median(values):
-    return sorted(values)[len(values) // 2]
-
-
-def timed(cmd):
-    t0 = time.perf_counter()
-    run(cmd)
-    return time.perf_counter() - t0
-
-
 def startup_walls(mpiexec, exe, hello, tiny, work, ranks, runs=11):
     """Median wall times of an MPI program that only starts and ends
     (MPI_Init, a barrier, MPI_Finalize) and of a 1x1x1 fftshard run, taken
@@ -646,112 +560,6 @@ def fftw_mpi(script, ranks, size, transposed_out, repeats):
 # (cloud in cell, interlaced) on an N^3 mesh and measure P(k): numpy.bincount
 # painting of the 8 corners, the shifted mesh, rfftn, nbodykit's
 # combination, the window compensated, the shot noise subtracted, shells.
-PAINT_SCRIPT = r"""
-import sys, h5py, numpy as np
-with h5py.File(sys.argv[1], "r") as f:
-    x = f["PartType1/Coordinates"][...].astype(np.float64)
-    L = float(f["Header"].attrs["BoxSize"])
-n = int(sys.argv[3])
-def cic(shift):
-    u = np.mod(x, L) * n / L + shift
-    i0 = np.floor(u).astype(np.int64)
-    d = u - i0
-    mesh = np.zeros(n ** 3)
-    for c in np.ndindex(2, 2, 2):
-        w = np.prod([d[:, a] if c[a] else 1 - d[:, a] for a in range(3)], axis=0)
-        idx = ((i0[:, 0] + c[0]) % n * n + (i0[:, 1] + c[1]) % n) * n + (i0[:, 2] + c[2]) % n
-        mesh += np.bincount(idx, weights=w, minlength=n ** 3)
-    return mesh.reshape(n, n, n) * (n ** 3 / len(x)) - 1
-f = np.fft.fftfreq(n, 1 / n)
-fr = np.fft.rfftfreq(n, 1 / n)
-ph = np.exp(1j * np.pi * (f[:, None, None] + f[None, :, None] + fr[None, None, :]) / n)
-X = 0.5 * (np.fft.rfftn(cic(0.0)) + np.fft.rfftn(cic(0.5)) * ph)
-W = (np.sinc(f / n)[:, None, None] * np.sinc(f / n)[None, :, None] * np.sinc(fr / n)[None, None, :]) ** 2
-P = np.abs(X) ** 2 / W ** 2 * L ** 3 / n ** 6
-m = np.ones(X.shape)
-m[..., 1:(n + 1) // 2] = 2
-kk = np.sqrt(f[:, None, None] ** 2 + f[None, :, None] ** 2 + fr[None, None, :] ** 2)
-b = np.floor(kk + 0.5).astype(np.int64).ravel()
-power = np.bincount(b, weights=(P * m).ravel()) / np.maximum(np.bincount(b, weights=m.ravel()), 1)
-with h5py.File(sys.argv[2], "w") as out:
-    out["power"] = power - L ** 3 / len(x)
-"""
-
-
-def children_cpu():
-    """User and system seconds of the waited-for children (and theirs)."""
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def cpu_timed(fn):
-    """fn()'s result, its wall seconds and its children's CPU seconds."""
-    c0, t0 = children_cpu(), time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - t0, children_cpu() - c0
-
-
-def paint_rows(args, mpiexec, exe, work):
-    """--paint=cic --interlace of N^3 particles on an N^3 mesh and its P(k),
-    next to the numpy script: rotated turns (the script, then fftshard on
-    each rank count), medians of wall and CPU seconds (the machine may be
-    shared: the CPU seconds are less noisy, though an MPI rank that waits
-    for another spins), the particles per second per rank of the report
-    and the measured peak against the dry run's total."""
-    turns = max(args.repeats, 3)
-    print("# painting N^3 particles (cic, interlaced) on N^3 and P(k): medians of %d rotated "
-          "turns, wall and CPU seconds" % turns)
-    print("%-40s %-4s %5s %8s %8s %8s %8s %8s %8s %12s %9s %9s %6s" % (
-        "command", "N", "ranks", "wall s", "cpu s", "read s", "paint s", "x script",
-        "cpu x", "Mpart/s/rank", "peak MiB", "dry MiB", "/dry"))
-    out = os.path.join(work, "paint-pk.h5")
-    opts = ["--real", "--spectrum-only", "--paint=cic", "--interlace"]
-    rank_list = [int(r) for r in args.ranks.split(",")]
-    for size in args.sizes.split(","):
-        n = int(size.split("x")[0])
-        snap = os.path.join(work, "snap-%d.h5" % n)
-        run(["/usr/bin/python3", "-c", "import sys, h5py, numpy as np\n"
-             "n = int(sys.argv[2])\n"
-             "x = np.random.default_rng(1).uniform(0, 1000.0, (n ** 3, 3)).astype(np.float32)\n"
-             "with h5py.File(sys.argv[1], 'w') as f:\n"
-             "    f['PartType1/Coordinates'] = x\n"
-             "    f.create_group('Header').attrs['BoxSize'] = 1000.0\n", snap, str(n)],
-            serial_env())
-        inp = snap + ":/PartType1/Coordinates"
-        mesh = opts + ["--mesh=%d" % n]
-        dry = {}
-        for ranks in rank_list:
-            report = os.path.join(work, "paint-dry.json")
-            run([mpiexec, "-n", str(ranks), exe, "--force", "--dry-run", "--report=" + report]
-                + mesh + [inp, out])
-            with open(report) as f:
-                dry[ranks] = json.load(f)["memory_per_rank"]["total_bytes"] / 1048576.0
-        script, mine = {"wall": [], "cpu": []}, {r: [] for r in rank_list}
-        for _ in range(turns):
-            _, wall, cpu = cpu_timed(lambda: script_wall(PAINT_SCRIPT, [snap], out + ".ref",
-                                                         [str(n)]))
-            script["wall"].append(wall)
-            script["cpu"].append(cpu)
-            for ranks in rank_list:
-                s, wall, cpu = cpu_timed(lambda: fftshard(mpiexec, exe, ranks, inp, out, mesh))
-                with open(out + ".json") as f:
-                    p = json.load(f)["paint"]["inputs"][0]
-                s.update(cpu=cpu, rate=p["particles_per_second_per_rank"] / 1e6)
-                mine[ranks].append(s)
-        sw, sc = median(script["wall"]), median(script["cpu"])
-        for ranks in rank_list:
-            m = {k: median([s[k] for s in mine[ranks]])
-                 for k in ("wall", "cpu", "read", "paint", "rate", "peak_mib")}
-            print("%-40s %-4d %5d %8.2f %8.2f %8.2f %8.2f %8.3f %8.3f %12.2f %9.1f %9.1f %6.3f" % (
-                "fftshard " + " ".join(opts), n, ranks, m["wall"], m["cpu"], m["read"],
-                m["paint"], m["wall"] / sw, m["cpu"] / sc, m["rate"], m["peak_mib"],
-                dry[ranks], m["peak_mib"] / dry[ranks]), flush=True)
-        print("%-40s %-4d %5s %8.2f %8.2f %8s %8s %8s %8s %12s %9s %9s %6s" % (
-            "numpy script (bincount, rfftn, shells)", n, "1", sw, sc, "-", "-", "1.000",
-            "1.000", "-", "-", "-", "-"))
-    print()
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="128x128x128,256x256x256")
