@@ -197,12 +197,14 @@ teardown() {
 }
 
 # start_run OUTPUT [OPTIONS...]: start fftshard on 4 ranks in the background,
-# on $run_input (default in.h5; a larger one is slow enough to be caught
-# mid-run); $run_pid is mpiexec's process id.
+# on in.h5, every rank held at $run_pause if set
+# (FFTSHARD_PAUSE: a signal finds the run there however quick it is);
+# $run_pid is mpiexec's process id.
 start_run() {
     local out=$1
     shift
-    "$MPIEXEC" -n 4 "$FFTSHARD" --quiet "$@" "${run_input:-in.h5}" "$out" >/dev/null 2>run.err &
+    FFTSHARD_PAUSE=${run_pause:-} "$MPIEXEC" -n 4 "$FFTSHARD" --quiet "$@" in.h5 "$out" \
+        >/dev/null 2>run.err &
     run_pid=$!
 }
 
@@ -215,6 +217,15 @@ wait_for_temporary() {
     done
 }
 
+# wait_for_pause: busy-wait until rank 0 says it is held (FFTSHARD_PAUSE);
+# fails after 10 s.
+wait_for_pause() {
+    local deadline=$((${EPOCHREALTIME/./} + 10000000))
+    until grep -q "pausing at" run.err 2>/dev/null; do
+        ((${EPOCHREALTIME/./} < deadline)) || fail "the run was not held within 10 s: $(cat run.err)"
+    done
+}
+
 # finish_run: wait for mpiexec; its exit status goes to $run_status.
 finish_run() {
     run_status=0
@@ -223,9 +234,8 @@ finish_run() {
 
 @test "SIGTERM or SIGINT to mpiexec during a run: no temporary, no OUTPUT, existing OUTPUT unchanged" {
     mpich_only "Open MPI's mpirun signalled itself exits 1 at once, while its ranks finish what the signal found them doing, the commit's renames included (fftshard(1), Launchers)"
-    local sig attempt caught=0 before run_input=slow.h5
-    oracle make slow.h5 96x80x64:complex128
-    fftshard 2 --quiet --inverse slow.h5 old.h5
+    local sig attempt caught=0 before run_pause=fft:30
+    fftshard 2 --quiet --inverse in.h5 old.h5
     before=$(checksum old.h5)
     for sig in TERM INT TERM-force; do
         for attempt in 1 2 3; do
@@ -235,7 +245,7 @@ finish_run() {
                 start_run "new_$sig.h5"
             fi
             wait_for_temporary
-            sleep 0.1 # well into the run: every rank knows the temporary
+            wait_for_pause # well into the run: every rank knows the temporary
             kill "-${sig%-force}" "$run_pid" 2>/dev/null || true
             finish_run
             assert_no_temporaries
@@ -249,11 +259,11 @@ finish_run() {
             # result was in place (its status 143 or 130, fftshard(1)): a
             # complete result; try again.
             rm -f "new_$sig.h5"
-            fftshard 2 --quiet --force --inverse slow.h5 old.h5
+            fftshard 2 --quiet --force --inverse in.h5 old.h5
             before=$(checksum old.h5)
         done
     done
-    [ "$caught" -gt 0 ] || skip "every run finished before the signal arrived"
+    [ "$caught" = 3 ] || fail "$caught of the 3 held runs were interrupted"
 }
 
 # bats test_tags=sanitized,openmpi

@@ -187,17 +187,20 @@ h5py.File("nan.h5", "w")["data"] = a'
     assert_no_temporaries
     mkdata 2 -q 192x160x128 big.h5
     local pass job
+    # every rank held at the start of the pass (FFTSHARD_PAUSE), so that the
+    # signal finds it there however quick the pass
     for pass in 1 2; do
-        "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --progress --disk-rate=500M big.h5 o.h5 2>log &
+        FFTSHARD_PAUSE="pass $pass:30" "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core \
+            --disk-rate=500M big.h5 o.h5 2>log &
         job=$!
         local deadline=$((SECONDS + 60))
-        until grep -q "progress: pass $pass " log || ((SECONDS > deadline)); do sleep 0.05; done
-        grep -q "progress: pass $pass " log || fail "pass $pass never started: $(cat log)"
+        until grep -q "pausing at" log || ((SECONDS > deadline)); do sleep 0.05; done
+        grep -q "pausing at" log || fail "pass $pass never started: $(cat log)"
         kill -TERM "$job"
         status=0
         wait "$job" || status=$?
         assert_equal "$status" 143
-        grep -q "interrupted by SIGTERM" log || fail "$(cat log)"
+        grep -q "interrupted by SIGTERM during the pass $pass phase" log || fail "$(cat log)"
         [ ! -e o.h5 ] || fail "SIGTERM in pass $pass left OUTPUT"
         assert_no_temporaries
     done

@@ -173,14 +173,25 @@ no_output() {
 @test "--shard-output killed midway: no master, no shard directory" {
     oracle make in.h5 96x96x96:complex128
     local attempt caught=0
+    # the first run held at the start of its write (FFTSHARD_PAUSE: the
+    # shards' directory exists, hidden), so that one signal surely finds a
+    # run midway; the others at moments after the temporary appears
     for attempt in 1 2 3 4 5; do
-        "$MPIEXEC" -n 4 "$FFTSHARD" --quiet --shard-output in.h5 out.h5 >/dev/null 2>run.err &
+        local pause=
+        [ "$attempt" != 1 ] || pause=write:30
+        FFTSHARD_PAUSE=$pause "$MPIEXEC" -n 4 "$FFTSHARD" --quiet --shard-output in.h5 out.h5 \
+            >/dev/null 2>run.err &
         local pid=$!
         local deadline=$((${EPOCHREALTIME/./} + 10000000))
         until compgen -G '.*.fftshard-tmp-*' >/dev/null; do
             ((${EPOCHREALTIME/./} < deadline)) || break
         done
-        sleep 0.$((attempt * 2))
+        if [ -n "$pause" ]; then
+            until grep -q "pausing at" run.err || ((${EPOCHREALTIME/./} > deadline)); do :; done
+            grep -q "pausing at" run.err || fail "the run was not held: $(cat run.err)"
+        else
+            sleep 0.0$((attempt * 2))
+        fi
         kill -TERM "$pid" 2>/dev/null || true
         local st=0
         wait "$pid" || st=$?
@@ -199,7 +210,7 @@ no_output() {
         fi
         rm -rf out.h5 out.h5.shards-*
     done
-    [ "$caught" -gt 0 ] || skip "every run finished before the signal arrived"
+    [ "$caught" -gt 0 ] || fail "the held run was not interrupted"
 }
 
 @test "compressed input and --chunks/--deflate output, also sharded" {
