@@ -48,7 +48,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from oracle_common import (Failure, k_prime, lost_attributes, parse_axes, parse_box,  # noqa: E402
-                           parse_case, read_location, relative_error, split_location, tolerance,
+                           parse_case, read_location, relative_error, tolerance,
                            wave_numbers)
 
 SERIES_X = 0.5
@@ -127,11 +127,8 @@ def check_case(case):
     tok = parse_case(case)
     src = read_location(tok["in"])
     x = src.values
-    out_file, out_ds = split_location(tok["out"])
-    with h5py.File(out_file, "r") as f:
-        o = f[out_ds or src.path]
-        y = o[...]
-        attrs = dict(o.attrs)
+    out = read_location(tok["out"], default=src.path)
+    y, attrs = out.values, out.attrs
     axes = parse_axes(tok.get("axes"), x.ndim)
     box = parse_box(tok.get("box"))
     ops = tok["apply"].split(",")

@@ -99,11 +99,8 @@ def check_case(case):
         second = read_location(tok["b"])
         b, b_name = second.values, f"{second.file}:{second.path}"
     axes = parse_axes(tok.get("axes"), a.ndim)
-    out_file, out_ds = split_location(tok["out"])
-    with h5py.File(out_file, "r") as f:
-        o = f[out_ds or PATHS[op]]
-        y = o[...]
-        attrs = dict(o.attrs)
+    out = read_location(tok["out"], default=PATHS[op])
+    y, attrs = out.values, out.attrs
     ref = reference(op, a, b, axes)
     if y.shape != a.shape:
         raise Failure(f"shape {y.shape}, input {a.shape}")

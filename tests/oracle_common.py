@@ -79,11 +79,12 @@ class Located(NamedTuple):
     attrs: dict
 
 
-def read_location(location, nested=True):
-    """The dataset at FILE[:/ds] (FILE's only one without a path), as stored."""
+def read_location(location, nested=True, default=None):
+    """The dataset at FILE[:/ds] (without a path: default, else FILE's only
+    one), as stored."""
     file_name, path = split_location(location)
     with h5py.File(file_name, "r") as f:
-        d = f[path or only_dataset(f, file_name, nested)]
+        d = f[path or default or only_dataset(f, file_name, nested)]
         return Located(d[()], file_name, d.name, dict(d.attrs))
 
 

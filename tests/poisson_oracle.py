@@ -61,7 +61,7 @@ sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
 from apply_oracle import factor  # noqa: E402
 from oracle_common import (Failure, box_lengths, frequencies, along, parse_axes,  # noqa: E402
                            parse_box, parse_case, read_location, relative_error,
-                           split_location, tolerance)
+                           tolerance)
 
 
 def boundaries(text, axes):
@@ -142,11 +142,8 @@ def check_case(case):
     tok = parse_case(case)
     src = read_location(tok["in"])
     x = src.values
-    out_file, out_ds = split_location(tok["out"])
-    with h5py.File(out_file, "r") as f:
-        o = f[out_ds or src.path]
-        y = o[...]
-        attrs = dict(o.attrs)
+    out = read_location(tok["out"], default=src.path)
+    y, attrs = out.values, out.attrs
     axes = parse_axes(tok.get("axes"), x.ndim)
     bnd = boundaries(tok.get("boundary"), axes)
     ref = reference(x, tok["apply"].split(","), axes, parse_box(tok.get("box")), bnd)
