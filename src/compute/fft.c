@@ -112,13 +112,15 @@ static double nlogn(const guru *g)
     return n > 1 ? 5.0 * n * m * log2(n) : 0;
 }
 
-static void destroy_plan(fs_precision p, void *plan)
+/* r2r: an R2R operation's, r2r.c's (its passes are never pruned: no limit). */
+static void destroy_plan(fs_precision p, int r2r, void *plan)
 {
-    if (!plan)
-        return;
-    if (p == FS_SINGLE)
+    fs_r2r_plan *rp = plan;
+    if (r2r)
+        fs_r2r_plan_free(&rp);
+    else if (plan && p == FS_SINGLE)
         fftwf_destroy_plan(plan);
-    else
+    else if (plan)
         fftw_destroy_plan(plan);
 }
 
@@ -128,8 +130,7 @@ static void *plan_op_lines(const fs_op *op, int k, int n, int howmany, int dist,
                            int sign, unsigned flags)
 {
     if (op->spec.kind == FS_OP_R2R)
-        return fs_r2r_plan_lines(op->prec, op->spec.r2r[k], n, howmany, dist,
-                                 op->spec.reals ? 1 : 2, data, flags);
+        return fs_r2r_plan_lines(op->prec, &op->spec, k, n, howmany, dist, data, flags);
     if (op->prec == FS_SINGLE)
         return fftwf_plan_many_dft(1, &n, howmany, data, NULL, 1, dist, data, NULL, 1, dist, sign,
                                    flags);
@@ -267,7 +268,7 @@ typedef struct fused {
 /* T is one value (a complex one a struct of two reals: whole-value copies).
  * Rows are taken two at a time: each buffer line then gets two neighbouring
  * elements per visit. With fz, fz's work runs on the lines in the buffer. */
-#define DEFINE_GATHER_PASS(NAME, T, EXEC, EXEC_ON, PLAN_T)                                      \
+#define DEFINE_GATHER_PASS(NAME, T, EXEC_ON, PLAN_T)                                            \
     static void NAME(axis_pass *ap, T *data, const fused *fz)                                   \
     {                                                                                           \
         int64_t n = ap->n, s = ap->stride, g = ap->gather, d = ap->dist;                        \
@@ -288,7 +289,7 @@ typedef struct fused {
                 for (; i < n; i++)                                                              \
                     for (int64_t j = 0; j < v; j++)                                             \
                         buf[j * d + i] = base[i * s + b + j];                                   \
-                EXEC((PLAN_T)ap->plan);                                                         \
+                EXEC_ON((PLAN_T)ap->plan, (void *)buf, (void *)buf);                            \
                 if (fz) {                                                                       \
                     fs_lines l = {fz->box, ap->axis, o, b, v, n, d, buf};                       \
                     fz->fn(fz->ctx, &l);                                                        \
@@ -309,11 +310,13 @@ typedef struct fused {
     }
 typedef struct { double re, im; } cplx_double;
 typedef struct { float re, im; } cplx_single;
-DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute, fftw_execute_dft, fftw_plan)
-DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute, fftwf_execute_dft, fftwf_plan)
-/* R2R on a real working array (never fused) */
-DEFINE_GATHER_PASS(gather_reals_double, double, fftw_execute, fftw_execute_r2r, fftw_plan)
-DEFINE_GATHER_PASS(gather_reals_single, float, fftwf_execute, fftwf_execute_r2r, fftwf_plan)
+DEFINE_GATHER_PASS(gather_pass_double, cplx_double, fftw_execute_dft, fftw_plan)
+DEFINE_GATHER_PASS(gather_pass_single, cplx_single, fftwf_execute_dft, fftwf_plan)
+/* R2R (never fused) on a real working array, and on a complex one */
+DEFINE_GATHER_PASS(gather_reals_double, double, fs_r2r_execute, fs_r2r_plan *)
+DEFINE_GATHER_PASS(gather_reals_single, float, fs_r2r_execute, fs_r2r_plan *)
+DEFINE_GATHER_PASS(gather_r2r_double, cplx_double, fs_r2r_execute, fs_r2r_plan *)
+DEFINE_GATHER_PASS(gather_r2r_single, cplx_single, fs_r2r_execute, fs_r2r_plan *)
 
 /* The strided pass ap on slice, by the type of op's values. */
 static void gather_pass(const fs_op *op, axis_pass *ap, void *slice)
@@ -321,6 +324,8 @@ static void gather_pass(const fs_op *op, axis_pass *ap, void *slice)
     int single = op->prec == FS_SINGLE;
     if (op->spec.reals)
         single ? gather_reals_single(ap, slice, NULL) : gather_reals_double(ap, slice, NULL);
+    else if (op->spec.kind == FS_OP_R2R)
+        single ? gather_r2r_single(ap, slice, NULL) : gather_r2r_double(ap, slice, NULL);
     else
         single ? gather_pass_single(ap, slice, NULL) : gather_pass_double(ap, slice, NULL);
 }
@@ -328,10 +333,9 @@ static void gather_pass(const fs_op *op, axis_pass *ap, void *slice)
 /* A plan of lines (plan_op_lines) run in place at `at`. */
 static void run_lines_at(const fs_op *op, void *plan, void *at)
 {
-    if (op->spec.kind == FS_OP_R2R)
-        fs_r2r_execute(op->prec, plan, at);
-    else
-        op->prec == FS_SINGLE ? fftwf_execute_dft(plan, at, at) : fftw_execute_dft(plan, at, at);
+    op->spec.kind == FS_OP_R2R ? fs_r2r_execute(plan, at, at)
+    : op->prec == FS_SINGLE    ? fftwf_execute_dft(plan, at, at)
+                               : fftw_execute_dft(plan, at, at);
 }
 
 /* Whether slice sl (its indices on the axes before the first transformed)
@@ -377,7 +381,7 @@ static fs_status run_axis_passes(fs_op *op)
                                             "FFTW could not plan %lld transforms of length %lld",
                                             (long long)rest, (long long)ap->n);
                     run_lines_at(op, pl, at);
-                    destroy_plan(op->prec, pl);
+                    destroy_plan(op->prec, op->spec.kind == FS_OP_R2R, pl);
                 }
             } else {
                 gather_pass(op, ap, slice);
@@ -436,7 +440,7 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
     switch (spec->kind) {
     case FS_OP_C2C:
     case FS_OP_R2R: /* axis by axis under FFTW_ESTIMATE, all axes in one plan else */
-        if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE))) {
+        if (!(flags & (FFTW_MEASURE | FFTW_PATIENT | FFTW_EXHAUSTIVE)) || fs_r2r_fast_axes(spec, box)) {
             if (plan_axis_passes(op, spec->axes, -1, spec->sign, flags) != 0)
                 goto fail;
             break;
@@ -584,7 +588,7 @@ static void run_plan(fs_op *op)
             fftw_execute_dft_c2r(op->plan, d, d);
         break;
     case FS_OP_R2R:
-        fs_r2r_execute(op->prec, op->plan, d);
+        fs_r2r_execute(op->plan, d, d);
         break;
     default:
         if (single)
@@ -711,10 +715,10 @@ void fs_op_free(fs_op **pop)
     fs_op *op = *pop;
     if (!op)
         return;
-    destroy_plan(op->prec, op->plan);
+    destroy_plan(op->prec, op->spec.kind == FS_OP_R2R, op->plan);
     fs_window_op_free(&op->window);
     for (int i = 0; i < op->npass; i++) {
-        destroy_plan(op->prec, op->pass[i].plan);
+        destroy_plan(op->prec, op->spec.kind == FS_OP_R2R, op->pass[i].plan);
         fftw_free(op->pass[i].buf);
     }
     free(op);
@@ -764,7 +768,7 @@ fs_status fs_fft_blockwise_execute(fs_fft_blockwise *bw, const fs_box *box, void
         if (i == BLOCKWISE_MAX_PLANS) {
             /* Block shapes beyond the cache: recycle the last entry. */
             i = BLOCKWISE_MAX_PLANS - 1;
-            destroy_plan(bw->prec, bw->plan[i]);
+            destroy_plan(bw->prec, 0, bw->plan[i]);
             bw->nplans--;
         }
         /* ESTIMATE never touches the array, so planning on live data is safe. */
@@ -789,7 +793,7 @@ void fs_fft_blockwise_free(fs_fft_blockwise **pbw)
     if (!bw)
         return;
     for (int i = 0; i < bw->nplans; i++)
-        destroy_plan(bw->prec, bw->plan[i]);
+        destroy_plan(bw->prec, 0, bw->plan[i]);
     free(bw);
     *pbw = NULL;
 }

@@ -3,9 +3,34 @@
 #include "config.h"
 
 #include "compute/r2r.h"
+#include "compute/dctfft.h"
 
 #include <fftw3.h>
 #include <math.h>
+#include <stdlib.h>
+
+/* FFTW's r2r plan, or for the kinds and lengths of fs_r2r_fast one of
+ * dctfft's. */
+struct fs_r2r_plan {
+    fs_precision prec;
+    void *fftw;
+    fs_dctfft *fast;
+};
+
+/* p around an FFTW plan or a dctfft plan (the other NULL); NULL when
+ * neither came. */
+static fs_r2r_plan *wrap(fs_precision prec, void *fftw, fs_dctfft *fast)
+{
+    fs_r2r_plan *p = fftw || fast ? malloc(sizeof *p) : NULL;
+    if (p) {
+        *p = (fs_r2r_plan){prec, fftw, fast};
+        return p;
+    }
+    if (fftw)
+        prec == FS_SINGLE ? fftwf_destroy_plan(fftw) : fftw_destroy_plan(fftw);
+    fs_dctfft_free(&fast);
+    return NULL;
+}
 
 /* scipy.fft's types as FFTW's kinds: the same unnormalized sums
  * (fftshard(1), COSINE AND SINE TRANSFORMS). */
@@ -35,19 +60,23 @@ static void *plan_guru(fs_precision prec, int rank, const fftw_iodim64 *dims, in
     return fftw_plan_guru64_r2r(rank, dims, howmany, loops, data, data, kinds, flags);
 }
 
-void *fs_r2r_plan_lines(fs_precision prec, fs_r2r kind, int n, int howmany, int dist, int comps,
-                        void *data, unsigned flags)
+fs_r2r_plan *fs_r2r_plan_lines(fs_precision prec, const fs_op_spec *spec, int axis, int n,
+                               int howmany, int dist, void *data, unsigned flags)
 {
+    fs_r2r kind = spec->r2r[axis];
+    int comps = spec->reals ? 1 : 2;
+    if (fs_r2r_fast(kind, n))
+        return wrap(prec, NULL, fs_dctfft_new(prec, kind, n, howmany, dist, comps, flags));
     /* in reals: a complex value's parts are 1 apart, its neighbours 2 */
     fftw_iodim64 dim = {n, comps, comps};
     fftw_iodim64 loops[2] = {{howmany, (ptrdiff_t)dist * comps, (ptrdiff_t)dist * comps},
                              {2, 1, 1}};
     fftw_r2r_kind k = fftw_kind(kind);
-    return plan_guru(prec, 1, &dim, comps == 2 ? 2 : 1, loops, data, &k, flags);
+    return wrap(prec, plan_guru(prec, 1, &dim, comps == 2 ? 2 : 1, loops, data, &k, flags), NULL);
 }
 
-void *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs_box *box, void *data,
-                      unsigned flags, double *flops)
+fs_r2r_plan *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs_box *box,
+                             void *data, unsigned flags, double *flops)
 {
     int64_t strides[FS_LAYOUT_MAX_DIMS];
     fs_box_strides(box, strides);
@@ -71,15 +100,39 @@ void *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs_box *b
     }
     if (comps == 2)
         loops[howmany++] = (fftw_iodim64){2, 1, 1};
-    return plan_guru(prec, rank, dims, howmany, loops, data, kinds, flags);
+    return wrap(prec, plan_guru(prec, rank, dims, howmany, loops, data, kinds, flags), NULL);
 }
 
-void fs_r2r_execute(fs_precision prec, void *plan, void *data)
+int fs_r2r_fast_axes(const fs_op_spec *spec, const fs_box *box)
 {
-    if (prec == FS_SINGLE)
-        fftwf_execute_r2r(plan, data, data);
+    for (int k = 0; k < box->ndim; k++)
+        if (spec->axes[k] && fs_r2r_fast(spec->r2r[k], box->count[k]))
+            return 1;
+    return 0;
+}
+
+void fs_r2r_execute(fs_r2r_plan *p, void *data, void *out)
+{
+    if (p->fast)
+        fs_dctfft_execute(p->fast, data);
+    else if (p->prec == FS_SINGLE)
+        fftwf_execute_r2r(p->fftw, data, data);
     else
-        fftw_execute_r2r(plan, data, data);
+        fftw_execute_r2r(p->fftw, data, data);
+}
+
+void fs_r2r_plan_free(fs_r2r_plan **pp)
+{
+    fs_r2r_plan *p = *pp;
+    if (!p)
+        return;
+    if (p->fftw && p->prec == FS_SINGLE)
+        fftwf_destroy_plan(p->fftw);
+    else if (p->fftw)
+        fftw_destroy_plan(p->fftw);
+    fs_dctfft_free(&p->fast);
+    free(p);
+    *pp = NULL;
 }
 
 /* Index i of axis k of every line multiplied by f. */

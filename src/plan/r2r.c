@@ -77,6 +77,26 @@ fs_r2r fs_transform_computed(const fs_transform *t, int k)
     return t->sign > 0 ? fs_r2r_inverse(t->r2r[k]) : t->r2r[k];
 }
 
+int fs_r2r_fast(fs_r2r k, int64_t n)
+{
+    return (k == FS_DCT2 || k == FS_DCT3 || k == FS_DST2 || k == FS_DST3) && n >= 1 &&
+           n <= FS_R2R_FAST_MAX_N;
+}
+
+int64_t fs_r2r_fast_block(int64_t n, int64_t lines, size_t complex_bytes)
+{
+    int64_t b = FS_R2R_FAST_BLOCK_BYTES / (n * (int64_t)complex_bytes);
+    b = b < lines ? b : lines;
+    return b > 1 ? b : 1;
+}
+
+int64_t fs_r2r_fast_bytes(int64_t n, size_t complex_bytes)
+{
+    int64_t line = n * (int64_t)complex_bytes;
+    int64_t block = fs_r2r_fast_block(n, INT64_MAX, complex_bytes) * line;
+    return block + line + line + line;
+}
+
 double fs_transform_points(const fs_transform *t)
 {
     double n = 1;
