@@ -163,6 +163,26 @@ True True"
     rr_check
 }
 
+# Types II and III run as complex FFTs of two real lines (or a complex
+# value's line) in blocks of about 32 KiB (src/compute/dctfft.c): 301 points
+# make blocks of 6 pairs in float64, 12 in float32, none filling the lines
+# of a rank; 15x301 lines per rank on 3 slabs leave an odd last line with
+# no partner; 33 and 45 points the odd lengths on the other axes.
+@test "types II and III as complex FFTs: blocks of line pairs, an odd last line, odd lengths, float32, complex, batch axes, pencils" {
+    oracle make a.h5 45x301x33:float64 -- f.h5 45x301x33:float32 -- z.h5 15x301x9:complex128
+    rr 3 a.h5 a1.h5 --dct=2
+    rr 3 a.h5 a2.h5 --dst=3 --norm=ortho
+    rr 4 a.h5 a3.h5 --dst=2 --decomp=pencil
+    rr 2 a.h5 a4.h5 --inverse --dct=2 --norm=forward
+    rr 3 a.h5 a5.h5 --r2r=1:dct3,2:dst2 --axes=1,2
+    rr 2 a.h5 a6.h5 --r2r=0:dst3,2:dct2 --axes=0,2 --plan=measure
+    rr 3 f.h5 f1.h5 --dct=3
+    rr 4 f.h5 f2.h5 --r2r=0:dst2,1:dct2 --axes=0,1 --decomp=pencil --norm=ortho
+    rr 3 z.h5 z1.h5 --dst=2
+    rr 2 z.h5 z2.h5 --r2r=0:dct2,1:dst3 --axes=0,1 --precision=single
+    rr_check
+}
+
 @test "--check passes on cosine and sine axes, their Parseval sum weighted as the norm leaves them" {
     oracle make a.h5 6x5x4:float64 -- z.h5 4x5x3:complex128
     local k

@@ -149,7 +149,7 @@ static void fill_twiddles(fs_dctfft *p)
 fs_dctfft *fs_dctfft_new(fs_precision prec, fs_r2r kind, int64_t n, int64_t howmany,
                          int64_t dist, int comps, unsigned flags)
 {
-    if (!fs_r2r_fast(kind, n) || howmany < 1)
+    if (!fs_r2r_fast(kind, n, howmany * comps))
         return NULL;
     fs_dctfft *p = calloc(1, sizeof *p);
     if (!p)

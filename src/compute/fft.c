@@ -118,10 +118,8 @@ static void destroy_plan(fs_precision p, int r2r, void *plan)
     fs_r2r_plan *rp = plan;
     if (r2r)
         fs_r2r_plan_free(&rp);
-    else if (plan && p == FS_SINGLE)
-        fftwf_destroy_plan(plan);
     else if (plan)
-        fftw_destroy_plan(plan);
+        p == FS_SINGLE ? fftwf_destroy_plan(plan) : fftw_destroy_plan(plan);
 }
 
 /* howmany lines of n values, dist apart, as op transforms them along box
@@ -267,7 +265,8 @@ typedef struct fused {
 
 /* T is one value (a complex one a struct of two reals: whole-value copies).
  * Rows are taken two at a time: each buffer line then gets two neighbouring
- * elements per visit. With fz, fz's work runs on the lines in the buffer. */
+ * elements per visit. With fz, fz's work runs on the lines in the buffer.
+ * The plan runs on all lines: a short trip's zeroes the rest (dctfft pairs them). */
 #define DEFINE_GATHER_PASS(NAME, T, EXEC_ON, PLAN_T)                                            \
     static void NAME(axis_pass *ap, T *data, const fused *fz)                                   \
     {                                                                                           \
@@ -289,6 +288,8 @@ typedef struct fused {
                 for (; i < n; i++)                                                              \
                     for (int64_t j = 0; j < v; j++)                                             \
                         buf[j * d + i] = base[i * s + b + j];                                   \
+                for (int64_t j = v; j < g; j++)                                                 \
+                    memset(&buf[j * d], 0, (size_t)n * sizeof(T));                              \
                 EXEC_ON((PLAN_T)ap->plan, (void *)buf, (void *)buf);                            \
                 if (fz) {                                                                       \
                     fs_lines l = {fz->box, ap->axis, o, b, v, n, d, buf};                       \

@@ -65,7 +65,7 @@ fs_r2r_plan *fs_r2r_plan_lines(fs_precision prec, const fs_op_spec *spec, int ax
 {
     fs_r2r kind = spec->r2r[axis];
     int comps = spec->reals ? 1 : 2;
-    if (fs_r2r_fast(kind, n))
+    if (fs_r2r_fast(kind, n, (int64_t)howmany * comps))
         return wrap(prec, NULL, fs_dctfft_new(prec, kind, n, howmany, dist, comps, flags));
     /* in reals: a complex value's parts are 1 apart, its neighbours 2 */
     fftw_iodim64 dim = {n, comps, comps};
@@ -106,7 +106,9 @@ fs_r2r_plan *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs
 int fs_r2r_fast_axes(const fs_op_spec *spec, const fs_box *box)
 {
     for (int k = 0; k < box->ndim; k++)
-        if (spec->axes[k] && fs_r2r_fast(spec->r2r[k], box->count[k]))
+        if (spec->axes[k] && box->count[k] > 0 &&
+            fs_r2r_fast(spec->r2r[k], box->count[k],
+                        fs_box_elems(box) / box->count[k] * (spec->reals ? 1 : 2)))
             return 1;
     return 0;
 }

@@ -270,6 +270,25 @@ static int64_t long_line_bytes(const fs_transform *t)
     return bytes;
 }
 
+/* The plans of the cosine and sine axes that run through complex FFTs
+ * (fs_r2r_fast, on the whole array's lines: a rank's may be fewer): each
+ * holds fs_r2r_fast_bytes, and a forward and an inverse (--check, the
+ * operators' round trip) may be held at once. */
+static int64_t fast_line_bytes(const fs_transform *t)
+{
+    int64_t bytes = 0, elems = 1;
+    size_t complex_bytes = t->prec == FS_SINGLE ? 8 : 16;
+    for (int a = 0; a < t->in_ndim; a++)
+        elems *= t->in_shape[a];
+    for (int a = 0; a < t->in_ndim; a++) {
+        int64_t n = t->in_shape[a];
+        int64_t lines = n > 0 ? elems / n * (fs_dtype_is_real(t->work_type) ? 1 : 2) : 0;
+        if (t->transform_axis[a] && fs_r2r_fast(t->r2r[a], n, lines))
+            bytes += 2 * fs_r2r_fast_bytes(n, complex_bytes);
+    }
+    return bytes;
+}
+
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out)
@@ -293,7 +312,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
     out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes +
-                          long_line_bytes(&t);
+                          long_line_bytes(&t) + fast_line_bytes(&t);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes

@@ -77,10 +77,10 @@ fs_r2r fs_transform_computed(const fs_transform *t, int k)
     return t->sign > 0 ? fs_r2r_inverse(t->r2r[k]) : t->r2r[k];
 }
 
-int fs_r2r_fast(fs_r2r k, int64_t n)
+int fs_r2r_fast(fs_r2r k, int64_t n, int64_t lines)
 {
     return (k == FS_DCT2 || k == FS_DCT3 || k == FS_DST2 || k == FS_DST3) && n >= 1 &&
-           n <= FS_R2R_FAST_MAX_N;
+           n <= FS_R2R_FAST_MAX_N && lines >= 2;
 }
 
 int64_t fs_r2r_fast_block(int64_t n, int64_t lines, size_t complex_bytes)

@@ -269,13 +269,16 @@ typedef struct fs_r2r_edges {
     double pre_first, pre_last, post_first, post_last;
 } fs_r2r_edges;
 fs_r2r_edges fs_r2r_ortho_edges(fs_r2r computed, int ortho);
-/* Whether compute/ runs kind k on lines of n points through a complex FFT
- * (Makhoul's reordering: FFTW's SIMD codelets) rather than FFTW's r2r
- * kinds, which run scalar codelets at about half the speed: DCT and DST of
- * types II and III up to FS_R2R_FAST_MAX_N points. Longer lines keep
- * FFTW's kinds, whose memory the dry run measured (footprint.c). */
+/* Whether compute/ runs kind k on `lines` real lines (a complex value's
+ * line counts two) of n points through a complex FFT (Makhoul's
+ * reordering: FFTW's SIMD codelets) rather than FFTW's r2r kinds, which
+ * run scalar codelets at about half the speed: DCT and DST of types II and
+ * III up to FS_R2R_FAST_MAX_N points, two lines or more (a line alone
+ * would leave half of each complex FFT idle: FFTW's kind is faster).
+ * Longer lines keep FFTW's kinds, whose memory the dry run measured
+ * (footprint.c). */
 #define FS_R2R_FAST_MAX_N ((int64_t)1 << 16)
-int fs_r2r_fast(fs_r2r k, int64_t n);
+int fs_r2r_fast(fs_r2r k, int64_t n, int64_t lines);
 /* Such a plan's lines of n complex values of complex_bytes each per block
  * (a complex line is a complex value's line or two real lines), at most
  * `lines`: about FS_R2R_FAST_BLOCK_BYTES, which stays in cache. */
