@@ -158,25 +158,72 @@ static int64_t piece_bytes(const fs_rawio *io, const piece *p)
     return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
 }
 
+/* The runs of a piece read with drop_behind that the kernel was asked to
+ * read ahead (neighbours as one range), up to FS_RAWIO_AHEAD_BYTES past
+ * the run being read: a strided piece's many short reads then wait on the
+ * disk about once, not once a run, and what is read ahead stays within
+ * what a memory cgroup leaves the page cache. */
+typedef struct ahead {
+    fs_box_runs w;
+    int more;          /* runs left to ask for */
+    off_t lo, hi;      /* the range being gathered (lo -1: none) */
+    int64_t bytes;     /* asked for so far */
+} ahead;
+
+static void ahead_begin(ahead *a, const piece *p)
+{
+    fs_box_runs_begin(&a->w, &p->box, &p->region, &p->mem_box, 0);
+    a->more = 1;
+    a->lo = -1;
+    a->hi = 0;
+    a->bytes = 0;
+}
+
+/* Asked for at least `upto` bytes of the piece (all of it past its end). */
+static void ahead_to(ahead *a, const file *f, const piece *p, int64_t upto)
+{
+    size_t eb = f->a.elem_bytes;
+    while (a->more && a->bytes < upto) {
+        a->more = fs_box_runs_next(&a->w);
+        off_t at = a->more ? (off_t)(p->data_offset + a->w.offset * (int64_t)eb) : -1;
+        if (a->lo >= 0 && at != a->hi) {
+            (void)posix_fadvise(f->fd, a->lo, a->hi - a->lo, POSIX_FADV_WILLNEED);
+            a->bytes += a->hi - a->lo;
+            a->lo = -1;
+        }
+        if (a->more) {
+            a->lo = a->lo >= 0 ? a->lo : at;
+            a->hi = at + (off_t)((size_t)a->w.run_elems * eb);
+        }
+    }
+}
+
 /* One piece, run by run; with drop_behind, each range of neighbouring runs
  * is started to the disk (or dropped) as it ends: a strided piece's span
  * would take in what other ranks write between its runs, and waiting for
- * that serializes them. 0, or -1 with errno and *call the call that
- * failed. */
-static int move_piece(fs_rawio *io, const piece *p, const char **call)
+ * that serializes them. *ranges (out): how many such ranges the piece is.
+ * 0, or -1 with errno and *call the call that failed. */
+static int move_piece(fs_rawio *io, const piece *p, const char **call, int64_t *ranges)
 {
     const file *f = &io->files[p->slot];
     size_t eb = f->a.elem_bytes;
     fs_box_runs w;
     off_t lo = -1, hi = 0;
+    int64_t done = 0;
+    ahead a;
+    ahead_begin(&a, p);
     fs_box_runs_begin(&w, &p->box, &p->region, &p->mem_box, 0);
     while (fs_box_runs_next(&w)) {
         off_t at = (off_t)(p->data_offset + w.offset * (int64_t)eb);
         size_t n = (size_t)w.run_elems * eb;
+        if (f->a.drop_behind && !f->a.writing)
+            ahead_to(&a, f, p, done + (int64_t)n + FS_RAWIO_AHEAD_BYTES);
+        done += (int64_t)n;
         *call = "sync_file_range";
         if (f->a.drop_behind && lo >= 0 && at != hi &&
             behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) != 0)
             return -1;
+        *ranges += lo < 0 || at != hi;
         lo = lo >= 0 && at == hi ? lo : at;
         *call = f->a.writing ? "pwrite" : "pread";
         if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
@@ -200,7 +247,8 @@ static void *run_thread(void *arg)
         pthread_mutex_unlock(&io->lock);
         double t0 = now_s();
         const char *call = "pread";
-        int failed = move_piece(io, &p, &call);
+        int64_t ranges = 0;
+        int failed = move_piece(io, &p, &call, &ranges);
         int err = errno;
         double t = now_s() - t0;
         int writing = io->files[p.slot].a.writing;
@@ -213,6 +261,7 @@ static void *run_thread(void *arg)
             io->failed_slot = p.slot;
         } else {
             *(writing ? &io->t.written_bytes : &io->t.read_bytes) += piece_bytes(io, &p);
+            *(writing ? &io->t.written_ranges : &io->t.read_ranges) += ranges;
             io->done++;
         }
         pthread_cond_broadcast(&io->changed);
