@@ -198,17 +198,20 @@ static void ahead_to(ahead *a, const file *f, const piece *p, int64_t upto)
     }
 }
 
-/* One piece, run by run; with drop_behind, each range of neighbouring runs
- * is started to the disk (or dropped) as it ends: a strided piece's span
- * would take in what other ranks write between its runs, and waiting for
- * that serializes them. *ranges (out): how many such ranges the piece is.
+/* One piece, run by run, a run in pieces of at most FS_RAWIO_CHUNK_BYTES;
+ * with drop_behind, each range of neighbouring runs is started to the disk
+ * (or dropped) as it ends and every FS_RAWIO_CHUNK_BYTES of it: a strided
+ * piece's span would take in what other ranks write between its runs, and
+ * waiting for that serializes them; a long range left whole would be dirty
+ * in the page cache at once. *ranges (out): how many ranges the piece is.
  * 0, or -1 with errno and *call the call that failed. */
 static int move_piece(fs_rawio *io, const piece *p, const char **call, int64_t *ranges)
 {
     const file *f = &io->files[p->slot];
     size_t eb = f->a.elem_bytes;
+    int drop = f->a.drop_behind, writing = f->a.writing;
     fs_box_runs w;
-    off_t lo = -1, hi = 0;
+    off_t lo = -1, end = -1; /* the range's part not yet behind; where it ends */
     int64_t done = 0;
     ahead a;
     ahead_begin(&a, p);
@@ -216,22 +219,34 @@ static int move_piece(fs_rawio *io, const piece *p, const char **call, int64_t *
     while (fs_box_runs_next(&w)) {
         off_t at = (off_t)(p->data_offset + w.offset * (int64_t)eb);
         size_t n = (size_t)w.run_elems * eb;
-        if (f->a.drop_behind && !f->a.writing)
-            ahead_to(&a, f, p, done + (int64_t)n + FS_RAWIO_AHEAD_BYTES);
-        done += (int64_t)n;
         *call = "sync_file_range";
-        if (f->a.drop_behind && lo >= 0 && at != hi &&
-            behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) != 0)
-            return -1;
-        *ranges += lo < 0 || at != hi;
-        lo = lo >= 0 && at == hi ? lo : at;
-        *call = f->a.writing ? "pwrite" : "pread";
-        if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
-            return -1;
-        hi = at + (off_t)n;
+        if (at != end) {
+            if (drop && lo >= 0 && lo < end && behind(&io->pend, f, lo, end - lo, end - lo) != 0)
+                return -1;
+            (*ranges)++;
+            lo = at;
+        }
+        for (size_t off = 0; off < n;) {
+            size_t c = n - off < (size_t)FS_RAWIO_CHUNK_BYTES ? n - off : (size_t)FS_RAWIO_CHUNK_BYTES;
+            if (drop && !writing)
+                ahead_to(&a, f, p, done + (int64_t)c + FS_RAWIO_AHEAD_BYTES);
+            *call = writing ? "pwrite" : "pread";
+            if (move_all(f->fd, writing, p->mem + (size_t)w.other_offset * eb + off, c,
+                         at + (off_t)off) != 0)
+                return -1;
+            done += (int64_t)c;
+            off += c;
+            end = at + (off_t)off;
+            *call = "sync_file_range";
+            if (drop && end - lo >= FS_RAWIO_CHUNK_BYTES) {
+                if (behind(&io->pend, f, lo, end - lo, end - lo) != 0)
+                    return -1;
+                lo = end;
+            }
+        }
     }
     *call = "sync_file_range";
-    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) : 0;
+    return drop && lo >= 0 && lo < end ? behind(&io->pend, f, lo, end - lo, end - lo) : 0;
 }
 
 static void *run_thread(void *arg)

@@ -36,6 +36,9 @@
 
 /* The files one thread may move pieces of. */
 #define FS_RAWIO_MAX_FILES 4
+/* The most one pread or pwrite moves; with drop_behind, the longest range
+ * started to the disk (or dropped) at once. */
+#define FS_RAWIO_CHUNK_BYTES ((int64_t)8 * 1024 * 1024)
 /* Bytes of a piece read with drop_behind asked ahead of the read. */
 #define FS_RAWIO_AHEAD_BYTES ((int64_t)8 * 1024 * 1024)
 /* Bytes written with drop_behind that may be on their way to the disk. */
