@@ -22,16 +22,16 @@ static double mib(double bytes)
 }
 
 /* rq planned for V virtual ranks: the run's own decomposition choice
- * (--decomp), its own grid left to the planner, no block hooks; a slab of
- * 3 or more axes ends in blocks of whole planes (OUTPUT written in long
- * runs; outofcore.h). */
+ * (--decomp), its own grid left to the planner, no block hooks; a slab
+ * ends in blocks of whole planes (OUTPUT written in long runs; outofcore.h)
+ * but a 2-D real forward's, whose halved axis 1 must be whole first. */
 static fs_status plan_virtual(const fs_transform_request *rq, int64_t V, fs_transform *vt)
 {
     fs_transform_request v = *rq;
     v.nranks = (int)V;
     v.grid[0] = v.grid[1] = 0;
     v.hooks = 0;
-    v.planes_last = rq->ndim >= 3;
+    v.planes_last = rq->ndim >= 3 || !rq->real;
     return fs_transform_plan(&v, vt);
 }
 

@@ -10,14 +10,15 @@
  * to N-D arrays of practical sizes. The blocks are the boxes of the same
  * transform planned for V = P x k virtual ranks (transform.h): each stage
  * of that plan is one pass, whose blocks hold whole the axes the stage
- * transforms (a slab of 3 or more axes: blocks of columns, whole along
- * every axis but axis 1, then blocks of planes for axis 1, so that OUTPUT
- * is written in whole planes; 2-D: blocks of rows, then of columns; a
- * pencil decomposition, three passes, only when a plane does not fit).
- * Each exchange is a scratch file laid out in the blocks of the pass that
- * writes it, one after the other: every write of a pass but OUTPUT's of a
- * 2-D array is one long run, and the next pass reads its block's part of
- * each (runs the I/O thread asks the kernel to read ahead).
+ * transforms (a slab: blocks whole along every axis but axis 1, then
+ * blocks of whole planes (rows in 2-D) for axis 1, so that OUTPUT is
+ * written in whole planes; a 2-D real forward, whose halved axis 1 must be
+ * whole first, the other way round; a pencil decomposition, three passes,
+ * only when a plane does not fit). Each exchange is a scratch file laid
+ * out in the blocks of the pass that writes it, one after the other: every
+ * write of a pass is one long run but OUTPUT's of a 2-D real forward, and
+ * the next pass reads its block's part of each (runs the I/O thread asks
+ * the kernel to read ahead).
  * Rank r works on the blocks r k to r k + k - 1 of every pass. A round
  * trip (--apply) runs its operation between the last forward pass and the
  * first inverse pass, in the same pass; --check transforms back through
