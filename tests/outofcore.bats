@@ -71,8 +71,29 @@ print(np.abs(np.fft.fftn(a) - b).max() <= 1e-12 * np.abs(b).max())'
     run python_serial -c 'import json; r = json.load(open("r.json"))["out_of_core"]
 print(len(r["passes"]), [p["read_bytes"] for p in r["passes"]], r["scratch_bytes"])'
     assert_output "2 [7864320, 7864320] 7864320"
+    # every write is one run a block: the scratch in the blocks of the pass
+    # that writes it, OUTPUT in whole planes (the last pass's blocks split
+    # axis 0), the dataset's elements from a page boundary on
+    run python_serial -c 'import json, h5py; r = json.load(open("r.json"))["out_of_core"]
+print([p["written_ranges"] == r["blocks"] for p in r["passes"]],
+      h5py.File("o.h5")["data"].id.get_offset() % 4096)'
+    assert_output "[True, True] 0"
+    # 2-D complex too (rows last); a 2-D real forward takes its halved axis
+    # first, so its OUTPUT is written in runs of a block's columns
+    mkdata 2 -q 300x256 p.h5
+    mkdata 2 -q -t float64 300x256 q.h5
+    fftshard 2 --quiet --out-of-core --report=p.json p.h5 po.h5
+    fftshard 2 --quiet --out-of-core --real --report=q.json q.h5 qo.h5
+    run python_serial -c 'import json
+for name in ("p.json", "q.json"):
+    r = json.load(open(name))["out_of_core"]
+    print([p["written_ranges"] == r["blocks"] for p in r["passes"]])'
+    assert_output $'[True, True]\n[True, False]'
+    CASES+=("in=p.h5 out=po.h5 ranks=2 transpose=none" "in=q.h5 out=qo.h5 ranks=2 real transpose=none")
     fftshard 2 --quiet --in-memory --mem-per-rank=34M a.h5 m.h5
-    same o.h5 m.h5 0
+    # the passes take axis 0 first (OUTPUT written in whole planes), the
+    # in-memory run last: the same file within rounding
+    same o.h5 m.h5 2e-15
     CASES+=("in=a.h5 out=o.h5 ranks=2 transpose=none")
     check_all
     assert_no_temporaries
@@ -219,7 +240,7 @@ progress_at() {
 @test "SIGKILL of a rank at moments through each pass: OUTPUT as it was or whole; the next run removes the scratch and writes the whole result" {
     mkdata 2 -q 192x160x128 big.h5
     oracle make o.h5 6x5:complex128
-    local before pass at pid job status
+    local before pass at pid job status landed=0
     before=$(cksum <o.h5)
     # the moments: as a pass starts, a quarter and half way through it (its
     # progress lines), the rank killed chosen at random
@@ -237,6 +258,7 @@ progress_at() {
             status=0
             wait "$job" || status=$?
             echo "pass $pass at $at%: status $status, $(grep -aoE "progress: pass [0-9]+ +[0-9.]+%" log | tail -n 1)"
+            [ "$status" = 0 ] || landed=$((landed + 1))
             # OUTPUT is as it was, or the whole result: a run that ended
             # before the kill landed, or one killed after its commit (the
             # rename), whose status cannot say success but whose file is whole
@@ -247,9 +269,20 @@ progress_at() {
             before=$(cksum <o.h5)
         done
     done
-    # what the killed runs left (OUTPUT's temporary and the scratch, beside
-    # it) is removed by the next run, which says so and succeeds
-    [ -n "$(temporaries)" ] || fail "the killed runs left nothing: no kill landed in a pass"
+    ((landed > 0)) || fail "no kill landed in a pass"
+    # what a killed run leaves (OUTPUT's temporary and the scratch, beside
+    # it; one held in pass 2, as a run above that ended before its kill
+    # removed what the earlier ones left) is removed by the next run, which
+    # says so and succeeds
+    FFTSHARD_PAUSE="pass 2:30" "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --force big.h5 o.h5 2>log &
+    job=$!
+    pid=$(rank_pid "$job" $((RANDOM % 2)))
+    local deadline=$((SECONDS + 60))
+    until grep -q "pausing at" log || ((SECONDS > deadline)); do sleep 0.05; done
+    grep -q "pausing at" log || fail "pass 2 never started: $(cat log)"
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$job" || true
+    [ -n "$(temporaries)" ] || fail "the killed run left nothing"
     run --separate-stderr fftshard 2 --out-of-core --force big.h5 o.h5
     assert_success
     [[ $stderr == *"left by an interrupted run"* ]] || fail "no note of the removed leftovers: $stderr"

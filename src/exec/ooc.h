@@ -40,6 +40,7 @@
 /* One pass as it ran on this rank. */
 typedef struct fs_exec_pass_stats {
     double read_bytes, written_bytes;  /* this rank's */
+    double read_ranges, written_ranges;/* the ranges of the files they were moved in (raw) */
     double seconds;                    /* the pass, from its start to the agreement at its end */
     double read_busy_s, write_busy_s;  /* this rank's I/O thread reading and writing */
 } fs_exec_pass_stats;

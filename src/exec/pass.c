@@ -137,7 +137,7 @@ static fs_status open_io(pass_run *r)
     fs_scratch *sc = r->a->scratch;
     r->in_box = fs_box_full(r->a->info->ndim, r->a->info->shape);
     r->out_box = fs_box_full(vt->out_ndim, vt->out_shape);
-    fs_rawio_args none = {.max_pieces = 2 * (int64_t)vt->grid[0] * vt->grid[1] + 16};
+    fs_rawio_args none = {.max_pieces = 4 * (int64_t)vt->grid[0] * vt->grid[1] + 16};
     fs_status st = fs_rawio_new(&none, &r->io);
     const char *src = ps->from != FS_OOC_INPUT ? sc->path[ps->from]
                       : x->in_raw              ? r->a->input_file
@@ -158,9 +158,9 @@ static fs_status open_io(pass_run *r)
     if (st == FS_OK && ((ps->from == FS_OOC_INPUT && !x->in_raw) || ps->compare))
         st = fs_h5_input_open(r->a->comm, r->a->input_file, r->a->info, r->a->shards, &r->in);
     if (st == FS_OK && ps->from != FS_OOC_INPUT)
-        st = fs_tiles_new(vt, ps->stage, x->cb, &r->src);
+        st = fs_tiles_new(vt, ps->from_stage, x->cb, &r->src);
     if (st == FS_OK && ps->to != FS_OOC_NONE)
-        st = fs_tiles_new(vt, ps->to_stage, x->cb, &r->dst);
+        st = fs_tiles_new(vt, ps->stage, x->cb, &r->dst);
     return st;
 }
 
@@ -173,9 +173,13 @@ static fs_status queue_read(pass_run *r, int j)
     if (fs_box_elems(&box) == 0) {
         /* nothing */
     } else if (r->ps->from != FS_OOC_INPUT) {
-        int v = r->x->rank * r->x->k + j;
-        st = fs_rawio_submit_to(r->io, r->src_slot, r->src.offset[v], &r->src.box[v], &box, &box,
-                                buf);
+        /* its part of every block of the pass that wrote the scratch */
+        for (int w = 0; w < r->src.n && st == FS_OK; w++) {
+            fs_box part = fs_box_intersect(&box, &r->src.box[w]);
+            if (fs_box_elems(&part))
+                st = fs_rawio_submit_to(r->io, r->src_slot, r->src.offset[w], &r->src.box[w],
+                                        &part, &box, buf);
+        }
     } else {
         fs_io_map rm = fs_transform_read_map(r->x->vt, &box);
         st = fs_rawio_submit_to(r->io, r->src_slot, r->x->in_offset, &r->in_box, &rm.file_box,
@@ -344,6 +348,8 @@ static void count_io(pass_run *r, const fs_rawio_times *t)
     fs_io_overlap *io = &r->a->timers->io;
     r->stats->read_bytes = (double)t->read_bytes + r->hdf5_read_bytes;
     r->stats->written_bytes = (double)t->written_bytes + r->hdf5_written_bytes;
+    r->stats->read_ranges = (double)t->read_ranges;
+    r->stats->written_ranges = (double)t->written_ranges;
     r->stats->read_busy_s = t->read_s;
     r->stats->write_busy_s = t->write_s;
     io->read_s += t->read_s;

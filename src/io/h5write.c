@@ -23,6 +23,11 @@
 #include "io/h5xfer.h"
 #include "io/mpio_guard.h"
 
+/* Objects of FS_H5_ALIGN_ABOVE bytes or more start at a multiple of
+ * FS_H5_ALIGNMENT in OUTPUT (the page size; fs_h5_output_open). */
+#define FS_H5_ALIGN_ABOVE (64 * 1024)
+#define FS_H5_ALIGNMENT 4096
+
 struct fs_h5_output {
     MPI_Comm comm;
     char *path;
@@ -209,6 +214,13 @@ fs_status fs_h5_output_open(MPI_Comm comm, const char *tmp_path, int existing, f
     hid_t fapl = H5I_INVALID_HID;
     *out = NULL;
     fs_status ret = fs_h5_mpio_fapl(comm, &fapl);
+    /* A large dataset's elements start on a page: a rank writing a run
+     * that ends on a page boundary never shares that page with the next
+     * run, which the page cache would otherwise read back from the disk
+     * once it was dropped (out of core in a memory cgroup: a synchronous
+     * read for every run of OUTPUT). */
+    if (ret == FS_OK && H5Pset_alignment(fapl, FS_H5_ALIGN_ABOVE, FS_H5_ALIGNMENT) < 0)
+        ret = fs_h5_fail(FS_ERR_RUNTIME, "cannot set the file's alignment");
     if (ret == FS_OK)
         ret = output_alloc(comm, tmp_path, 1, H5I_INVALID_HID, out);
     if (ret == FS_OK)

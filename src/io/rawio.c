@@ -158,33 +158,95 @@ static int64_t piece_bytes(const fs_rawio *io, const piece *p)
     return fs_box_elems(&p->box) * (int64_t)io->files[p->slot].a.elem_bytes;
 }
 
-/* One piece, run by run; with drop_behind, each range of neighbouring runs
- * is started to the disk (or dropped) as it ends: a strided piece's span
- * would take in what other ranks write between its runs, and waiting for
- * that serializes them. 0, or -1 with errno and *call the call that
- * failed. */
-static int move_piece(fs_rawio *io, const piece *p, const char **call)
+/* The runs of a piece read with drop_behind that the kernel was asked to
+ * read ahead (neighbours as one range), up to FS_RAWIO_AHEAD_BYTES past
+ * the run being read: a strided piece's many short reads then wait on the
+ * disk about once, not once a run, and what is read ahead stays within
+ * what a memory cgroup leaves the page cache. */
+typedef struct ahead {
+    fs_box_runs w;
+    int more;          /* runs left to ask for */
+    off_t lo, hi;      /* the range being gathered (lo -1: none) */
+    int64_t bytes;     /* asked for so far */
+} ahead;
+
+static void ahead_begin(ahead *a, const piece *p)
+{
+    fs_box_runs_begin(&a->w, &p->box, &p->region, &p->mem_box, 0);
+    a->more = 1;
+    a->lo = -1;
+    a->hi = 0;
+    a->bytes = 0;
+}
+
+/* Asked for at least `upto` bytes of the piece (all of it past its end). */
+static void ahead_to(ahead *a, const file *f, const piece *p, int64_t upto)
+{
+    size_t eb = f->a.elem_bytes;
+    while (a->more && a->bytes < upto) {
+        a->more = fs_box_runs_next(&a->w);
+        off_t at = a->more ? (off_t)(p->data_offset + a->w.offset * (int64_t)eb) : -1;
+        if (a->lo >= 0 && at != a->hi) {
+            (void)posix_fadvise(f->fd, a->lo, a->hi - a->lo, POSIX_FADV_WILLNEED);
+            a->bytes += a->hi - a->lo;
+            a->lo = -1;
+        }
+        if (a->more) {
+            a->lo = a->lo >= 0 ? a->lo : at;
+            a->hi = at + (off_t)((size_t)a->w.run_elems * eb);
+        }
+    }
+}
+
+/* One piece, run by run, a run in pieces of at most FS_RAWIO_CHUNK_BYTES;
+ * with drop_behind, each range of neighbouring runs is started to the disk
+ * (or dropped) as it ends and every FS_RAWIO_CHUNK_BYTES of it: a strided
+ * piece's span would take in what other ranks write between its runs, and
+ * waiting for that serializes them; a long range left whole would be dirty
+ * in the page cache at once. *ranges (out): how many ranges the piece is.
+ * 0, or -1 with errno and *call the call that failed. */
+static int move_piece(fs_rawio *io, const piece *p, const char **call, int64_t *ranges)
 {
     const file *f = &io->files[p->slot];
     size_t eb = f->a.elem_bytes;
+    int drop = f->a.drop_behind, writing = f->a.writing;
     fs_box_runs w;
-    off_t lo = -1, hi = 0;
+    off_t lo = -1, end = -1; /* the range's part not yet behind; where it ends */
+    int64_t done = 0;
+    ahead a;
+    ahead_begin(&a, p);
     fs_box_runs_begin(&w, &p->box, &p->region, &p->mem_box, 0);
     while (fs_box_runs_next(&w)) {
         off_t at = (off_t)(p->data_offset + w.offset * (int64_t)eb);
         size_t n = (size_t)w.run_elems * eb;
         *call = "sync_file_range";
-        if (f->a.drop_behind && lo >= 0 && at != hi &&
-            behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) != 0)
-            return -1;
-        lo = lo >= 0 && at == hi ? lo : at;
-        *call = f->a.writing ? "pwrite" : "pread";
-        if (move_all(f->fd, f->a.writing, p->mem + (size_t)w.other_offset * eb, n, at) != 0)
-            return -1;
-        hi = at + (off_t)n;
+        if (at != end) {
+            if (drop && lo >= 0 && lo < end && behind(&io->pend, f, lo, end - lo, end - lo) != 0)
+                return -1;
+            (*ranges)++;
+            lo = at;
+        }
+        for (size_t off = 0; off < n;) {
+            size_t c = n - off < (size_t)FS_RAWIO_CHUNK_BYTES ? n - off : (size_t)FS_RAWIO_CHUNK_BYTES;
+            if (drop && !writing)
+                ahead_to(&a, f, p, done + (int64_t)c + FS_RAWIO_AHEAD_BYTES);
+            *call = writing ? "pwrite" : "pread";
+            if (move_all(f->fd, writing, p->mem + (size_t)w.other_offset * eb + off, c,
+                         at + (off_t)off) != 0)
+                return -1;
+            done += (int64_t)c;
+            off += c;
+            end = at + (off_t)off;
+            *call = "sync_file_range";
+            if (drop && end - lo >= FS_RAWIO_CHUNK_BYTES) {
+                if (behind(&io->pend, f, lo, end - lo, end - lo) != 0)
+                    return -1;
+                lo = end;
+            }
+        }
     }
     *call = "sync_file_range";
-    return f->a.drop_behind && lo >= 0 ? behind(&io->pend, f, lo, hi - lo, (int64_t)(hi - lo)) : 0;
+    return drop && lo >= 0 && lo < end ? behind(&io->pend, f, lo, end - lo, end - lo) : 0;
 }
 
 static void *run_thread(void *arg)
@@ -200,7 +262,8 @@ static void *run_thread(void *arg)
         pthread_mutex_unlock(&io->lock);
         double t0 = now_s();
         const char *call = "pread";
-        int failed = move_piece(io, &p, &call);
+        int64_t ranges = 0;
+        int failed = move_piece(io, &p, &call, &ranges);
         int err = errno;
         double t = now_s() - t0;
         int writing = io->files[p.slot].a.writing;
@@ -213,6 +276,7 @@ static void *run_thread(void *arg)
             io->failed_slot = p.slot;
         } else {
             *(writing ? &io->t.written_bytes : &io->t.read_bytes) += piece_bytes(io, &p);
+            *(writing ? &io->t.written_ranges : &io->t.read_ranges) += ranges;
             io->done++;
         }
         pthread_cond_broadcast(&io->changed);

@@ -15,7 +15,9 @@
  *
  * Drop behind: a file moved once and not again soon (the out-of-core
  * passes) can leave the page cache as the thread goes. Its reads are
- * dropped once read; its writes are started to the disk as soon as they are
+ * asked ahead of the read (posix_fadvise's WILLNEED, a few MiB: a piece
+ * of short strided runs then waits on the disk about once) and dropped
+ * once read; its writes are started to the disk as soon as they are
  * written, and the thread waits for the oldest once more than
  * FS_RAWIO_DIRTY_BYTES are on their way, then drops them: a run in a
  * memory cgroup, which counts the page cache, holds that much of it dirty
@@ -34,6 +36,11 @@
 
 /* The files one thread may move pieces of. */
 #define FS_RAWIO_MAX_FILES 4
+/* The most one pread or pwrite moves; with drop_behind, the longest range
+ * started to the disk (or dropped) at once. */
+#define FS_RAWIO_CHUNK_BYTES ((int64_t)8 * 1024 * 1024)
+/* Bytes of a piece read with drop_behind asked ahead of the read. */
+#define FS_RAWIO_AHEAD_BYTES ((int64_t)8 * 1024 * 1024)
 /* Bytes written with drop_behind that may be on their way to the disk. */
 #define FS_RAWIO_DIRTY_BYTES ((int64_t)32 * 1024 * 1024)
 
@@ -84,12 +91,14 @@ fs_status fs_rawio_wait(fs_rawio *io, int64_t n);
 fs_status fs_rawio_close(fs_rawio *io);
 
 /* Seconds the thread spent moving data (and of those reading and
- * writing, with the bytes), and seconds fs_rawio_wait waited for it: the
- * difference ran while the caller computed. */
+ * writing, with the bytes and the ranges of neighbouring runs they were
+ * moved in), and seconds fs_rawio_wait waited for it: the difference ran
+ * while the caller computed. */
 typedef struct fs_rawio_times {
     double busy_s, waited_s;
     double read_s, write_s;
     int64_t read_bytes, written_bytes;
+    int64_t read_ranges, written_ranges;
 } fs_rawio_times;
 
 /* Without fs_rawio_close first (a failure elsewhere), the pieces still

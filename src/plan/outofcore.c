@@ -22,13 +22,16 @@ static double mib(double bytes)
 }
 
 /* rq planned for V virtual ranks: the run's own decomposition choice
- * (--decomp), its own grid left to the planner, no block hooks. */
+ * (--decomp), its own grid left to the planner, no block hooks; a slab
+ * ends in blocks of whole planes (OUTPUT written in long runs; outofcore.h)
+ * but a 2-D real forward's, whose halved axis 1 must be whole first. */
 static fs_status plan_virtual(const fs_transform_request *rq, int64_t V, fs_transform *vt)
 {
     fs_transform_request v = *rq;
     v.nranks = (int)V;
     v.grid[0] = v.grid[1] = 0;
     v.hooks = 0;
+    v.planes_last = rq->ndim >= 3 || !rq->real;
     return fs_transform_plan(&v, vt);
 }
 
@@ -124,10 +127,9 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
     for (int s = 0; s < L; s++, n++) {
         fs_ooc_pass *x = &p->pass[n];
         *x = (fs_ooc_pass){.stage = s, .from = s == 0 ? FS_OOC_INPUT : (scratch + 1) % 2,
-                           .forward = 1, .to = FS_OOC_NONE};
+                           .from_stage = s - 1, .forward = 1, .to = FS_OOC_NONE};
         if (s + 1 < L) {
             x->to = scratch;
-            x->to_stage = s + 1;
             scratch = (scratch + 1) % 2;
             continue;
         }
@@ -140,11 +142,10 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
     for (int s = L - 1; back && s >= 0; s--) {
         fs_ooc_pass *x = s == L - 1 ? &p->pass[n - 1] : &p->pass[n++];
         if (s < L - 1)
-            *x = (fs_ooc_pass){.stage = s, .from = (scratch + 1) % 2, .inverse = 1,
-                               .to = FS_OOC_NONE};
+            *x = (fs_ooc_pass){.stage = s, .from = (scratch + 1) % 2, .from_stage = s + 1,
+                               .inverse = 1, .to = FS_OOC_NONE};
         if (s > 0) {
             x->to = scratch;
-            x->to_stage = s - 1;
             scratch = (scratch + 1) % 2;
         } else {
             x->write_field = a->round_trip;

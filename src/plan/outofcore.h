@@ -10,10 +10,15 @@
  * to N-D arrays of practical sizes. The blocks are the boxes of the same
  * transform planned for V = P x k virtual ranks (transform.h): each stage
  * of that plan is one pass, whose blocks hold whole the axes the stage
- * transforms (a slab: blocks of planes, then pencils of the leading axis;
- * a pencil decomposition, three passes, only when a plane does not fit),
- * and each exchange is a scratch file laid out in the next stage's blocks,
- * one after the other, so that the next pass reads each block as one run.
+ * transforms (a slab: blocks whole along every axis but axis 1, then
+ * blocks of whole planes (rows in 2-D) for axis 1, so that OUTPUT is
+ * written in whole planes; a 2-D real forward, whose halved axis 1 must be
+ * whole first, the other way round; a pencil decomposition, three passes,
+ * only when a plane does not fit). Each exchange is a scratch file laid
+ * out in the blocks of the pass that writes it, one after the other: every
+ * write of a pass is one long run but OUTPUT's of a 2-D real forward, and
+ * the next pass reads its block's part of each (runs the I/O thread asks
+ * the kernel to read ahead).
  * Rank r works on the blocks r k to r k + k - 1 of every pass. A round
  * trip (--apply) runs its operation between the last forward pass and the
  * first inverse pass, in the same pass; --check transforms back through
@@ -56,14 +61,15 @@ void fs_ooc_options_free(fs_ooc_options *o);
 /* One pass: blocks of one stage's boxes read, transformed and written. */
 typedef struct fs_ooc_pass {
     int stage;                /* the virtual transform's stage whose boxes are the blocks */
-    int from;                 /* FS_OOC_INPUT, or the scratch file read (0 or 1) */
+    int from;                 /* FS_OOC_INPUT, or the scratch file read (0 or 1), */
+    int from_stage;           /* laid out in the blocks of the stage that wrote it */
     int forward;              /* the stage's operations run */
     int bin;                  /* then the stages' forward_block hooks (stage.h) */
     int write_output;         /* then the transform written into OUTPUT */
     int operate;              /* then the field stage's operate_block */
     int inverse;              /* then the stage's operations undone */
-    int to;                   /* then the scratch file written (FS_OOC_NONE: none), */
-    int to_stage;             /* laid out in this stage's boxes */
+    int to;                   /* then the scratch file written (FS_OOC_NONE: none), laid
+                                 out in this pass's own blocks */
     int write_field;          /* the field written into OUTPUT (a round trip's end) */
     int compare;              /* compared with INPUT read again (--check's end) */
     double read_bytes, written_bytes; /* of all ranks */

@@ -315,7 +315,7 @@ static layout classic_pencils(const fs_transform_request *rq)
 }
 
 /* Today's layouts. Slabs from axis 0 to choose_split_axis's (reversed for
- * c2r, so the halved axis ends whole), or one slab of axis 0 without
+ * c2r, so the halved axis ends whole, and for rq->planes_last), or one slab of axis 0 without
  * exchange when axis 0 is not transformed; auto takes pencils when a slab
  * would leave ranks without data, on 3-D or larger inputs with axes 0 and
  * 1 transformed (not for c2r, nor r2c with the halved axis not last).
@@ -343,7 +343,7 @@ static int classic_layout(const fs_transform_request *rq, const fs_transform *t,
     } else if (ndim == 1) {
         L->split[0][0] = 0;
         L->split[1][0] = FS_GATHER;
-    } else if (t->kind == FS_C2R && a != 0) {
+    } else if ((t->kind == FS_C2R && a != 0) || rq->planes_last) {
         L->split[0][0] = choose_split_axis(ndim, shape, P);
         L->split[1][0] = 0;
     } else {

@@ -160,6 +160,7 @@ typedef struct fs_transform_request {
     int hooks;                           /* the strategy overlaps block work (fs_block_hooks) */
     int round_trip;                      /* --apply: forward, operate, inverse; the result is
                                             real space, of the input's shape */
+    int planes_last;                     /* a slab with an exchange ends split along axis 0 */
 } fs_transform_request;
 
 typedef struct fs_transform {

@@ -26,7 +26,7 @@ int fs_report_to_stdout(const char *path)
 /* One pass over all ranks: the bytes every rank moved, the slowest rank's
  * seconds, and the seconds the bytes take at the disk's rate. */
 typedef struct pass_total {
-    double read_bytes, written_bytes, seconds, disk_s;
+    double read_bytes, written_bytes, read_ranges, written_ranges, seconds, disk_s;
 } pass_total;
 
 /* What rank 0 derives from all the records. */
@@ -116,6 +116,8 @@ static void pass_totals(const fs_report_info *info, const fs_rank_record *all, i
             const fs_exec_pass_stats *s = &all[r].passes.pass[i];
             x->read_bytes += s->read_bytes;
             x->written_bytes += s->written_bytes;
+            x->read_ranges += s->read_ranges;
+            x->written_ranges += s->written_ranges;
             x->seconds = max2(x->seconds, s->seconds);
         }
         if (p->read_rate > 0 && p->write_rate > 0)
@@ -186,6 +188,8 @@ static void json_passes(fs_json *j, const fs_report_info *info, const totals *t)
         fs_json_text(j, "moves", text);
         fs_json_num(j, "read_bytes", pt[i].read_bytes);
         fs_json_num(j, "written_bytes", pt[i].written_bytes);
+        fs_json_num(j, "read_ranges", pt[i].read_ranges);
+        fs_json_num(j, "written_ranges", pt[i].written_ranges);
         fs_json_num(j, "seconds", pt[i].seconds);
         fs_json_num(j, "gbs", pt[i].seconds > 0 ? moved / pt[i].seconds / 1e9 : 0);
         fs_json_num(j, "disk_seconds", pt[i].disk_s > 0 ? pt[i].disk_s : NAN);

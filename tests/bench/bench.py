@@ -10,6 +10,7 @@ the exchange strategies alone next to MPI_Alltoall.
                          [--only-operators] [--only-r2r] [--no-poisson]
                          [--only-poisson] [--no-ooc] [--only-ooc]
                          [--ooc-size 384x320x256] [--ooc-args OPTS] [--ooc-baseline EXE]
+                         [--ooc-cgroup LIMIT]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -591,6 +592,8 @@ def main():
     ap.add_argument("--ooc-size", default="384x320x256")
     ap.add_argument("--ooc-args", help="more options of the out-of-core command")
     ap.add_argument("--ooc-baseline", help="another fftshard binary for the out-of-core rows")
+    ap.add_argument("--ooc-cgroup", help="a memory limit (e.g. 256M) every out-of-core row "
+                    "runs under, in a cgroup v1 of its own")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")

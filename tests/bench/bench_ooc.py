@@ -18,6 +18,8 @@ GB) transformed by
 in turns whose order rotates, --repeats turns, medians (the machine may be
 shared). Before every timed command the page cache is written back and,
 where this process may (root), dropped: the header says whether it was.
+--ooc-cgroup=LIMIT runs every timed command in a memory cgroup of LIMIT (v1,
+which counts the page cache; root), and gives each one's peak usage.
 --ooc-args adds options to the out-of-core command (e.g. "--mem-per-rank=64M":
 smaller blocks, more of them); --ooc-baseline=EXE adds the rows of a second fftshard binary (the same
 command, taken in the same turns), for a before/after within one run.
@@ -81,9 +83,46 @@ def _median(values):
     return sorted(values)[len(values) // 2]
 
 
+class Cgroup:
+    """--ooc-cgroup: a memory cgroup (v1, which counts the page cache) that
+    every timed command runs in, its peak read after each."""
+
+    ROOT = "/sys/fs/cgroup/memory"
+
+    def __init__(self, limit):
+        self.path, self.peak = None, None
+        if limit:
+            self.path = os.path.join(self.ROOT, "fftshard-bench-%d" % os.getpid())
+            os.mkdir(self.path)
+            self._write("memory.limit_in_bytes", limit)
+
+    def _write(self, name, value):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(str(value) + "\n")
+
+    def wrap(self, cmd):
+        if not self.path:
+            return cmd
+        self._write("memory.max_usage_in_bytes", 0)
+        return ["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec "$@"', self.path] + cmd
+
+    def peak_mib(self):
+        if not self.path:
+            return None
+        with open(os.path.join(self.path, "memory.max_usage_in_bytes")) as f:
+            return int(f.read()) / 1048576.0
+
+    def remove(self):
+        if self.path:
+            os.rmdir(self.path)
+
+
+CGROUP = Cgroup(None)
+
+
 def _timed(cmd, environ=None):
     t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True, env=environ)
+    p = subprocess.run(CGROUP.wrap(cmd), capture_output=True, text=True, env=environ)
     if p.returncode != 0:
         raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
     return time.perf_counter() - t0
@@ -100,6 +139,7 @@ class Case:
 
     def __init__(self, name, run):
         self.name, self.run, self.walls, self.passes, self.note = name, run, [], [], ""
+        self.peaks = []
 
 
 def _dd_case(inp, work):
@@ -109,8 +149,10 @@ def _dd_case(inp, work):
         _remove(a, b)
         drop_caches()
         t1 = _timed(["dd", "if=" + inp, "of=" + a, "bs=16M", "conv=fsync", "status=none"])
+        peak = CGROUP.peak_mib()
         drop_caches()  # the second reads what the first wrote, from the disk
         t2 = _timed(["dd", "if=" + a, "of=" + b, "bs=16M", "conv=fsync", "status=none"])
+        CGROUP.peak = max(peak, CGROUP.peak_mib()) if peak is not None else None
         _remove(a, b)
         return t1 + t2, [t1, t2]
     return Case("dd twice (bs=16M conv=fsync)", run)
@@ -162,6 +204,16 @@ def _have(module, environ):
 
 def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
     """The out-of-core section (see the module's text)."""
+    global CGROUP
+    CGROUP = Cgroup(args.ooc_cgroup)
+    try:
+        _ooc_rows(args, mpiexec, exe, mkdata, work, environ)
+    finally:
+        CGROUP.remove()
+        CGROUP = Cgroup(None)
+
+
+def _ooc_rows(args, mpiexec, exe, mkdata, work, environ):
     size = args.ooc_size
     n = [int(s) for s in size.split("x")]
     gb = n[0] * n[1] * n[2] * 16 / 1e9
@@ -201,6 +253,7 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
     for turn in range(args.repeats):
         k = turn % len(cases)
         for c in cases[k:] + cases[:k]:
+            CGROUP.peak = None
             try:
                 wall, passes = c.run()
             except RuntimeError as e:
@@ -208,6 +261,9 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
                 continue
             c.walls.append(wall)
             c.passes.append(passes)
+            peak = CGROUP.peak if CGROUP.peak is not None else CGROUP.peak_mib()
+            if peak is not None:
+                c.peaks.append(peak)
     print("# out of core, complex128 %s (%.2f GB), %d ranks; medians of %d turns in rotating "
           "order; page cache %s before each command; pass N s: dd's two copies, "
           "fftshard's passes from its report" % (
@@ -215,8 +271,11 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
               "dropped" if dropped else "written back only (not dropped: not root)"))
     print("# GB/s: the two passes' bytes (read and written twice, %.2f GB) over the wall time"
           % (4 * gb))
-    print("%-44s %8s %7s %8s %8s %7s" % ("command", "wall s", "x dd", "pass 1 s", "pass 2 s",
-                                         "GB/s"))
+    if CGROUP.path:
+        print("# every command in a memory cgroup of %s (v1: it counts the page cache); "
+              "peak MiB: its largest usage" % args.ooc_cgroup)
+    print("%-44s %8s %7s %8s %8s %7s %8s" % ("command", "wall s", "x dd", "pass 1 s", "pass 2 s",
+                                             "GB/s", "peak MiB"))
     dd = _median(cases[0].walls) if cases[0].walls else None
     for c in cases:
         if not c.walls:
@@ -229,10 +288,11 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
         if c.name in results and os.path.exists(results[c.name]):
             cases[1].run()  # fftshard's OUTPUT again, for the comparison
             note = "   (" + _compare(out, results[c.name], environ) + ")"
-        print("%-44s %8.3f %7s %8s %8s %7.3f%s" % (
+        print("%-44s %8.3f %7s %8s %8s %7.3f %8s%s" % (
             c.name, w, "%.2f" % (w / dd) if dd else "-",
             "%.3f" % p[0] if p[0] is not None else "-",
-            "%.3f" % p[1] if p[1] is not None else "-", 4 * gb / w, note), flush=True)
+            "%.3f" % p[1] if p[1] is not None else "-", 4 * gb / w,
+            "%.0f" % max(c.peaks) if c.peaks else "-", note), flush=True)
     for res in results.values():
         _remove(res)
     _remove(out, out + ".json")
