@@ -472,6 +472,7 @@ static void json_memory(fs_json *j, const fs_footprint *m)
     fs_json_int(j, "cross_bytes", m->cross_bytes);
     fs_json_int(j, "green_bytes", m->green_bytes);
     fs_json_int(j, "stage_bytes", m->stage_bytes);
+    fs_json_int(j, "painting_bytes", m->source_phase_bytes); /* --paint's phase, or 0 */
     fs_json_int(j, "total_bytes", m->total_bytes);
 }
 
@@ -601,7 +602,6 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_str(j, "strategy", m->ops ? m->ops->name : NULL);
     json_memory(j, m);
     fs_json_int(j, "paint_bytes", p->paint_bytes); /* in painting_bytes */
-    fs_json_int(j, "painting_bytes", p->paint_bytes ? m->source_phase_bytes : 0);
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');
