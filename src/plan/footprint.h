@@ -60,11 +60,12 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
 
 /* A source that makes the first-stage boxes instead of the read (--paint's
  * particles, sources/) and holds `bytes` of buffers while it does: that
- * comes before any exchange, kept sums' reduction, staging or write, with
- * the data buffer, the libraries, FFTW's plans, the kept results and the
- * stages' sums (taken whole) resident; it frees them before the transform.
- * The total becomes the larger of that phase (source_phase_bytes) and the
- * rest. */
+ * comes before the sums' reduction, the staging and the write, with the
+ * data buffer, the libraries, FFTW's plans, the kept results, the stages'
+ * sums and the exchange buffers resident (taken whole: measured, a part of
+ * the exchange's is, as much as a quarter on 2 ranks); it frees them before
+ * the transform. The total becomes the larger of that phase
+ * (source_phase_bytes) and the rest. */
 void fs_footprint_add_source(fs_footprint *fp, int64_t bytes);
 
 /* The parts of every run's memory that the out-of-core plan counts too:
