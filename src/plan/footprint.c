@@ -26,9 +26,8 @@
  *   MiB per rank), 1 to 4 ranks, slabs and pencils, whatever the size (the
  *   spread is the run's, not the size's: FFTW's plans of lines up to 2^16
  *   points are small, and HDF5 reads and writes the boxes straight to and
- *   from the data buffer, its collective buffers untouched), with a margin
- *   for the run's own spread (0.5 MiB seen between runs of the same case); */
-#define PLANS_BYTES ((int64_t)4 * 1024 * 1024)
+ *   from the data buffer, its collective buffers untouched); */
+#define PLANS_BYTES ((int64_t)3840 * 1024)
 /* - the correlation function's inverse plans: up to 0.4 MiB more in the
  *   same runs (its bins are the stage's, keeps->stage_bytes); */
 #define UNDO_BYTES ((int64_t)512 * 1024)
