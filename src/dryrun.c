@@ -125,6 +125,7 @@ static fs_status dry_input(MPI_Comm comm, const fs_run_config *opts, fs_input_in
         return fs_particles_dry_probe(comm, &opts->stages.shared.particles, opts->shards,
                                       opts->inputs, info, shards);
     info->ndim = d->shape_ndim;
+    info->painted_rows = -1; /* no table: --paint's rounds counted whole */
     memcpy(info->shape, d->shape, sizeof info->shape);
     snprintf(info->type_name, sizeof info->type_name, "%s", fs_dtype_name(d->dtype));
     snprintf(info->dataset, sizeof info->dataset, "(--shape)");
@@ -254,9 +255,10 @@ static fs_status make_plan(MPI_Comm comm, const fs_run_config *opts, const fs_in
         st = fs_footprint_of(&rq, NULL, &params, &keeps, io, &p->none);
     if (st == FS_OK)
         st = strategy_needs(opts, &rq, p->ops, io, p->fps, &p->nfps, &p->worst);
-    p->paint_bytes = fs_particles_dry_bytes(&opts->stages.shared.particles, info->ndim, &p->t);
+    p->paint_bytes = fs_particles_dry_bytes(&opts->stages.shared.particles, info->ndim,
+                                           info->painted_rows, &p->t);
     for (int k = -1; st == FS_OK && k < p->nfps; k++) /* in every footprint's total */
-        (k < 0 ? &p->none : &p->fps[k])->total_bytes += p->paint_bytes;
+        fs_footprint_add_source(k < 0 ? &p->none : &p->fps[k], p->paint_bytes);
     for (int s = 0; st == FS_OK && s < p->t.nstages; s++)
         stage_extent(&p->t, s, &p->small[s], &p->large[s], &p->empty[s]);
     if (!p->is_default)
@@ -424,14 +426,15 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
     if (m->green_bytes) /* --boundary=free's table (not with kept results) */
         snprintf(cross, sizeof cross, " + Green's function %.1f MiB", mib((double)m->green_bytes));
-    if (p->paint_bytes)
-        snprintf(paint, sizeof paint, " + particles %.1f MiB", mib((double)p->paint_bytes));
     if (m->stage_bytes)
         snprintf(sums, sizeof sums, " + sums per bin %.1f MiB", mib((double)m->stage_bytes));
+    if (p->paint_bytes) /* the painting's phase and the rest's: the larger */
+        snprintf(paint, sizeof paint, "; painting: particles %.1f MiB, in all %.1f MiB",
+                 mib((double)p->paint_bytes), mib((double)m->source_phase_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB%s%s%s = about %.1f MiB\n",
             who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
-            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, paint, sums,
+            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, sums, paint,
             mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
@@ -469,6 +472,7 @@ static void json_memory(fs_json *j, const fs_footprint *m)
     fs_json_int(j, "cross_bytes", m->cross_bytes);
     fs_json_int(j, "green_bytes", m->green_bytes);
     fs_json_int(j, "stage_bytes", m->stage_bytes);
+    fs_json_int(j, "painting_bytes", m->source_phase_bytes); /* --paint's phase, or 0 */
     fs_json_int(j, "total_bytes", m->total_bytes);
 }
 
@@ -597,7 +601,7 @@ static void json_memory_per_rank(fs_json *j, const dry_plan *p)
     fs_json_open(j, "memory_per_rank", '{');
     fs_json_str(j, "strategy", m->ops ? m->ops->name : NULL);
     json_memory(j, m);
-    fs_json_int(j, "paint_bytes", p->paint_bytes); /* in total_bytes */
+    fs_json_int(j, "paint_bytes", p->paint_bytes); /* in painting_bytes */
     fs_json_close(j, '}');
 
     fs_json_open(j, "mem_per_rank", '{');

@@ -5,8 +5,9 @@
 # operation on 1-D (the four-step, 2^20 to 2^24 points), 2-D and 3-D
 # arrays, odd sizes, real and complex, single and double, 1 to 4 ranks,
 # slabs and pencils (tests/footprint_scan.py's cases): never below the
-# peak, at most 30% above it. Long (make check-long); tests/oom.bats runs
-# jobs in cgroups sized by the same figure.
+# peak, at most 30% above it, and at most 10% for the small arrays of
+# --quick. Long (make check-scan); tests/oom.bats runs jobs in cgroups
+# sized by the same figure.
 
 load helpers
 
@@ -19,6 +20,10 @@ scan() {
     run python_serial "$srcdir/tests/footprint_scan.py" "$@"
     echo "$output"
     assert_success
+}
+
+@test "dry run at or above the real peak, within 10%: small arrays of every dimension (--quick), where the allowances weigh most" {
+    scan --quick --over 0.10
 }
 
 @test "dry run at or above the real peak, within 30%: tiny arrays (the libraries' baseline)" {

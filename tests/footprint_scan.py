@@ -146,8 +146,10 @@ def cases_long():
 
 def known_off(k):
     """The cases fftshard(1) (--dry-run) names as off the figure: --paint,
-    whose figure counts the particles' rounds at their full size (above the
-    peak up to 3.3 times; below it on 2 ranks of a 1-D mesh). Shown, not
+    whose figure counts the exchange buffers as resident while it paints
+    and the particles a rank may receive as if every one came to it (up to
+    1.4 times the peak on 2 to 4 ranks), and the sums per bin too (up to
+    1.5 times with the spectrum of a long 1-D series). Shown, not
     counted."""
     return k["op"].startswith("paint")
 

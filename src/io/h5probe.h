@@ -86,6 +86,8 @@ typedef struct fs_input_info {
                                   * names the field beside the particles, not in the file */
     char painted_from[FS_PATH_MAX]; /* painted: the positions' dataset, what the result
                                   * records as its input */
+    int64_t painted_rows;        /* painted by the dry run: the particle table's rows (how
+                                  * much of the particles' rounds a rank fills) */
     int box_n;                   /* the dataset's box_size attribute: its lengths as stored
                                   * (0: absent; -1: present but no lengths, why in box_bad) */
     double box_size[FS_LAYOUT_MAX_DIMS];

@@ -20,18 +20,20 @@
 #define LIBRARY_BYTES ((int64_t)30464 * 1024)
 #define SHARED_BYTES ((int64_t)2 * 1024 * 1024)
 /* - and on top of that in a run of a real size: FFTW's plans of the stages
- *   and the buffers of their strided passes, and HDF5's for a dataset of
- *   that size (2 to 3 MiB from 64^3 to 256^3 elements, on slabs and
- *   pencils alike); */
-#define PLANS_BYTES ((int64_t)3 * 1024 * 1024)
-/* - the correlation function's inverse plans: up to 2 MiB more (its bins
- *   are the stage's, keeps->stage_bytes); */
-#define UNDO_BYTES ((int64_t)2 * 1024 * 1024)
-/* - HDF5's and ROMIO's buffers of the read and the write (ROMIO's data
- *   sieving of boxes not contiguous in the file among them): as large as
- *   the rank's data up to this (the rest of what runs of 1-D, 2-D and 3-D
- *   arrays of 2 to 256 MiB per rank showed on 1 to 4 ranks, slabs and
- *   pencils). */
+ *   and the buffers of their strided passes, HDF5's and ROMIO's of the read
+ *   and the write, MPI's of the exchanges: 0.1 to 3.6 MiB over 400 runs of
+ *   every operation, 1-D (2^18 to 2^24 points), 2-D and 3-D (0.5 to 256
+ *   MiB per rank), 1 to 4 ranks, slabs and pencils, whatever the size (the
+ *   spread is the run's, not the size's: FFTW's plans of lines up to 2^16
+ *   points are small, and HDF5 reads and writes the boxes straight to and
+ *   from the data buffer, its collective buffers untouched); */
+#define PLANS_BYTES ((int64_t)3840 * 1024)
+/* - the correlation function's inverse plans: up to 0.4 MiB more in the
+ *   same runs (its bins are the stage's, keeps->stage_bytes); */
+#define UNDO_BYTES ((int64_t)512 * 1024)
+/* - the staging buffer of a real field read into (or written from) the 1-D
+ *   four-step's complex array, where it is strided: as large as the rank's
+ *   real data up to this (staging_io_bytes says when it adds). */
 #define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
  * which are resident as a whole once touched (fs_buffer_resident). */
@@ -210,12 +212,25 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
     return FS_OK;
 }
 
-/* The memory of a run besides the libraries, the data buffer and the
- * exchanges (array: the rank's data buffer in bytes). */
-static int64_t plans_io_bytes(const fs_footprint_keeps *keeps, int64_t array)
+/* The staging of a real field on the 1-D four-step (IO_BUFFER_BYTES). The
+ * first INPUT's read comes before anything else is resident but the data
+ * buffer: on one rank it counts only where it is larger than what the
+ * later phases add (later: their bytes besides the data buffer); with an
+ * exchange, whose buffers outweigh it, only where the sums per bin or a
+ * later INPUT's turn come after (measured: 1.5 to 2.5 MiB more than
+ * without on 2 to 4 ranks). A round trip's write and --check's reread come
+ * with the exchange buffers resident, and a later INPUT's read with a
+ * result kept besides: on top. array: the rank's data buffer in bytes (the
+ * real field is half of it); exchange: whether the run has one. */
+static int64_t staging_io_bytes(const fs_transform *t, const fs_footprint_keeps *keeps,
+                                int64_t array, int exchange, int64_t later)
 {
-    return PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) +
-           (array < IO_BUFFER_BYTES ? array : IO_BUFFER_BYTES);
+    if (!t->fold || !fs_dtype_is_real(t->in_dtype))
+        return 0;
+    int64_t real = array / 2, each = real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
+    int first = exchange ? keeps->stage_bytes > 0 || keeps->later_inputs : later < each;
+    int64_t bytes = first || t->round_trip || keeps->check ? each : 0;
+    return bytes + (keeps->later_inputs ? each : 0);
 }
 
 /* --boundary=free: the Green's function's table every rank holds
@@ -289,6 +304,16 @@ static int64_t fast_line_bytes(const fs_transform *t)
     return bytes;
 }
 
+void fs_footprint_add_source(fs_footprint *fp, int64_t bytes)
+{
+    fp->source_bytes = bytes;
+    fp->source_phase_bytes = bytes ? fp->library_bytes + fp->array_bytes + fp->exchange_bytes +
+                                         PLANS_BYTES + fp->cross_bytes + fp->stage_bytes + bytes
+                                   : 0;
+    if (fp->source_phase_bytes > fp->total_bytes)
+        fp->total_bytes = fp->source_phase_bytes;
+}
+
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out)
@@ -311,24 +336,17 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
-    out->plans_io_bytes = plans_io_bytes(keeps, out->array_bytes) + need.staging_bytes +
-                          long_line_bytes(&t) + fast_line_bytes(&t);
+    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
+    out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
+    out->stage_bytes = keeps->stage_bytes;
+    int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
+    out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
+                          long_line_bytes(&t) + fast_line_bytes(&t) +
+                          staging_io_bytes(&t, keeps, out->array_bytes, ops != NULL, later);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                                         : FS_CHECK_PIECE_BYTES;
-    /* A real field in the 1-D four-step's complex array is strided in
-     * memory: its read goes through a staging buffer of pieces. A later
-     * INPUT's (a result kept) comes when the exchange buffers are resident
-     * already, on top of the I/O's above (measured: --correlate of two
-     * 2^20 and 2^22 point series, 3.4 MiB). */
-    if (t.fold && keeps->later_inputs && fs_dtype_is_real(t.in_dtype)) {
-        int64_t real = need.array_elems * (int64_t)fs_dtype_bytes(t.work_type) / 2;
-        out->plans_io_bytes += real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
-    }
-    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
-    out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
-    out->stage_bytes = keeps->stage_bytes;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
                        out->library_bytes + out->cross_bytes + out->green_bytes +
                        out->stage_bytes;

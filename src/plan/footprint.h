@@ -27,6 +27,8 @@ typedef struct fs_footprint {
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
     int64_t stage_bytes;               /* the stages' own (keeps.stage_bytes) */
+    int64_t source_bytes;              /* a source's buffers (fs_footprint_add_source) */
+    int64_t source_phase_bytes;        /* the whole while the source makes the boxes */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
@@ -55,6 +57,16 @@ typedef struct fs_footprint_keeps {
 fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops *ops,
                           const fs_exchange_params *params, const fs_footprint_keeps *keeps,
                           int io_thread, fs_footprint *out);
+
+/* A source that makes the first-stage boxes instead of the read (--paint's
+ * particles, sources/) and holds `bytes` of buffers while it does: that
+ * comes before the sums' reduction, the staging and the write, with the
+ * data buffer, the libraries, FFTW's plans, the kept results, the stages'
+ * sums and the exchange buffers resident (taken whole: measured, a part of
+ * the exchange's is, as much as a quarter on 2 ranks); it frees them before
+ * the transform. The total becomes the larger of that phase
+ * (source_phase_bytes) and the rest. */
+void fs_footprint_add_source(fs_footprint *fp, int64_t bytes);
 
 /* The parts of every run's memory that the out-of-core plan counts too:
  * what MPI, HDF5 and FFTW hold (measured), FFTW's plans and HDF5's buffers

@@ -528,7 +528,7 @@ static int64_t pending_rows(int64_t cells, int stride, int64_t min_rows)
 }
 
 int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int stride,
-                            int64_t min_rows)
+                            int64_t min_rows, int64_t received)
 {
     int64_t most = 0, rows = 0;
     for (int c1 = 0; c1 < t->grid[0]; c1++)
@@ -540,6 +540,7 @@ int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int 
             for (int a = 0; a < map.file_box.ndim; a++)
                 cells *= map.file_box.count[a];
             n = pending_rows(cells, stride, min_rows);
+            n = n < received ? n : received;
             rows = n > rows ? n : rows;
         }
     int64_t tables = table_slots(most) * (int64_t)(sizeof(int64_t) + sizeof(double)) * (1 + shifted);

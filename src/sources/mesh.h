@@ -70,9 +70,10 @@ fs_status fs_paint_mesh_ghosts(fs_paint_mesh *m, MPI_Comm comm, int64_t *bytes_s
 void fs_paint_mesh_scale(fs_paint_mesh *m, double a, double b);
 
 /* The bytes of the ghost cells' tables and the pending rows (of stride
- * doubles, at least min_rows) of the rank of t that needs most, for a
+ * doubles, at least min_rows; resident as far as the at most `received`
+ * rows a rank paints fill them) of the rank of t that needs most, for a
  * window of order p with the shifted mesh or not: for the footprint. */
 int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int stride,
-                            int64_t min_rows);
+                            int64_t min_rows, int64_t received);
 
 #endif

@@ -302,11 +302,14 @@ const fs_painted *fs_particles_result(const fs_particles *p, int i)
     return p && i >= 0 && i < p->n && p->filled[i] ? &p->done[i] : NULL;
 }
 
-int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, const fs_transform *t)
+int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, int64_t rows,
+                           const fs_transform *t)
 {
     int stride = ndim + weighted;
-    return fs_paint_route_bytes(stride, t->grid[0] * t->grid[1]) +
-           fs_paint_mesh_bytes(t, window, interlace, stride, fs_paint_route_rows(stride));
+    int64_t received;
+    int64_t route = fs_paint_route_bytes(stride, t->grid[0] * t->grid[1], rows, &received);
+    return route + fs_paint_mesh_bytes(t, window, interlace, stride, fs_paint_route_rows(stride),
+                                       received);
 }
 
 /* ------------------------------------------------------------------- fill */

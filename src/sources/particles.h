@@ -85,13 +85,15 @@ void fs_particles_options_free(fs_particles_options *o);
 fs_status fs_particles_mesh_shape(const fs_particles_options *o, const fs_input_info *pos,
                                   const char *name, int *ndim, int64_t *mesh);
 /* The dry run's: collective, INPUT probed (fs_inputs_probe) and with
- * --paint, the table of positions become its mesh of float64 (no Header
- * read; the status is the same on every rank); and the bytes of
- * fs_particles_bytes for a mesh of ndim axes (0 without --paint). */
+ * --paint, the table of positions become its mesh of float64, its rows in
+ * info->painted_rows (no Header read; the status is the same on every
+ * rank); and the bytes of fs_particles_bytes for a mesh of ndim axes and a
+ * table of `rows` particles (0 without --paint). */
 fs_status fs_particles_dry_probe(MPI_Comm comm, const fs_particles_options *o, int sharded,
                                  const fs_location *inputs, fs_input_info *info,
                                  fs_shard_set *shards);
-int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, const fs_transform *t);
+int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, int64_t rows,
+                               const fs_transform *t);
 
 /* What painting one INPUT made: the same on every rank but where said. */
 typedef struct fs_painted {
@@ -159,8 +161,11 @@ const fs_painted *fs_particles_result(const fs_particles *p, int i);
 
 /* The bytes a rank of t holds while it paints besides the working buffer
  * (the rounds' buffers, the ghost cells' tables; the shifted mesh is the
- * stage's to count), for the footprint: positions of ndim columns with a
- * weight or not, a window of order `window`. */
-int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, const fs_transform *t);
+ * stage's to count), for the footprint: `rows` positions of ndim columns
+ * with a weight or not, a window of order `window`. The buffers are
+ * allocated for whole rounds but resident only as far as the rows fill
+ * them: a rank's share of a table smaller than a round fills a part. */
+int64_t fs_particles_bytes(int window, int ndim, int weighted, int interlace, int64_t rows,
+                           const fs_transform *t);
 
 #endif

@@ -102,6 +102,7 @@ fs_status fs_particles_dry_probe(MPI_Comm comm, const fs_particles_options *o, i
     st = fs_particles_mesh_shape(o, info, info->dataset, &ndim, mesh);
     if (st != FS_OK)
         return st;
+    info->painted_rows = info->shape[0];
     info->ndim = ndim;
     memcpy(info->shape, mesh, sizeof(int64_t) * (size_t)ndim);
     info->dtype = FS_DTYPE_FLOAT64;
@@ -117,9 +118,10 @@ void fs_particles_options_free(fs_particles_options *o)
     o->weights = NULL;
 }
 
-int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, const fs_transform *t)
+int64_t fs_particles_dry_bytes(const fs_particles_options *o, int ndim, int64_t rows,
+                               const fs_transform *t)
 {
     if (!o->window || t->grid[0] < 1)
         return 0;
-    return fs_particles_bytes(o->window, ndim, o->weights != NULL, o->interlace, t);
+    return fs_particles_bytes(o->window, ndim, o->weights != NULL, o->interlace, rows, t);
 }

@@ -42,11 +42,22 @@ int64_t fs_paint_route_rows(int stride)
     return rows > 0 ? rows : 1;
 }
 
-int64_t fs_paint_route_bytes(int stride, int nranks)
+int64_t fs_paint_route_bytes(int stride, int nranks, int64_t rows, int64_t *received)
 {
-    int64_t rows = fs_paint_route_rows(stride), recv = rows > nranks ? rows : nranks;
-    /* read, sent and received (mesh.c keeps the rows to paint) */
-    return rows * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
+    /* as fs_paint_route sizes them: a round, pieces of per_dest rows to each
+     * rank, the received room at least one row per rank */
+    int64_t round = fs_paint_route_rows(stride), cap = round > nranks ? round : nranks;
+    int64_t per_dest = round / nranks > 0 ? round / nranks : 1;
+    /* what the largest share fills: of a round, and of a piece from each rank
+     * (every particle may go to the same rank) */
+    int64_t share = rows < 0 ? round : (rows + nranks - 1) / nranks;
+    int64_t m = share < round ? share : round, piece = m < per_dest ? m : per_dest;
+    int64_t recv = piece * nranks < cap ? piece * nranks : cap;
+    if (received)
+        *received = rows < 0 ? INT64_MAX : rows;
+    /* read (positions and weights), sent, their ranks; received (mesh.c
+     * keeps the rows to paint) */
+    return m * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
 }
 
 static fs_status router_new(router *rt)

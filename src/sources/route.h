@@ -61,8 +61,11 @@ fs_status fs_paint_route(MPI_Comm comm, const fs_paint_table *tab, fs_paint_mesh
 /* The rows of `stride` doubles of a round (FS_PAINT_ROUND_BYTES of them). */
 int64_t fs_paint_route_rows(int stride);
 
-/* The bytes of one rank's buffers for rows of `stride` doubles on nranks
- * ranks. */
-int64_t fs_paint_route_bytes(int stride, int nranks);
+/* The bytes of one rank's buffers, resident, for a table of `rows` rows
+ * (negative: unknown, every round whole) of `stride` doubles on nranks
+ * ranks: the read, sent and received rows of a round, which a rank's share
+ * of a small table fills only in part; *received (out, or NULL): the most
+ * rows a rank can receive in all (what the pending rows hold at most). */
+int64_t fs_paint_route_bytes(int stride, int nranks, int64_t rows, int64_t *received);
 
 #endif
