@@ -124,7 +124,10 @@ def _timed(cmd, environ=None):
     t0 = time.perf_counter()
     p = subprocess.run(CGROUP.wrap(cmd), capture_output=True, text=True, env=environ)
     if p.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (" ".join(cmd), p.returncode, p.stderr[-2000:]))
+        how = ("killed by signal %d" % -p.returncode if p.returncode < 0
+               else "exit status %d" % p.returncode)
+        last = (p.stderr.strip().splitlines() or [""])[-1]
+        raise RuntimeError("%s %s" % (how, last[:60]))
     return time.perf_counter() - t0
 
 
@@ -184,9 +187,10 @@ def _script_case(name, script, argv, out, cleanup, environ):
 
 
 def _in_memory(mpiexec, exe, ranks, inp, out):
-    """Whether the default command runs this input in memory (its dry run)."""
-    p = subprocess.run([mpiexec, "-n", str(ranks), exe, "--dry-run", "--force", inp, out],
-                       capture_output=True, text=True)
+    """Whether the default command runs this input in memory (its dry run, in
+    the cgroup if any)."""
+    p = subprocess.run(CGROUP.wrap([mpiexec, "-n", str(ranks), exe, "--dry-run", "--force", inp,
+                                    out]), capture_output=True, text=True)
     return p.returncode == 0 and "out of core:" not in p.stdout
 
 
@@ -257,7 +261,7 @@ def _ooc_rows(args, mpiexec, exe, mkdata, work, environ):
             try:
                 wall, passes = c.run()
             except RuntimeError as e:
-                c.note = str(e).splitlines()[0][:60]
+                c.note = str(e).splitlines()[0][:80]
                 continue
             c.walls.append(wall)
             c.passes.append(passes)
