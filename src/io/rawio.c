@@ -159,14 +159,16 @@ static int64_t piece_bytes(const fs_rawio *io, const piece *p)
 }
 
 /* The runs of a piece read with drop_behind that the kernel was asked to
- * read ahead (neighbours as one range), up to FS_RAWIO_AHEAD_BYTES past
- * the run being read: a strided piece's many short reads then wait on the
- * disk about once, not once a run, and what is read ahead stays within
- * what a memory cgroup leaves the page cache. */
+ * read ahead, neighbours as one range, a window of FS_RAWIO_AHEAD_BYTES at
+ * a time, up to a window past the part being read: a strided piece's many
+ * short reads then wait on the disk about once, not once a run, and what
+ * is read ahead stays within what a memory cgroup leaves the page cache. */
 typedef struct ahead {
     fs_box_runs w;
-    int more;          /* runs left to ask for */
-    off_t lo, hi;      /* the range being gathered (lo -1: none) */
+    int more;          /* the runs' walk has runs left */
+    int held;          /* [nlo, nhi): a run taken from it, not in the range yet */
+    off_t nlo, nhi;
+    off_t lo, hi;      /* the range gathered, not asked for yet */
     int64_t bytes;     /* asked for so far */
 } ahead;
 
@@ -174,27 +176,36 @@ static void ahead_begin(ahead *a, const piece *p)
 {
     fs_box_runs_begin(&a->w, &p->box, &p->region, &p->mem_box, 0);
     a->more = 1;
-    a->lo = -1;
-    a->hi = 0;
+    a->held = 0;
+    a->nlo = a->nhi = a->lo = a->hi = 0;
     a->bytes = 0;
 }
 
-/* Asked for at least `upto` bytes of the piece (all of it past its end). */
+/* Asked for `upto` bytes of the piece (or all of it). */
 static void ahead_to(ahead *a, const file *f, const piece *p, int64_t upto)
 {
     size_t eb = f->a.elem_bytes;
-    while (a->more && a->bytes < upto) {
-        a->more = fs_box_runs_next(&a->w);
-        off_t at = a->more ? (off_t)(p->data_offset + a->w.offset * (int64_t)eb) : -1;
-        if (a->lo >= 0 && at != a->hi) {
-            (void)posix_fadvise(f->fd, a->lo, a->hi - a->lo, POSIX_FADV_WILLNEED);
-            a->bytes += a->hi - a->lo;
-            a->lo = -1;
+    while (a->bytes < upto) {
+        /* the runs that follow the range on, up to a window */
+        while (a->hi - a->lo < FS_RAWIO_AHEAD_BYTES) {
+            if (!a->held && a->more && (a->more = fs_box_runs_next(&a->w))) {
+                a->nlo = (off_t)(p->data_offset + a->w.offset * (int64_t)eb);
+                a->nhi = a->nlo + (off_t)((size_t)a->w.run_elems * eb);
+                a->held = 1;
+            }
+            if (!a->held || (a->hi > a->lo && a->nlo != a->hi))
+                break;
+            if (a->hi == a->lo)
+                a->lo = a->nlo;
+            a->hi = a->nhi;
+            a->held = 0;
         }
-        if (a->more) {
-            a->lo = a->lo >= 0 ? a->lo : at;
-            a->hi = at + (off_t)((size_t)a->w.run_elems * eb);
-        }
+        if (a->hi == a->lo)
+            return;
+        off_t len = a->hi - a->lo < FS_RAWIO_AHEAD_BYTES ? a->hi - a->lo : FS_RAWIO_AHEAD_BYTES;
+        (void)posix_fadvise(f->fd, a->lo, len, POSIX_FADV_WILLNEED);
+        a->lo += len;
+        a->bytes += len;
     }
 }
 
