@@ -285,6 +285,34 @@ static int64_t long_line_bytes(const fs_transform *t)
     return bytes;
 }
 
+/* FFTW's buffers for the lines of an axis whose largest prime factor is
+ * above PRIME_FACTOR (Rader's algorithm, nested for n - 1): up to 9.5
+ * lines of n complex values for a complex transform, 6 for the halved
+ * axis of a real one through a complex transform, 3.2 in FFTW's padded
+ * real layout, as measured with FFTW 3.3 for the primes 999983 and
+ * 1000003 on 1 and 2 ranks (their peaks 2 to 3.3 x the rest of the
+ * figure), twice with an inverse plan beside the forward one (a round
+ * trip, the correlation function, --check); the 1-D four-step's lines
+ * are its factors n1 and n2. */
+#define PRIME_FACTOR 1024
+static int64_t prime_line_bytes(const fs_transform *t)
+{
+    int64_t bytes = 0, cb = t->prec == FS_SINGLE ? 8 : 16;
+    if (t->fold) {
+        int64_t f[2] = {t->n1, t->n2};
+        for (int i = 0; i < 2; i++)
+            if (f[i] > 1 && largest_factor(f[i]) > PRIME_FACTOR)
+                bytes += f[i] * cb * 95 / 10;
+        return bytes;
+    }
+    for (int a = 0; a < t->in_ndim; a++) {
+        int64_t n = a == t->real_axis ? t->real_len : t->in_shape[a];
+        if (t->transform_axis[a] && n > 1 && largest_factor(n) > PRIME_FACTOR)
+            bytes += n * cb * (a != t->real_axis ? 95 : t->padded ? 32 : 60) / 10;
+    }
+    return bytes;
+}
+
 /* The plans of the cosine and sine axes that run through complex FFTs
  * (fs_r2r_fast, on the whole array's lines: a rank's may be fewer): each
  * holds fs_r2r_fast_bytes, and a forward and an inverse (--check, the
@@ -342,6 +370,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
     out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
                           long_line_bytes(&t) + fast_line_bytes(&t) +
+                          (keeps->undo || keeps->check || rq->round_trip ? 2 : 1) *
+                              prime_line_bytes(&t) +
                           staging_io_bytes(&t, keeps, out->array_bytes, ops != NULL, later);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
