@@ -17,19 +17,27 @@ struct fs_r2r_plan {
     fs_dctfft *fast;
 };
 
+/* The plans p holds destroyed. */
+static void release(fs_r2r_plan *p)
+{
+    if (p->fftw && p->prec == FS_SINGLE)
+        fftwf_destroy_plan(p->fftw);
+    else if (p->fftw)
+        fftw_destroy_plan(p->fftw);
+    fs_dctfft_free(&p->fast);
+}
+
 /* p around an FFTW plan or a dctfft plan (the other NULL); NULL when
  * neither came. */
 static fs_r2r_plan *wrap(fs_precision prec, void *fftw, fs_dctfft *fast)
 {
+    fs_r2r_plan made = {prec, fftw, fast};
     fs_r2r_plan *p = fftw || fast ? malloc(sizeof *p) : NULL;
-    if (p) {
-        *p = (fs_r2r_plan){prec, fftw, fast};
-        return p;
-    }
-    if (fftw)
-        prec == FS_SINGLE ? fftwf_destroy_plan(fftw) : fftw_destroy_plan(fftw);
-    fs_dctfft_free(&fast);
-    return NULL;
+    if (p)
+        *p = made;
+    else
+        release(&made);
+    return p;
 }
 
 /* scipy.fft's types as FFTW's kinds: the same unnormalized sums
@@ -128,11 +136,7 @@ void fs_r2r_plan_free(fs_r2r_plan **pp)
     fs_r2r_plan *p = *pp;
     if (!p)
         return;
-    if (p->fftw && p->prec == FS_SINGLE)
-        fftwf_destroy_plan(p->fftw);
-    else if (p->fftw)
-        fftw_destroy_plan(p->fftw);
-    fs_dctfft_free(&p->fast);
+    release(p);
     free(p);
     *pp = NULL;
 }

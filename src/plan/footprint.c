@@ -274,11 +274,18 @@ static int line_tenths(const fs_transform *t, int a, int64_t n)
     return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 21 : a == t->real_axis ? 10 : 0;
 }
 
+/* The length of the lines FFTW plans along input axis a (the halved
+ * axis: its real length). */
+static int64_t line_length(const fs_transform *t, int a)
+{
+    return a == t->real_axis ? t->real_len : t->in_shape[a];
+}
+
 static int64_t long_line_bytes(const fs_transform *t)
 {
     int64_t bytes = 0, real = t->prec == FS_SINGLE ? 4 : 8;
     for (int a = 0; a < t->in_ndim && !t->fold; a++) {
-        int64_t n = a == t->real_axis ? t->real_len : t->in_shape[a];
+        int64_t n = line_length(t, a);
         if (t->transform_axis[a] && n > LONG_LINE)
             bytes += n * real * line_tenths(t, a, n) / 10;
     }
@@ -297,7 +304,7 @@ static int64_t long_line_bytes(const fs_transform *t)
 #define PRIME_FACTOR 1024
 static int64_t prime_line_bytes(const fs_transform *t)
 {
-    int64_t bytes = 0, cb = t->prec == FS_SINGLE ? 8 : 16;
+    int64_t bytes = 0, cb = (int64_t)fs_complex_bytes(t->prec);
     if (t->fold) {
         int64_t f[2] = {t->n1, t->n2};
         for (int i = 0; i < 2; i++)
@@ -306,7 +313,7 @@ static int64_t prime_line_bytes(const fs_transform *t)
         return bytes;
     }
     for (int a = 0; a < t->in_ndim; a++) {
-        int64_t n = a == t->real_axis ? t->real_len : t->in_shape[a];
+        int64_t n = line_length(t, a);
         if (t->transform_axis[a] && n > 1 && largest_factor(n) > PRIME_FACTOR)
             bytes += n * cb * (a != t->real_axis ? 95 : t->padded ? 32 : 60) / 10;
     }
@@ -320,7 +327,7 @@ static int64_t prime_line_bytes(const fs_transform *t)
 static int64_t fast_line_bytes(const fs_transform *t)
 {
     int64_t bytes = 0, elems = 1;
-    size_t complex_bytes = t->prec == FS_SINGLE ? 8 : 16;
+    size_t complex_bytes = fs_complex_bytes(t->prec);
     for (int a = 0; a < t->in_ndim; a++)
         elems *= t->in_shape[a];
     for (int a = 0; a < t->in_ndim; a++) {
@@ -334,7 +341,6 @@ static int64_t fast_line_bytes(const fs_transform *t)
 
 void fs_footprint_add_source(fs_footprint *fp, int64_t bytes)
 {
-    fp->source_bytes = bytes;
     fp->source_phase_bytes = bytes ? fp->library_bytes + fp->array_bytes + fp->exchange_bytes +
                                          PLANS_BYTES + fp->cross_bytes + fp->stage_bytes + bytes
                                    : 0;

@@ -27,8 +27,8 @@ typedef struct fs_footprint {
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
     int64_t stage_bytes;               /* the stages' own (keeps.stage_bytes) */
-    int64_t source_bytes;              /* a source's buffers (fs_footprint_add_source) */
-    int64_t source_phase_bytes;        /* the whole while the source makes the boxes */
+    int64_t source_phase_bytes;        /* the whole while a source makes the boxes
+                                          (fs_footprint_add_source; 0: none) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */

@@ -315,11 +315,12 @@ static layout classic_pencils(const fs_transform_request *rq)
 }
 
 /* Today's layouts. Slabs from axis 0 to choose_split_axis's (reversed for
- * c2r, so the halved axis ends whole, and for rq->planes_last), or one slab of axis 0 without
- * exchange when axis 0 is not transformed; auto takes pencils when a slab
- * would leave ranks without data, on 3-D or larger inputs with axes 0 and
- * 1 transformed (not for c2r, nor r2c with the halved axis not last).
- * 0 when pencils are asked for where today's do not apply. */
+ * c2r, so the halved axis ends whole, and for rq->planes_last), or one
+ * slab of axis 0 without exchange when axis 0 is not transformed; auto
+ * takes pencils when a slab would leave ranks without data, on 3-D or
+ * larger inputs with axes 0 and 1 transformed (not for c2r, nor r2c with
+ * the halved axis not last). 0 when pencils are asked for where today's
+ * do not apply. */
 static int classic_layout(const fs_transform_request *rq, const fs_transform *t, int want_pencil,
                           layout *L)
 {
