@@ -161,6 +161,50 @@ EOF2
 
 
 
+@test "free space: the ranks share the data's planes, not the doubled axis: every strategy, 1 to 6 ranks, slabs, pencils and batch axes" {
+    python_serial - <<'EOF2'
+import h5py, numpy as np
+rng = np.random.default_rng(12)
+with h5py.File("a.h5", "w") as f:
+    f["o"] = rng.standard_normal((7, 6, 5))
+    f["c"] = rng.standard_normal((5, 4, 6)) + 1j * rng.standard_normal((5, 4, 6))
+    f["b"] = rng.standard_normal((3, 9, 4))
+    f["q"] = rng.standard_normal((6, 6, 6))
+EOF2
+    # (a first stage split of the data's own 7 planes leaves ranks 4 to 5 of
+    # 6 without a plane, and the doubled half of every second-stage box to
+    # be zeroed after the exchange, in place or not)
+    local checks=() i=0
+    for t in alltoall random xorswap pairwise; do
+        for p in 2 3 6; do
+            i=$((i + 1))
+            fftshard "$p" -q --real --transpose="$t" --apply=poisson --boundary=free a.h5:/o "r$i.h5"
+            checks+=("in=a.h5:/o out=r$i.h5 apply=poisson boundary=free")
+        done
+        i=$((i + 1))
+        fftshard 4 -q --transpose="$t" --apply=poisson --boundary=free a.h5:/c "r$i.h5"
+        checks+=("in=a.h5:/c out=r$i.h5 apply=poisson boundary=free")
+    done
+    fftshard 6 -q --decomp=pencil --grid=2x3 --apply=poisson --boundary=free a.h5:/o p1.h5
+    fftshard 6 -q --decomp=pencil --grid=3x2 --apply=poisson --boundary=free a.h5:/c p2.h5
+    fftshard 5 -q --axes=1,2 --real --apply=poisson --boundary=free a.h5:/b b1.h5
+    fftshard 3 -q --axes=0,2 --apply=poisson --boundary=free a.h5:/b b2.h5
+    fftshard 1 -q --real --apply=poisson --boundary=free a.h5:/o one.h5
+    # a cube of one spacing (the Green's table by its symmetry), and not
+    fftshard 2 -q --real --box-size=3 --apply=poisson --boundary=free a.h5:/q q1.h5
+    fftshard 3 -q --box-size=1,2,1 --apply=poisson --boundary=free a.h5:/q q2.h5
+    run solved "${checks[@]}" \
+        "in=a.h5:/o out=p1.h5 apply=poisson boundary=free" \
+        "in=a.h5:/c out=p2.h5 apply=poisson boundary=free" \
+        "in=a.h5:/b out=b1.h5 apply=poisson boundary=free axes=1,2" \
+        "in=a.h5:/b out=b2.h5 apply=poisson boundary=free axes=0,2" \
+        "in=a.h5:/o out=one.h5 apply=poisson boundary=free" \
+        "in=a.h5:/q out=q1.h5 apply=poisson boundary=free box=3,3,3" \
+        "in=a.h5:/q out=q2.h5 apply=poisson boundary=free box=1,2,1"
+    echo "$output"
+    assert_success
+}
+
 @test "free space refusals: mixed with other boundaries, other operators, --pad, four axes; walls and free space out of core" {
     oracle make a.h5 6x5x4:float64 -- b.h5 3x3x3x3:float64
     run --separate-stderr fftshard 2 --apply=poisson --boundary=free,periodic,free a.h5 o.h5

@@ -281,7 +281,20 @@ static fs_status run_ops(fs_op **ops, int n, void *data, fs_progress *progress)
     return st;
 }
 
-/* One exchange (back: of the inverse), its block FFTs counted as FFT time. */
+/* The part of the second stage's box that the first exchange leaves
+ * unwritten, zeroed (fs_domain_exchange_zeros: free space's doubled axis). */
+static void zero_unsent(fs_compute *c)
+{
+    fs_box z = fs_domain_exchange_zeros(c->t, &c->d->box[1]);
+    size_t eb = (size_t)c->elem_bytes;
+    fs_box_runs w;
+    fs_box_runs_begin(&w, &z, &c->d->box[1], NULL, 0);
+    while (fs_box_runs_next(&w))
+        memset((char *)c->buf->data + (size_t)w.offset * eb, 0, (size_t)w.run_elems * eb);
+}
+
+/* One exchange (back: of the inverse), its block FFTs counted as FFT time
+ * and the zeros it leaves to write as its own. */
 static fs_status run_exchange(fs_compute *c, int e, int back, fs_timers *timers,
                               fs_progress *progress)
 {
@@ -295,6 +308,8 @@ static fs_status run_exchange(fs_compute *c, int e, int back, fs_timers *timers,
                           "B");
     double hooks_before = x->stats.t_hooks_s;
     fs_status st = fs_exchange_execute(x, &c->buf->data, &c->buf->elems);
+    if (st == FS_OK && !back && e == 0)
+        zero_unsent(c);
     if (progress)
         fs_progress_end(progress);
     fs_timer_stop(timers, FS_PHASE_EXCHANGE);

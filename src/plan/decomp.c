@@ -55,7 +55,8 @@ static fs_status make_shares(MPI_Comm comm, const fs_transform *t, fs_decomposit
         for (int s = 0; s < ns; s++) {
             int a = t->split[s][g];
             if (a >= 0)
-                fs_split_block(t->shape[a], t->grid[g], d->coord[g], &share[s], &ignored);
+                fs_split_block(fs_domain_split_length(t, s, g), t->grid[g], d->coord[g],
+                               &share[s], &ignored);
             else if (a == FS_GATHER)
                 share[s] = d->coord[g] == 0 ? t->shape[0] : 0;
         }

@@ -316,6 +316,41 @@ void fs_domain_limits(const fs_transform *t, fs_op_spec *op)
             op->limit[k] = t->read_shape[k];
 }
 
+/* The axis of t's first stage whose split fs_domain_split_length cuts to
+ * the data's length (-1: none). */
+static int live_split_axis(const struct fs_transform *t)
+{
+    if (!t->free_space || t->fold || t->nstages < 2)
+        return -1;
+    int a = t->split[0][fs_transform_exchange_dim(t, 0)];
+    return a >= 0 && !(t->padded && a == t->real_axis) && t->read_shape[a] < t->shape[a] ? a
+                                                                                          : -1;
+}
+
+int64_t fs_domain_split_length(const struct fs_transform *t, int s, int g)
+{
+    int a = t->split[s][g];
+    return s == 0 && a == live_split_axis(t) ? t->read_shape[a] : t->shape[a];
+}
+
+fs_box fs_domain_exchange_zeros(const struct fs_transform *t, const fs_box *after)
+{
+    fs_box z = *after;
+    int a = live_split_axis(t);
+    int64_t start = 0, end = 0;
+    if (a >= 0 && fs_box_elems(after) > 0) {
+        start = t->read_shape[a] > after->start[a] ? t->read_shape[a] : after->start[a];
+        end = after->start[a] + after->count[a];
+    }
+    if (end <= start) {
+        memset(z.count, 0, sizeof z.count);
+        return z;
+    }
+    z.start[a] = start;
+    z.count[a] = end - start;
+    return z;
+}
+
 double fs_domain_window_at(const fs_transform *t, const int64_t *at)
 {
     if (!t->windowed)

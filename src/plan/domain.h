@@ -120,6 +120,21 @@ struct fs_op_spec fs_domain_window_op(const struct fs_transform *t);
  * (none without it, nor for the four-step). */
 void fs_domain_limits(const struct fs_transform *t, struct fs_op_spec *op);
 
+/* The length of the axis that stage s splits over grid dimension g
+ * (t->split[s][g] >= 0): the whole axis, but in free space's first stage
+ * (--boundary=free) the data's own length along the axis the first
+ * exchange moves: the rest of the doubled axis is zeros, which no rank
+ * holds until that exchange (fs_domain_exchange_zeros), so the ranks share
+ * the data's planes, not its doubled length, and the inverse's last
+ * exchange moves only the part kept. */
+int64_t fs_domain_split_length(const struct fs_transform *t, int s, int g);
+
+/* The part of `after`, a rank's box in t's second stage, that the first
+ * exchange leaves unwritten (every rank's first box ends where the data
+ * does along the axis it moves): zeros before that stage's transforms. An
+ * empty box (counts 0) for every other transform and exchange. */
+fs_box fs_domain_exchange_zeros(const struct fs_transform *t, const fs_box *after);
+
 /* The product window of t at the input's element `at` (its indices as the
  * read map's file box counts them): 1 without windows. */
 double fs_domain_window_at(const struct fs_transform *t, const int64_t *at);

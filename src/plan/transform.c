@@ -426,13 +426,11 @@ fs_box fs_transform_box(const fs_transform *t, int s, int c1, int c2)
     int c[2] = {c1, c2};
     for (int g = 0; g < 2; g++) {
         int a = t->split[s][g];
-        if (a == FS_GATHER) {
-            if (c[g] != 0)
-                for (int k = 0; k < b.ndim; k++)
-                    b.count[k] = 0;
-        } else if (a >= 0) {
-            fs_split_block(t->shape[a], t->grid[g], c[g], &b.count[a], &b.start[a]);
-        }
+        if (a == FS_GATHER && c[g] != 0)
+            b.count[0] = 0; /* everything on member 0: emptied below */
+        else if (a >= 0)
+            fs_split_block(fs_domain_split_length(t, s, g), t->grid[g], c[g], &b.count[a],
+                           &b.start[a]);
     }
     if (fs_box_elems(&b) == 0)
         for (int k = 0; k < b.ndim; k++)
