@@ -82,6 +82,23 @@ fs_status fs_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_
                                              fs_mpi_strerror(err));
 }
 
+#define SUM_PIECE ((int64_t)1 << 20)
+
+fs_status fs_allreduce_sum(MPI_Comm comm, double *a, int64_t n)
+{
+    fs_status st = FS_OK;
+    for (int64_t at = 0; at < n && st == FS_OK; at += SUM_PIECE)
+        st = fs_allreduce(comm, MPI_IN_PLACE, a + at, (int)(n - at < SUM_PIECE ? n - at : SUM_PIECE),
+                          MPI_DOUBLE, MPI_SUM);
+    return st;
+}
+
+int64_t fs_allreduce_sum_bytes(int64_t n, int nranks)
+{
+    int64_t bytes = (n < SUM_PIECE ? n : SUM_PIECE) * (int64_t)sizeof(double);
+    return nranks < 2 ? 0 : (nranks & (nranks - 1)) == 0 ? bytes / 2 : bytes;
+}
+
 /* MPI's user operation for fs_allreduce_sum_min: pairs (sum, min). */
 static void sum_min(void *in, void *inout, int *len, MPI_Datatype *type)
 {

@@ -82,6 +82,17 @@ fs_status fs_bcast_bytes(MPI_Comm comm, int root, void *buf, int64_t bytes);
 fs_status fs_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_Datatype type,
                        MPI_Op op);
 
+/* a[0 .. n) summed over comm's ranks in place, in pieces of at most 2^20
+ * doubles (8 MiB): MPI's own copy of the sums is one piece's, whatever n
+ * (fs_allreduce_sum_bytes). Not agreed, as fs_allreduce. */
+fs_status fs_allreduce_sum(MPI_Comm comm, double *a, int64_t n);
+
+/* The memory fs_allreduce_sum of n doubles over nranks ranks needs beside
+ * them, as resident memory counts it: none on one rank; MPICH's
+ * reduce-scatter halves the piece at each step (half its copy touched)
+ * when nranks is a power of two, else a rank first receives it whole. */
+int64_t fs_allreduce_sum_bytes(int64_t n, int nranks);
+
 /* One reduction of pairs: all[0] the sum of every rank's mine[0], all[1]
  * the least mine[1] (a count and the first place found). Not agreed, as
  * fs_allreduce. */

@@ -137,8 +137,3 @@ fs_status fs_bins_group_attrs(fs_h5_output *o, const fs_kgrid *g, const char *co
         st = fs_h5_output_attr_numbers(o, "box_size", 1, &naxes, FS_DTYPE_FLOAT64, box);
     return st;
 }
-
-int64_t fs_bins_reduce_bytes(int64_t bytes, int nranks)
-{
-    return nranks < 2 ? 0 : (nranks & (nranks - 1)) == 0 ? bytes / 2 : bytes;
-}

@@ -51,11 +51,6 @@ void fs_bins_free(fs_bins *b);
  * edges. */
 int fs_bins_of(const fs_bins *b, double x);
 
-/* The footprint (stage.h) of sums of `bytes` reduced in place over nranks
- * ranks: the resident part of MPI's copy, none on one rank. MPICH's
- * reduce-scatter halves the sums at each step (half the copy touched)
- * when nranks is a power of two; else a rank first receives them whole. */
-int64_t fs_bins_reduce_bytes(int64_t bytes, int nranks);
 
 /* Collective: the attributes of a binned group (the spectra's, the
  * correlation function's) on o's current object: convention, inputs

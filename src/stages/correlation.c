@@ -126,7 +126,8 @@ static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_tra
         return 0;
     }
     int64_t nb = c->bins.nbins, sums = nb * c->nq * 8;
-    int64_t reduce = fs_bins_reduce_bytes(sums, t->grid[0] * t->grid[1]), write = nb * 24;
+    int64_t reduce = fs_allreduce_sum_bytes(nb * c->nq, t->grid[0] * t->grid[1]);
+    int64_t write = nb * 24;
     destroy(c);
     return sums + (nb + 1) * 8 + (reduce > write ? reduce : write);
 }
@@ -245,10 +246,7 @@ static fs_status written(void *state, const fs_stage_turn *a)
 static fs_status reduce(fs_correlation *c, MPI_Comm comm)
 {
     double t0 = MPI_Wtime();
-    fs_status st = FS_OK;
-    /* below INT_MAX: at most MAX_SHELLS bins of NQ + FS_MAX_POLES */
-    int64_t total = (int64_t)c->bins.nbins * c->nq;
-    st = fs_allreduce(comm, MPI_IN_PLACE, c->acc, (int)total, MPI_DOUBLE, MPI_SUM);
+    fs_status st = fs_allreduce_sum(comm, c->acc, (int64_t)c->bins.nbins * c->nq);
     c->seconds += MPI_Wtime() - t0;
     return st;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/collective.h"
 #include "core/dtype.h"
 
 #define DEFAULT_MU_BINS 5
@@ -604,8 +605,7 @@ static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_tra
     int64_t tables = 52 * (t->fold ? b.count[0] : b.count[b.ndim - 1]);
     for (int a = 0; a < b.ndim; a++)
         tables += (t->fold ? 40 : 48) * b.count[a];
-    int64_t piece = (mu ? sums * mu : sums) < (1 << 28) ? (mu ? sums * mu : sums) : 1 << 28;
-    int64_t reduce = fs_bins_reduce_bytes(piece * 8, t->grid[0] * t->grid[1]);
+    int64_t reduce = fs_allreduce_sum_bytes(mu ? sums * mu : sums, t->grid[0] * t->grid[1]);
     int64_t write = nb * (mu ? mu : 1) * (s->nslices + 1) * 8;
     destroy(s);
     return bytes + (tables > reduce && tables > write ? tables : reduce > write ? reduce : write);

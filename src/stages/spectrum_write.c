@@ -410,15 +410,8 @@ static fs_status reduce(fs_spectrum *s, MPI_Comm comm)
     double t0 = MPI_Wtime();
     int64_t n = (int64_t)fs_spectrum_cells(s) * s->nfam;
     fs_status st = FS_OK;
-    /* In pieces below INT_MAX doubles (MPI's counts are int). */
-    for (int pass = 0; pass < (s->acc_mu ? 2 : 1) && st == FS_OK; pass++) {
-        double *a = pass ? s->acc_mu : s->acc;
-        int64_t total = pass ? n * s->nmu : n;
-        for (int64_t at = 0; at < total && st == FS_OK; at += 1 << 28) {
-            int c = (int)(total - at < (1 << 28) ? total - at : 1 << 28);
-            st = fs_allreduce(comm, MPI_IN_PLACE, a + at, c, MPI_DOUBLE, MPI_SUM);
-        }
-    }
+    for (int pass = 0; pass < (s->acc_mu ? 2 : 1) && st == FS_OK; pass++)
+        st = fs_allreduce_sum(comm, pass ? s->acc_mu : s->acc, pass ? n * s->nmu : n);
     s->seconds += MPI_Wtime() - t0;
     return st;
 }
