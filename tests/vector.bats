@@ -74,6 +74,10 @@ vectors() {
     fftshard 4 -q --real --vector=curl s.h5:/a s.h5:/b s.h5:/c o12.h5
     fftshard 4 -q --decomp=pencil --vector=helmholtz s.h5:/a s.h5:/b s.h5:/c o13.h5
     fftshard 4 -q --real --vector=divergence s.h5:/a s.h5:/b s.h5:/c o14.h5
+    # the gradient along one axis, made in place (no spectrum kept)
+    fftshard 3 -q --real --axes=2 --vector=gradient b.h5:/c o15.h5
+    fftshard 4 -q --decomp=pencil --axes=0 --vector=gradient g.h5:/b o16.h5
+    fftshard 1 -q --real --vector=gradient one.h5:/a o17.h5
     run vectors "op=curl in=f.h5:/a,f.h5:/b,f.h5:/c out=o1.h5" \
         "op=helmholtz in=g.h5:/a,g.h5:/b,g.h5:/c out=o2.h5" \
         "op=gradient in=f.h5:/c out=o3.h5" \
@@ -87,10 +91,13 @@ vectors() {
         "op=gradient in=onec.h5:/a out=o11.h5" \
         "op=curl in=s.h5:/a,s.h5:/b,s.h5:/c out=o12.h5" \
         "op=helmholtz in=s.h5:/a,s.h5:/b,s.h5:/c out=o13.h5" \
-        "op=divergence in=s.h5:/a,s.h5:/b,s.h5:/c out=o14.h5"
+        "op=divergence in=s.h5:/a,s.h5:/b,s.h5:/c out=o14.h5" \
+        "op=gradient in=b.h5:/c out=o15.h5 axes=2" \
+        "op=gradient in=g.h5:/b out=o16.h5 axes=0" \
+        "op=gradient in=one.h5:/a out=o17.h5"
     echo "$output"
     assert_success
-    assert_output --partial "14 cases, 43 results match"
+    assert_output --partial "17 cases, 46 results match"
 }
 
 @test "helmholtz of 3 x 32^3 float32: S + C is the field, S has no divergence, C no curl" {

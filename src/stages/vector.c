@@ -19,11 +19,12 @@ static int inputs_of(fs_vector_op op, int D)
     return op == FS_VECTOR_GRADIENT ? 1 : op == FS_VECTOR_CURL ? 3 : D;
 }
 
-/* The kept spectra of a run of op with n INPUTs (what the footprint counts). */
-static int slots_of(fs_vector_op op, int n)
+/* The kept spectra of a run of op with n INPUTs on a D-axis transform (what
+ * the footprint counts): the gradient of one axis is made in place. */
+static int slots_of(fs_vector_op op, int n, int D)
 {
     switch (op) {
-    case FS_VECTOR_GRADIENT: return 1;
+    case FS_VECTOR_GRADIENT: return D > 1;
     case FS_VECTOR_CURL: return 2;
     case FS_VECTOR_DIVERGENCE: return n > 1 ? n - 1 : 0;
     case FS_VECTOR_HELMHOLTZ: return n;
@@ -180,8 +181,9 @@ static fs_status each_element(fs_vector_op op, const fs_kgrid *g, const fs_trans
         return st;
     int single = t->prec == FS_SINGLE, D = w.D;
     size_t bytes = (size_t)n * fs_complex_bytes(t->prec);
-    if (first && op == FS_VECTOR_GRADIENT)
+    if (first && op == FS_VECTOR_GRADIENT && slots[0])
         memcpy(slots[0], data, bytes);
+    const void *spectrum = slots[0] ? slots[0] : data; /* the gradient's */
     if (first && op == FS_VECTOR_HELMHOLTZ)
         memcpy(slots[D - 1], data, bytes);
     double kv[FS_VECTOR_MAX_AXES] = {0};
@@ -190,7 +192,7 @@ static fs_status each_element(fs_vector_op op, const fs_kgrid *g, const fs_trans
         kwalk_step(&w, kv);
         switch (op) {
         case FS_VECTOR_GRADIENT:
-            store(data, single, e, times_i(load(slots[0], single, e), kv[k] * scale));
+            store(data, single, e, times_i(load(spectrum, single, e), kv[k] * scale));
             break;
         case FS_VECTOR_DIVERGENCE: {
             components(slots, data, D, single, e, v);
@@ -317,7 +319,7 @@ static fs_status create(const void *opts, const fs_stage_run *r, void **state)
         if (v->grid.transformed[a])
             points *= (double)v->grid.n[a];
     v->scale = 1.0 / points;
-    v->nslots = slots_of(v->op, r->n);
+    v->nslots = slots_of(v->op, r->n, v->grid.naxes);
     v->nresults = results_of(v->op, v->grid.naxes);
     take_paths(v, r->facts->output_dataset);
     for (int i = 0, used = 0; r->n > 1 && i < r->n && i < FS_VECTOR_MAX_AXES; i++)
@@ -489,7 +491,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->forward = 1;
     n->field = 1;
     n->hands_results = 1;
-    n->buffers = slots_of(o->op, inputs);
+    n->buffers = slots_of(o->op, inputs, naxes);
     n->kept = "the kept spectra";
 }
 
