@@ -200,7 +200,7 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
             if (st != FS_OK)
                 return st;
             int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes +
-                            need.staging_bytes + resident(need.kept_elems * (int64_t)cb);
+                            need.staging_bytes + need.kept_elems * (int64_t)cb;
             if (bytes > worst_bytes) {
                 worst_bytes = bytes;
                 *worst = need;
@@ -370,7 +370,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
-    out->cross_bytes = keeps->cross * resident(need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type));
+    /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
+    out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);
     out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
     out->stage_bytes = keeps->stage_bytes;
     int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
