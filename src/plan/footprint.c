@@ -228,7 +228,8 @@ static int64_t staging_io_bytes(const fs_transform *t, const fs_footprint_keeps 
     if (!t->fold || !fs_dtype_is_real(t->in_dtype))
         return 0;
     int64_t real = array / 2, each = real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
-    int first = exchange ? keeps->stage_bytes > 0 || keeps->later_inputs : later < each;
+    int first = exchange ? keeps->stage_bytes + keeps->stage_end_bytes > 0 || keeps->later_inputs
+                         : later < each;
     int64_t bytes = first || t->round_trip || keeps->check ? each : 0;
     return bytes + (keeps->later_inputs ? each : 0);
 }
@@ -295,13 +296,19 @@ static int64_t long_line_bytes(const fs_transform *t)
 /* FFTW's buffers for the lines of an axis whose largest prime factor is
  * above PRIME_FACTOR (Rader's algorithm, nested for n - 1): up to 9.5
  * lines of n complex values for a complex transform, 6 for the halved
- * axis of a real one through a complex transform, 3.2 in FFTW's padded
+ * axis of a real one through a complex transform, 2.7 in FFTW's padded
  * real layout, as measured with FFTW 3.3 for the primes 999983 and
  * 1000003 on 1 and 2 ranks (their peaks 2 to 3.3 x the rest of the
- * figure), twice with an inverse plan beside the forward one (a round
- * trip, the correlation function, --check); the 1-D four-step's lines
- * are its factors n1 and n2. */
+ * figure); the 1-D four-step's lines are its factors n1 and n2. An
+ * inverse plan beside the forward one shares its tables: it adds 0.7 of
+ * that in a round trip, 0.3 with --check or the correlation function
+ * (inverse_tenths). */
 #define PRIME_FACTOR 1024
+static int64_t inverse_tenths(const fs_transform_request *rq, const fs_footprint_keeps *keeps)
+{
+    return rq->round_trip ? 7 : keeps->undo || keeps->check ? 3 : 0;
+}
+
 static int64_t prime_line_bytes(const fs_transform *t)
 {
     int64_t bytes = 0, cb = (int64_t)fs_complex_bytes(t->prec);
@@ -315,7 +322,7 @@ static int64_t prime_line_bytes(const fs_transform *t)
     for (int a = 0; a < t->in_ndim; a++) {
         int64_t n = line_length(t, a);
         if (t->transform_axis[a] && n > 1 && largest_factor(n) > PRIME_FACTOR)
-            bytes += n * cb * (a != t->real_axis ? 95 : t->padded ? 32 : 60) / 10;
+            bytes += n * cb * (a != t->real_axis ? 95 : t->padded ? 27 : 60) / 10;
     }
     return bytes;
 }
@@ -373,12 +380,14 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
     out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);
     out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
-    out->stage_bytes = keeps->stage_bytes;
+    /* the stages' end comes once the kept results are freed: the larger counts */
+    out->stage_bytes = keeps->stage_bytes + (keeps->stage_end_bytes > out->cross_bytes
+                                                 ? keeps->stage_end_bytes - out->cross_bytes
+                                                 : 0);
     int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
     out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
                           long_line_bytes(&t) + fast_line_bytes(&t) +
-                          (keeps->undo || keeps->check || rq->round_trip ? 2 : 1) *
-                              prime_line_bytes(&t) +
+                          prime_line_bytes(&t) * (10 + inverse_tenths(rq, keeps)) / 10 +
                           staging_io_bytes(&t, keeps, out->array_bytes, ops != NULL, later);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)

@@ -26,7 +26,8 @@ typedef struct fs_footprint {
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
-    int64_t stage_bytes;               /* the stages' own (keeps.stage_bytes) */
+    int64_t stage_bytes;               /* the stages' own: keeps.stage_bytes, and what their
+                                          end adds to the larger of it and cross_bytes */
     int64_t source_phase_bytes;        /* the whole while a source makes the boxes
                                           (fs_footprint_add_source; 0: none) */
 } fs_footprint;
@@ -41,6 +42,8 @@ typedef struct fs_footprint_keeps {
     int undo;           /* --correlation-function: the inverse plans */
     int64_t stage_bytes; /* what the stages hold of their own per rank, the same on every
                             rank: sums per bin (fs_stages_footprint, stage.h) */
+    int64_t stage_end_bytes; /* what they hold at the end alone, once the kept results
+                                are freed: the reduction's copy, the tables written */
     int later_inputs;   /* INPUTs read after the first's result is kept (its turn's
                            exchange buffers resident then) */
 } fs_footprint_keeps;

@@ -114,22 +114,21 @@ static void destroy(void *state)
 
 /* What every rank holds for the stage (the footprint hook, stage.h): the
  * sums per bin and the bins' edges, and at the end the larger of MPI's
- * copy of the sums in the reduction and the tables written (on rank 0 a
- * table and the copy its write makes beside the cells). Options the
- * run will refuse: nothing. */
-static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
+ * copy of the sums in the reduction and the tables written (a table of
+ * means and the cells). Options the run will refuse: nothing. */
+static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
 {
     fs_correlation *c = calloc(1, sizeof *c);
     if (!c || take_plan(c, opts, f, t) != FS_OK) {
         destroy(c);
         fs_error_clear();
-        return 0;
+        return (fs_stage_bytes){0, 0};
     }
     int64_t nb = c->bins.nbins, sums = nb * c->nq * 8;
     int64_t reduce = fs_allreduce_sum_bytes(nb * c->nq, t->grid[0] * t->grid[1]);
-    int64_t write = nb * 24;
+    int64_t write = nb * 16;
     destroy(c);
-    return sums + (nb + 1) * 8 + (reduce > write ? reduce : write);
+    return (fs_stage_bytes){sums + (nb + 1) * 8, reduce > write ? reduce : write};
 }
 
 /* data[j] = (other ? other[j] conj data[j] : |data[j]|^2) * f, n complex. */

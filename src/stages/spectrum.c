@@ -585,18 +585,18 @@ static void destroy(void *state)
 /* What every rank holds for the stage (the footprint hook, stage.h): the
  * sums per cell (every slice's, every family's, per mu bin too), the
  * bins' edges, the lattice's thresholds and table of norms, the binning's
- * tables of the rank's box, and at the end the larger of MPI's copy of the
- * sums in the reduction (more than one rank) and the tables written. The
- * field stage's families are not known here: one. Options the run will
- * refuse: nothing. */
-static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
+ * tables of the rank's box (small: counted with the end), and at the end the
+ * larger of MPI's copy of the sums in the reduction (more than one rank)
+ * and the tables written. The field stage's families are not known here:
+ * one. Options the run will refuse: nothing. */
+static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
 {
     fs_spectrum *s = calloc(1, sizeof *s);
     fs_stage_run r = {.facts = f};
     if (!s || take_plan(s, opts, &r, t) != FS_OK) {
         destroy(s);
         fs_error_clear();
-        return 0;
+        return (fs_stage_bytes){0, 0};
     }
     int64_t nb = s->bins.nbins, mu = s->los >= 0 ? s->nmu : 0;
     int64_t sums = (int64_t)fs_spectrum_cells(s) * s->nfam, bytes = sums * (1 + mu) * 8;
@@ -608,7 +608,9 @@ static int64_t footprint(const void *opts, const fs_stage_facts *f, const fs_tra
     int64_t reduce = fs_allreduce_sum_bytes(mu ? sums * mu : sums, t->grid[0] * t->grid[1]);
     int64_t write = nb * (mu ? mu : 1) * (s->nslices + 1) * 8;
     destroy(s);
-    return bytes + (tables > reduce && tables > write ? tables : reduce > write ? reduce : write);
+    return (fs_stage_bytes){bytes, tables > reduce && tables > write ? tables
+                                   : reduce > write                      ? reduce
+                                                                         : write};
 }
 
 /* data (and other, --cross's first) binned by c: box b of the result

@@ -242,9 +242,10 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
     return check_among(sc, &mine);
 }
 
-int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
-                            const fs_transform_request *rq)
+fs_stage_bytes fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
+                                   const fs_transform_request *rq)
 {
+    fs_stage_bytes all = {0, 0};
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
     mine.field = fs_stages_field(sc, &mine);
@@ -253,13 +254,15 @@ int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
     if (fs_transform_plan(rq, &t) != FS_OK) {
         if (pending == FS_OK)
             fs_error_clear(); /* the run's planning says why */
-        return 0;
+        return all;
     }
-    int64_t bytes = 0;
     for (int s = 0; s < sc->n; s++)
-        if (fs_stage_active(sc, s) && fs_stage_table[s]->footprint)
-            bytes += fs_stage_table[s]->footprint(sc->opts[s], &mine, &t);
-    return bytes;
+        if (fs_stage_active(sc, s) && fs_stage_table[s]->footprint) {
+            fs_stage_bytes b = fs_stage_table[s]->footprint(sc->opts[s], &mine, &t);
+            all.held += b.held;
+            all.end = b.end > all.end ? b.end : all.end;
+        }
+    return all;
 }
 
 const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f)

@@ -235,6 +235,14 @@ typedef struct fs_stage_out {
     fs_timers *timers;                /* the write phase */
 } fs_stage_out;
 
+/* What a rank holds for a stage of its own, the same on every rank:
+ * `held` from the stage's creation to the run's end (sums per bin, their
+ * edges), `end` only at the end, once the kept results are freed (MPI's copy
+ * in the reduction, the tables the stage writes). */
+typedef struct fs_stage_bytes {
+    int64_t held, end;
+} fs_stage_bytes;
+
 typedef struct fs_stage_ops {
     const char *name;                 /* "spectrum", in messages of the code */
     const char *report_member;        /* the report's member its json goes into */
@@ -255,10 +263,9 @@ typedef struct fs_stage_ops {
      * usage errors decided alike on every rank */
     fs_status (*domain)(const void *opts, int n, const fs_input_info *infos,
                         fs_transform_request *rq);
-    /* the bytes a rank holds for the stage besides last-stage boxes (its
-     * sums per bin, the same on every rank), from t, the transform of one
-     * INPUT as planned (the footprint, footprint.h) */
-    int64_t (*footprint)(const void *opts, const fs_stage_facts *f, const fs_transform *t);
+    /* the bytes a rank holds for the stage besides last-stage boxes, from
+     * t, the transform of one INPUT as planned (the footprint, footprint.h) */
+    fs_stage_bytes (*footprint)(const void *opts, const fs_stage_facts *f, const fs_transform *t);
     /* the run */
     fs_status (*create)(const void *opts, const fs_stage_run *r, void **state);
     int create_collective;
@@ -325,9 +332,10 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
 
 /* The bytes per rank the active stages hold of their own (their footprint
  * hooks) in a run of rq, the request of one INPUT (0: none, or rq cannot
- * be planned). */
-int64_t fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
-                            const fs_transform_request *rq);
+ * be planned): the held ones added up, the largest end (the stages end one
+ * after the other). */
+fs_stage_bytes fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
+                                   const fs_transform_request *rq);
 
 /* Out of core (see the block hooks above): NULL when every active stage
  * can run block by block, else the option of the first that cannot
