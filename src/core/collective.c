@@ -87,9 +87,10 @@ fs_status fs_allreduce(MPI_Comm comm, const void *in, void *out, int count, MPI_
 fs_status fs_allreduce_sum(MPI_Comm comm, double *a, int64_t n)
 {
     fs_status st = FS_OK;
-    for (int64_t at = 0; at < n && st == FS_OK; at += SUM_PIECE)
-        st = fs_allreduce(comm, MPI_IN_PLACE, a + at, (int)(n - at < SUM_PIECE ? n - at : SUM_PIECE),
-                          MPI_DOUBLE, MPI_SUM);
+    for (int64_t at = 0; at < n && st == FS_OK; at += SUM_PIECE) {
+        int count = (int)(n - at < SUM_PIECE ? n - at : SUM_PIECE);
+        st = fs_allreduce(comm, MPI_IN_PLACE, a + at, count, MPI_DOUBLE, MPI_SUM);
+    }
     return st;
 }
 
