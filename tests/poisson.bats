@@ -161,7 +161,7 @@ EOF2
 
 
 
-@test "free space: the ranks share the data's planes, not the doubled axis: every strategy, 1 to 6 ranks, slabs, pencils and batch axes" {
+@test "free space: the ranks share the data's planes, not the doubled axis: every strategy, in place too, 1 to 6 ranks, slabs, pencils and batch axes" {
     python_serial - <<'EOF2'
 import h5py, numpy as np
 rng = np.random.default_rng(12)
@@ -187,6 +187,12 @@ EOF2
     done
     fftshard 6 -q --decomp=pencil --grid=2x3 --apply=poisson --boundary=free a.h5:/o p1.h5
     fftshard 6 -q --decomp=pencil --grid=3x2 --apply=poisson --boundary=free a.h5:/c p2.h5
+    # in place (xorswap, pairwise): a second-stage box larger than the
+    # blocks it receives (its doubled half is zeroed after the exchange)
+    fftshard 2 -q --decomp=pencil --transpose=pairwise --apply=poisson --boundary=free a.h5:/o p3.h5
+    fftshard 5 -q --decomp=pencil --transpose=xorswap --apply=poisson --boundary=free a.h5:/c p4.h5
+    fftshard 6 -q --axes=1,2 --transpose=pairwise --apply=poisson --boundary=free a.h5:/b p5.h5
+    fftshard 4 -q --axes=1,2 --transpose=xorswap --real --apply=poisson --boundary=free a.h5:/b p6.h5
     fftshard 5 -q --axes=1,2 --real --apply=poisson --boundary=free a.h5:/b b1.h5
     fftshard 3 -q --axes=0,2 --apply=poisson --boundary=free a.h5:/b b2.h5
     fftshard 1 -q --real --apply=poisson --boundary=free a.h5:/o one.h5
@@ -196,6 +202,10 @@ EOF2
     run solved "${checks[@]}" \
         "in=a.h5:/o out=p1.h5 apply=poisson boundary=free" \
         "in=a.h5:/c out=p2.h5 apply=poisson boundary=free" \
+        "in=a.h5:/o out=p3.h5 apply=poisson boundary=free" \
+        "in=a.h5:/c out=p4.h5 apply=poisson boundary=free" \
+        "in=a.h5:/b out=p5.h5 apply=poisson boundary=free axes=1,2" \
+        "in=a.h5:/b out=p6.h5 apply=poisson boundary=free axes=1,2" \
         "in=a.h5:/b out=b1.h5 apply=poisson boundary=free axes=1,2" \
         "in=a.h5:/b out=b2.h5 apply=poisson boundary=free axes=0,2" \
         "in=a.h5:/o out=one.h5 apply=poisson boundary=free" \

@@ -252,9 +252,12 @@ static int map_invert(const run_map *m, run_map *inv)
     return 0;
 }
 
-/* Slot and unit sizes of rd's layout, and how many runs its boxes have. */
+/* Slot and unit sizes of rd's layout, the units it permutes (the slots,
+ * and the boxes' storage where it is longer: a box the blocks do not
+ * fill, as free space's second stage, whose zeros are written after the
+ * exchange), and how many runs its boxes have. */
 static void geometry(const fs_redist *rd, size_t elem_bytes, int64_t *slot_out, int64_t *unit_out,
-                     int64_t *runs)
+                     int64_t *nunits, int64_t *runs)
 {
     int P = rd->npeers;
     int64_t slot = 1;
@@ -271,7 +274,11 @@ static void geometry(const fs_redist *rd, size_t elem_bytes, int64_t *slot_out, 
         runs_gcd(&rd->send[q], &rd->from, &g);
         runs_gcd(&rd->recv[q], &rd->to, &g);
     }
-    int64_t unit = g.gcd;
+    int64_t from = fs_box_elems(&rd->from), to = fs_box_elems(&rd->to);
+    int64_t domain = (int64_t)P * slot;
+    domain = from > domain ? from : domain;
+    domain = to > domain ? to : domain;
+    int64_t unit = gcd64(gcd64(g.gcd, from), to);
     /* Units above 256 KiB are split (any divisor works) to bound scratch. */
     const int64_t max_unit_bytes = 256 * 1024;
     if ((int64_t)elem_bytes * unit > max_unit_bytes) {
@@ -282,16 +289,16 @@ static void geometry(const fs_redist *rd, size_t elem_bytes, int64_t *slot_out, 
     }
     *slot_out = slot;
     *unit_out = unit;
+    *nunits = domain / unit;
     *runs = g.runs;
 }
 
 void fs_blocked_estimate(const fs_redist *rd, size_t elem_bytes, int64_t *buffer_elems,
                          size_t *scratch_bytes)
 {
-    int64_t slot, unit, runs;
-    geometry(rd, elem_bytes, &slot, &unit, &runs);
-    int64_t nunits = (int64_t)rd->npeers * slot / unit;
-    *buffer_elems = (int64_t)rd->npeers * slot;
+    int64_t slot, unit, nunits, runs;
+    geometry(rd, elem_bytes, &slot, &unit, &nunits, &runs);
+    *buffer_elems = nunits * unit;
     /* The two kept maps: a run per box run (merging only removes some) and
      * the padding's runs, cut at most at every slot's end on either side. */
     *scratch_bytes = (size_t)(nunits + 7) / 8 + 1 + (size_t)unit * elem_bytes +
@@ -325,10 +332,9 @@ fs_status fs_blocked_new(const fs_redist *rd, size_t elem_bytes, const int *slot
     b->npeers = P;
     b->elem_bytes = elem_bytes;
     int64_t slot, unit, runs;
-    geometry(rd, elem_bytes, &slot, &unit, &runs);
+    geometry(rd, elem_bytes, &slot, &unit, &b->nunits, &runs);
     b->slot_elems = slot;
     b->unit_elems = unit;
-    b->nunits = (int64_t)P * slot / unit;
     size_t ub = (size_t)unit * elem_bytes;
     b->visited = malloc((size_t)(b->nunits + 7) / 8 + 1);
     b->carry = malloc(ub);
