@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 
 #include "core/atomic.h"
+#include "core/buffer.h"
 #include "core/errors.h"
 #include "core/launcher.h"
 #include "core/signals.h"
@@ -55,8 +56,8 @@ int main(int argc, char **argv)
      * the heap's trim threshold too, at 128 KiB, which gave FFTW's buffers
      * back to the system at every plan execution (the free-space solve's
      * FFTs took 1.6 times as long): 8 MiB of the heap's top are kept. */
-    mallopt(M_MMAP_THRESHOLD, 1 << 20);
-    mallopt(M_TRIM_THRESHOLD, 8 << 20);
+    mallopt(M_MMAP_THRESHOLD, FS_MALLOC_MAPPED_BYTES);
+    mallopt(M_TRIM_THRESHOLD, FS_MALLOC_TRIM_BYTES);
     /* From the first instruction: SIGINT and SIGTERM wait for MPI_Init. */
     fs_signals_start();
     /* Before MPI_Init and its threads: the environment is read here once. */

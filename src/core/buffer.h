@@ -21,6 +21,11 @@ void fs_buffer_free(void *p);
  * large one in whole huge pages (for the footprint, plan/footprint.h). */
 size_t fs_buffer_resident(size_t bytes);
 
+/* malloc's: blocks of this size or more are mapped on their own and given
+ * back when freed; the heap keeps this much of its top (main.c sets both). */
+#define FS_MALLOC_MAPPED_BYTES (1 << 20)
+#define FS_MALLOC_TRIM_BYTES (8 << 20)
+
 /* Every later fs_buffer_alloc and fs_buffer_free goes to these (NULL:
  * back to the huge-page buffers). */
 typedef struct fs_buffer_allocator {

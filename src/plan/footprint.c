@@ -96,6 +96,7 @@ typedef struct rank_need {
     const fs_exchange_ops *ops;
     int64_t array_elems;               /* the data buffer */
     int64_t scratch_bytes;             /* the exchange plans */
+    int64_t back_bytes;                /* of them the inverse's (--check, a round trip) */
     int64_t staging_bytes;             /* the overlapped write's pieces */
     uint64_t messages[FS_MAX_STAGES];  /* per exchange */
     int64_t kept_elems;                /* --cross's copy */
@@ -166,7 +167,9 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
             ops->estimate(&args, &est);
             if (est.work_elems > need->array_elems)
                 need->array_elems = est.work_elems;
-            need->scratch_bytes += (int64_t)(est.scratch_bytes - (size_t)est.second_elems * cb);
+            int64_t bytes = (int64_t)(est.scratch_bytes - (size_t)est.second_elems * cb);
+            need->scratch_bytes += bytes;
+            need->back_bytes += k == 1 ? bytes : 0;
             second = second || est.second_elems > 0;
             if (k == 0)
                 need->messages[e] = est.messages;
@@ -177,6 +180,17 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
     if (second)
         need->scratch_bytes += resident(need->array_elems * (int64_t)cb);
     return FS_OK;
+}
+
+/* The inverse exchanges' buffers that take the place of the kept results
+ * freed before the inverse's first exchange (keeps->gone): their pages are
+ * touched first then. Only blocks malloc maps go back to the system. */
+static int64_t in_place_of_kept(const rank_need *need, const fs_footprint_keeps *keeps,
+                                size_t cb)
+{
+    int64_t each = need->kept_elems * (int64_t)cb;
+    int64_t gone = each >= FS_MALLOC_MAPPED_BYTES ? keeps->gone * each : 0;
+    return gone < need->back_bytes ? gone : need->back_bytes;
 }
 
 /* The largest need over the ranks whose boxes differ in size (the memory
@@ -200,7 +214,8 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
             if (st != FS_OK)
                 return st;
             int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes +
-                            need.staging_bytes + need.kept_elems * (int64_t)cb;
+                            need.staging_bytes + need.kept_elems * (int64_t)cb -
+                            in_place_of_kept(&need, keeps, cb);
             if (bytes > worst_bytes) {
                 worst_bytes = bytes;
                 *worst = need;
@@ -375,7 +390,8 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_elems = need.array_elems;
     memcpy(out->messages, need.messages, sizeof out->messages);
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
-    out->exchange_bytes = need.scratch_bytes;
+    out->exchange_bytes = need.scratch_bytes -
+                          in_place_of_kept(&need, keeps, fs_dtype_bytes(t.work_type));
     out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
     /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
     out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);

@@ -22,7 +22,8 @@ typedef struct fs_footprint {
     int64_t array_elems;               /* the data buffer */
     uint64_t messages[FS_MAX_STAGES];  /* per exchange, the most any rank sends */
     /* Bytes per rank, resident (huge pages whole), of the rank that needs
-     * most: total_bytes is the sum of the five. */
+     * most: total_bytes is the sum of the five; exchange_bytes without
+     * the inverse's that take the place of kept results (keeps.gone). */
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
@@ -46,6 +47,9 @@ typedef struct fs_footprint_keeps {
                                 are freed: the reduction's copy, the tables written */
     int later_inputs;   /* INPUTs read after the first's result is kept (its turn's
                            exchange buffers resident then) */
+    int gone;           /* of the kept results, those freed before the inverse's first
+                           exchange (fs_stage_needs.buffers_gone): the inverse exchanges'
+                           buffers, untouched till then, take their place */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks

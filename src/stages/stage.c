@@ -305,6 +305,7 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->broadcasts |= n.broadcasts;
         out->first |= n.first;
         out->buffers += n.buffers;
+        out->buffers_gone += n.buffers_gone ? n.buffers : 0;
         if (!out->kept && (n.keep_first || n.buffers))
             out->kept = n.kept;
         out->groups += n.groups;

@@ -492,6 +492,7 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->field = 1;
     n->hands_results = 1;
     n->buffers = slots_of(o->op, inputs, naxes);
+    n->buffers_gone = results_of(o->op, naxes) == 1; /* freed as the last result is made */
     n->kept = "the kept spectra";
 }
 
