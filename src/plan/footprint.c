@@ -16,9 +16,13 @@
  * showed (the estimate is never below a run's peak):
  * - what MPI, HDF5 and FFTW hold in a run of a tiny array of every
  *   operation, 1-D to 3-D: 31.5 to 32.6 MiB on one rank, and with MPI's
- *   shared memory among ranks up to 33.7 MiB on 2 and 4; */
+ *   shared memory among ranks 0.9 MiB more on 2 (with another rank alone),
+ *   2.2 to 2.5 MiB on 3 to 8 (up to 33.7 and 34.0 MiB in all); */
 #define LIBRARY_BYTES ((int64_t)30464 * 1024)
-#define SHARED_BYTES ((int64_t)2 * 1024 * 1024)
+static int64_t shared_bytes(int nranks)
+{
+    return nranks < 2 ? 0 : nranks == 2 ? (int64_t)1024 * 1024 : (int64_t)2 * 1024 * 1024;
+}
 /* - and on top of that in a run of a real size: FFTW's plans of the stages
  *   and the buffers of their strided passes, HDF5's and ROMIO's of the read
  *   and the write, MPI's of the exchanges: 0.1 to 3.6 MiB over 400 runs of
@@ -273,9 +277,10 @@ static int64_t largest_factor(int64_t m)
 /* FFTW's own memory for the lines of a long real axis held whole on a rank
  * (the 1-D cosine, sine and complex-to-real transforms, which have no
  * four-step), in tenths of a line of the axis's n reals: its buffers and
- * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points. About one
- * line for a complex-to-real transform, 2.1 for the cosine and sine
- * transforms of types 2 and 3, 2.5 for type 4; type 1 is a real transform
+ * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points (the peak
+ * of 2^22 points 0.4 MiB above a line and 2.1 lines). 1.1 lines for a
+ * complex-to-real transform, 2.2 for the cosine and sine transforms of
+ * types 2 and 3, 2.6 for type 4; type 1 is a real transform
  * of 2 (n -+ 1) points, whose large prime factors cost more: 2.2 lines
  * when none is above 64, 4.4 up to 1024, 5.2 beyond. Shorter lines are
  * inside PLANS_BYTES. */
@@ -287,7 +292,7 @@ static int line_tenths(const fs_transform *t, int a, int64_t n)
         int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
         return p <= 64 ? 22 : p <= 1024 ? 44 : 52;
     }
-    return k == FS_DCT4 || k == FS_DST4 ? 25 : k != FS_AXIS_FFT ? 21 : a == t->real_axis ? 10 : 0;
+    return k == FS_DCT4 || k == FS_DST4 ? 26 : k != FS_AXIS_FFT ? 22 : a == t->real_axis ? 11 : 0;
 }
 
 /* The length of the lines FFTW plans along input axis a (the halved
@@ -310,11 +315,13 @@ static int64_t long_line_bytes(const fs_transform *t)
 
 /* FFTW's buffers for the lines of an axis whose largest prime factor is
  * above PRIME_FACTOR (Rader's algorithm, nested for n - 1): up to 9.5
- * lines of n complex values for a complex transform, 6 for the halved
- * axis of a real one through a complex transform, 2.7 in FFTW's padded
- * real layout, as measured with FFTW 3.3 for the primes 999983 and
- * 1000003 on 1 and 2 ranks (their peaks 2 to 3.3 x the rest of the
- * figure); the 1-D four-step's lines are its factors n1 and n2. An
+ * lines of n complex values for a complex transform on one rank, 6.5 on
+ * one of several (gathered there: 3 lines fewer, whatever the prime), 6
+ * for the halved axis of a real one through a complex transform, 2.7 in
+ * FFTW's padded real layout, as measured with FFTW 3.3 for eleven primes
+ * from 262139 to 2000003 on 1 to 4 ranks (the complex ones 7.4 to 9.2
+ * lines on one rank, 4.3 to 6.2 on several, as the planner picks the
+ * plans of n - 1); the 1-D four-step's lines are its factors n1 and n2. An
  * inverse plan beside the forward one shares its tables: it adds 0.7 of
  * that in a round trip, 0.3 with --check or the correlation function
  * (inverse_tenths). */
@@ -337,7 +344,8 @@ static int64_t prime_line_bytes(const fs_transform *t)
     for (int a = 0; a < t->in_ndim; a++) {
         int64_t n = line_length(t, a);
         if (t->transform_axis[a] && n > 1 && largest_factor(n) > PRIME_FACTOR)
-            bytes += n * cb * (a != t->real_axis ? 95 : t->padded ? 27 : 60) / 10;
+            bytes += n * cb * (a == t->real_axis ? (t->padded ? 27 : 60)
+                               : t->grid[0] * t->grid[1] > 1 ? 65 : 95) / 10;
     }
     return bytes;
 }
@@ -392,7 +400,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
     out->exchange_bytes = need.scratch_bytes -
                           in_place_of_kept(&need, keeps, fs_dtype_bytes(t.work_type));
-    out->library_bytes = LIBRARY_BYTES + (rq->nranks > 1 ? SHARED_BYTES : 0);
+    out->library_bytes = LIBRARY_BYTES + shared_bytes(rq->nranks);
     /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
     out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);
     out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
