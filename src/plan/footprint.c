@@ -123,8 +123,9 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
     memset(need, 0, sizeof *need);
     size_t cb = fs_dtype_bytes(t->work_type);
     /* --apply's round trip and the correlation function plan the inverse
-     * exchanges as --check does */
-    int second = 0, check = keeps->check || keeps->undo || t->round_trip;
+     * exchanges as --check does (a round trip that writes nothing never
+     * runs them) */
+    int second = 0, check = keeps->check || keeps->undo || (t->round_trip && !keeps->unwritten);
     if (io_thread && !t->round_trip) /* --apply writes without the pieces */
         need->staging_bytes = staging_of(t, c);
     if (keeps->cross) {
@@ -277,22 +278,31 @@ static int64_t largest_factor(int64_t m)
 /* FFTW's own memory for the lines of a long real axis held whole on a rank
  * (the 1-D cosine, sine and complex-to-real transforms, which have no
  * four-step), in tenths of a line of the axis's n reals: its buffers and
- * tables, as measured with FFTW 3.3 for 2^20 and 2^22 points (the peak
- * of 2^22 points 0.4 MiB above a line and 2.1 lines). 1.1 lines for a
- * complex-to-real transform, 2.2 for the cosine and sine transforms of
- * types 2 and 3, 2.6 for type 4; type 1 is a real transform
- * of 2 (n -+ 1) points, whose large prime factors cost more: 2.2 lines
- * when none is above 64, 4.4 up to 1024, 5.2 beyond. Shorter lines are
- * inside PLANS_BYTES. */
+ * tables, the most measured with FFTW 3.3 for 2^20, 2^22 and six other
+ * lengths from 999999 to 3000000, as FFTW plans them (buffered, indirect,
+ * generic and Rader's passes, by the largest prime factor p of the length
+ * it transforms): 1.1 lines for a complex-to-real transform; for the
+ * cosine and sine transforms of types 2 and 3 2.2 lines where p <= 5
+ * (measured 1.83 to 2.12), 3.0 up to PRIME_FACTOR (2.74, 2.77 on two
+ * ranks), 4.2 beyond (4.11); for type 4 2.6 (2.26 to 2.50; 1.75), 3.2
+ * beyond (3.11); type 1 is a real transform of 2 (n -+ 1) points: 2.3
+ * lines where p <= 5 (1.95 to 2.03), 4.4 up to 1024 (2.15 to 4.27), 6.2
+ * up to 65536 (4.83 to 6.14), 7.5 beyond where p < n / 2 (4.81, 7.33)
+ * and 10.5 where not (10.24: Rader's algorithm on nearly the whole
+ * line). Shorter lines are inside PLANS_BYTES. */
 #define LONG_LINE ((int64_t)1 << 16)
+#define PRIME_FACTOR 1024
 static int line_tenths(const fs_transform *t, int a, int64_t n)
 {
     fs_r2r k = t->r2r[a];
+    if (k == FS_AXIS_FFT)
+        return a == t->real_axis ? 11 : 0;
     if (k == FS_DCT1 || k == FS_DST1) {
         int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
-        return p <= 64 ? 22 : p <= 1024 ? 44 : 52;
+        return p <= 5 ? 23 : p <= 1024 ? 44 : p <= 65536 ? 62 : 2 * p < n ? 75 : 105;
     }
-    return k == FS_DCT4 || k == FS_DST4 ? 26 : k != FS_AXIS_FFT ? 22 : a == t->real_axis ? 11 : 0;
+    int64_t p = largest_factor(n), four = k == FS_DCT4 || k == FS_DST4;
+    return p <= 5 ? (four ? 26 : 22) : p <= PRIME_FACTOR ? (four ? 26 : 30) : (four ? 32 : 42);
 }
 
 /* The length of the lines FFTW plans along input axis a (the halved
@@ -325,7 +335,6 @@ static int64_t long_line_bytes(const fs_transform *t)
  * inverse plan beside the forward one shares its tables: it adds 0.7 of
  * that in a round trip, 0.3 with --check or the correlation function
  * (inverse_tenths). */
-#define PRIME_FACTOR 1024
 static int64_t inverse_tenths(const fs_transform_request *rq, const fs_footprint_keeps *keeps)
 {
     return rq->round_trip ? 7 : keeps->undo || keeps->check ? 3 : 0;
@@ -343,7 +352,8 @@ static int64_t prime_line_bytes(const fs_transform *t)
     }
     for (int a = 0; a < t->in_ndim; a++) {
         int64_t n = line_length(t, a);
-        if (t->transform_axis[a] && n > 1 && largest_factor(n) > PRIME_FACTOR)
+        int r2r_line = t->r2r[a] != FS_AXIS_FFT && n > LONG_LINE; /* in line_tenths */
+        if (t->transform_axis[a] && n > 1 && !r2r_line && largest_factor(n) > PRIME_FACTOR)
             bytes += n * cb * (a == t->real_axis ? (t->padded ? 27 : 60)
                                : t->grid[0] * t->grid[1] > 1 ? 65 : 95) / 10;
     }

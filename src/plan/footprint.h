@@ -47,6 +47,8 @@ typedef struct fs_footprint_keeps {
                                 are freed: the reduction's copy, the tables written */
     int later_inputs;   /* INPUTs read after the first's result is kept (its turn's
                            exchange buffers resident then) */
+    int unwritten;      /* a round trip that writes nothing (--spectrum-only): its
+                           inverse never runs, its exchanges' buffers never touched */
     int gone;           /* of the kept results, those freed before the inverse's first
                            exchange (fs_stage_needs.buffers_gone): the inverse exchanges'
                            buffers, untouched till then, take their place */
