@@ -286,10 +286,10 @@ static int64_t largest_factor(int64_t m)
  * (measured 1.83 to 2.12), 3.0 up to PRIME_FACTOR (2.74, 2.77 on two
  * ranks), 4.2 beyond (4.11); for type 4 2.6 (2.26 to 2.50; 1.75), 3.2
  * beyond (3.11); type 1 is a real transform of 2 (n -+ 1) points: 2.3
- * lines where p <= 5 (1.95 to 2.03), 4.4 up to 1024 (2.15 to 4.27), 6.2
- * up to 65536 (4.83 to 6.14), 7.5 beyond where p < n / 2 (4.81, 7.33)
- * and 10.5 where not (10.24: Rader's algorithm on nearly the whole
- * line). Shorter lines are inside PLANS_BYTES. */
+ * lines where p <= 5 (1.95 to 2.03), 4.4 up to PRIME_FACTOR (2.15 to
+ * 4.27), 6.2 up to 65536 (4.83 to 6.14), 7.5 beyond where p < n / 2
+ * (4.81, 7.33) and 10.5 where not (10.24: Rader's algorithm on nearly
+ * the whole line). Shorter lines are inside PLANS_BYTES. */
 #define LONG_LINE ((int64_t)1 << 16)
 #define PRIME_FACTOR 1024
 static int line_tenths(const fs_transform *t, int a, int64_t n)
@@ -299,7 +299,7 @@ static int line_tenths(const fs_transform *t, int a, int64_t n)
         return a == t->real_axis ? 11 : 0;
     if (k == FS_DCT1 || k == FS_DST1) {
         int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
-        return p <= 5 ? 23 : p <= 1024 ? 44 : p <= 65536 ? 62 : 2 * p < n ? 75 : 105;
+        return p <= 5 ? 23 : p <= PRIME_FACTOR ? 44 : p <= 65536 ? 62 : 2 * p < n ? 75 : 105;
     }
     int64_t p = largest_factor(n), four = k == FS_DCT4 || k == FS_DST4;
     return p <= 5 ? (four ? 26 : 22) : p <= PRIME_FACTOR ? (four ? 26 : 30) : (four ? 32 : 42);

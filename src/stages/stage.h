@@ -145,7 +145,7 @@ typedef struct fs_stage_needs {
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
     int buffers_gone; /* they are freed before the inverse's first exchange (a field of
                          one result): the inverse's exchange buffers, first touched then,
-                         take their place */
+                         take their place (fs_stages_needs: how many buffers are) */
     const char *kept; /* what the dry run calls the kept first result and the buffers */
     int pads;         /* takes a zero-padded forward result (--pad; a field: its part of the
                          input's shape written) */
