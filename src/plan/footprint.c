@@ -278,18 +278,20 @@ static int64_t largest_factor(int64_t m)
 /* FFTW's own memory for the lines of a long real axis held whole on a rank
  * (the 1-D cosine, sine and complex-to-real transforms, which have no
  * four-step), in tenths of a line of the axis's n reals: its buffers and
- * tables, the most measured with FFTW 3.3 for 2^20, 2^22 and six other
- * lengths from 999999 to 3000000, as FFTW plans them (buffered, indirect,
- * generic and Rader's passes, by the largest prime factor p of the length
- * it transforms): 1.1 lines for a complex-to-real transform; for the
- * cosine and sine transforms of types 2 and 3 2.2 lines where p <= 5
- * (measured 1.83 to 2.12), 3.0 up to PRIME_FACTOR (2.74, 2.77 on two
- * ranks), 4.2 beyond (4.11); for type 4 2.6 (2.26 to 2.50; 1.75), 3.2
- * beyond (3.11); type 1 is a real transform of 2 (n -+ 1) points: 2.3
- * lines where p <= 5 (1.95 to 2.03), 4.4 up to PRIME_FACTOR (2.15 to
- * 4.27), 6.2 up to 65536 (4.83 to 6.14), 7.5 beyond where p < n / 2
- * (4.81, 7.33) and 10.5 where not (10.24: Rader's algorithm on nearly
- * the whole line). Shorter lines are inside PLANS_BYTES. */
+ * tables, which depend on how FFTW plans the length it transforms
+ * (buffered, indirect, generic and Rader's passes, by that length's
+ * largest prime factor p): the most measured with FFTW 3.3 in 240 runs of
+ * lengths from 2^16 to 3000000, single and double, 1 to 4 ranks. 1.1
+ * lines for a complex-to-real transform; for the cosine and sine
+ * transforms of types 2 to 4 2.4 lines where p <= 5 (2.7 for type 4;
+ * measured up to 2.13 and 2.50, and the peak's own spread of 0.5 MiB),
+ * 3.8 up to PRIME_FACTOR (3.69), 4.8 above (4.61) and 8.5 where p > n / 2
+ * (6.6 to 8.3: Rader's algorithm on the whole line); type 1 is a real
+ * transform of 2 (n -+ 1) points, p that length's: 2.3 lines where p <= 5
+ * (1.95 to 2.03), 6.2 up to 65536 (1.74 to 5.93), 7.5 above where
+ * p < n / 2 (3.5 to 7.33) and 10.5 where not (5.9 to 10.24). Lengths of
+ * the same class take from a third of that to all of it. Shorter lines
+ * are inside PLANS_BYTES. */
 #define LONG_LINE ((int64_t)1 << 16)
 #define PRIME_FACTOR 1024
 static int line_tenths(const fs_transform *t, int a, int64_t n)
@@ -299,10 +301,13 @@ static int line_tenths(const fs_transform *t, int a, int64_t n)
         return a == t->real_axis ? 11 : 0;
     if (k == FS_DCT1 || k == FS_DST1) {
         int64_t p = largest_factor(2 * (k == FS_DCT1 ? n - 1 : n + 1));
-        return p <= 5 ? 23 : p <= PRIME_FACTOR ? 44 : p <= 65536 ? 62 : 2 * p < n ? 75 : 105;
+        return p <= 5 ? 23 : p <= 65536 ? 62 : 2 * p < n ? 75 : 105;
     }
-    int64_t p = largest_factor(n), four = k == FS_DCT4 || k == FS_DST4;
-    return p <= 5 ? (four ? 26 : 22) : p <= PRIME_FACTOR ? (four ? 26 : 30) : (four ? 32 : 42);
+    int64_t p = largest_factor(n);
+    return p <= 5 ? (k == FS_DCT4 || k == FS_DST4 ? 27 : 24)
+           : p <= PRIME_FACTOR ? 38
+           : 2 * p <= n ? 48
+                        : 85;
 }
 
 /* The length of the lines FFTW plans along input axis a (the halved
