@@ -350,10 +350,14 @@ print(json.load(open(sys.argv[1]))["memory"]["peak_bytes_max"] / 1048576)' r.jso
 # A line whose length is a large prime: FFTW's Rader buffers, several lines
 # of the axis (0.37 to 0.5 of the peak before they were counted; 3 lines
 # fewer where the line is gathered on one of several ranks: the complex
-# series on 2 ranks was 1.32 times the peak).
-@test "dry run at or above the real peak, within 10%: 1-D series of the prime length 1000003, complex and real, 1 and 2 ranks" {
+# series on 2 ranks was 1.32 times the peak). The real ones take the most
+# any prime took (a real series of 2000003 float32 points' --apply on 2
+# ranks was 7% above the figure): fftshard(1), up to 1.5 times the peak.
+@test "dry run at or above the real peak, within 50%: 1-D series of the prime lengths 1000003 and 2000003, complex and real, 1 and 2 ranks" {
     [ -e prime.h5 ] || mkdata 1 -q --type=float64 1000003 prime.h5
-    export AT_OR_ABOVE=1
+    [ -e prime2.h5 ] || mkdata 1 -q --type=float32 2000003 prime2.h5
+    export AT_OR_ABOVE=1 WITHIN=0.50
+    dry_vs_real 2 alltoall slab prime2.h5 --real --apply=gaussian:2
     dry_vs_real 1 alltoall slab prime.h5
     dry_vs_real 2 alltoall slab prime.h5
     dry_vs_real 2 alltoall slab prime.h5 --real

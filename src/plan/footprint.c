@@ -329,14 +329,16 @@ static int64_t long_line_bytes(const fs_transform *t)
 }
 
 /* FFTW's buffers for the lines of an axis whose largest prime factor is
- * above PRIME_FACTOR (Rader's algorithm, nested for n - 1): up to 9.5
+ * above PRIME_FACTOR (Rader's and Bluestein's algorithms): up to 9.5
  * lines of n complex values for a complex transform on one rank, 6.5 on
- * one of several (gathered there: 3 lines fewer, whatever the prime), 6
- * for the halved axis of a real one through a complex transform, 2.7 in
+ * one of several (gathered there: 3 lines fewer, whatever the prime), 7
+ * for the halved axis of a real one through a complex transform, 3.6 in
  * FFTW's padded real layout, as measured with FFTW 3.3 for eleven primes
- * from 262139 to 2000003 on 1 to 4 ranks (the complex ones 7.4 to 9.2
- * lines on one rank, 4.3 to 6.2 on several, as the planner picks the
- * plans of n - 1); the 1-D four-step's lines are its factors n1 and n2. An
+ * from 262139 to 2000003 on 1 to 4 ranks and 114 random lengths (the
+ * complex ones 7.4 to 9.2 lines on one rank, 4.3 to 6.2 on several, as
+ * the planner picks the plans it pads to; the real ones of single
+ * precision up to 3.5 and 6.8); the 1-D four-step's lines are its factors
+ * n1 and n2. An
  * inverse plan beside the forward one shares its tables: it adds 0.7 of
  * that in a round trip, 0.3 with --check or the correlation function
  * (inverse_tenths). */
@@ -359,7 +361,7 @@ static int64_t prime_line_bytes(const fs_transform *t)
         int64_t n = line_length(t, a);
         int r2r_line = t->r2r[a] != FS_AXIS_FFT && n > LONG_LINE; /* in line_tenths */
         if (t->transform_axis[a] && n > 1 && !r2r_line && largest_factor(n) > PRIME_FACTOR)
-            bytes += n * cb * (a == t->real_axis ? (t->padded ? 27 : 60)
+            bytes += n * cb * (a == t->real_axis ? (t->padded ? 36 : 70)
                                : t->grid[0] * t->grid[1] > 1 ? 65 : 95) / 10;
     }
     return bytes;
