@@ -280,8 +280,8 @@ static int64_t largest_factor(int64_t m)
  * four-step), in tenths of a line of the axis's n reals: its buffers and
  * tables, which depend on how FFTW plans the length it transforms
  * (buffered, indirect, generic and Rader's passes, by that length's
- * largest prime factor p): the most measured with FFTW 3.3 in 240 runs of
- * lengths from 2^16 to 3000000, single and double, 1 to 4 ranks. 1.1
+ * largest prime factor p): the most measured with FFTW 3.3 in about 220
+ * runs of lengths from 2^16 to 3000000, single and double, 1 to 4 ranks. 1.1
  * lines for a complex-to-real transform; for the cosine and sine
  * transforms of types 2 to 4 2.4 lines where p <= 5 (2.7 for type 4;
  * measured up to 2.13 and 2.50, and the peak's own spread of 0.5 MiB),
