@@ -5,6 +5,7 @@
 #include "plan/footprint.h"
 
 #include "core/buffer.h"
+#include "io/h5io.h"
 #include "plan/pieces.h"
 
 #include <stdlib.h>
@@ -35,10 +36,11 @@ static int64_t shared_bytes(int nranks)
 /* - the correlation function's inverse plans: up to 0.4 MiB more in the
  *   same runs (its bins are the stage's, keeps->stage_bytes); */
 #define UNDO_BYTES ((int64_t)512 * 1024)
-/* - the staging buffer of a real field read into (or written from) the 1-D
- *   four-step's complex array, where it is strided: as large as the rank's
- *   real data up to this (staging_io_bytes says when it adds). */
-#define IO_BUFFER_BYTES ((int64_t)4 * 1024 * 1024)
+/* - the staging buffer of a real field read into (or written from) the
+ *   slots of a complex array (every other element: the 1-D four-step, a
+ *   transform of a real input that is not --real, a --real axis that is
+ *   not the last): as large as the rank's real data up to
+ *   FS_IO_STAGE_BYTES (io/h5io.h; staging_io_bytes says when it adds). */
 /* fs_buffer_alloc rounds large buffers up to whole 2 MiB huge pages,
  * which are resident as a whole once touched (fs_buffer_resident). */
 static int64_t resident(int64_t bytes)
@@ -232,26 +234,42 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
     return FS_OK;
 }
 
-/* The staging of a real field on the 1-D four-step (IO_BUFFER_BYTES). The
- * first INPUT's read comes before anything else is resident but the data
- * buffer: on one rank it counts only where it is larger than what the
- * later phases add (later: their bytes besides the data buffer); with an
- * exchange, whose buffers outweigh it, only where the sums per bin or a
- * later INPUT's turn come after (measured: 1.5 to 2.5 MiB more than
- * without on 2 to 4 ranks). A round trip's write and --check's reread come
- * with the exchange buffers resident, and a later INPUT's read with a
- * result kept besides: on top. array: the rank's data buffer in bytes (the
- * real field is half of it); exchange: whether the run has one. */
-static int64_t staging_io_bytes(const fs_transform *t, const fs_footprint_keeps *keeps,
-                                int64_t array, int exchange, int64_t later)
+/* The real values of a rank's box that the read (write 0) or the write
+ * (1) stages, in bytes: where its map puts them in every other element of
+ * the complex array (0: none). */
+static int64_t staged_real_bytes(const fs_transform *t, int write)
 {
-    if (!t->fold || !fs_dtype_is_real(t->in_dtype))
+    fs_box box = fs_transform_box(t, write && !t->round_trip ? t->nstages - 1 : 0, 0, 0);
+    fs_io_map m = write ? fs_transform_write_map(t, &box) : fs_transform_read_map(t, &box);
+    if (!fs_dtype_is_real(write ? t->out_type : t->in_dtype) || m.mem_stride_last == 1)
         return 0;
-    int64_t real = array / 2, each = real < IO_BUFFER_BYTES ? real : IO_BUFFER_BYTES;
-    int first = exchange ? keeps->stage_bytes + keeps->stage_end_bytes > 0 || keeps->later_inputs
-                         : later < each;
-    int64_t bytes = first || t->round_trip || keeps->check ? each : 0;
-    return bytes + (keeps->later_inputs ? each : 0);
+    return fs_box_elems(&box) * (int64_t)fs_dtype_bytes(t->work_type) / 2;
+}
+
+/* The staging of a real field in complex slots (FS_IO_STAGE_BYTES). The
+ * first INPUT's read comes before anything else is resident but the data
+ * buffer: on the 1-D four-step, on one rank it counts only where it is
+ * larger than what the later phases add (later: their bytes besides the
+ * data buffer), with an exchange, whose buffers outweigh it, only where the
+ * sums per bin or a later INPUT's turn come after (measured: 1.5 to 2.5
+ * MiB more than without on 2 to 4 ranks); elsewhere always (2-D and 3-D
+ * reads were 1 to 4 MiB above the figure without it). The write (a round
+ * trip's too)
+ * and --check's reread come with the exchange buffers resident, and a
+ * later INPUT's read with a result kept besides: on top. exchange: whether
+ * the run has one. */
+static int64_t staging_io_bytes(const fs_transform *t, const fs_footprint_keeps *keeps,
+                                int exchange, int64_t later)
+{
+    int64_t read = staged_real_bytes(t, 0), write = staged_real_bytes(t, 1);
+    read = read < FS_IO_STAGE_BYTES ? read : FS_IO_STAGE_BYTES;
+    write = write < FS_IO_STAGE_BYTES ? write : FS_IO_STAGE_BYTES;
+    int first = !t->fold || (exchange ? keeps->stage_bytes + keeps->stage_end_bytes > 0 ||
+                                            keeps->later_inputs
+                                      : later < read);
+    int64_t bytes = first || keeps->check ? read : 0;
+    bytes = bytes > write ? bytes : write;
+    return bytes + (keeps->later_inputs ? read : 0);
 }
 
 /* --boundary=free: the Green's function's table every rank holds
@@ -429,7 +447,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
                           long_line_bytes(&t) + fast_line_bytes(&t) +
                           prime_line_bytes(&t) * (10 + inverse_tenths(rq, keeps)) / 10 +
-                          staging_io_bytes(&t, keeps, out->array_bytes, ops != NULL, later);
+                          staging_io_bytes(&t, keeps, ops != NULL, later);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
         out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
