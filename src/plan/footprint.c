@@ -101,12 +101,23 @@ static int candidate_coords(const fs_transform *t, int g, int *out)
 typedef struct rank_need {
     const fs_exchange_ops *ops;
     int64_t array_elems;               /* the data buffer */
-    int64_t scratch_bytes;             /* the exchange plans */
+    int64_t scratch_bytes;             /* the exchange plans, less in_place_of_kept */
     int64_t back_bytes;                /* of them the inverse's (--check, a round trip) */
     int64_t staging_bytes;             /* the overlapped write's pieces */
     uint64_t messages[FS_MAX_STAGES];  /* per exchange */
     int64_t kept_elems;                /* --cross's copy */
 } rank_need;
+
+/* The inverse exchanges' buffers that take the place of the kept results
+ * freed before the inverse's first exchange (keeps->gone): their pages are
+ * touched first then. Only blocks malloc maps go back to the system. */
+static int64_t in_place_of_kept(const rank_need *need, const fs_footprint_keeps *keeps,
+                                size_t cb)
+{
+    int64_t each = need->kept_elems * (int64_t)cb;
+    int64_t gone = each >= FS_MALLOC_MAPPED_BYTES ? keeps->gone * each : 0;
+    return gone < need->back_bytes ? gone : need->back_bytes;
+}
 
 /* The staging buffers of the rank at c when its helper thread runs. */
 static int64_t staging_of(const fs_transform *t, const int c[2])
@@ -186,18 +197,8 @@ static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,
     }
     if (second)
         need->scratch_bytes += resident(need->array_elems * (int64_t)cb);
+    need->scratch_bytes -= in_place_of_kept(need, keeps, cb);
     return FS_OK;
-}
-
-/* The inverse exchanges' buffers that take the place of the kept results
- * freed before the inverse's first exchange (keeps->gone): their pages are
- * touched first then. Only blocks malloc maps go back to the system. */
-static int64_t in_place_of_kept(const rank_need *need, const fs_footprint_keeps *keeps,
-                                size_t cb)
-{
-    int64_t each = need->kept_elems * (int64_t)cb;
-    int64_t gone = each >= FS_MALLOC_MAPPED_BYTES ? keeps->gone * each : 0;
-    return gone < need->back_bytes ? gone : need->back_bytes;
 }
 
 /* The largest need over the ranks whose boxes differ in size (the memory
@@ -221,8 +222,7 @@ static fs_status largest_need(const fs_transform *t, const fs_exchange_ops *ops,
             if (st != FS_OK)
                 return st;
             int64_t bytes = resident(need.array_elems * (int64_t)cb) + need.scratch_bytes +
-                            need.staging_bytes + need.kept_elems * (int64_t)cb -
-                            in_place_of_kept(&need, keeps, cb);
+                            need.staging_bytes + need.kept_elems * (int64_t)cb;
             if (bytes > worst_bytes) {
                 worst_bytes = bytes;
                 *worst = need;
@@ -254,10 +254,9 @@ static int64_t staged_real_bytes(const fs_transform *t, int write)
  * sums per bin or a later INPUT's turn come after (measured: 1.5 to 2.5
  * MiB more than without on 2 to 4 ranks); elsewhere always (2-D and 3-D
  * reads were 1 to 4 MiB above the figure without it). The write (a round
- * trip's too)
- * and --check's reread come with the exchange buffers resident, and a
- * later INPUT's read with a result kept besides: on top. exchange: whether
- * the run has one. */
+ * trip's too) and --check's reread come with the exchange buffers
+ * resident, and a later INPUT's read with a result kept besides: on top.
+ * exchange: whether the run has one. */
 static int64_t staging_io_bytes(const fs_transform *t, const fs_footprint_keeps *keeps,
                                 int exchange, int64_t later)
 {
@@ -433,8 +432,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     out->array_elems = need.array_elems;
     memcpy(out->messages, need.messages, sizeof out->messages);
     out->array_bytes = resident(need.array_elems * (int64_t)fs_dtype_bytes(t.work_type));
-    out->exchange_bytes = need.scratch_bytes -
-                          in_place_of_kept(&need, keeps, fs_dtype_bytes(t.work_type));
+    out->exchange_bytes = need.scratch_bytes;
     out->library_bytes = LIBRARY_BYTES + shared_bytes(rq->nranks);
     /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
     out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);
