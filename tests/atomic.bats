@@ -203,6 +203,7 @@ teardown() {
 start_run() {
     local out=$1
     shift
+    rm -f run.err # (not the last run's lines: the job truncates it only once it runs)
     FFTSHARD_PAUSE=${run_pause:-} "$MPIEXEC" -n 4 "$FFTSHARD" --quiet "$@" in.h5 "$out" \
         >/dev/null 2>run.err &
     run_pid=$!

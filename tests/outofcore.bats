@@ -211,12 +211,13 @@ h5py.File("nan.h5", "w")["data"] = a'
     # every rank held at the start of the pass (FFTSHARD_PAUSE), so that the
     # signal finds it there however quick the pass
     for pass in 1 2; do
+        # (removed first: the background job truncates it only once it runs,
+        # and the last pass's "pausing" line must not be taken for this one's)
+        rm -f log
         FFTSHARD_PAUSE="pass $pass:30" "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core \
             --disk-rate=500M big.h5 o.h5 2>log &
         job=$!
-        local deadline=$((SECONDS + 60))
-        until grep -q "pausing at" log || ((SECONDS > deadline)); do sleep 0.05; done
-        grep -q "pausing at" log || fail "pass $pass never started: $(cat log)"
+        await_pause log "pausing at" "pass $pass"
         kill -TERM "$job"
         status=0
         wait "$job" || status=$?
@@ -231,7 +232,7 @@ h5py.File("nan.h5", "w")["data"] = a'
 # (or a later pass, or the end).
 progress_at() {
     local last
-    last=$(grep -aoE "progress: pass [0-9]+ +[0-9.]+%" log | tail -n 1 | awk '{print $3, int($4)}')
+    last=$(grep -aoE "progress: pass [0-9]+ +[0-9.]+%" log 2>/dev/null | tail -n 1 | awk '{print $3, int($4)}')
     [ -n "$last" ] || return 1
     set -- "$1" "$2" $last
     (($3 > $1 || ($3 == $1 && $4 >= $2)))
@@ -246,6 +247,7 @@ progress_at() {
     # progress lines), the rank killed chosen at random
     for pass in 1 2; do
         for at in 0 25 50; do
+            rm -f log # (not the last run's progress)
             "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --force --progress --disk-rate=500M \
                 big.h5 o.h5 2>log &
             job=$!
@@ -274,12 +276,11 @@ progress_at() {
     # it; one held in pass 2, as a run above that ended before its kill
     # removed what the earlier ones left) is removed by the next run, which
     # says so and succeeds
+    rm -f log
     FFTSHARD_PAUSE="pass 2:30" "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --force big.h5 o.h5 2>log &
     job=$!
     pid=$(rank_pid "$job" $((RANDOM % 2)))
-    local deadline=$((SECONDS + 60))
-    until grep -q "pausing at" log || ((SECONDS > deadline)); do sleep 0.05; done
-    grep -q "pausing at" log || fail "pass 2 never started: $(cat log)"
+    await_pause log "pausing at" "pass 2"
     kill -KILL "$pid" 2>/dev/null || true
     wait "$job" || true
     [ -n "$(temporaries)" ] || fail "the killed run left nothing"
