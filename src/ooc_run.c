@@ -10,9 +10,30 @@
 #include "core/testhooks.h"
 #include "io/diskrate.h"
 
-fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *d, fs_planner_notes *notes)
+fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
+                            fs_planner_notes *notes)
 {
-    fs_status st = fs_ooc_plan_make(a, &d->plan);
+    fs_ooc_args mine = *a;
+    fs_ooc_dataset *d = &ds[i];
+    int follows = a->kept && i > 0 && ds[0].plan.on && !a->forced;
+    if (a->kept) {
+        mine.kept = i == 0 ? FS_OOC_KEEPS : FS_OOC_READS_KEPT;
+        mine.forced |= follows;
+        mine.per_rank = i > 0 && ds[0].plan.on ? ds[0].plan.per_rank : 0;
+    }
+    fs_status st = fs_ooc_plan_make(&mine, &d->plan);
+    if (st == FS_OK && follows)
+        snprintf(d->plan.reason, sizeof d->plan.reason, "out of core: as the first INPUT, "
+                 "whose forward result the second's is binned with");
+    const fs_ooc_plan *p0 = &ds[0].plan, *p = &d->plan;
+    if (st == FS_OK && a->kept && i > 0 && p->on && !p0->on)
+        st = fs_error_set(FS_ERR_USAGE, "%s, and the first INPUT's fits in memory: give "
+                          "--out-of-core to take both out of core", p->reason);
+    /* the kept file is read in the first's blocks (alike transforms: alike blocks) */
+    if (st == FS_OK && a->kept && i > 0 && p->on &&
+        (p->blocks != p0->blocks || p->per_rank != p0->per_rank ||
+         p->scratch_bytes != p0->scratch_bytes || p->npasses != p0->npasses))
+        st = fs_error_set(FS_ERR_RUNTIME, "out of core: the two INPUTs' blocks differ");
     if (st == FS_OK && notes->n < FS_PLANNER_MAX_NOTES) {
         notes->warning[notes->n] = d->plan.why == FS_OOC_CANNOT;
         snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", d->plan.reason);
@@ -28,8 +49,8 @@ fs_status fs_ooc_run_scratch(MPI_Comm comm, const char *output_file, const fs_oo
     for (int i = 0; i < n; i++)
         if (ds[i].plan.on) {
             const fs_ooc_plan *p = &ds[i].plan;
-            double b = (double)p->nscratch * (double)p->scratch_bytes;
-            files = p->nscratch > files ? p->nscratch : files;
+            double b = (double)fs_ooc_files(p) * (double)p->scratch_bytes;
+            files = fs_ooc_files(p) > files ? fs_ooc_files(p) : files;
             bytes = b > bytes ? b : bytes;
         }
     if (files < 0)
@@ -106,13 +127,15 @@ void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
         fprintf(out, "%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), text,
                 o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
     }
-    fprintf(out, "memory per rank (out of core): 2 blocks %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB = about %.1f MiB\n", mib((double)o->buffers_bytes),
+    fprintf(out, "memory per rank (out of core): %d blocks %.1f MiB + plans and I/O ~%.1f MiB + "
+            "libraries ~%.0f MiB = about %.1f MiB\n", o->nbuffers, mib((double)o->buffers_bytes),
             mib((double)o->plans_io_bytes), mib((double)o->library_bytes),
             mib((double)o->total_bytes));
-    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s\n", o->nscratch,
-            o->nscratch == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
-            dir ? "in " : "beside OUTPUT", dir ? dir : "");
+    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s%s\n", fs_ooc_files(o),
+            fs_ooc_files(o) == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
+            dir ? "in " : "beside OUTPUT", dir ? dir : "",
+            o->kept ? ", one the kept file: the first INPUT's forward result, read again "
+                      "beside the second's" : "");
     if (o->predicted_s > 0)
         fprintf(out, "predicted time: about %.1f s at %.0f MB/s read, %.0f MB/s write "
                 "(--disk-rate)\n", o->predicted_s, o->read_rate / 1e6, o->write_rate / 1e6);

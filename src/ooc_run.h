@@ -23,11 +23,15 @@ typedef struct fs_ooc_dataset {
     fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
 } fs_ooc_dataset;
 
-/* In memory or out of core (a: fs_options_ooc_args'), with the decision
- * as a note of the planner's (said with --verbose; a warning when the run
- * does not fit and cannot go out of core). FS_ERR_USAGE where
- * --out-of-core cannot be honoured. Not collective. */
-fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *d, fs_planner_notes *notes);
+/* In memory or out of core for dataset i of ds (a: fs_options_ooc_args'),
+ * with the decision as a note of the planner's (said with --verbose; a
+ * warning when the run does not fit and cannot go out of core). Where the
+ * first's forward result is kept (a->kept: --cross), the second goes as
+ * the first went, out of core because it did; a second that does not fit
+ * after a first in memory is refused, naming --out-of-core. FS_ERR_USAGE
+ * where --out-of-core cannot be honoured. Not collective. */
+fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
+                            fs_planner_notes *notes);
 
 /* Collective, before OUTPUT's space is checked: the scratch files of the
  * datasets that go out of core (none: nothing), their space counted in

@@ -79,7 +79,7 @@ static fs_status stage_probe(run *r)
         fs_ooc_args oa;
         fs_options_ooc_args(o, &ds->rq, &r->node, &params, &oa);
         if (st == FS_OK)
-            st = fs_ooc_run_decide(&oa, ds->ooc, &notes[i]);
+            st = fs_ooc_run_decide(&oa, r->ooc, i, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)

@@ -136,6 +136,73 @@ for name in ("p.json", "q.json"):
     same o.h5 m.h5 1e-12
 }
 
+# bats test_tags=sanitized
+@test "--cross out of core: the cross spectrum and both power spectra are numpy's, the transforms the in-memory run's; the kept file gone after" {
+    oracle make c.h5 /u=20x18x14:complex128 /v=20x18x14:complex128 \
+        -- r.h5 /u=17x12x10:float64 /v=17x12x10:float64 -- s.h5 /u=16x12x9:float32 /v=16x12x9:float32
+    local np
+    for np in 1 2 3 4; do
+        fftshard "$np" --quiet --out-of-core --cross --power-spectrum c.h5:/u c.h5:/v c$np.h5
+        fftshard "$np" --quiet --out-of-core --real --cross --los=0 --multipoles=0,2 --spectrum-only \
+            r.h5:/u r.h5:/v r$np.h5
+        CASES+=("in=c.h5:/u in=c.h5:/v out=c$np.h5 cross power"
+            "in=r.h5:/u in=r.h5:/v out=r$np.h5 cross los=0 poles=0,2 only")
+    done
+    fftshard 4 --quiet --out-of-core --decomp=pencil --cross --spectrum-only s.h5:/u s.h5:/v p4.h5
+    fftshard 3 --quiet --out-of-core --real --cross --power-spectrum --los=2 s.h5:/u s.h5:/v s3.h5
+    CASES+=("in=s.h5:/u in=s.h5:/v out=p4.h5 cross only"
+        "in=s.h5:/u in=s.h5:/v out=s3.h5 cross power los=2")
+    run python_serial "$srcdir/tests/spectrum_oracle.py" check "${CASES[@]}"
+    assert_success
+    # the whole file, the transforms of both INPUTs too, as in memory
+    fftshard 2 --quiet --in-memory --cross --power-spectrum c.h5:/u c.h5:/v m.h5
+    same c2.h5 m.h5 1e-12
+    fftshard 3 --quiet --in-memory --real --cross --power-spectrum --los=2 s.h5:/u s.h5:/v m3.h5
+    same s3.h5 m3.h5 1e-5
+    assert_no_temporaries
+    # --check beside it: the kept block written before the block is undone
+    fftshard 2 --quiet --out-of-core --check --cross --power-spectrum c.h5:/u c.h5:/v k.h5
+    same k.h5 m.h5 1e-12
+    # the passes: the first INPUT's last writes the kept file, the second's reads it
+    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum --report=- -q \
+        c.h5:/u c.h5:/v o.h5
+    assert_success
+    run python_serial -c 'import json, sys
+r = json.loads(sys.argv[1])
+for d in r["datasets"]:
+    o = d["out_of_core"]
+    print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
+    assert_line --index 0 "2 ['INPUT -> the scratch', 'the scratch -> OUTPUT and the kept file']"
+    assert_line --index 1 "2 ['INPUT -> the scratch', 'the scratch and the kept file -> OUTPUT']"
+}
+
+@test "--cross by itself out of core: the second INPUT goes as the first went; a second that does not fit after a first in memory is refused" {
+    python_serial -c 'import h5py, numpy as np
+r = np.random.default_rng(3); s = (160, 128, 128)
+with h5py.File("ab.h5", "w") as f:
+    c = (r.standard_normal(s) + 1j * r.standard_normal(s)).astype(np.complex64)
+    f["c"] = c  # correlated: a cross spectrum far from 0, where single precision holds
+    f["f"] = (0.8 * c.real + 0.6 * r.standard_normal(s)).astype(np.float32)'
+    # the real one needs more in memory (its staging): first, it takes both out of core
+    run --separate-stderr fftshard 2 --verbose --cross --power-spectrum --spectrum-only \
+        --mem-per-rank=60M ab.h5:/f ab.h5:/c o.h5
+    assert_success
+    [[ $stderr == *"out of core: the in-memory plan needs "*"more than 60.0 MiB"* ]] || fail "$stderr"
+    [[ $stderr == *"out of core: as the first INPUT, whose forward result the second's is binned with"* ]] || fail "$stderr"
+    run python_serial "$srcdir/tests/spectrum_oracle.py" check "in=ab.h5:/f in=ab.h5:/c out=o.h5 cross power only"
+    assert_success
+    # second, it is refused before any work, naming --out-of-core; which takes both
+    run --separate-stderr fftshard 2 --cross --power-spectrum --spectrum-only --mem-per-rank=60M \
+        ab.h5:/c ab.h5:/f x.h5
+    assert_error "$EXIT_USAGE" "and the first INPUT's fits in memory: give --out-of-core to take both out of core"
+    [ ! -e x.h5 ] || fail "a refused run left OUTPUT"
+    fftshard 2 --quiet --out-of-core --cross --power-spectrum --spectrum-only --mem-per-rank=60M \
+        ab.h5:/c ab.h5:/f x.h5
+    run python_serial "$srcdir/tests/spectrum_oracle.py" check "in=ab.h5:/c in=ab.h5:/f out=x.h5 cross power only"
+    assert_success
+    assert_no_temporaries
+}
+
 @test "what out of core cannot compute is refused with --out-of-core (status 2, one line)" {
     oracle make a.h5 8x6x4:complex128 -- b.h5 8x6x4:complex128
     local opt
@@ -146,8 +213,9 @@ for name in ("p.json", "q.json"):
     done
     run --separate-stderr fftshard 2 --out-of-core --vector=gradient a.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --vector=gradient out of core"
-    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum a.h5 b.h5 o.h5
-    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot"
+    # --cross's kept result goes through the disk for spectra alone
+    run --separate-stderr fftshard 2 --out-of-core --cross --correlation-function a.h5 b.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --correlation-function out of core"
     # the spectrum of --apply's result is binned after the operation, whole
     run --separate-stderr fftshard 2 --out-of-core --apply=gaussian:2 --power-spectrum a.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"

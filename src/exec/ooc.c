@@ -61,12 +61,15 @@ static fs_status choose_raw(fs_exec_data *x)
     return st;
 }
 
-/* The two block buffers (the largest block of any pass each). */
+/* The two block buffers (the largest block of any pass each), and two
+ * for the kept result's blocks where they are read. */
 static fs_status alloc_buffers(fs_exec_data *x)
 {
     size_t bytes = (size_t)x->a->plan->buffer_bytes;
-    for (int i = 0; i < 2; i++)
-        if (!(x->buf[i] = fs_buffer_alloc(bytes ? bytes : 1)))
+    int kept = x->a->plan->kept == FS_OOC_READS_KEPT;
+    void **slot[4] = {&x->buf[0], &x->buf[1], &x->kbuf[0], &x->kbuf[1]};
+    for (int i = 0; i < (kept ? 4 : 2); i++)
+        if (!(*slot[i] = fs_buffer_alloc(bytes ? bytes : 1)))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory: %zu bytes for a block of the "
                                 "out-of-core passes", bytes);
     return FS_OK;
@@ -97,7 +100,9 @@ fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
     if (x.counting)
         fs_finite_begin(&x.finite, a->info->ndim, a->info->shape, 0);
     double t0 = MPI_Wtime();
-    fs_status st = p->nscratch ? fs_scratch_size(a->comm, a->scratch, p->scratch_bytes) : FS_OK;
+    fs_status st = fs_scratch_size(a->comm, a->scratch, 0, p->nscratch, p->scratch_bytes);
+    if (st == FS_OK && p->kept == FS_OOC_KEEPS) /* held until the second INPUT's turn ends */
+        st = fs_scratch_size(a->comm, a->scratch, p->kept_file, 1, p->scratch_bytes);
     if (st == FS_OK)
         st = fs_error_agree(a->comm, alloc_buffers(&x));
     if (st == FS_OK)
@@ -111,10 +116,14 @@ fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
     }
     if (st == FS_OK && a->check)
         st = fs_check_verdict(a->comm, &p->vt, a->tolerance, &x.sums, a->check);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         fs_buffer_free(x.buf[i]);
+        fs_buffer_free(x.kbuf[i]);
+    }
     /* the space back before the next dataset, or OUTPUT's commit */
-    if (st == FS_OK && p->nscratch)
-        st = fs_scratch_size(a->comm, a->scratch, 0);
+    if (st == FS_OK)
+        st = fs_scratch_size(a->comm, a->scratch, 0, p->nscratch, 0);
+    if (st == FS_OK && p->kept == FS_OOC_READS_KEPT)
+        st = fs_scratch_size(a->comm, a->scratch, p->kept_file, 1, 0);
     return st;
 }

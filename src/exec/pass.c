@@ -31,7 +31,8 @@ typedef struct pass_run {
     fs_rawio *io;
     fs_h5_input *in;                   /* INPUT open through HDF5 (NULL: not read so) */
     int src_slot, dst_slot, out_slot;  /* the thread's files (-1: none) */
-    fs_tiles src, dst;                 /* the scratch read and written, in blocks */
+    int kept_slot;                     /* the kept file, written or read (-1: neither) */
+    fs_tiles src, dst, kept;           /* the scratch read and written, the kept, in blocks */
     fs_box in_box, out_box;            /* INPUT's and OUTPUT's datasets whole */
     shape_ops shapes[MAX_SHAPES];
     int nshapes;
@@ -161,7 +162,25 @@ static fs_status open_io(pass_run *r)
         st = fs_tiles_new(vt, ps->from_stage, x->cb, &r->src);
     if (st == FS_OK && ps->to != FS_OOC_NONE)
         st = fs_tiles_new(vt, ps->stage, x->cb, &r->dst);
+    if (st == FS_OK && (ps->keep || ps->with_kept))
+        st = add_file(r, sc->path[r->a->plan->kept_file], "the kept file", ps->keep, 0,
+                      &r->out_box, x->cb, &r->kept_slot);
+    if (st == FS_OK && (ps->keep || ps->with_kept))
+        st = fs_tiles_new(vt, ps->stage, x->cb, &r->kept);
     return st;
+}
+
+/* Block j of the kept result queued into its kept buffer, or (write) the
+ * block at data into the kept file: one run, the kept file laid out in
+ * the blocks of the pass. */
+static fs_status queue_kept(pass_run *r, int j, void *data)
+{
+    fs_box box = block_box(r, j);
+    int v = r->x->rank * r->x->k + j;
+    if (fs_box_elems(&box) == 0)
+        return FS_OK;
+    return fs_rawio_submit_to(r->io, r->kept_slot, r->kept.offset[v], &r->kept.box[v], &box,
+                              &box, data ? data : r->x->kbuf[j % 2]);
 }
 
 /* Block j's read queued into its buffer (a raw source). */
@@ -185,6 +204,8 @@ static fs_status queue_read(pass_run *r, int j)
         st = fs_rawio_submit_to(r->io, r->src_slot, r->x->in_offset, &r->in_box, &rm.file_box,
                                 &rm.file_box, buf);
     }
+    if (st == FS_OK && r->ps->with_kept)
+        st = queue_kept(r, j, NULL);
     r->read_done[j % 2] = fs_rawio_submitted(r->io);
     return st;
 }
@@ -218,6 +239,8 @@ static fs_status source(pass_run *r, int j)
         if (together(r, st)) /* every rank in the collective read, or none */
             st = fs_h5_input_read(r->in, &rm, buf, NULL, NULL, x->counting ? &x->finite : NULL);
         r->hdf5_read_bytes += (double)fs_box_elems(&rm.file_box) * (double)fs_dtype_bytes(r->a->info->dtype);
+        if (st == FS_OK && r->ps->with_kept && (st = queue_kept(r, j, NULL)) == FS_OK)
+            st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io));
     }
     r->a->timers->t_s[FS_PHASE_READ] += seconds_since(t0);
     return st;
@@ -286,6 +309,9 @@ static fs_status process(pass_run *r, int j, fs_status st)
         st = run_ops(r, &box, data, 0);
     if (st == FS_OK && ps->forward && ps->inverse && r->a->check)
         fs_check_add_result(x->vt, &box, data, &x->sums);
+    if (st == FS_OK && ps->keep && (st = queue_kept(r, j, data)) == FS_OK && changes)
+        st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io)); /* before the buffer changes */
+    x->turn.kept = ps->with_kept ? x->kbuf[j % 2] : NULL;
     if (st == FS_OK && ps->bin)
         st = fs_stages_forward_block(r->a->stages, &x->turn, &box, data);
     if (!together(r, st))
@@ -363,7 +389,7 @@ fs_status fs_exec_pass(fs_exec_data *x, int p, fs_exec_pass_stats *stats)
 {
     const fs_exec_args *a = x->a;
     pass_run r = {.x = x, .a = a, .ps = &a->plan->pass[p], .stats = stats,
-                  .src_slot = -1, .dst_slot = -1, .out_slot = -1};
+                  .src_slot = -1, .dst_slot = -1, .out_slot = -1, .kept_slot = -1};
     memset(stats, 0, sizeof *stats);
     fs_signals_set_phase(fs_ooc_pass_name(p));
     double t0 = MPI_Wtime();
@@ -387,6 +413,7 @@ fs_status fs_exec_pass(fs_exec_data *x, int p, fs_exec_pass_stats *stats)
         st = fs_h5_input_close(&r.in, st);
     fs_tiles_free(&r.src);
     fs_tiles_free(&r.dst);
+    fs_tiles_free(&r.kept);
     free_shapes(&r);
     fs_error_agree_quiet(a->comm, st);
     stats->seconds = seconds_since(t0);

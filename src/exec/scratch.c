@@ -69,11 +69,12 @@ fs_status fs_scratch_begin(MPI_Comm comm, const char *output_file, const char *d
     return st;
 }
 
-/* Rank 0: each file `bytes` long, the blocks allocated where the file
- * system can (ext4, XFS); elsewhere a sparse file. */
-static fs_status size_on_root(const fs_scratch *s, int64_t bytes)
+/* Rank 0: each file first .. first + n - 1 `bytes` long, the blocks
+ * allocated where the file system can (ext4, XFS); elsewhere a sparse
+ * file. */
+static fs_status size_on_root(const fs_scratch *s, int first, int n, int64_t bytes)
 {
-    for (int i = 0; i < s->n; i++) {
+    for (int i = first; i < first + n && i < s->n; i++) {
         int fd = fs_atomic_fd(s->path[i]);
         if (fd < 0)
             return fs_error_set(FS_ERR_RUNTIME, "%s: the scratch file is not open", s->path[i]);
@@ -89,12 +90,11 @@ static fs_status size_on_root(const fs_scratch *s, int64_t bytes)
     return FS_OK;
 }
 
-fs_status fs_scratch_size(MPI_Comm comm, fs_scratch *s, int64_t bytes)
+fs_status fs_scratch_size(MPI_Comm comm, fs_scratch *s, int first, int n, int64_t bytes)
 {
     int rank = 0;
     MPI_Comm_rank(comm, &rank);
-    fs_status st = rank == 0 ? size_on_root(s, bytes) : FS_OK;
-    s->bytes = bytes;
+    fs_status st = rank == 0 ? size_on_root(s, first, n, bytes) : FS_OK;
     return fs_error_agree(comm, st);
 }
 

@@ -25,14 +25,13 @@
 #include "core/layout.h"
 #include "plan/transform.h"
 
-#define FS_SCRATCH_FILES 2
+#define FS_SCRATCH_FILES 3 /* a pass reads one and writes another; the kept file */
 
 typedef struct fs_scratch {
     char *final;                     /* the name the temporaries are made for, */
     char *dir;                       /* in this directory */
     int n;
     char *path[FS_SCRATCH_FILES];    /* every rank's copy of the names */
-    int64_t bytes;                   /* each file's size now */
 } fs_scratch;
 
 /* Collective: n scratch files (none: s->final alone) for OUTPUT
@@ -40,10 +39,10 @@ typedef struct fs_scratch {
  * is missing or does not allow creating a file. Agreed, printed. */
 fs_status fs_scratch_begin(MPI_Comm comm, const char *output_file, const char *dir, int n,
                            fs_scratch *s);
-/* Collective: every file `bytes` long, its space taken (fallocate where the
- * file system allows: a disk that fills meanwhile fails here, not in a
- * pass); 0 frees it. Agreed. */
-fs_status fs_scratch_size(MPI_Comm comm, fs_scratch *s, int64_t bytes);
+/* Collective: the files first .. first + n - 1 `bytes` long each, their
+ * space taken (fallocate where the file system allows: a disk that fills
+ * meanwhile fails here, not in a pass); 0 frees it. Agreed. */
+fs_status fs_scratch_size(MPI_Comm comm, fs_scratch *s, int first, int n, int64_t bytes);
 /* Remove the files (rank 0 unlinks, every rank forgets them). */
 void fs_scratch_end(fs_scratch *s, int rank);
 

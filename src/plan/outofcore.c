@@ -54,7 +54,8 @@ static int64_t largest_block(const fs_transform *vt)
 static int64_t plans_io_bytes(const fs_ooc_args *a, const fs_transform *vt, int64_t buffer_bytes)
 {
     int64_t check = buffer_bytes < FS_CHECK_PIECE_BYTES ? buffer_bytes : FS_CHECK_PIECE_BYTES;
-    int staged = fs_dtype_is_real(vt->in_dtype) || fs_dtype_is_real(vt->out_type);
+    /* --cross's kept: both INPUTs count it, so that their blocks are alike */
+    int staged = fs_dtype_is_real(vt->in_dtype) || fs_dtype_is_real(vt->out_type) || a->kept;
     return fs_footprint_plans_bytes() + (staged ? FS_IO_STAGE_BYTES : 0) + (a->check ? check : 0);
 }
 
@@ -68,7 +69,9 @@ static fs_status plan_blocks(const fs_ooc_args *a, int64_t k, fs_ooc_plan *p)
     p->blocks = (int)V;
     p->per_rank = (int)k;
     p->buffer_bytes = largest_block(&p->vt) * (int64_t)fs_complex_bytes(p->vt.prec);
-    p->buffers_bytes = 2 * fs_footprint_resident(p->buffer_bytes);
+    /* both INPUTs' blocks alike: the first's plan counts the second's two more */
+    p->nbuffers = a->kept ? 4 : 2;
+    p->buffers_bytes = p->nbuffers * fs_footprint_resident(p->buffer_bytes);
     p->plans_io_bytes = plans_io_bytes(a, &p->vt, p->buffer_bytes);
     p->library_bytes = fs_footprint_library_bytes();
     p->total_bytes = p->buffers_bytes + p->plans_io_bytes + p->library_bytes;
@@ -102,11 +105,14 @@ static fs_status least_blocks(const fs_ooc_args *a, fs_ooc_plan *p)
     return plan_blocks(a, hi, p);
 }
 
-/* k: the least that fits, or FS_OOC_MIN_BLOCKS when that fits too and
- * costs no more passes (the I/O of a pass overlaps its FFTs block by
- * block: one block per rank would overlap nothing). */
+/* k: as given (a->per_rank), else the least that fits, or
+ * FS_OOC_MIN_BLOCKS when that fits too and costs no more passes (the I/O
+ * of a pass overlaps its FFTs block by block: one block per rank would
+ * overlap nothing). */
 static fs_status choose_blocks(const fs_ooc_args *a, fs_ooc_plan *p)
 {
+    if (a->per_rank)
+        return plan_blocks(a, a->per_rank, p);
     fs_status st = least_blocks(a, p);
     if (st != FS_OK || !p->fits || p->per_rank >= FS_OOC_MIN_BLOCKS)
         return st;
@@ -134,6 +140,8 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
             continue;
         }
         x->bin = a->bins;
+        x->keep = a->kept == FS_OOC_KEEPS;
+        x->with_kept = a->kept == FS_OOC_READS_KEPT;
         x->write_output = a->writes_transform && !a->round_trip;
         x->operate = a->round_trip;
         x->inverse = back;
@@ -154,6 +162,8 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
     }
     p->npasses = n;
     p->nscratch = n > 2 ? 2 : n - 1;
+    p->kept = a->kept;
+    p->kept_file = p->nscratch;
 }
 
 /* Each pass's bytes, and its time at the disk's rate. */
@@ -163,8 +173,9 @@ static void count_bytes(const fs_ooc_plan *p, fs_ooc_pass *x)
     double in = (double)fs_shape_elems(t->in_ndim, t->in_shape) * (double)fs_dtype_bytes(t->in_dtype);
     double out = (double)fs_shape_elems(t->out_ndim, t->out_shape) * (double)fs_dtype_bytes(t->out_type);
     double work = (double)p->scratch_bytes;
-    x->read_bytes = (x->from == FS_OOC_INPUT ? in : work) + (x->compare ? in : 0);
-    x->written_bytes = (x->to != FS_OOC_NONE ? work : 0) +
+    x->read_bytes = (x->from == FS_OOC_INPUT ? in : work) + (x->compare ? in : 0) +
+                    (x->with_kept ? work : 0);
+    x->written_bytes = (x->to != FS_OOC_NONE ? work : 0) + (x->keep ? work : 0) +
                        (x->write_output || x->write_field ? out : 0);
 }
 
@@ -331,18 +342,30 @@ const char *fs_ooc_pass_name(int i)
     return i >= 0 && i < FS_OOC_MAX_PASSES ? names[i] : "pass";
 }
 
+int fs_ooc_files(const fs_ooc_plan *p)
+{
+    return p->nscratch + (p->kept != 0);
+}
+
 void fs_ooc_pass_text(const fs_ooc_plan *p, int i, char *buf, size_t size)
 {
     const fs_ooc_pass *x = &p->pass[i];
-    const char *from = x->from == FS_OOC_INPUT ? "INPUT" : "the scratch";
-    const char *out = x->write_output || x->write_field ? "OUTPUT" : NULL;
-    const char *to = x->to != FS_OOC_NONE ? "the scratch" : NULL;
+    const char *to[3] = {"nothing written", "", ""};
+    int n = 0;
+    if (x->write_output || x->write_field)
+        to[n++] = "OUTPUT";
+    if (x->to != FS_OOC_NONE)
+        to[n++] = "the scratch";
+    if (x->keep)
+        to[n++] = "the kept file";
+    int used = snprintf(buf, size, "%s%s", x->from == FS_OOC_INPUT ? "INPUT" : "the scratch",
+                        x->with_kept ? " and the kept file" : "");
+    size_t at = used > 0 && (size_t)used < size ? (size_t)used : 0;
     if (x->compare)
-        snprintf(buf, size, "%s, compared with INPUT", from);
-    else if (to && out)
-        snprintf(buf, size, "%s -> OUTPUT and the scratch", from);
+        snprintf(buf + at, size - at, ", compared with INPUT");
     else
-        snprintf(buf, size, "%s -> %s", from, to ? to : out ? out : "nothing written");
+        snprintf(buf + at, size - at, " -> %s%s%s%s%s", to[0], n > 2 ? ", " : n > 1 ? " and " : "",
+                 to[1], n > 2 ? " and " : "", to[2]);
 }
 
 /* ---------------------------------------------------------- the options */

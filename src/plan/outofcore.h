@@ -24,8 +24,15 @@
  * first inverse pass, in the same pass; --check transforms back through
  * the scratch and compares with the input read again.
  *
+ * A stage that bins two INPUTs' forward results together (--cross) has
+ * the first's kept on the disk: its last forward pass writes each block
+ * into a scratch file of its own as well, and the second's reads the same
+ * block from it beside its own, through two more block buffers; both
+ * INPUTs go out of core, with blocks alike (their transforms are alike).
+ *
  * Each rank holds two block buffers (one computed while the other is read
- * and written), so k is the least that fits the memory per rank with them,
+ * and written), four with the kept result read beside them, so k is the
+ * least that fits the memory per rank with them,
  * at least FS_OOC_MIN_BLOCKS where that costs no pass (the I/O of a pass
  * overlaps its FFTs block by block). The time of a pass is predicted from
  * the disk's rate: the bytes every rank reads and writes through one disk.
@@ -57,6 +64,8 @@ void fs_ooc_options_free(fs_ooc_options *o);
 #define FS_OOC_MIN_BLOCKS 4
 #define FS_OOC_INPUT (-1)     /* a pass's source: INPUT, not a scratch file */
 #define FS_OOC_NONE (-1)      /* a pass's scratch written: none */
+#define FS_OOC_KEEPS 1        /* fs_ooc_args.kept: this INPUT's forward result kept (the first) */
+#define FS_OOC_READS_KEPT 2   /* ... the kept one read beside this INPUT's (the second) */
 
 /* One pass: blocks of one stage's boxes read, transformed and written. */
 typedef struct fs_ooc_pass {
@@ -64,6 +73,8 @@ typedef struct fs_ooc_pass {
     int from;                 /* FS_OOC_INPUT, or the scratch file read (0 or 1), */
     int from_stage;           /* laid out in the blocks of the stage that wrote it */
     int forward;              /* the stage's operations run */
+    int keep;                 /* then the block kept: written into the kept file */
+    int with_kept;            /* the kept file's block read beside, for the hooks */
     int bin;                  /* then the stages' forward_block hooks (stage.h) */
     int write_output;         /* then the transform written into OUTPUT */
     int operate;              /* then the field stage's operate_block */
@@ -97,7 +108,10 @@ typedef struct fs_ooc_plan {
     fs_ooc_pass pass[FS_OOC_MAX_PASSES];
     int nscratch;             /* scratch files (1 or 2: a pass reads one and writes the other) */
     int64_t scratch_bytes;    /* each of them: the working array */
-    int64_t buffer_bytes;     /* each of the two block buffers */
+    int kept;                 /* FS_OOC_KEEPS, FS_OOC_READS_KEPT (0: nothing kept): */
+    int kept_file;            /* the kept file, the scratch file after the passes' */
+    int nbuffers;             /* the block buffers: 2, or 4 where the kept is read */
+    int64_t buffer_bytes;     /* each of the block buffers */
     /* the memory per rank: total_bytes is the sum of the four */
     int64_t buffers_bytes, plans_io_bytes, library_bytes, total_bytes;
     int fits;                 /* total_bytes within the memory per rank (or none known) */
@@ -122,6 +136,12 @@ typedef struct fs_ooc_args {
     int round_trip;                     /* a field stage: operate between forward and inverse */
     int check;                          /* --check */
     int bins;                           /* stages take each block of the forward result */
+    int kept;                           /* FS_OOC_KEEPS, FS_OOC_READS_KEPT: (--cross) the first
+                                           INPUT's forward result kept for the second's turn
+                                           (fs_options_ooc_args: 1 where it is, the pipeline's
+                                           decision says which INPUT this is; 0: none) */
+    int per_rank;                       /* k as given (the first INPUT's, for the second:
+                                           its blocks alike; 0: the least that fits) */
     int writes_transform;               /* the transform is written (not --spectrum-only) */
     double read_rate, write_rate;       /* the disk's, bytes per second (0: not known) */
 } fs_ooc_args;
@@ -141,6 +161,9 @@ fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s);
 /* "pass 1" ... : pass i's name in messages, progress and the report (a
  * static string). */
 const char *fs_ooc_pass_name(int i);
+
+/* The scratch files: the passes' and the kept file. */
+int fs_ooc_files(const fs_ooc_plan *p);
 
 /* Where pass `i`'s blocks come from and go to, in words ("INPUT", "the
  * scratch", "OUTPUT"), for the dry run and the report. */

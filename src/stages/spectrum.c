@@ -638,9 +638,9 @@ static fs_status bin(fs_spectrum *s, const contribution *cp, const fs_stage_turn
     return st;
 }
 
-/* Box b of input i's result binned (forward: the rank's last-stage box);
- * with --cross the second's beside the first's (turn->kept: none out of
- * core, where neither --cross nor the field's results are binned). */
+/* Box b of input i's result binned (forward: the rank's last-stage box;
+ * out of core a block); with --cross the second's beside the first's
+ * (turn->kept, the same box of it). */
 static fs_status forward_block(void *state, const fs_stage_turn *turn, const fs_box *b,
                                const void *data)
 {

@@ -274,8 +274,9 @@ const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts
         const fs_stage_ops *ops = fs_stage_table[s];
         fs_stage_needs n;
         needs_of(sc, s, &mine, 0, &n);
-        /* a field's results are binned whole, after the operation */
-        if (n.keep_first || n.reread || n.undo || n.buffers || (n.sees_results && mine.field) ||
+        /* a field's results are binned whole, after the operation; the kept
+         * first result goes through the disk for the bin hooks alone */
+        if ((n.keep_first && n.field) || n.reread || n.undo || n.buffers || (n.sees_results && mine.field) ||
             (ops->forward && !ops->forward_block) || (n.field && !ops->operate_block) ||
             ops->written)
             return ops->option(sc->opts[s]);

@@ -60,9 +60,10 @@
  * Out of core (exec/: the forward result never whole in memory, it passes
  * through in blocks, each a box of the last stage of a transform planned
  * over more ranks than the run's; a rank gets several, in any order, and
- * the ranks as many each), a stage takes part through its block hooks, and
- * a run with an active stage that needs more (the first INPUT's result
- * kept, the result read again, buffers of its own, a hook without its
+ * the ranks as many each), a stage takes part through its block hooks
+ * (the first INPUT's result kept: turn->kept, the same block of it), and
+ * a run with an active stage that needs more (the kept result in a field's
+ * operation, the result read again, buffers of its own, a hook without its
  * block variant) does not go out of core (fs_stages_block_wise):
  *   forward_block  as forward, on one block of the forward result (its
  *             box in global coordinates, its elements row-major at data);
@@ -197,7 +198,8 @@ typedef struct fs_stage_turn {
     fs_compute *c;                    /* planned with the inverse a stage needs */
     void *data;                       /* the working array (fs_compute_data after an inverse) */
     const void *kept;                 /* keep_first: the first INPUT's forward result on this
-                                         rank, on the later turns (NULL: none) */
+                                         rank, on the later turns (out of core: the block's;
+                                         NULL: none) */
     const fs_painted *source;         /* what painting this INPUT made (NULL: a field read) */
     fs_timers *timers;
     fs_progress *progress;
@@ -342,7 +344,7 @@ fs_stage_bytes fs_stages_footprint(const fs_stage_config *sc, const fs_stage_fac
 
 /* Out of core (see the block hooks above): NULL when every active stage
  * can run block by block, else the option of the first that cannot
- * ("--cross"). */
+ * ("--correlate"). */
 const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts *f);
 /* A field stage's result k in Fourier space, handed to turn->made (see
  * fs_stage_made_fn); FS_OK when nobody takes it. */
