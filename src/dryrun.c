@@ -627,7 +627,7 @@ static void json_out_of_core(fs_json *j, const dry_plan *p)
         fs_json_int(j, "blocks_per_rank", o->per_rank);
         fs_json_int(j, "block_bytes", o->buffer_bytes);
         fs_json_int(j, "memory_per_rank_bytes", o->total_bytes);
-        fs_json_int(j, "scratch_files", fs_ooc_files(o));
+        fs_json_int(j, "scratch_files", fs_ooc_files_held(o));
         fs_json_int(j, "scratch_bytes", o->scratch_bytes);
         fs_json_num(j, "predicted_seconds", o->predicted_s > 0 ? o->predicted_s : NAN);
         fs_json_open(j, "passes", '[');

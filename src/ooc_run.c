@@ -16,29 +16,36 @@ fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
     fs_ooc_args mine = *a;
     fs_ooc_dataset *d = &ds[i];
     int follows = a->kept && i > 0 && ds[0].plan.on && !a->forced;
-    if (a->kept) {
-        mine.kept = i == 0 ? FS_OOC_KEEPS : FS_OOC_READS_KEPT;
-        mine.forced |= follows;
-        mine.per_rank = i > 0 && ds[0].plan.on ? ds[0].plan.per_rank : 0;
-    }
+    mine.input = i;
+    mine.forced |= follows;
+    mine.per_rank = a->kept && i > 0 && ds[0].plan.on ? ds[0].plan.per_rank : 0;
     fs_status st = fs_ooc_plan_make(&mine, &d->plan);
     if (st == FS_OK && follows)
         snprintf(d->plan.reason, sizeof d->plan.reason, "out of core: as the first INPUT, "
-                 "whose forward result the second's is binned with");
+                 "whose forward result is kept on the disk beside this one's");
     const fs_ooc_plan *p0 = &ds[0].plan, *p = &d->plan;
     if (st == FS_OK && a->kept && i > 0 && p->on && !p0->on)
         st = fs_error_set(FS_ERR_USAGE, "%s, and the first INPUT's fits in memory: give "
                           "--out-of-core to take both out of core", p->reason);
-    /* the kept file is read in the first's blocks (alike transforms: alike blocks) */
+    /* the kept files are read in the first's blocks (alike transforms: alike blocks) */
     if (st == FS_OK && a->kept && i > 0 && p->on &&
         (p->blocks != p0->blocks || p->per_rank != p0->per_rank ||
-         p->scratch_bytes != p0->scratch_bytes || p->npasses != p0->npasses))
-        st = fs_error_set(FS_ERR_RUNTIME, "out of core: the two INPUTs' blocks differ");
+         p->scratch_bytes != p0->scratch_bytes || p->buffer_bytes != p0->buffer_bytes))
+        st = fs_error_set(FS_ERR_RUNTIME, "out of core: the INPUTs' blocks differ");
     if (st == FS_OK && notes->n < FS_PLANNER_MAX_NOTES) {
         notes->warning[notes->n] = d->plan.why == FS_OOC_CANNOT;
         snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", d->plan.reason);
     }
     return st;
+}
+
+int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s)
+{
+    if (!d->plan.on)
+        return 0;
+    snprintf(s->reason, sizeof s->reason, "out of core: no exchange");
+    s->name = "none";
+    return 1;
 }
 
 fs_status fs_ooc_run_scratch(MPI_Comm comm, const char *output_file, const fs_ooc_options *o,
@@ -49,7 +56,7 @@ fs_status fs_ooc_run_scratch(MPI_Comm comm, const char *output_file, const fs_oo
     for (int i = 0; i < n; i++)
         if (ds[i].plan.on) {
             const fs_ooc_plan *p = &ds[i].plan;
-            double b = (double)fs_ooc_files(p) * (double)p->scratch_bytes;
+            double b = (double)fs_ooc_files_held(p) * (double)p->scratch_bytes;
             files = fs_ooc_files(p) > files ? fs_ooc_files(p) : files;
             bytes = b > bytes ? b : bytes;
         }
@@ -79,7 +86,7 @@ fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn)
         .stages = turn->stages, .input = turn->input,
         .fftw_flags = turn->fftw_flags, .refuse_nonfinite = turn->refuse_nonfinite,
         .overlap = fs_testhooks_io_thread() != 0, .tolerance = turn->tolerance,
-        .check = turn->check,
+        .check = turn->check, .result = turn->result, .results = turn->writes,
         .timers = turn->timers, .progress = turn->progress};
     fs_status st = fs_exec_run(&a, &d->passes); /* agreed */
     if (st != FS_OK || !turn->writes)
@@ -120,25 +127,41 @@ void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
             o->npasses, o->npasses == 1 ? "" : "es", o->blocks, o->vt.pencil ? "pencils" : "slabs",
             o->per_rank, mib((double)o->buffer_bytes));
     for (int i = 0; i < o->npasses; i++) {
-        char text[128], predicted[64] = "";
+        char text[128], predicted[64] = "", runs[48] = "";
         fs_ooc_pass_text(o, i, text, sizeof text);
         if (o->pass[i].predicted_s > 0)
             snprintf(predicted, sizeof predicted, ", about %.1f s", o->pass[i].predicted_s);
-        fprintf(out, "%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), text,
+        if (i >= o->first_result)
+            snprintf(runs, sizeof runs, " (%d run%s, one per result)", o->pass[i].runs,
+                     o->pass[i].runs == 1 ? "" : "s");
+        fprintf(out, "%s%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), runs, text,
                 o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
     }
+    double others = 0; /* --vector: the other INPUTs' turns, their forward passes alone */
+    for (int i = 0; o->keeps == FS_OOC_KEEP_EACH && i < o->first_result; i++)
+        others += (o->inputs - 1) * o->pass[i].predicted_s;
+    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 1)
+        fprintf(out, "the other %d INPUTs: passes 1 to %d each, their forward results kept\n",
+                o->inputs - 1, o->first_result);
     fprintf(out, "memory per rank (out of core): %d blocks %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB = about %.1f MiB\n", o->nbuffers, mib((double)o->buffers_bytes),
             mib((double)o->plans_io_bytes), mib((double)o->library_bytes),
             mib((double)o->total_bytes));
-    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s%s\n", fs_ooc_files(o),
-            fs_ooc_files(o) == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
-            dir ? "in " : "beside OUTPUT", dir ? dir : "",
-            o->kept ? ", one the kept file: the first INPUT's forward result, read again "
-                      "beside the second's" : "");
+    int files = fs_ooc_files_held(o);
+    char kept[96] = "", some[16] = "one";
+    if (o->nkept > 1)
+        snprintf(some, sizeof some, "%d", o->nkept);
+    if (o->nkept)
+        snprintf(kept, sizeof kept, ", %s of them kept: %s", some,
+                 o->keeps == FS_OOC_KEEP_EACH ? "each INPUT's forward result"
+                                              : "the first INPUT's forward result");
+    fprintf(out, "scratch: %d file%s of %" PRId64 " bytes (%.1f MiB) %s%s%s\n", files,
+            files == 1 ? "" : "s", o->scratch_bytes, mib((double)o->scratch_bytes),
+            dir ? "in " : "beside OUTPUT", dir ? dir : "", kept);
     if (o->predicted_s > 0)
         fprintf(out, "predicted time: about %.1f s at %.0f MB/s read, %.0f MB/s write "
-                "(--disk-rate)\n", o->predicted_s, o->read_rate / 1e6, o->write_rate / 1e6);
+                "(--disk-rate)\n", o->predicted_s + others, o->read_rate / 1e6,
+                o->write_rate / 1e6);
     else
         fprintf(out, "predicted time: give --disk-rate (a run probes the disk)\n");
 }

@@ -33,6 +33,9 @@ typedef struct fs_ooc_dataset {
 fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
                             fs_planner_notes *notes);
 
+/* Out of core (d->plan.on): no exchange strategy, said in *s. */
+int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s);
+
 /* Collective, before OUTPUT's space is checked: the scratch files of the
  * datasets that go out of core (none: nothing), their space counted in
  * out's, and the disk's rates (--disk-rate, else a probe beside them). */
@@ -58,6 +61,8 @@ typedef struct fs_ooc_turn {
     fs_check_result *check;       /* NULL: no --check */
     fs_timers *timers;
     fs_progress *progress;
+    int result;                   /* the result whose passes run (plan/outofcore.h: 0 runs
+                                     them all; --vector's others the results' passes) */
 } fs_ooc_turn;
 
 /* Collective: the passes, then the result's attributes. Agreed. */

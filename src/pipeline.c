@@ -97,11 +97,8 @@ static fs_status stage_plan(run *r)
 {
     const fs_run_config *o = r->cfg;
     dataset *ds = r->cur;
-    if (ds->ooc->plan.on) { /* the executor plans its blocks itself */
-        snprintf(ds->strategy.reason, sizeof ds->strategy.reason, "out of core: no exchange");
-        ds->strategy.name = "none";
+    if (fs_ooc_run_strategy(ds->ooc, &ds->strategy)) /* the executor plans its blocks */
         return FS_OK;
-    }
     if (r->planned_for && fs_planner_same_request(&r->planned_for->rq, &ds->rq)) {
         ds->strategy = r->planned_for->strategy;
         ds->t = fs_planned_for(&ds->planned, ds->strategy.ops);
@@ -228,11 +225,6 @@ static fs_status prepare(run *r)
     return st;
 }
 
-static fs_status create_output(run *r)
-{
-    return fs_output_create(&r->out, r->cur->t);
-}
-
 static fs_status write_output(run *r)
 {
     if (fs_overlap_writes(r->overlap)) {
@@ -257,7 +249,10 @@ static fs_status begin_result(run *r, int i, int k)
                             rec.weighed_by};
     memcpy(res.box, rec.box, sizeof res.box);
     fs_output_select(&r->out, &res);
-    return phase(r, FS_PHASE_WRITE, create_output);
+    fs_timer_start(&r->cur->timers, FS_PHASE_WRITE); /* its dataset created */
+    fs_status st = fs_error_agree(r->comm, fs_output_create(&r->out, r->cur->t));
+    fs_timer_stop(&r->cur->timers, FS_PHASE_WRITE);
+    return st;
 }
 
 /* Result k of input i's turn: made by the field stage (a round trip),
@@ -303,8 +298,8 @@ static fs_status run_in_memory(run *r, int i, int *write_failed)
     return st;
 }
 
-/* Out of core: the passes through the disk (ooc_run.h), which write the
- * result (or bin it) block by block. */
+/* Out of core: the passes through the disk (ooc_run.h), which write each
+ * result (several: each its own passes) or bin it block by block. */
 static fs_status run_out_of_core(run *r, int i)
 {
     dataset *ds = r->cur;
@@ -312,8 +307,12 @@ static fs_status run_out_of_core(run *r, int i)
     fs_ooc_turn turn = {r->comm, fs_planner_fftw_flags(o->transform.plan), !o->allow_nonfinite,
                         o->check.tolerance, ds->ooc, ds->file, ds->info, r->in_shards, ds->t,
                         &r->out, r->lay.count[i], &r->scratch, r->stages, i,
-                        o->check.on ? &ds->check : NULL, &ds->timers, &r->progress};
-    return fs_ooc_run_dataset(&turn); /* agreed */
+                        o->check.on ? &ds->check : NULL, &ds->timers, &r->progress, 0};
+    fs_status st = fs_ooc_run_dataset(&turn); /* agreed */
+    while (st == FS_OK && ++turn.result < r->lay.count[i])
+        if ((st = begin_result(r, i, turn.result)) == FS_OK)
+            st = fs_ooc_run_dataset(&turn);
+    return st;
 }
 
 /* One dataset through the man page's phases: plan (kept from the one

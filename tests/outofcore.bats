@@ -172,7 +172,7 @@ r = json.loads(sys.argv[1])
 for d in r["datasets"]:
     o = d["out_of_core"]
     print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
-    assert_line --index 0 "2 ['INPUT -> the scratch', 'the scratch -> OUTPUT and the kept file']"
+    assert_line --index 0 "2 ['INPUT -> the scratch', 'the scratch -> OUTPUT and a kept file']"
     assert_line --index 1 "2 ['INPUT -> the scratch', 'the scratch and the kept file -> OUTPUT']"
 }
 
@@ -188,7 +188,7 @@ with h5py.File("ab.h5", "w") as f:
         --mem-per-rank=60M ab.h5:/f ab.h5:/c o.h5
     assert_success
     [[ $stderr == *"out of core: the in-memory plan needs "*"more than 60.0 MiB"* ]] || fail "$stderr"
-    [[ $stderr == *"out of core: as the first INPUT, whose forward result the second's is binned with"* ]] || fail "$stderr"
+    [[ $stderr == *"out of core: as the first INPUT, whose forward result is kept on the disk beside this one's"* ]] || fail "$stderr"
     run python_serial "$srcdir/tests/spectrum_oracle.py" check "in=ab.h5:/f in=ab.h5:/c out=o.h5 cross power only"
     assert_success
     # second, it is refused before any work, naming --out-of-core; which takes both
@@ -203,6 +203,61 @@ with h5py.File("ab.h5", "w") as f:
     assert_no_temporaries
 }
 
+# bats test_tags=sanitized
+@test "--vector out of core: every operation equals numpy, 2-D and 3-D, real and complex, single and double, 1 to 4 ranks, slabs and pencils; the kept files gone after" {
+    oracle make v.h5 /x=17x12x10:float64 /y=17x12x10:float64 /z=17x12x10:float64 \
+        -- c.h5 /x=12x10x9:complex128 /y=12x10x9:complex128 /z=12x10x9:complex128 \
+        -- s.h5 /x=16x14:float32 /y=16x14:float32 -- g.h5 /f=13x11x8:complex64
+    local np op cases=()
+    for np in 1 2 3 4; do
+        for op in gradient divergence curl helmholtz; do
+            local in=v.h5:/x,v.h5:/y,v.h5:/z
+            [ "$op" != gradient ] || in=v.h5:/x
+            # shellcheck disable=SC2086
+            fftshard "$np" --quiet --out-of-core --real --vector=$op ${in//,/ } v$np$op.h5
+            cases+=("op=$op in=$in out=v$np$op.h5")
+        done
+    done
+    fftshard 2 --quiet --out-of-core --vector=curl c.h5:/x c.h5:/y c.h5:/z c2.h5
+    fftshard 4 --quiet --out-of-core --decomp=pencil --vector=helmholtz c.h5:/x c.h5:/y c.h5:/z c4.h5
+    fftshard 3 --quiet --out-of-core --real --vector=divergence s.h5:/x s.h5:/y s2.h5
+    fftshard 2 --quiet --out-of-core --vector=gradient --box-size=2,3,5 g.h5:/f g2.h5:/grad
+    cases+=("op=curl in=c.h5:/x,c.h5:/y,c.h5:/z out=c2.h5"
+        "op=helmholtz in=c.h5:/x,c.h5:/y,c.h5:/z out=c4.h5"
+        "op=divergence in=s.h5:/x,s.h5:/y out=s2.h5"
+        "op=gradient in=g.h5:/f out=g2.h5:/grad box=2,3,5")
+    run python_serial "$srcdir/tests/vector_oracle.py" check "${cases[@]}"
+    assert_success
+    assert_no_temporaries
+    # the whole file as in memory: the datasets, their attributes and coordinates
+    fftshard 2 --quiet --in-memory --real --vector=helmholtz v.h5:/x v.h5:/y v.h5:/z m.h5
+    same v2helmholtz.h5 m.h5 1e-12
+    # the passes: each INPUT's forward result into its kept file; the
+    # results' passes once per result, the first reading every kept file
+    run --separate-stderr fftshard 2 --out-of-core --vector=curl --report=- -q \
+        c.h5:/x c.h5:/y c.h5:/z o.h5
+    assert_success
+    run python_serial -c 'import json, sys
+r = json.loads(sys.argv[1])
+for d in r["datasets"]:
+    o = d["out_of_core"]
+    print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
+    assert_line --index 0 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
+    assert_line --index 1 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
+    assert_line --index 2 "5 ['INPUT -> the scratch', 'the scratch -> a kept file', 'the kept files -> the scratch', 'the scratch -> OUTPUT']"
+    # the dry run: the results' passes, six block buffers, the kept files
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=helmholtz \
+        --shape=256x256x256 --ranks=2 --mem-per-rank=256M --disk-rate=500M
+    assert_success
+    assert_line "pass 2: the scratch -> a kept file, read 268.4 MB, write 268.4 MB, about 1.0 s"
+    assert_line "pass 3 (6 runs, one per result): the kept files -> the scratch, read 4831.8 MB, write 1610.6 MB, about 12.3 s"
+    assert_line "pass 4 (6 runs, one per result): the scratch -> OUTPUT, read 1610.6 MB, write 1610.6 MB, about 6.1 s"
+    assert_line "the other 2 INPUTs: passes 1 to 2 each, their forward results kept"
+    assert_line --regexp '^memory per rank \(out of core\): 6 blocks '
+    assert_line "scratch: 5 files of 268435456 bytes (256.0 MiB) beside OUTPUT, 3 of them kept: each INPUT's forward result"
+    assert_line "predicted time: about 24.6 s at 524 MB/s read, 524 MB/s write (--disk-rate)"
+}
+
 @test "what out of core cannot compute is refused with --out-of-core (status 2, one line)" {
     oracle make a.h5 8x6x4:complex128 -- b.h5 8x6x4:complex128
     local opt
@@ -211,8 +266,9 @@ with h5py.File("ab.h5", "w") as f:
         assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot" "out of core"
         [ ! -e o.h5 ] || fail "$opt left OUTPUT"
     done
-    run --separate-stderr fftshard 2 --out-of-core --vector=gradient a.h5 o.h5
-    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --vector=gradient out of core"
+    # --vector's results are binned whole, after the operation
+    run --separate-stderr fftshard 2 --out-of-core --vector=gradient --power-spectrum a.h5 o.h5
+    assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"
     # --cross's kept result goes through the disk for spectra alone
     run --separate-stderr fftshard 2 --out-of-core --cross --correlation-function a.h5 b.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --correlation-function out of core"
@@ -294,6 +350,24 @@ h5py.File("nan.h5", "w")["data"] = a'
         [ ! -e o.h5 ] || fail "SIGTERM in pass $pass left OUTPUT"
         assert_no_temporaries
     done
+    # --vector's results' passes, every INPUT's kept file on the disk
+    python_serial -c 'import h5py, numpy as np
+r = np.random.default_rng(5)
+with h5py.File("v.h5", "w") as f:
+    for n in "xyz":
+        f[n] = r.standard_normal((96, 80, 64))'
+    rm -f log
+    FFTSHARD_PAUSE="pass 4:30" "$MPIEXEC" -n 2 "$FFTSHARD" --out-of-core --vector=curl \
+        v.h5:/x v.h5:/y v.h5:/z o.h5 2>log &
+    job=$!
+    await_pause log "pausing at" "pass 4"
+    [ "$(temporaries | wc -l)" -ge 5 ] || fail "not OUTPUT's temporary and four scratch files: $(temporaries)"
+    kill -TERM "$job"
+    status=0
+    wait "$job" || status=$?
+    assert_equal "$status" 143
+    [ ! -e o.h5 ] || fail "SIGTERM in pass 4 left OUTPUT"
+    assert_no_temporaries
 }
 
 # progress_at PASS PERCENT: the log's progress has reached PERCENT of PASS

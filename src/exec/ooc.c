@@ -61,17 +61,26 @@ static fs_status choose_raw(fs_exec_data *x)
     return st;
 }
 
-/* The two block buffers (the largest block of any pass each), and two
- * for the kept result's blocks where they are read. */
-static fs_status alloc_buffers(fs_exec_data *x)
+/* The kept files read beside the blocks by the passes from `from` on. */
+static int kept_read(const fs_ooc_plan *p, int from)
+{
+    int most = 0;
+    for (int i = from; i < p->npasses; i++)
+        most = p->pass[i].with_kept > most ? p->pass[i].with_kept : most;
+    return most;
+}
+
+/* The two block buffers (the largest block of any pass each), and two for
+ * each kept file read beside them. */
+static fs_status alloc_buffers(fs_exec_data *x, int kept)
 {
     size_t bytes = (size_t)x->a->plan->buffer_bytes;
-    int kept = x->a->plan->kept == FS_OOC_READS_KEPT;
-    void **slot[4] = {&x->buf[0], &x->buf[1], &x->kbuf[0], &x->kbuf[1]};
-    for (int i = 0; i < (kept ? 4 : 2); i++)
-        if (!(*slot[i] = fs_buffer_alloc(bytes ? bytes : 1)))
+    for (int i = 0; i < 2 + 2 * kept; i++) {
+        void **b = i < 2 ? &x->buf[i] : &x->kbuf[(i - 2) / 2][i % 2];
+        if (!(*b = fs_buffer_alloc(bytes ? bytes : 1)))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory: %zu bytes for a block of the "
                                 "out-of-core passes", bytes);
+    }
     return FS_OK;
 }
 
@@ -87,29 +96,67 @@ static fs_status refuse_nonfinite(fs_exec_data *x, fs_status st)
     return fs_finite_agree(a->comm, &x->finite, name);
 }
 
+/* The kept files the passes from `from` on write, sized (each INPUT's
+ * own, held until its last reader is done). */
+static fs_status size_kept(const fs_exec_args *a, int from)
+{
+    const fs_ooc_plan *p = a->plan;
+    fs_status st = FS_OK;
+    for (int i = from; i < p->npasses && st == FS_OK; i++)
+        if (p->pass[i].keep_to != FS_OOC_NONE)
+            st = fs_scratch_size(a->comm, a->scratch, p->pass[i].keep_to, 1, p->scratch_bytes);
+    return st;
+}
+
+/* Whether this run is the kept files' last reader: --cross's second
+ * INPUT, --vector's last result. */
+static int last_reader(const fs_exec_args *a)
+{
+    const fs_ooc_plan *p = a->plan;
+    if (p->keeps == FS_OOC_KEEP_FIRST)
+        return kept_read(p, 0) > 0;
+    return p->keeps == FS_OOC_KEEP_EACH && p->first_result < p->npasses &&
+           a->result + 1 >= a->results;
+}
+
+static void add_pass(fs_exec_pass_stats *to, const fs_exec_pass_stats *s)
+{
+    to->read_bytes += s->read_bytes;
+    to->written_bytes += s->written_bytes;
+    to->read_ranges += s->read_ranges;
+    to->written_ranges += s->written_ranges;
+    to->seconds += s->seconds;
+    to->read_busy_s += s->read_busy_s;
+    to->write_busy_s += s->write_busy_s;
+}
+
 fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
 {
     const fs_ooc_plan *p = a->plan;
+    int from = a->result > 0 ? p->first_result : 0;
     fs_exec_data x = {.a = a, .vt = &p->vt, .k = p->per_rank, .cb = fs_complex_bytes(p->vt.prec)};
-    memset(stats, 0, sizeof *stats);
+    if (from == 0)
+        memset(stats, 0, sizeof *stats);
     stats->npasses = p->npasses;
     MPI_Comm_rank(a->comm, &x.rank);
     x.turn = (fs_stage_turn){.comm = a->comm, .i = a->input, .t = &p->vt, .timers = a->timers,
                              .progress = a->progress};
-    x.counting = a->refuse_nonfinite && a->info->dtype != FS_DTYPE_INTEGER;
+    x.counting = from == 0 && a->refuse_nonfinite && a->info->dtype != FS_DTYPE_INTEGER;
     if (x.counting)
         fs_finite_begin(&x.finite, a->info->ndim, a->info->shape, 0);
     double t0 = MPI_Wtime();
     fs_status st = fs_scratch_size(a->comm, a->scratch, 0, p->nscratch, p->scratch_bytes);
-    if (st == FS_OK && p->kept == FS_OOC_KEEPS) /* held until the second INPUT's turn ends */
-        st = fs_scratch_size(a->comm, a->scratch, p->kept_file, 1, p->scratch_bytes);
     if (st == FS_OK)
-        st = fs_error_agree(a->comm, alloc_buffers(&x));
+        st = size_kept(a, from);
+    if (st == FS_OK)
+        st = fs_error_agree(a->comm, alloc_buffers(&x, kept_read(p, from)));
     if (st == FS_OK)
         st = choose_raw(&x);
     a->timers->t_s[FS_PHASE_PLAN] += MPI_Wtime() - t0;
-    for (int i = 0; i < p->npasses && st == FS_OK; i++) {
-        st = fs_exec_pass(&x, i, &stats->pass[i]);
+    for (int i = from; i < p->npasses && st == FS_OK; i++) {
+        fs_exec_pass_stats one;
+        st = fs_exec_pass(&x, i, &one);
+        add_pass(&stats->pass[i], &one);
         if (i == 0 && x.counting)
             st = refuse_nonfinite(&x, st);
         st = fs_error_agree(a->comm, st);
@@ -118,12 +165,13 @@ fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
         st = fs_check_verdict(a->comm, &p->vt, a->tolerance, &x.sums, a->check);
     for (int i = 0; i < 2; i++) {
         fs_buffer_free(x.buf[i]);
-        fs_buffer_free(x.kbuf[i]);
+        for (int f = 0; f < FS_OOC_MAX_KEPT; f++)
+            fs_buffer_free(x.kbuf[f][i]);
     }
     /* the space back before the next dataset, or OUTPUT's commit */
     if (st == FS_OK)
         st = fs_scratch_size(a->comm, a->scratch, 0, p->nscratch, 0);
-    if (st == FS_OK && p->kept == FS_OOC_READS_KEPT)
-        st = fs_scratch_size(a->comm, a->scratch, p->kept_file, 1, 0);
+    if (st == FS_OK && last_reader(a))
+        st = fs_scratch_size(a->comm, a->scratch, FS_OOC_KEPT_FILE, p->nkept, 0);
     return st;
 }

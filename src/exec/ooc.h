@@ -66,13 +66,18 @@ typedef struct fs_exec_args {
                                          (FFTSHARD_IO_THREAD=off: it does not) */
     double tolerance;                 /* --check's (0: by precision) */
     fs_check_result *check;           /* --check's figures (NULL: no --check) */
+    int result, results;              /* the passes of result `result` of `results`: 0 runs
+                                         every pass, k > 0 the results' passes alone (the
+                                         figures added to the first's) */
     fs_timers *timers;
     fs_progress *progress;
 } fs_exec_args;
 
-/* Collective: every pass of a->plan for one dataset, the scratch files
- * sized for it first and emptied after; *stats (out) this rank's figures.
- * The status is agreed (FS_ERR_CHECK with --check above the tolerance). */
+/* Collective: the passes of a->plan for one dataset (or one more result of
+ * it), the scratch files sized for it first and emptied after, a kept file
+ * once its last reader is done; *stats (out) this rank's figures, added to
+ * for a result after the first. The status is agreed (FS_ERR_CHECK with
+ * --check above the tolerance). */
 fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats);
 
 #endif

@@ -31,8 +31,10 @@ typedef struct pass_run {
     fs_rawio *io;
     fs_h5_input *in;                   /* INPUT open through HDF5 (NULL: not read so) */
     int src_slot, dst_slot, out_slot;  /* the thread's files (-1: none) */
-    int kept_slot;                     /* the kept file, written or read (-1: neither) */
+    int keep_slot;                     /* the kept file written (-1: none) */
+    int kept_slot[FS_OOC_MAX_KEPT];    /* the kept files read beside (with_kept of them) */
     fs_tiles src, dst, kept;           /* the scratch read and written, the kept, in blocks */
+    const void *kept_each[FS_OOC_MAX_KEPT]; /* the kept files' blocks beside the current one */
     fs_box in_box, out_box;            /* INPUT's and OUTPUT's datasets whole */
     shape_ops shapes[MAX_SHAPES];
     int nshapes;
@@ -162,25 +164,35 @@ static fs_status open_io(pass_run *r)
         st = fs_tiles_new(vt, ps->from_stage, x->cb, &r->src);
     if (st == FS_OK && ps->to != FS_OOC_NONE)
         st = fs_tiles_new(vt, ps->stage, x->cb, &r->dst);
-    if (st == FS_OK && (ps->keep || ps->with_kept))
-        st = add_file(r, sc->path[r->a->plan->kept_file], "the kept file", ps->keep, 0,
-                      &r->out_box, x->cb, &r->kept_slot);
-    if (st == FS_OK && (ps->keep || ps->with_kept))
+    if (st == FS_OK && ps->keep_to != FS_OOC_NONE)
+        st = add_file(r, sc->path[ps->keep_to], "a kept file", 1, 0, &r->out_box, x->cb,
+                      &r->keep_slot);
+    for (int f = 0; f < ps->with_kept && st == FS_OK; f++)
+        st = add_file(r, sc->path[FS_OOC_KEPT_FILE + f], "a kept file", 0, 0, &r->out_box, x->cb,
+                      &r->kept_slot[f]);
+    if (st == FS_OK && (ps->keep_to != FS_OOC_NONE || ps->with_kept))
         st = fs_tiles_new(vt, ps->stage, x->cb, &r->kept);
     return st;
 }
 
-/* Block j of the kept result queued into its kept buffer, or (write) the
- * block at data into the kept file: one run, the kept file laid out in
- * the blocks of the pass. */
-static fs_status queue_kept(pass_run *r, int j, void *data)
+/* Block j moved between data and file `slot`, a kept file: one run, a kept
+ * file laid out in the blocks of the pass. */
+static fs_status queue_kept(pass_run *r, int j, int slot, void *data)
 {
     fs_box box = block_box(r, j);
     int v = r->x->rank * r->x->k + j;
     if (fs_box_elems(&box) == 0)
         return FS_OK;
-    return fs_rawio_submit_to(r->io, r->kept_slot, r->kept.offset[v], &r->kept.box[v], &box,
-                              &box, data ? data : r->x->kbuf[j % 2]);
+    return fs_rawio_submit_to(r->io, slot, r->kept.offset[v], &r->kept.box[v], &box, &box, data);
+}
+
+/* Block j of each kept file read beside queued into its kept buffers. */
+static fs_status queue_kept_reads(pass_run *r, int j)
+{
+    fs_status st = FS_OK;
+    for (int f = 0; f < r->ps->with_kept && st == FS_OK; f++)
+        st = queue_kept(r, j, r->kept_slot[f], r->x->kbuf[f][j % 2]);
+    return st;
 }
 
 /* Block j's read queued into its buffer (a raw source). */
@@ -204,8 +216,8 @@ static fs_status queue_read(pass_run *r, int j)
         st = fs_rawio_submit_to(r->io, r->src_slot, r->x->in_offset, &r->in_box, &rm.file_box,
                                 &rm.file_box, buf);
     }
-    if (st == FS_OK && r->ps->with_kept)
-        st = queue_kept(r, j, NULL);
+    if (st == FS_OK)
+        st = queue_kept_reads(r, j);
     r->read_done[j % 2] = fs_rawio_submitted(r->io);
     return st;
 }
@@ -239,7 +251,7 @@ static fs_status source(pass_run *r, int j)
         if (together(r, st)) /* every rank in the collective read, or none */
             st = fs_h5_input_read(r->in, &rm, buf, NULL, NULL, x->counting ? &x->finite : NULL);
         r->hdf5_read_bytes += (double)fs_box_elems(&rm.file_box) * (double)fs_dtype_bytes(r->a->info->dtype);
-        if (st == FS_OK && r->ps->with_kept && (st = queue_kept(r, j, NULL)) == FS_OK)
+        if (st == FS_OK && r->ps->with_kept && (st = queue_kept_reads(r, j)) == FS_OK)
             st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io));
     }
     r->a->timers->t_s[FS_PHASE_READ] += seconds_since(t0);
@@ -309,9 +321,13 @@ static fs_status process(pass_run *r, int j, fs_status st)
         st = run_ops(r, &box, data, 0);
     if (st == FS_OK && ps->forward && ps->inverse && r->a->check)
         fs_check_add_result(x->vt, &box, data, &x->sums);
-    if (st == FS_OK && ps->keep && (st = queue_kept(r, j, data)) == FS_OK && changes)
+    if (st == FS_OK && ps->keep_to != FS_OOC_NONE &&
+        (st = queue_kept(r, j, r->keep_slot, data)) == FS_OK && changes)
         st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io)); /* before the buffer changes */
-    x->turn.kept = ps->with_kept ? x->kbuf[j % 2] : NULL;
+    for (int f = 0; f < ps->with_kept; f++)
+        r->kept_each[f] = x->kbuf[f][j % 2];
+    x->turn.kept = ps->with_kept ? r->kept_each[0] : NULL;
+    x->turn.kept_each = ps->with_kept ? r->kept_each : NULL;
     if (st == FS_OK && ps->bin)
         st = fs_stages_forward_block(r->a->stages, &x->turn, &box, data);
     if (!together(r, st))
@@ -320,7 +336,7 @@ static fs_status process(pass_run *r, int j, fs_status st)
         st = write_out(r, &box, data, changes);
     double t0 = MPI_Wtime();
     if (st == FS_OK && ps->operate)
-        st = fs_stages_operate_block(r->a->stages, &x->turn, 0, &box, data);
+        st = fs_stages_operate_block(r->a->stages, &x->turn, r->a->result, &box, data);
     r->a->timers->t_s[FS_PHASE_OPERATE] += seconds_since(t0);
     if (st == FS_OK && ps->inverse)
         st = run_ops(r, &box, data, 1);
@@ -389,7 +405,7 @@ fs_status fs_exec_pass(fs_exec_data *x, int p, fs_exec_pass_stats *stats)
 {
     const fs_exec_args *a = x->a;
     pass_run r = {.x = x, .a = a, .ps = &a->plan->pass[p], .stats = stats,
-                  .src_slot = -1, .dst_slot = -1, .out_slot = -1, .kept_slot = -1};
+                  .src_slot = -1, .dst_slot = -1, .out_slot = -1, .keep_slot = -1};
     memset(stats, 0, sizeof *stats);
     fs_signals_set_phase(fs_ooc_pass_name(p));
     double t0 = MPI_Wtime();

@@ -19,7 +19,7 @@ typedef struct fs_exec_data {
     int rank, k;                       /* this rank's blocks: rank k .. rank k + k - 1 */
     size_t cb;                         /* bytes of a working element */
     void *buf[2];                      /* the block buffers */
-    void *kbuf[2];                     /* the kept result's blocks read beside them (NULL:
+    void *kbuf[FS_OOC_MAX_KEPT][2];    /* each kept file's blocks read beside them (NULL:
                                           not read) */
     int in_raw;                        /* INPUT read with pread (else through HDF5) */
     int64_t in_offset;                 /* its dataset's first byte in the file */

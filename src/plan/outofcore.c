@@ -54,7 +54,7 @@ static int64_t largest_block(const fs_transform *vt)
 static int64_t plans_io_bytes(const fs_ooc_args *a, const fs_transform *vt, int64_t buffer_bytes)
 {
     int64_t check = buffer_bytes < FS_CHECK_PIECE_BYTES ? buffer_bytes : FS_CHECK_PIECE_BYTES;
-    /* --cross's kept: both INPUTs count it, so that their blocks are alike */
+    /* with kept results every INPUT counts it, so that their blocks are alike */
     int staged = fs_dtype_is_real(vt->in_dtype) || fs_dtype_is_real(vt->out_type) || a->kept;
     return fs_footprint_plans_bytes() + (staged ? FS_IO_STAGE_BYTES : 0) + (a->check ? check : 0);
 }
@@ -69,8 +69,8 @@ static fs_status plan_blocks(const fs_ooc_args *a, int64_t k, fs_ooc_plan *p)
     p->blocks = (int)V;
     p->per_rank = (int)k;
     p->buffer_bytes = largest_block(&p->vt) * (int64_t)fs_complex_bytes(p->vt.prec);
-    /* both INPUTs' blocks alike: the first's plan counts the second's two more */
-    p->nbuffers = a->kept ? 4 : 2;
+    /* the INPUTs' blocks alike: each plan counts those of the most kept files read */
+    p->nbuffers = 2 + 2 * (a->kept == FS_OOC_KEEP_EACH ? a->inputs - 1 : a->kept ? 1 : 0);
     p->buffers_bytes = p->nbuffers * fs_footprint_resident(p->buffer_bytes);
     p->plans_io_bytes = plans_io_bytes(a, &p->vt, p->buffer_bytes);
     p->library_bytes = fs_footprint_library_bytes();
@@ -123,47 +123,76 @@ static fs_status choose_blocks(const fs_ooc_args *a, fs_ooc_plan *p)
     return st;
 }
 
-/* The passes of p->vt: the forward stages; the last one binned, written,
- * operated on and undone as asked; the inverse stages back to the first
- * (a round trip's field, or --check's comparison). Scratch files
- * alternate: a pass reads one and writes the other. */
+/* The inverse passes after pass n - 1 (of the last stage, which undid its
+ * own): the stages back to the first, which writes the field or compares
+ * with INPUT; the passes made so far (scratch files alternate: a pass reads
+ * one and writes the other). */
+static int undo_passes(fs_ooc_plan *p, int n, int *scratch, int field, int compare)
+{
+    int L = p->vt.nstages;
+    for (int s = L - 1; s >= 0; s--) {
+        fs_ooc_pass *x = s == L - 1 ? &p->pass[n - 1] : &p->pass[n++];
+        if (s < L - 1)
+            *x = (fs_ooc_pass){.stage = s, .from = (*scratch + 1) % 2, .from_stage = s + 1,
+                               .inverse = 1, .to = FS_OOC_NONE, .keep_to = FS_OOC_NONE,
+                               .runs = 1};
+        if (s > 0) {
+            x->to = *scratch;
+            *scratch = (*scratch + 1) % 2;
+        } else {
+            x->write_field = field;
+            x->compare = compare;
+        }
+    }
+    return n;
+}
+
+/* The passes of p->vt for INPUT a->input: the forward stages; the last one
+ * binned, kept, written, operated on and undone as asked; the inverse
+ * stages back to the first (a round trip's field, or --check's
+ * comparison); on the last INPUT's turn of --vector, the results' passes. */
 static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
 {
-    int L = p->vt.nstages, back = a->round_trip || a->check, n = 0, scratch = 0;
+    int L = p->vt.nstages, each = a->kept == FS_OOC_KEEP_EACH, n = 0, scratch = 0;
+    int field = a->round_trip && !each, back = field || a->check;
     for (int s = 0; s < L; s++, n++) {
         fs_ooc_pass *x = &p->pass[n];
         *x = (fs_ooc_pass){.stage = s, .from = s == 0 ? FS_OOC_INPUT : (scratch + 1) % 2,
-                           .from_stage = s - 1, .forward = 1, .to = FS_OOC_NONE};
+                           .from_stage = s - 1, .forward = 1, .to = FS_OOC_NONE,
+                           .keep_to = FS_OOC_NONE, .runs = 1};
         if (s + 1 < L) {
             x->to = scratch;
             scratch = (scratch + 1) % 2;
             continue;
         }
         x->bin = a->bins;
-        x->keep = a->kept == FS_OOC_KEEPS;
-        x->with_kept = a->kept == FS_OOC_READS_KEPT;
+        if (each || (a->kept && a->input == 0))
+            x->keep_to = FS_OOC_KEPT_FILE + (each ? a->input : 0);
+        x->with_kept = a->kept == FS_OOC_KEEP_FIRST && a->input > 0;
         x->write_output = a->writes_transform && !a->round_trip;
-        x->operate = a->round_trip;
+        x->operate = field;
         x->inverse = back;
     }
-    /* the inverse passes: the last forward pass undid its own stage */
-    for (int s = L - 1; back && s >= 0; s--) {
-        fs_ooc_pass *x = s == L - 1 ? &p->pass[n - 1] : &p->pass[n++];
-        if (s < L - 1)
-            *x = (fs_ooc_pass){.stage = s, .from = (scratch + 1) % 2, .from_stage = s + 1,
-                               .inverse = 1, .to = FS_OOC_NONE};
-        if (s > 0) {
-            x->to = scratch;
-            scratch = (scratch + 1) % 2;
-        } else {
-            x->write_field = a->round_trip;
-            x->compare = a->check;
-        }
+    if (back)
+        n = undo_passes(p, n, &scratch, field, a->check);
+    p->first_result = n;
+    if (each && a->input == a->inputs - 1) {
+        p->pass[n++] = (fs_ooc_pass){.stage = L - 1, .from = FS_OOC_KEPT_FILE + a->input,
+                                     .from_stage = L - 1, .with_kept = a->input, .operate = 1,
+                                     .inverse = 1, .to = FS_OOC_NONE, .keep_to = FS_OOC_NONE};
+        n = undo_passes(p, n, &scratch, 1, 0);
+        for (int i = p->first_result; i < n; i++)
+            p->pass[i].runs = a->results > 1 ? a->results : 1;
     }
     p->npasses = n;
-    p->nscratch = n > 2 ? 2 : n - 1;
-    p->kept = a->kept;
-    p->kept_file = p->nscratch;
+    int writes = 0;
+    for (int i = 0; i < n; i++)
+        writes += p->pass[i].to != FS_OOC_NONE;
+    p->nscratch = writes > 2 ? 2 : writes;
+    p->keeps = a->kept;
+    p->nkept = each ? a->inputs : a->kept ? 1 : 0;
+    p->inputs = a->inputs;
+    p->input = a->input;
 }
 
 /* Each pass's bytes, and its time at the disk's rate. */
@@ -173,10 +202,11 @@ static void count_bytes(const fs_ooc_plan *p, fs_ooc_pass *x)
     double in = (double)fs_shape_elems(t->in_ndim, t->in_shape) * (double)fs_dtype_bytes(t->in_dtype);
     double out = (double)fs_shape_elems(t->out_ndim, t->out_shape) * (double)fs_dtype_bytes(t->out_type);
     double work = (double)p->scratch_bytes;
-    x->read_bytes = (x->from == FS_OOC_INPUT ? in : work) + (x->compare ? in : 0) +
-                    (x->with_kept ? work : 0);
-    x->written_bytes = (x->to != FS_OOC_NONE ? work : 0) + (x->keep ? work : 0) +
-                       (x->write_output || x->write_field ? out : 0);
+    x->read_bytes = x->runs * ((x->from == FS_OOC_INPUT ? in : work) + (x->compare ? in : 0) +
+                               x->with_kept * work);
+    x->written_bytes = x->runs * ((x->to != FS_OOC_NONE ? work : 0) +
+                                  (x->keep_to != FS_OOC_NONE ? work : 0) +
+                                  (x->write_output || x->write_field ? out : 0));
 }
 
 void fs_ooc_plan_rates(fs_ooc_plan *p, double read_rate, double write_rate, int probed)
@@ -338,13 +368,19 @@ fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s)
 const char *fs_ooc_pass_name(int i)
 {
     static const char *const names[FS_OOC_MAX_PASSES] = {"pass 1", "pass 2", "pass 3",
-                                                         "pass 4", "pass 5", "pass 6"};
+                                                         "pass 4", "pass 5", "pass 6",
+                                                         "pass 7", "pass 8", "pass 9"};
     return i >= 0 && i < FS_OOC_MAX_PASSES ? names[i] : "pass";
 }
 
 int fs_ooc_files(const fs_ooc_plan *p)
 {
-    return p->nscratch + (p->kept != 0);
+    return p->nkept ? FS_OOC_KEPT_FILE + p->nkept : p->nscratch;
+}
+
+int fs_ooc_files_held(const fs_ooc_plan *p)
+{
+    return p->nscratch + p->nkept;
 }
 
 void fs_ooc_pass_text(const fs_ooc_plan *p, int i, char *buf, size_t size)
@@ -356,10 +392,14 @@ void fs_ooc_pass_text(const fs_ooc_plan *p, int i, char *buf, size_t size)
         to[n++] = "OUTPUT";
     if (x->to != FS_OOC_NONE)
         to[n++] = "the scratch";
-    if (x->keep)
-        to[n++] = "the kept file";
-    int used = snprintf(buf, size, "%s%s", x->from == FS_OOC_INPUT ? "INPUT" : "the scratch",
-                        x->with_kept ? " and the kept file" : "");
+    if (x->keep_to != FS_OOC_NONE)
+        to[n++] = "a kept file";
+    const char *from = x->from == FS_OOC_INPUT ? "INPUT"
+                       : x->from < FS_OOC_KEPT_FILE ? "the scratch"
+                       : x->with_kept               ? "the kept files"
+                                                    : "the kept file";
+    int used = snprintf(buf, size, "%s%s", from, x->with_kept && x->from < FS_OOC_KEPT_FILE
+                                                     ? " and the kept file" : "");
     size_t at = used > 0 && (size_t)used < size ? (size_t)used : 0;
     if (x->compare)
         snprintf(buf + at, size - at, ", compared with INPUT");

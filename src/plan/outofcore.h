@@ -24,14 +24,19 @@
  * first inverse pass, in the same pass; --check transforms back through
  * the scratch and compares with the input read again.
  *
- * A stage that bins two INPUTs' forward results together (--cross) has
- * the first's kept on the disk: its last forward pass writes each block
- * into a scratch file of its own as well, and the second's reads the same
- * block from it beside its own, through two more block buffers; both
- * INPUTs go out of core, with blocks alike (their transforms are alike).
+ * INPUTs' forward results are kept on the disk where a stage takes them
+ * together: the last forward pass writes each block into a scratch file of
+ * the INPUT's own (a kept file) as well. --cross keeps the first's; the
+ * second's last forward pass reads the same block of it beside its own,
+ * for the bin hooks. --vector keeps each INPUT's; on the last INPUT's turn
+ * the results' passes run once per result: the first reads a block of
+ * every kept file, makes the result (the field stage's operate_block) and
+ * undoes the last stage, the others undo the rest, the last writing the
+ * result into OUTPUT. Every INPUT goes out of core then, with blocks alike
+ * (their transforms are alike).
  *
  * Each rank holds two block buffers (one computed while the other is read
- * and written), four with the kept result read beside them, so k is the
+ * and written), two more for each kept file read beside them, so k is the
  * least that fits the memory per rank with them,
  * at least FS_OOC_MIN_BLOCKS where that costs no pass (the I/O of a pass
  * overlaps its FFTs block by block). The time of a pass is predicted from
@@ -60,12 +65,14 @@ typedef struct fs_ooc_options {
 extern const fs_opt fs_ooc_option_lines[];
 void fs_ooc_options_free(fs_ooc_options *o);
 
-#define FS_OOC_MAX_PASSES (2 * FS_MAX_STAGES)
+#define FS_OOC_MAX_PASSES (3 * FS_MAX_STAGES) /* forward, back (--check), a result's */
 #define FS_OOC_MIN_BLOCKS 4
 #define FS_OOC_INPUT (-1)     /* a pass's source: INPUT, not a scratch file */
 #define FS_OOC_NONE (-1)      /* a pass's scratch written: none */
-#define FS_OOC_KEEPS 1        /* fs_ooc_args.kept: this INPUT's forward result kept (the first) */
-#define FS_OOC_READS_KEPT 2   /* ... the kept one read beside this INPUT's (the second) */
+#define FS_OOC_KEEP_FIRST 1   /* fs_ooc_args.keeps: --cross's, the first INPUT's result */
+#define FS_OOC_KEEP_EACH 2    /* ... --vector's, every INPUT's, the results made from them */
+#define FS_OOC_KEPT_FILE 2    /* the first kept file's scratch file (after the passes' two) */
+#define FS_OOC_MAX_KEPT 3     /* kept files: --vector's three components */
 
 /* One pass: blocks of one stage's boxes read, transformed and written. */
 typedef struct fs_ooc_pass {
@@ -73,8 +80,10 @@ typedef struct fs_ooc_pass {
     int from;                 /* FS_OOC_INPUT, or the scratch file read (0 or 1), */
     int from_stage;           /* laid out in the blocks of the stage that wrote it */
     int forward;              /* the stage's operations run */
-    int keep;                 /* then the block kept: written into the kept file */
-    int with_kept;            /* the kept file's block read beside, for the hooks */
+    int keep_to;              /* then the block written into this kept file (FS_OOC_NONE) */
+    int with_kept;            /* the first with_kept kept files' blocks read beside, for the
+                                 hooks (turn->kept, turn->kept_each) */
+    int runs;                 /* it runs once, or once per result (the results' passes) */
     int bin;                  /* then the stages' forward_block hooks (stage.h) */
     int write_output;         /* then the transform written into OUTPUT */
     int operate;              /* then the field stage's operate_block */
@@ -108,9 +117,11 @@ typedef struct fs_ooc_plan {
     fs_ooc_pass pass[FS_OOC_MAX_PASSES];
     int nscratch;             /* scratch files (1 or 2: a pass reads one and writes the other) */
     int64_t scratch_bytes;    /* each of them: the working array */
-    int kept;                 /* FS_OOC_KEEPS, FS_OOC_READS_KEPT (0: nothing kept): */
-    int kept_file;            /* the kept file, the scratch file after the passes' */
-    int nbuffers;             /* the block buffers: 2, or 4 where the kept is read */
+    int keeps;                /* FS_OOC_KEEP_FIRST, FS_OOC_KEEP_EACH (0: nothing kept), */
+    int nkept;                /* in this many kept files, FS_OOC_KEPT_FILE on */
+    int inputs, input;        /* the args' */
+    int first_result;         /* the first of the results' passes (npasses: none) */
+    int nbuffers;             /* the block buffers: 2, and 2 per kept file read beside */
     int64_t buffer_bytes;     /* each of the block buffers */
     /* the memory per rank: total_bytes is the sum of the four */
     int64_t buffers_bytes, plans_io_bytes, library_bytes, total_bytes;
@@ -136,10 +147,11 @@ typedef struct fs_ooc_args {
     int round_trip;                     /* a field stage: operate between forward and inverse */
     int check;                          /* --check */
     int bins;                           /* stages take each block of the forward result */
-    int kept;                           /* FS_OOC_KEEPS, FS_OOC_READS_KEPT: (--cross) the first
-                                           INPUT's forward result kept for the second's turn
-                                           (fs_options_ooc_args: 1 where it is, the pipeline's
-                                           decision says which INPUT this is; 0: none) */
+    int kept;                           /* FS_OOC_KEEP_FIRST, FS_OOC_KEEP_EACH: the INPUTs'
+                                           forward results kept (0: none), */
+    int inputs, input;                  /* of this many INPUTs, for this one (the pipeline's
+                                           decision, fs_ooc_run_decide, says which) */
+    int results;                        /* FS_OOC_KEEP_EACH: the last INPUT's (0: one) */
     int per_rank;                       /* k as given (the first INPUT's, for the second:
                                            its blocks alike; 0: the least that fits) */
     int writes_transform;               /* the transform is written (not --spectrum-only) */
@@ -162,8 +174,10 @@ fs_box fs_ooc_rank_box(const fs_ooc_plan *p, int rank, int s);
  * static string). */
 const char *fs_ooc_pass_name(int i);
 
-/* The scratch files: the passes' and the kept file. */
+/* The scratch files made (the passes', then the kept files from
+ * FS_OOC_KEPT_FILE on), and those that hold bytes at once: their space. */
 int fs_ooc_files(const fs_ooc_plan *p);
+int fs_ooc_files_held(const fs_ooc_plan *p);
 
 /* Where pass `i`'s blocks come from and go to, in words ("INPUT", "the
  * scratch", "OUTPUT"), for the dry run and the report. */

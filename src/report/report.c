@@ -133,7 +133,7 @@ static void print_passes(FILE *out, const fs_report_info *info, const totals *t)
     fprintf(out, "  %s\n", p->reason);
     fprintf(out, "  out of core: %d pass%s over %d blocks (%d per rank, up to %.1f MiB each), "
             "scratch %d x %.1f MiB in %s\n", p->npasses, p->npasses == 1 ? "" : "es", p->blocks,
-            p->per_rank, (double)p->buffer_bytes / 1048576.0, fs_ooc_files(p),
+            p->per_rank, (double)p->buffer_bytes / 1048576.0, fs_ooc_files_held(p),
             (double)p->scratch_bytes / 1048576.0, info->scratch_dir ? info->scratch_dir : "-");
     for (int i = 0; i < p->npasses; i++) {
         char text[128];
@@ -162,7 +162,7 @@ static void json_passes(fs_json *j, const fs_report_info *info, const totals *t)
     fs_json_int(j, "blocks", p->blocks);
     fs_json_int(j, "blocks_per_rank", p->per_rank);
     fs_json_int(j, "block_bytes", p->buffer_bytes);
-    fs_json_int(j, "scratch_files", fs_ooc_files(p));
+    fs_json_int(j, "scratch_files", fs_ooc_files_held(p));
     fs_json_int(j, "scratch_bytes", p->scratch_bytes);
     fs_json_str(j, "scratch_dir", info->scratch_dir);
     fs_json_open(j, "memory_per_rank", '{');

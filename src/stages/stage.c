@@ -276,8 +276,10 @@ const char *fs_stages_block_wise(const fs_stage_config *sc, const fs_stage_facts
         needs_of(sc, s, &mine, 0, &n);
         /* a field's results are binned whole, after the operation; the kept
          * first result goes through the disk for the bin hooks alone */
-        if ((n.keep_first && n.field) || n.reread || n.undo || n.buffers || (n.sees_results && mine.field) ||
-            (ops->forward && !ops->forward_block) || (n.field && !ops->operate_block) ||
+        if ((n.keep_first && n.field) || n.reread || n.undo || (n.buffers && !n.keeps_each) ||
+            (n.sees_results && mine.field) ||
+            (ops->forward && !ops->forward_block && !n.keeps_each) ||
+            (n.field && !ops->operate_block) ||
             ops->written)
             return ops->option(sc->opts[s]);
     }
@@ -307,6 +309,9 @@ void fs_stages_needs(const fs_stage_config *sc, const fs_stage_facts *f, int nax
         out->first |= n.first;
         out->buffers += n.buffers;
         out->buffers_gone += n.buffers_gone ? n.buffers : 0;
+        out->keeps_each |= n.keeps_each;
+        out->inputs = n.inputs > out->inputs ? n.inputs : out->inputs;
+        out->results = n.results > out->results ? n.results : out->results;
         if (!out->kept && (n.keep_first || n.buffers))
             out->kept = n.kept;
         out->groups += n.groups;

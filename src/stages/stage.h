@@ -61,9 +61,10 @@
  * through in blocks, each a box of the last stage of a transform planned
  * over more ranks than the run's; a rank gets several, in any order, and
  * the ranks as many each), a stage takes part through its block hooks
- * (the first INPUT's result kept: turn->kept, the same block of it), and
- * a run with an active stage that needs more (the kept result in a field's
- * operation, the result read again, buffers of its own, a hook without its
+ * (the first INPUT's result kept: turn->kept, the same block of it; every
+ * INPUT's: turn->kept_each), and a run with an active stage that needs
+ * more (the first's kept result in a field's operation, the result read
+ * again, buffers of its own but every INPUT's result, a hook without its
  * block variant) does not go out of core (fs_stages_block_wise):
  *   forward_block  as forward, on one block of the forward result (its
  *             box in global coordinates, its elements row-major at data);
@@ -144,6 +145,12 @@ typedef struct fs_stage_needs {
                          combination): its forward hook runs before theirs and before the
                          first INPUT's result is kept, never inside the last forward pass */
     int buffers;      /* last-stage boxes it holds itself, each as large as a rank's */
+    int keeps_each;   /* a field whose results are made from every INPUT's forward result
+                         (--vector): in memory its buffers hold the earlier ones; out of core
+                         each is kept on the disk and read block by block (turn->kept_each) */
+    int inputs;       /* the INPUTs it takes, as the options say (0: any) */
+    int results;      /* the results the last INPUT's turn writes, as the options say
+                         (0: one per INPUT) */
     int buffers_gone; /* they are freed before the inverse's first exchange (a field of
                          one result): the inverse's exchange buffers, first touched then,
                          take their place (fs_stages_needs: how many buffers are) */
@@ -200,6 +207,9 @@ typedef struct fs_stage_turn {
     const void *kept;                 /* keep_first: the first INPUT's forward result on this
                                          rank, on the later turns (out of core: the block's;
                                          NULL: none) */
+    const void *const *kept_each;     /* out of core, keeps_each: INPUT a's block of the
+                                         forward result for each a before the turn's (its
+                                         own is data; NULL: none) */
     const fs_painted *source;         /* what painting this INPUT made (NULL: a field read) */
     fs_timers *timers;
     fs_progress *progress;

@@ -167,6 +167,33 @@ static cplx helmholtz_one(const cplx *v, const double *kv, int D, int k, double 
     return (cplx){(v[a].re - c.re) * scale, (v[a].im - c.im) * scale};
 }
 
+/* Result k of op at one element, from its components v (the gradient's
+ * one) and its k' (kv). */
+static cplx result_at(fs_vector_op op, const cplx *v, const double *kv, int D, int k, double scale)
+{
+    switch (op) {
+    case FS_VECTOR_GRADIENT:
+        return times_i(v[0], kv[k] * scale);
+    case FS_VECTOR_DIVERGENCE: {
+        cplx s = {0, 0};
+        for (int a = 0; a < D; a++) {
+            s.re += kv[a] * v[a].re;
+            s.im += kv[a] * v[a].im;
+        }
+        return times_i(s, scale);
+    }
+    case FS_VECTOR_CURL: {
+        int b = (k + 1) % 3, d = (k + 2) % 3; /* c_k = i (k_b V_d - k_d V_b) */
+        return times_i((cplx){kv[b] * v[d].re - kv[d] * v[b].re,
+                              kv[b] * v[d].im - kv[d] * v[b].im}, scale);
+    }
+    case FS_VECTOR_HELMHOLTZ:
+        return helmholtz_one(v, kv, D, k, scale);
+    default:
+        return (cplx){0, 0};
+    }
+}
+
 /* Result k of op at every element (first: the last turn's first result). */
 static fs_status each_element(fs_vector_op op, const fs_kgrid *g, const fs_transform *t,
                               const fs_box *last, void **slots, void *data, int k, int first,
@@ -190,40 +217,20 @@ static fs_status each_element(fs_vector_op op, const fs_kgrid *g, const fs_trans
     cplx v[FS_VECTOR_MAX_AXES];
     for (int64_t e = 0; e < n; e++) {
         kwalk_step(&w, kv);
-        switch (op) {
-        case FS_VECTOR_GRADIENT:
-            store(data, single, e, times_i(load(spectrum, single, e), kv[k] * scale));
-            break;
-        case FS_VECTOR_DIVERGENCE: {
-            components(slots, data, D, single, e, v);
-            cplx s = {0, 0};
-            for (int a = 0; a < D; a++) {
-                s.re += kv[a] * v[a].re;
-                s.im += kv[a] * v[a].im;
-            }
-            store(data, single, e, times_i(s, scale));
-            break;
-        }
-        case FS_VECTOR_CURL: {
-            components(slots, data, 3, single, e, v);
-            cplx c[3];
-            for (int a = 0; a < 3; a++) {
-                int b = (a + 1) % 3, d = (a + 2) % 3; /* c_a = i (k_b V_d - k_d V_b) */
-                c[a] = times_i((cplx){kv[b] * v[d].re - kv[d] * v[b].re,
-                                      kv[b] * v[d].im - kv[d] * v[b].im}, scale);
-            }
-            store(data, single, e, c[0]);
-            store(slots[0], single, e, c[1]);
-            store(slots[1], single, e, c[2]);
-            break;
-        }
-        case FS_VECTOR_HELMHOLTZ:
+        if (op == FS_VECTOR_GRADIENT)
+            v[0] = load(spectrum, single, e);
+        else if (op == FS_VECTOR_HELMHOLTZ)
             for (int a = 0; a < D; a++)
                 v[a] = load(slots[a], single, e);
-            store(data, single, e, helmholtz_one(v, kv, D, k, scale));
-            break;
-        default:
-            break;
+        else
+            components(slots, data, op == FS_VECTOR_CURL ? 3 : D, single, e, v);
+        if (op == FS_VECTOR_CURL) { /* the three at once: the slots take the others */
+            cplx c1 = result_at(op, v, kv, 3, 1, scale), c2 = result_at(op, v, kv, 3, 2, scale);
+            store(data, single, e, result_at(op, v, kv, 3, 0, scale));
+            store(slots[0], single, e, c1);
+            store(slots[1], single, e, c2);
+        } else {
+            store(data, single, e, result_at(op, v, kv, D, k, scale));
         }
     }
     kwalk_free(&w);
@@ -405,6 +412,31 @@ static fs_status make(vector_state *v, const fs_stage_turn *turn, int k)
     return vector_first(v->op, &v->grid, turn->t, last, v->slot, turn->data, v->scale);
 }
 
+/* Out of core: result k on one block of the last INPUT's forward result,
+ * in place, the earlier INPUTs' blocks of the same box beside it
+ * (turn->kept_each); the executor runs the inverse. */
+static fs_status operate_block(void *state, const fs_stage_turn *turn, int k, const fs_box *box,
+                               void *data)
+{
+    const vector_state *v = state;
+    int64_t n = fs_box_elems(box);
+    kwalk w;
+    fs_status st = n ? kwalk_init(&w, &v->grid, turn->t, box) : FS_OK;
+    if (st != FS_OK || n == 0)
+        return st;
+    int single = turn->t->prec == FS_SINGLE;
+    double kv[FS_VECTOR_MAX_AXES] = {0};
+    cplx c[FS_VECTOR_MAX_AXES];
+    for (int64_t e = 0; e < n; e++) {
+        kwalk_step(&w, kv);
+        for (int a = 0; a < v->n && a < FS_VECTOR_MAX_AXES; a++)
+            c[a] = load(a < v->n - 1 ? turn->kept_each[a] : data, single, e);
+        store(data, single, e, result_at(v->op, c, kv, w.D, k, v->scale));
+    }
+    kwalk_free(&w);
+    return FS_OK;
+}
+
 static fs_status operate(void *state, const fs_stage_turn *turn, int k)
 {
     vector_state *v = state;
@@ -494,6 +526,9 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->buffers = slots_of(o->op, inputs, naxes);
     n->buffers_gone = results_of(o->op, naxes) == 1; /* freed as the last result is made */
     n->kept = "the kept spectra";
+    n->keeps_each = 1;
+    n->inputs = inputs_of(o->op, naxes);
+    n->results = results_of(o->op, naxes);
 }
 
 static fs_status set_vector(const fs_opt *opt, const char *arg, void *section)
@@ -538,6 +573,7 @@ const fs_stage_ops fs_stage_vector = {
     .result_path = result_path,
     .record = record,
     .operate = operate,
+    .operate_block = operate_block,
     .json = json,
     .summary = summary,
     .destroy = destroy,
