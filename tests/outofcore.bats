@@ -27,6 +27,19 @@ same() {
     assert_output same
 }
 
+# passes_of NP ARGS...: fftshard on NP ranks; for each dataset of its
+# report, its scratch files and what each pass moves, a line each.
+passes_of() {
+    local np=$1
+    shift
+    run --separate-stderr fftshard "$np" --report=- -q "$@"
+    assert_success
+    run python_serial -c 'import json, sys
+for d in json.loads(sys.argv[1])["datasets"]:
+    o = d["out_of_core"]
+    print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
+}
+
 # bats test_tags=sanitized
 @test "--out-of-core: complex and real, double and single, odd shapes, 1 to 4 ranks, against numpy" {
     oracle make c.h5 17x9x11:complex128 -- s.h5 12x10x7:complex64 -- r.h5 13x10x7:float64 \
@@ -164,14 +177,7 @@ for name in ("p.json", "q.json"):
     fftshard 2 --quiet --out-of-core --check --cross --power-spectrum c.h5:/u c.h5:/v k.h5
     same k.h5 m.h5 1e-12
     # the passes: the first INPUT's last writes the kept file, the second's reads it
-    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum --report=- -q \
-        c.h5:/u c.h5:/v o.h5
-    assert_success
-    run python_serial -c 'import json, sys
-r = json.loads(sys.argv[1])
-for d in r["datasets"]:
-    o = d["out_of_core"]
-    print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
+    passes_of 2 --out-of-core --cross --power-spectrum c.h5:/u c.h5:/v o.h5
     assert_line --index 0 "2 ['INPUT -> the scratch', 'the scratch -> OUTPUT and a kept file']"
     assert_line --index 1 "2 ['INPUT -> the scratch', 'the scratch and the kept file -> OUTPUT']"
 }
@@ -234,14 +240,7 @@ with h5py.File("ab.h5", "w") as f:
     same v2helmholtz.h5 m.h5 1e-12
     # the passes: each INPUT's forward result into its kept file; the
     # results' passes once per result, the first reading every kept file
-    run --separate-stderr fftshard 2 --out-of-core --vector=curl --report=- -q \
-        c.h5:/x c.h5:/y c.h5:/z o.h5
-    assert_success
-    run python_serial -c 'import json, sys
-r = json.loads(sys.argv[1])
-for d in r["datasets"]:
-    o = d["out_of_core"]
-    print(o["scratch_files"], [p["moves"] for p in o["passes"]])' "$output"
+    passes_of 2 --out-of-core --vector=curl c.h5:/x c.h5:/y c.h5:/z o.h5
     assert_line --index 0 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 1 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 2 "5 ['INPUT -> the scratch', 'the scratch -> a kept file', 'the kept files -> the scratch', 'the scratch -> OUTPUT']"
