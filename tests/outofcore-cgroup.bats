@@ -6,6 +6,8 @@
 # by itself under --mem-per-rank=96M finishes, equal to the in-memory run's
 # file made outside the cgroup, with no scratch left. Needs root and
 # cgroup v1's memory controller (skips without); long: make check-long.
+# Also --vector=curl of three 256^3 float64 components, out of core by
+# itself, against the in-memory run's file.
 
 load helpers
 
@@ -61,4 +63,29 @@ for (i, j) in ((0, 0), (17, 301), (383, 5)):
 print(bool(ok))'
     assert_output True
     rm -f o.h5 r.json
+}
+
+@test "256 MiB cgroup: --vector=curl of three 256^3 components out of core by itself, the in-memory run's file" {
+    python_serial -c 'import h5py, numpy as np
+r = np.random.default_rng(7)
+with h5py.File("u.h5", "w") as f:
+    for n in "xyz":
+        f[n] = r.standard_normal((256, 256, 256))'
+    "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --real --vector=curl u.h5:/x u.h5:/y u.h5:/z vm.h5
+    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --real --vector=curl \
+        --mem-per-rank=96M --report=r.json u.h5:/x u.h5:/y u.h5:/z vo.h5
+    assert_success
+    [[ $stderr == *"out of core: the in-memory plan needs "*"more than 96.0 MiB (--mem-per-rank)"* ]] || fail "$stderr"
+    [ "$(sed -n 's/^oom_kill //p' "$CG/memory.oom_control")" -eq 0 ] || fail "OOM kill: $stderr"
+    assert_no_temporaries
+    run python_serial "$srcdir/tests/ooc_same.py" vo.h5 vm.h5 1e-12
+    assert_output same
+    # the peak within the plan's memory per rank, and the cgroup's
+    run python_serial -c 'import json
+r = json.load(open("r.json"))
+plan = max(d["out_of_core"]["memory_per_rank"]["total_bytes"] for d in r["datasets"])
+peak = r["memory"]["peak_bytes_max"]
+print(peak <= plan <= 96 * 2**20, round(peak / 2**20, 1), round(plan / 2**20, 1))'
+    [[ $output == "True "* ]] || fail "peak, plan (MiB): $output"
+    rm -f u.h5 vm.h5 vo.h5
 }

@@ -352,12 +352,12 @@ static fs_status process(pass_run *r, int j, fs_status st)
     return st;
 }
 
-/* The bytes this rank moves in the pass, for its progress line. */
+/* The bytes this rank moves in one run of the pass, for its progress line. */
 static double pass_bytes(const pass_run *r)
 {
     const fs_ooc_pass *ps = r->ps;
     int P = r->a->plan->blocks / r->x->k;
-    return (ps->read_bytes + ps->written_bytes) / (P > 0 ? P : 1);
+    return (ps->read_bytes + ps->written_bytes) / (P > 0 ? P : 1) / (ps->runs > 1 ? ps->runs : 1);
 }
 
 /* The blocks one after the other, two reads ahead where the source is

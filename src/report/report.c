@@ -139,8 +139,11 @@ static void print_passes(FILE *out, const fs_report_info *info, const totals *t)
         char text[128];
         fs_ooc_pass_text(p, i, text, sizeof text);
         double moved = pt[i].read_bytes + pt[i].written_bytes;
-        fprintf(out, "  %s, %s: read %.1f MB, wrote %.1f MB in %.3f s, %.3f GB/s", fs_ooc_pass_name(i),
-                text, pt[i].read_bytes / 1e6, pt[i].written_bytes / 1e6, pt[i].seconds,
+        char runs[32] = "";
+        if (p->pass[i].runs > 1)
+            snprintf(runs, sizeof runs, " (%d runs)", p->pass[i].runs);
+        fprintf(out, "  %s%s, %s: read %.1f MB, wrote %.1f MB in %.3f s, %.3f GB/s",
+                fs_ooc_pass_name(i), runs, text, pt[i].read_bytes / 1e6, pt[i].written_bytes / 1e6, pt[i].seconds,
                 pt[i].seconds > 0 ? moved / pt[i].seconds / 1e9 : 0.0);
         if (pt[i].disk_s > 0)
             fprintf(out, "; %.2f x the disk's time (%.3f s)", pt[i].seconds / pt[i].disk_s,
@@ -186,6 +189,7 @@ static void json_passes(fs_json *j, const fs_report_info *info, const totals *t)
         fs_json_text(j, "name", fs_ooc_pass_name(i));
         fs_json_int(j, "stage", p->pass[i].stage);
         fs_json_text(j, "moves", text);
+        fs_json_int(j, "runs", p->pass[i].runs);
         fs_json_num(j, "read_bytes", pt[i].read_bytes);
         fs_json_num(j, "written_bytes", pt[i].written_bytes);
         fs_json_num(j, "read_ranges", pt[i].read_ranges);
