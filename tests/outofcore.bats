@@ -173,6 +173,10 @@ for name in ("p.json", "q.json"):
     fftshard 3 --quiet --in-memory --real --cross --power-spectrum --los=2 s.h5:/u s.h5:/v m3.h5
     same s3.h5 m3.h5 1e-5
     assert_no_temporaries
+    # OUTPUT chunked, written through HDF5 (which packs a block's rows in place)
+    fftshard 3 --quiet --out-of-core --chunks=8x6x7 --cross --power-spectrum c.h5:/u c.h5:/v ch.h5
+    fftshard 3 --quiet --in-memory --chunks=8x6x7 --cross --power-spectrum c.h5:/u c.h5:/v mh.h5
+    same ch.h5 mh.h5 1e-12
     # --check beside it: the kept block written before the block is undone
     fftshard 2 --quiet --out-of-core --check --cross --power-spectrum c.h5:/u c.h5:/v k.h5
     same k.h5 m.h5 1e-12

@@ -321,9 +321,12 @@ static fs_status process(pass_run *r, int j, fs_status st)
         st = run_ops(r, &box, data, 0);
     if (st == FS_OK && ps->forward && ps->inverse && r->a->check)
         fs_check_add_result(x->vt, &box, data, &x->sums);
+    /* the kept block on the disk before the buffer changes (HDF5's write
+     * of OUTPUT packs its rows in place) */
     if (st == FS_OK && ps->keep_to != FS_OOC_NONE &&
-        (st = queue_kept(r, j, r->keep_slot, data)) == FS_OK && changes)
-        st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io)); /* before the buffer changes */
+        (st = queue_kept(r, j, r->keep_slot, data)) == FS_OK &&
+        (changes || (ps->write_output && r->out_slot < 0)))
+        st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io));
     for (int f = 0; f < ps->with_kept; f++)
         r->kept_each[f] = x->kbuf[f][j % 2];
     x->turn.kept = ps->with_kept ? r->kept_each[0] : NULL;
