@@ -6,8 +6,9 @@
 # by itself under --mem-per-rank=96M finishes, equal to the in-memory run's
 # file made outside the cgroup, with no scratch left. Needs root and
 # cgroup v1's memory controller (skips without); long: make check-long.
-# Also --vector=curl of three 256^3 float64 components, out of core by
-# itself, against the in-memory run's file.
+# Also the real power spectrum of a 250 MiB float64 field at
+# --mem-per-rank=64M, and --vector=curl of three 256^3 float64 components,
+# out of core by themselves, against the in-memory runs' files.
 
 load helpers
 
@@ -65,6 +66,20 @@ print(bool(ok))'
     rm -f o.h5 r.json
 }
 
+@test "256 MiB cgroup: the real power spectrum of a 250 MiB float64 field with --mem-per-rank=64M, the in-memory spectrum" {
+    mkdata 2 -q --type=float64 400x320x256 r.h5
+    "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --real --power-spectrum --spectrum-only r.h5 pm.h5
+    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --real --power-spectrum \
+        --spectrum-only --mem-per-rank=64M --report=r.json r.h5 po.h5
+    assert_success
+    [[ $stderr == *"out of core: the in-memory plan needs "*"more than 64.0 MiB (--mem-per-rank)"* ]] || fail "$stderr"
+    [ "$(sed -n 's/^oom_kill //p' "$CG/memory.oom_control")" -eq 0 ] || fail "OOM kill: $stderr"
+    assert_no_temporaries
+    run python_serial "$srcdir/tests/ooc_same.py" po.h5 pm.h5 1e-12
+    assert_output same
+    rm -f r.h5 pm.h5 po.h5
+}
+
 @test "256 MiB cgroup: --vector=curl of three 256^3 components out of core by itself, the in-memory run's file" {
     python_serial -c 'import h5py, numpy as np
 r = np.random.default_rng(7)
@@ -72,7 +87,7 @@ with h5py.File("u.h5", "w") as f:
     for n in "xyz":
         f[n] = r.standard_normal((256, 256, 256))'
     "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --real --vector=curl u.h5:/x u.h5:/y u.h5:/z vm.h5
-    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --real --vector=curl \
+    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --verbose --real --vector=curl \
         --mem-per-rank=96M --report=r.json u.h5:/x u.h5:/y u.h5:/z vo.h5
     assert_success
     [[ $stderr == *"out of core: the in-memory plan needs "*"more than 96.0 MiB (--mem-per-rank)"* ]] || fail "$stderr"
