@@ -177,6 +177,7 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
         n = undo_passes(p, n, &scratch, field, a->check);
     p->first_result = n;
     if (each && a->input == a->inputs - 1) {
+        scratch = 0; /* the forward passes' scratch is done with */
         p->pass[n++] = (fs_ooc_pass){.stage = L - 1, .from = FS_OOC_KEPT_FILE + a->input,
                                      .from_stage = L - 1, .with_kept = a->input, .operate = 1,
                                      .inverse = 1, .to = FS_OOC_NONE, .keep_to = FS_OOC_NONE};
@@ -185,10 +186,10 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
             p->pass[i].runs = a->results > 1 ? a->results : 1;
     }
     p->npasses = n;
-    int writes = 0;
+    p->nscratch = 0;
     for (int i = 0; i < n; i++)
-        writes += p->pass[i].to != FS_OOC_NONE;
-    p->nscratch = writes > 2 ? 2 : writes;
+        if (p->pass[i].to != FS_OOC_NONE && p->pass[i].to + 1 > p->nscratch)
+            p->nscratch = p->pass[i].to + 1;
     p->keeps = a->kept;
     p->nkept = each ? a->inputs : a->kept ? 1 : 0;
     p->inputs = a->inputs;
