@@ -66,17 +66,28 @@ print(bool(ok))'
     rm -f o.h5 r.json
 }
 
+# by_itself_in_cgroup MEM SAME ARGS... OUT: fftshard ARGS... OUT on 2 ranks in
+# the test's cgroup with --mem-per-rank=MEM (and --report=r.json), which goes
+# out of core by itself and says so: no OOM kill, nothing of its own left,
+# OUT the in-memory run's file SAME.
+by_itself_in_cgroup() {
+    local mem=$1 same=$2
+    shift 2
+    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --verbose --mem-per-rank="$mem" \
+        --report=r.json "$@"
+    assert_success
+    [[ $stderr == *"out of core: the in-memory plan needs "*"more than ${mem%M}.0 MiB (--mem-per-rank)"* ]] ||
+        fail "$stderr"
+    [ "$(sed -n 's/^oom_kill //p' "$CG/memory.oom_control")" -eq 0 ] || fail "OOM kill: $stderr"
+    assert_no_temporaries
+    run python_serial "$srcdir/tests/ooc_same.py" "${!#}" "$same" 1e-12
+    assert_output same
+}
+
 @test "256 MiB cgroup: the real power spectrum of a 250 MiB float64 field with --mem-per-rank=64M, the in-memory spectrum" {
     mkdata 2 -q --type=float64 400x320x256 r.h5
     "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --real --power-spectrum --spectrum-only r.h5 pm.h5
-    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --real --power-spectrum \
-        --spectrum-only --mem-per-rank=64M --report=r.json r.h5 po.h5
-    assert_success
-    [[ $stderr == *"out of core: the in-memory plan needs "*"more than 64.0 MiB (--mem-per-rank)"* ]] || fail "$stderr"
-    [ "$(sed -n 's/^oom_kill //p' "$CG/memory.oom_control")" -eq 0 ] || fail "OOM kill: $stderr"
-    assert_no_temporaries
-    run python_serial "$srcdir/tests/ooc_same.py" po.h5 pm.h5 1e-12
-    assert_output same
+    by_itself_in_cgroup 64M pm.h5 --real --power-spectrum --spectrum-only r.h5 po.h5
     rm -f r.h5 pm.h5 po.h5
 }
 
@@ -87,14 +98,7 @@ with h5py.File("u.h5", "w") as f:
     for n in "xyz":
         f[n] = r.standard_normal((256, 256, 256))'
     "$MPIEXEC" -n 2 "$FFTSHARD" --quiet --in-memory --real --vector=curl u.h5:/x u.h5:/y u.h5:/z vm.h5
-    run --separate-stderr in_cgroup "$MPIEXEC" -n 2 "$FFTSHARD" --verbose --real --vector=curl \
-        --mem-per-rank=96M --report=r.json u.h5:/x u.h5:/y u.h5:/z vo.h5
-    assert_success
-    [[ $stderr == *"out of core: the in-memory plan needs "*"more than 96.0 MiB (--mem-per-rank)"* ]] || fail "$stderr"
-    [ "$(sed -n 's/^oom_kill //p' "$CG/memory.oom_control")" -eq 0 ] || fail "OOM kill: $stderr"
-    assert_no_temporaries
-    run python_serial "$srcdir/tests/ooc_same.py" vo.h5 vm.h5 1e-12
-    assert_output same
+    by_itself_in_cgroup 96M vm.h5 --real --vector=curl u.h5:/x u.h5:/y u.h5:/z vo.h5
     # the peak within the plan's memory per rank, and the cgroup's
     run python_serial -c 'import json
 r = json.load(open("r.json"))

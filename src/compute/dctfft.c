@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "compute/dctfft.h"
+#include "compute/sharedbuf.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -146,6 +147,12 @@ static void fill_twiddles(fs_dctfft *p)
     }
 }
 
+/* The block every transform assembles its lines in, and the zeros and
+ * the sink of an odd last line's partner (sharedbuf.h: the zeros stay
+ * zeros, nobody reads the sink). */
+static fs_sharedbuf shared_block, shared_zero, shared_junk;
+#define SHARED_LINE_BYTES ((size_t)64 * 1024)
+
 fs_dctfft *fs_dctfft_new(fs_precision prec, fs_r2r kind, int64_t n, int64_t howmany,
                          int64_t dist, int comps, unsigned flags)
 {
@@ -164,10 +171,11 @@ fs_dctfft *fs_dctfft_new(fs_precision prec, fs_r2r kind, int64_t n, int64_t howm
     p->dist = dist;
     p->lines = comps == 2 ? howmany : (howmany + 1) / 2;
     p->block = fs_r2r_fast_block(n, p->lines, 2 * real);
-    p->buf = fftw_malloc((size_t)(p->block * n) * 2 * real);
+    p->buf = fs_sharedbuf_take(&shared_block, (size_t)(p->block * n) * 2 * real,
+                               FS_R2R_FAST_BLOCK_BYTES);
     p->tw = fftw_malloc((size_t)n * 2 * real);
-    p->zero = fftw_malloc((size_t)n * real);
-    p->junk = fftw_malloc((size_t)n * real);
+    p->zero = fs_sharedbuf_take(&shared_zero, (size_t)n * real, SHARED_LINE_BYTES);
+    p->junk = fs_sharedbuf_take(&shared_junk, (size_t)n * real, SHARED_LINE_BYTES);
     if (!p->buf || !p->tw || !p->zero || !p->junk) {
         fs_dctfft_free(&p);
         return NULL;
@@ -202,10 +210,10 @@ void fs_dctfft_free(fs_dctfft **pp)
         fftwf_destroy_plan(p->plan);
     else if (p->plan)
         fftw_destroy_plan(p->plan);
-    fftw_free(p->buf);
+    fs_sharedbuf_give(&shared_block, p->buf);
     fftw_free(p->tw);
-    fftw_free(p->zero);
-    fftw_free(p->junk);
+    fs_sharedbuf_give(&shared_zero, p->zero);
+    fs_sharedbuf_give(&shared_junk, p->junk);
     free(p);
     *pp = NULL;
 }

@@ -5,6 +5,7 @@
 #include "compute/fft.h"
 #include "compute/r2r.h"
 #include "compute/pointwise.h"
+#include "compute/sharedbuf.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -26,6 +27,7 @@
 #define GATHER_ROW_BYTES 512
 #define GATHER_BUF_BYTES ((int64_t)512 * 1024)
 #define GATHER_PAD 8
+static fs_sharedbuf shared_gather; /* every op's gather buffer: one (sharedbuf.h) */
 
 typedef struct axis_pass {
     int axis;                  /* the box's */
@@ -58,8 +60,7 @@ struct fs_op {
     fs_window_op *window;         /* WINDOW's tables */
 };
 
-/* A slice small enough to stay in cache while all its axes are done. */
-#define SLICE_BYTES ((int64_t)4 * 1024 * 1024)
+#define SLICE_BYTES ((int64_t)4 * 1024 * 1024) /* stays in cache while its axes are done */
 
 typedef struct guru {
     int rank, howmany;
@@ -239,7 +240,8 @@ static int plan_axis_passes(fs_op *op, const int *axes, int done_axis, int sign,
         } else {
             ap->gather = gather_lines(ap->n, cb);
             ap->dist = ap->n + GATHER_PAD;
-            ap->buf = fftw_malloc((size_t)(ap->gather * ap->dist) * cb);
+            ap->buf = fs_sharedbuf_take(&shared_gather, (size_t)(ap->gather * ap->dist) * cb,
+                                        GATHER_BUF_BYTES + 8192); /* pads of the longest */
             if (!ap->buf)
                 return -1;
             ap->plan = plan_op_lines(op, k, (int)ap->n, (int)ap->gather, (int)ap->dist, ap->buf,
@@ -413,9 +415,7 @@ static int live_counts(const fs_op_spec *spec, const fs_box *box, int64_t *live)
     return pruned;
 }
 
-/* FFTW plans made by this process, and how many of them came from wisdom
- * (fs_fft_plan_counts). */
-static int64_t plans_made, plans_from_wisdom;
+static int64_t plans_made, plans_from_wisdom; /* this process's FFTW plans (fs_fft_plan_counts) */
 
 /* Plan op into a new object; 0 on success, -1 when FFTW gave no plan or
  * memory ran out (nothing said: fs_op_new decides). */
@@ -720,7 +720,7 @@ void fs_op_free(fs_op **pop)
     fs_window_op_free(&op->window);
     for (int i = 0; i < op->npass; i++) {
         destroy_plan(op->prec, op->spec.kind == FS_OP_R2R, op->pass[i].plan);
-        fftw_free(op->pass[i].buf);
+        fs_sharedbuf_give(&shared_gather, op->pass[i].buf);
     }
     free(op);
     *pop = NULL;

@@ -119,14 +119,15 @@ static int64_t in_place_of_kept(const rank_need *need, const fs_footprint_keeps 
     return gone < need->back_bytes ? gone : need->back_bytes;
 }
 
-/* The staging buffers of the rank at c when its helper thread runs. */
+/* The staging buffers of the rank at c when its helper thread runs, and
+ * the plans of the pieces its I/O overlaps. */
 static int64_t staging_of(const fs_transform *t, const int c[2])
 {
     fs_box first = fs_transform_box(t, 0, c[0], c[1]);
     fs_box last = fs_transform_box(t, t->nstages - 1, c[0], c[1]);
     int count = 0;
     int64_t each = fs_pieces_staging_bytes(t, &first, &last, &count);
-    return count * resident(each);
+    return count * resident(each) + fs_pieces_plans_bytes(t, &first, &last);
 }
 
 static fs_status need_of(const fs_transform *t, const fs_exchange_ops *ops,

@@ -50,4 +50,10 @@ fs_piece_cut fs_pieces_cut(const fs_transform *t, int s, const fs_box *box, fs_p
 int64_t fs_pieces_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
                                 int *count);
 
+/* What the operations of those pieces hold each, besides the buffers they
+ * share (compute/sharedbuf.h): FFTW's plans of the piece and the twiddles
+ * of its cosine and sine lines, all of them at once (they are planned
+ * before the read). */
+int64_t fs_pieces_plans_bytes(const fs_transform *t, const fs_box *first, const fs_box *last);
+
 #endif
