@@ -75,20 +75,29 @@ static fs_status stage_probe(run *r)
         if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
+    }
+    st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
+    fs_stage_run sr = {.comm = r->comm, .n = r->n, .inputs = o->inputs, .infos = r->infos,
+                       .ts = r->ts, .facts = &r->facts};
+    /* the stages refuse INPUTs not alike (a usage error) before out of core
+     * compares their blocks (a later INPUT's plan follows the first's) */
+    if (st == FS_OK)
+        st = fs_stages_create(&o->stages, &sr, &r->stages);
+    if (st != FS_OK) {
+        free(notes);
+        return st; /* agreed, and said */
+    }
+    for (int i = 0; i < r->n && st == FS_OK; i++) {
         fs_exchange_params params;
         fs_ooc_args oa;
-        fs_options_ooc_args(o, &ds->rq, &r->node, &params, &oa);
-        if (st == FS_OK)
-            st = fs_ooc_run_decide(&oa, r->ooc, i, &notes[i]);
+        fs_options_ooc_args(o, &r->ds[i].rq, &r->node, &params, &oa);
+        st = fs_ooc_run_decide(&oa, r->ooc, i, &notes[i]);
     }
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
         fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
     free(notes);
-    st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
-    fs_stage_run sr = {.comm = r->comm, .n = r->n, .inputs = o->inputs, .infos = r->infos,
-                       .ts = r->ts, .facts = &r->facts};
-    return st == FS_OK ? fs_stages_create(&o->stages, &sr, &r->stages) : st; /* agreed */
+    return fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
 /* Who holds what, the strategy and the compute plan of the current

@@ -276,6 +276,13 @@ with h5py.File("ab.h5", "w") as f:
     # --cross's kept result goes through the disk for spectra alone
     run --separate-stderr fftshard 2 --out-of-core --cross --correlation-function a.h5 b.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --correlation-function out of core"
+    # INPUTs not alike: the stage's refusal, not out of core's of their blocks
+    oracle make d.h5 /a=7x5x3:complex128 /b=7x5x4:complex128
+    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum d.h5:/a d.h5:/b o.h5
+    assert_error "$EXIT_USAGE" "--cross: the two INPUTs must have one shape"
+    run --separate-stderr fftshard 2 --out-of-core --vector=curl d.h5:/a d.h5:/b d.h5:/a o.h5
+    assert_error "$EXIT_USAGE" "--vector=curl: the INPUTs must have one shape"
+    [ ! -e o.h5 ] || fail "a refused run left OUTPUT"
     # the spectrum of --apply's result is binned after the operation, whole
     run --separate-stderr fftshard 2 --out-of-core --apply=gaussian:2 --power-spectrum a.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"
