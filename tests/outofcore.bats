@@ -249,6 +249,13 @@ with h5py.File("ab.h5", "w") as f:
     assert_line --index 0 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 1 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 2 "5 ['INPUT -> the scratch', 'the scratch -> a kept file', 'the kept files -> the scratch', 'the scratch -> OUTPUT']"
+    # the summary and the report name OUTPUT and the command line beside five scratch files' names
+    run --separate-stderr fftshard 2 --out-of-core --report=r.json --vector=curl c.h5:/x c.h5:/y c.h5:/z n.h5
+    assert_success
+    [[ $stderr == *"fftshard: 3 datasets into n.h5, 2 ranks"* ]] || fail "$stderr"
+    run python_serial -c 'import json; r = json.load(open("r.json"))
+print(r["output"], r["command_line"].split()[-5:], {d["output"] for d in r["datasets"]})'
+    assert_output "n.h5 ['--vector=curl', 'c.h5:/x', 'c.h5:/y', 'c.h5:/z', 'n.h5'] {'n.h5:/curl_x'}"
     # the dry run: the results' passes, six block buffers, the kept files
     run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=helmholtz \
         --shape=256x256x256 --ranks=2 --mem-per-rank=256M --disk-rate=500M
