@@ -86,7 +86,8 @@ fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn)
         .stages = turn->stages, .input = turn->input,
         .fftw_flags = turn->fftw_flags, .refuse_nonfinite = turn->refuse_nonfinite,
         .overlap = fs_testhooks_io_thread() != 0, .tolerance = turn->tolerance,
-        .check = turn->check, .result = turn->result, .results = turn->writes,
+        .check = turn->check, .buffers = &d->buffers, .result = turn->result,
+        .results = turn->writes,
         .timers = turn->timers, .progress = turn->progress};
     fs_status st = fs_exec_run(&a, &d->passes); /* agreed */
     if (st != FS_OK || !turn->writes)

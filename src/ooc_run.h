@@ -21,6 +21,7 @@ typedef struct fs_ooc_dataset {
     fs_ooc_plan plan;             /* in memory, or out of core and its passes */
     fs_exec_stats passes;         /* out of core: what the passes did, */
     fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
+    fs_exec_buffers buffers;      /* the block buffers, through its results' runs */
 } fs_ooc_dataset;
 
 /* In memory or out of core for dataset i of ds (a: fs_options_ooc_args'),

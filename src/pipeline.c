@@ -451,6 +451,8 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_stages_layout_free(&r.lay);
     free(r.ts);
     free(r.ds);
+    for (int i = 0; r.ooc && i < r.n; i++)
+        fs_exec_buffers_free(&r.ooc[i].buffers); /* a failure between a dataset's runs */
     free(r.ooc);
     free(r.infos);
     return st;

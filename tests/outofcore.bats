@@ -269,6 +269,27 @@ print(r["output"], r["command_line"].split()[-5:], {d["output"] for d in r["data
     assert_line "predicted time: about 24.6 s at 524 MB/s read, 524 MB/s write (--disk-rate)"
 }
 
+@test "--vector out of core: the results' runs stay within the memory per rank the plan counts" {
+    [ "$FFTSHARD_SANITIZERS" != yes ] || skip "peak memory under the sanitizers"
+    python_serial -c 'import h5py, numpy as np
+r = np.random.default_rng(7)
+with h5py.File("v.h5", "w") as f:
+    for n in "xyz":
+        f[n] = r.standard_normal((96, 80, 64)) + 1j * r.standard_normal((96, 80, 64))'
+    # six results' runs of blocks of about 1 MiB: each run's block buffers
+    # made again would not fit back among the last run's allocations
+    fftshard 2 --quiet --out-of-core --mem-per-rank=45M --report=r.json --vector=helmholtz \
+        v.h5:/x v.h5:/y v.h5:/z o.h5
+    run python_serial -c 'import json
+for d in json.load(open("r.json"))["datasets"]:
+    o = d["out_of_core"]
+    peak, plan = d["memory"]["peak_bytes_max"], o["memory_per_rank"]["total_bytes"]
+    print(len(o["passes"]), "within" if peak <= plan else "%.1f MiB over %.1f" % (peak / 2**20, plan / 2**20))'
+    assert_output "2 within
+2 within
+4 within"
+}
+
 @test "what out of core cannot compute is refused with --out-of-core (status 2, one line)" {
     oracle make a.h5 8x6x4:complex128 -- b.h5 8x6x4:complex128
     local opt
