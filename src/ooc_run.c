@@ -141,9 +141,12 @@ void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
     double others = 0; /* --vector: the other INPUTs' turns, their forward passes alone */
     for (int i = 0; o->keeps == FS_OOC_KEEP_EACH && i < o->first_result; i++)
         others += (o->inputs - 1) * o->pass[i].predicted_s;
-    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 1)
+    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 2)
         fprintf(out, "the other %d INPUTs: passes 1 to %d each, their forward results kept\n",
                 o->inputs - 1, o->first_result);
+    else if (o->keeps == FS_OOC_KEEP_EACH && o->inputs == 2)
+        fprintf(out, "the other INPUT: passes 1 to %d, its forward result kept\n",
+                o->first_result);
     fprintf(out, "memory per rank (out of core): %d blocks %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB = about %.1f MiB\n", o->nbuffers, mib((double)o->buffers_bytes),
             mib((double)o->plans_io_bytes), mib((double)o->library_bytes),

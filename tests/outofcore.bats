@@ -267,6 +267,11 @@ print(r["output"], r["command_line"].split()[-5:], {d["output"] for d in r["data
     assert_line --regexp '^memory per rank \(out of core\): 6 blocks '
     assert_line "scratch: 5 files of 268435456 bytes (256.0 MiB) beside OUTPUT, 3 of them kept: each INPUT's forward result"
     assert_line "predicted time: about 24.6 s at 524 MB/s read, 524 MB/s write (--disk-rate)"
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=divergence --shape=256x200 \
+        --ranks=2 --mem-per-rank=40M
+    assert_success
+    assert_line "the other INPUT: passes 1 to 2, its forward result kept"
+    assert_line "scratch: 4 files of 819200 bytes (0.8 MiB) beside OUTPUT, 2 of them kept: each INPUT's forward result"
 }
 
 # within_plan: for each dataset of r.json, its passes and whether the rank's
