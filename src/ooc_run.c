@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/testhooks.h"
 #include "io/diskrate.h"
@@ -37,6 +38,13 @@ fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
         snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", d->plan.reason);
     }
     return st;
+}
+
+void fs_ooc_run_free(fs_ooc_dataset *ds, int n)
+{
+    for (int i = 0; ds && i < n; i++)
+        fs_exec_buffers_free(&ds[i].buffers);
+    free(ds);
 }
 
 int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s)

@@ -33,6 +33,9 @@ typedef struct fs_ooc_dataset {
  * where --out-of-core cannot be honoured. Not collective. */
 fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
                             fs_planner_notes *notes);
+/* Frees the n datasets of ds (a failure between a dataset's runs leaves its
+ * block buffers), and ds. */
+void fs_ooc_run_free(fs_ooc_dataset *ds, int n);
 
 /* Out of core (d->plan.on): no exchange strategy, said in *s. */
 int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s);
