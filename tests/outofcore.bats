@@ -267,6 +267,11 @@ print(r["output"], r["command_line"].split()[-5:], {d["output"] for d in r["data
     assert_line --regexp '^memory per rank \(out of core\): 6 blocks '
     assert_line "scratch: 5 files of 268435456 bytes (256.0 MiB) beside OUTPUT, 3 of them kept: each INPUT's forward result"
     assert_line "predicted time: about 24.6 s at 524 MB/s read, 524 MB/s write (--disk-rate)"
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=helmholtz \
+        --shape=256x256x256 --ranks=2 --mem-per-rank=256M --report=- -q
+    assert_success
+    assert_equal "$(python_serial -c 'import json, sys; o = json.loads(sys.argv[1])["out_of_core"]
+print(o["scratch_files"], [p["runs"] for p in o["passes"]])' "$output")" "5 [1, 1, 6, 6]"
     run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=divergence --shape=256x200 \
         --ranks=2 --mem-per-rank=40M
     assert_success
