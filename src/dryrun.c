@@ -636,6 +636,7 @@ static void json_out_of_core(fs_json *j, const dry_plan *p)
             fs_ooc_pass_text(o, i, text, sizeof text);
             fs_json_open(j, NULL, '{');
             fs_json_text(j, "moves", text);
+            fs_json_int(j, "runs", o->pass[i].runs);
             fs_json_num(j, "read_bytes", o->pass[i].read_bytes);
             fs_json_num(j, "written_bytes", o->pass[i].written_bytes);
             fs_json_close(j, '}');

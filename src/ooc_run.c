@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "core/testhooks.h"
 #include "io/diskrate.h"
@@ -37,6 +38,13 @@ fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
         snprintf(notes->text[notes->n++], sizeof notes->text[0], "%.300s", d->plan.reason);
     }
     return st;
+}
+
+void fs_ooc_run_free(fs_ooc_dataset *ds, int n)
+{
+    for (int i = 0; ds && i < n; i++)
+        fs_exec_buffers_free(&ds[i].buffers);
+    free(ds);
 }
 
 int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s)
@@ -86,7 +94,8 @@ fs_status fs_ooc_run_dataset(const fs_ooc_turn *turn)
         .stages = turn->stages, .input = turn->input,
         .fftw_flags = turn->fftw_flags, .refuse_nonfinite = turn->refuse_nonfinite,
         .overlap = fs_testhooks_io_thread() != 0, .tolerance = turn->tolerance,
-        .check = turn->check, .result = turn->result, .results = turn->writes,
+        .check = turn->check, .buffers = &d->buffers, .result = turn->result,
+        .results = turn->writes,
         .timers = turn->timers, .progress = turn->progress};
     fs_status st = fs_exec_run(&a, &d->passes); /* agreed */
     if (st != FS_OK || !turn->writes)
@@ -140,9 +149,12 @@ void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
     double others = 0; /* --vector: the other INPUTs' turns, their forward passes alone */
     for (int i = 0; o->keeps == FS_OOC_KEEP_EACH && i < o->first_result; i++)
         others += (o->inputs - 1) * o->pass[i].predicted_s;
-    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 1)
+    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 2)
         fprintf(out, "the other %d INPUTs: passes 1 to %d each, their forward results kept\n",
                 o->inputs - 1, o->first_result);
+    else if (o->keeps == FS_OOC_KEEP_EACH && o->inputs == 2)
+        fprintf(out, "the other INPUT: passes 1 to %d, its forward result kept\n",
+                o->first_result);
     fprintf(out, "memory per rank (out of core): %d blocks %.1f MiB + plans and I/O ~%.1f MiB + "
             "libraries ~%.0f MiB = about %.1f MiB\n", o->nbuffers, mib((double)o->buffers_bytes),
             mib((double)o->plans_io_bytes), mib((double)o->library_bytes),

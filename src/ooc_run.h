@@ -21,6 +21,7 @@ typedef struct fs_ooc_dataset {
     fs_ooc_plan plan;             /* in memory, or out of core and its passes */
     fs_exec_stats passes;         /* out of core: what the passes did, */
     fs_box boxes[2];              /* and the bounds of this rank's blocks read and written */
+    fs_exec_buffers buffers;      /* the block buffers, through its results' runs */
 } fs_ooc_dataset;
 
 /* In memory or out of core for dataset i of ds (a: fs_options_ooc_args'),
@@ -32,6 +33,9 @@ typedef struct fs_ooc_dataset {
  * where --out-of-core cannot be honoured. Not collective. */
 fs_status fs_ooc_run_decide(const fs_ooc_args *a, fs_ooc_dataset *ds, int i,
                             fs_planner_notes *notes);
+/* Frees the n datasets of ds (a failure between a dataset's runs leaves its
+ * block buffers), and ds. */
+void fs_ooc_run_free(fs_ooc_dataset *ds, int n);
 
 /* Out of core (d->plan.on): no exchange strategy, said in *s. */
 int fs_ooc_run_strategy(const fs_ooc_dataset *d, fs_strategy_choice *s);

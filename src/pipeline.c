@@ -75,20 +75,22 @@ static fs_status stage_probe(run *r)
         if (st == FS_OK && (st = fs_stages_domain(&o->stages, r->n, r->infos, &ds->rq)) == FS_OK)
             st = fs_planner_transforms(&ds->rq, &ds->planned);
         ds->t = r->ts[i] = &ds->planned.plain;
-        fs_exchange_params params;
-        fs_ooc_args oa;
-        fs_options_ooc_args(o, &ds->rq, &r->node, &params, &oa);
-        if (st == FS_OK)
-            st = fs_ooc_run_decide(&oa, r->ooc, i, &notes[i]);
+        fs_options_ooc_args(o, &ds->rq, &r->node, &ds->ooc_params, &ds->ooc_args);
     }
+    st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
+    /* INPUTs not alike: the stages' usage error, before out of core plans each */
+    if (st == FS_OK)
+        st = fs_stages_create(&o->stages, &(fs_stage_run){.comm = r->comm, .n = r->n,
+                              .inputs = o->inputs, .infos = r->infos, .ts = r->ts,
+                              .facts = &r->facts}, &r->stages); /* agreed */
+    int said = st != FS_OK;
+    for (int i = 0; i < r->n && st == FS_OK; i++)
+        st = fs_ooc_run_decide(&r->ds[i].ooc_args, r->ooc, i, &notes[i]);
     /* Warnings are for a run that goes on: a refusal says it all. */
     for (int i = 0; i < r->n && st == FS_OK && r->rank == 0; i++)
         fs_planner_print_notes(&notes[i], o->quiet, o->verbose);
     free(notes);
-    st = fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
-    fs_stage_run sr = {.comm = r->comm, .n = r->n, .inputs = o->inputs, .infos = r->infos,
-                       .ts = r->ts, .facts = &r->facts};
-    return st == FS_OK ? fs_stages_create(&o->stages, &sr, &r->stages) : st; /* agreed */
+    return said ? st : fs_error_agree(r->comm, r->rank == 0 ? st : FS_OK);
 }
 
 /* Who holds what, the strategy and the compute plan of the current
@@ -442,7 +444,7 @@ fs_status fs_pipeline_run(MPI_Comm comm, const fs_run_config *cfg)
     fs_stages_layout_free(&r.lay);
     free(r.ts);
     free(r.ds);
-    free(r.ooc);
+    fs_ooc_run_free(r.ooc, r.n);
     free(r.infos);
     return st;
 }

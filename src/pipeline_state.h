@@ -29,6 +29,8 @@ typedef struct dataset {
     fs_timers timers;             /* its own phases */
     fs_check_result check;
     fs_ooc_dataset *ooc;          /* in memory, or out of core and its passes (in run.ooc) */
+    fs_exchange_params ooc_params; /* what out of core decides from (ooc_args points */
+    fs_ooc_args ooc_args;          /* at ooc_params) */
     fs_exchange_stats exchange_before; /* the reused compute plan's count before it */
     int64_t plans_before[2];      /* FFTW's plan counts before it */
 } dataset;

@@ -249,6 +249,13 @@ with h5py.File("ab.h5", "w") as f:
     assert_line --index 0 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 1 "4 ['INPUT -> the scratch', 'the scratch -> a kept file']"
     assert_line --index 2 "4 ['INPUT -> the scratch', 'the scratch -> a kept file', 'the kept files -> the scratch', 'the scratch -> OUTPUT']"
+    # the summary and the report name OUTPUT and the command line beside five scratch files' names
+    run --separate-stderr fftshard 2 --out-of-core --report=r.json --vector=curl c.h5:/x c.h5:/y c.h5:/z n.h5
+    assert_success
+    [[ $stderr == *"fftshard: 3 datasets into n.h5, 2 ranks"* ]] || fail "$stderr"
+    run python_serial -c 'import json; r = json.load(open("r.json"))
+print(r["output"], r["command_line"].split()[-5:], {d["output"] for d in r["datasets"]})'
+    assert_output "n.h5 ['--vector=curl', 'c.h5:/x', 'c.h5:/y', 'c.h5:/z', 'n.h5'] {'n.h5:/curl_x'}"
     # the dry run: the results' passes, six block buffers, the kept files
     run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=helmholtz \
         --shape=256x256x256 --ranks=2 --mem-per-rank=256M --disk-rate=500M
@@ -260,6 +267,51 @@ with h5py.File("ab.h5", "w") as f:
     assert_line --regexp '^memory per rank \(out of core\): 6 blocks '
     assert_line "scratch: 4 files of 268435456 bytes (256.0 MiB) beside OUTPUT, 3 of them kept: each INPUT's forward result"
     assert_line "predicted time: about 24.6 s at 524 MB/s read, 524 MB/s write (--disk-rate)"
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=helmholtz \
+        --shape=256x256x256 --ranks=2 --mem-per-rank=256M --report=- -q
+    assert_success
+    assert_equal "$(python_serial -c 'import json, sys; o = json.loads(sys.argv[1])["out_of_core"]
+print(o["scratch_files"], [p["runs"] for p in o["passes"]])' "$output")" "4 [1, 1, 6, 6]"
+    run --separate-stderr "$FFTSHARD" --dry-run --out-of-core --vector=divergence --shape=256x200 \
+        --ranks=2 --mem-per-rank=40M
+    assert_success
+    assert_line "the other INPUT: passes 1 to 2, its forward result kept"
+    assert_line "scratch: 3 files of 819200 bytes (0.8 MiB) beside OUTPUT, 2 of them kept: each INPUT's forward result"
+}
+
+# within_plan: for each dataset of r.json, its passes and whether the rank's
+# peak stayed within the memory per rank its out-of-core plan counts.
+within_plan() {
+    run python_serial -c 'import json
+for d in json.load(open("r.json"))["datasets"]:
+    o = d["out_of_core"]
+    peak, plan = d["memory"]["peak_bytes_max"], o["memory_per_rank"]["total_bytes"]
+    print(len(o["passes"]), "within" if peak <= plan else "%.1f MiB over %.1f" % (peak / 2**20, plan / 2**20))'
+}
+
+@test "--cross and --vector out of core: each dataset's peak within the memory per rank its plan counts" {
+    [ "$FFTSHARD_SANITIZERS" != yes ] || skip "peak memory under the sanitizers"
+    python_serial -c 'import h5py, numpy as np
+r = np.random.default_rng(7)
+with h5py.File("v.h5", "w") as f:
+    for n in "xyz":
+        f[n] = r.standard_normal((96, 80, 64)) + 1j * r.standard_normal((96, 80, 64))'
+    # six results' runs of blocks of about 1 MiB: each run's block buffers
+    # made again would not fit back among the last run's allocations
+    fftshard 2 --quiet --out-of-core --mem-per-rank=45M --report=r.json --vector=helmholtz \
+        v.h5:/x v.h5:/y v.h5:/z o.h5
+    within_plan
+    assert_output "2 within
+2 within
+4 within"
+    # four block buffers leave pencils of 1 or 2 elements along axis 2:
+    # OUTPUT written in 300000 runs of 25 bytes, each noted until on the disk
+    rm o.h5
+    fftshard 2 --quiet --out-of-core --mem-per-rank=38M --report=r.json --cross --power-spectrum \
+        v.h5:/x v.h5:/y o.h5
+    within_plan
+    assert_output "3 within
+3 within"
 }
 
 @test "what out of core cannot compute is refused with --out-of-core (status 2, one line)" {
@@ -276,6 +328,13 @@ with h5py.File("ab.h5", "w") as f:
     # --cross's kept result goes through the disk for spectra alone
     run --separate-stderr fftshard 2 --out-of-core --cross --correlation-function a.h5 b.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --correlation-function out of core"
+    # INPUTs not alike: the stage's refusal, not out of core's of their blocks
+    oracle make d.h5 /a=7x5x3:complex128 /b=7x5x4:complex128
+    run --separate-stderr fftshard 2 --out-of-core --cross --power-spectrum d.h5:/a d.h5:/b o.h5
+    assert_error "$EXIT_USAGE" "--cross: the two INPUTs must have one shape"
+    run --separate-stderr fftshard 2 --out-of-core --vector=curl d.h5:/a d.h5:/b d.h5:/a o.h5
+    assert_error "$EXIT_USAGE" "--vector=curl: the INPUTs must have one shape"
+    [ ! -e o.h5 ] || fail "a refused run left OUTPUT"
     # the spectrum of --apply's result is binned after the operation, whole
     run --separate-stderr fftshard 2 --out-of-core --apply=gaussian:2 --power-spectrum a.h5 o.h5
     assert_error "$EXIT_USAGE" "--out-of-core: fftshard cannot compute --power-spectrum out of core"

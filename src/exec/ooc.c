@@ -71,17 +71,30 @@ static int kept_read(const fs_ooc_plan *p, int from)
 }
 
 /* The two block buffers (the largest block of any pass each), and two for
- * each kept file read beside them. */
+ * each kept file read beside them: the dataset's, made by its first run. */
 static fs_status alloc_buffers(fs_exec_data *x, int kept)
 {
+    fs_exec_buffers *b = x->a->buffers;
     size_t bytes = (size_t)x->a->plan->buffer_bytes;
     for (int i = 0; i < 2 + 2 * kept; i++) {
-        void **b = i < 2 ? &x->buf[i] : &x->kbuf[(i - 2) / 2][i % 2];
-        if (!(*b = fs_buffer_alloc(bytes ? bytes : 1)))
+        void **p = i < 2 ? &b->buf[i] : &b->kbuf[(i - 2) / 2][i % 2];
+        if (!*p && !(*p = fs_buffer_alloc(bytes ? bytes : 1)))
             return fs_error_set(FS_ERR_RUNTIME, "out of memory: %zu bytes for a block of the "
                                 "out-of-core passes", bytes);
     }
+    memcpy(x->buf, b->buf, sizeof x->buf);
+    memcpy(x->kbuf, b->kbuf, sizeof x->kbuf);
     return FS_OK;
+}
+
+void fs_exec_buffers_free(fs_exec_buffers *b)
+{
+    for (int i = 0; i < 2; i++) {
+        fs_buffer_free(b->buf[i]);
+        for (int f = 0; f < FS_OOC_MAX_KEPT; f++)
+            fs_buffer_free(b->kbuf[f][i]);
+    }
+    memset(b, 0, sizeof *b);
 }
 
 /* After the first pass: NaN and Inf in INPUT refused (status 3). */
@@ -163,11 +176,8 @@ fs_status fs_exec_run(const fs_exec_args *a, fs_exec_stats *stats)
     }
     if (st == FS_OK && a->check)
         st = fs_check_verdict(a->comm, &p->vt, a->tolerance, &x.sums, a->check);
-    for (int i = 0; i < 2; i++) {
-        fs_buffer_free(x.buf[i]);
-        for (int f = 0; f < FS_OOC_MAX_KEPT; f++)
-            fs_buffer_free(x.kbuf[f][i]);
-    }
+    if (st != FS_OK || a->result + 1 >= a->results)
+        fs_exec_buffers_free(a->buffers);
     /* the space back before the next dataset, or OUTPUT's commit */
     if (st == FS_OK)
         st = fs_scratch_size(a->comm, a->scratch, 0, p->nscratch, 0);

@@ -50,6 +50,18 @@ typedef struct fs_exec_stats {
     fs_exec_pass_stats pass[FS_OOC_MAX_PASSES];
 } fs_exec_stats;
 
+/* The block buffers of a dataset's passes, made by its first run and kept
+ * through its results' runs to the last (made again for each run, they
+ * would not fit back in the heap between the allocations of the run before,
+ * which grew by as many blocks a result). */
+typedef struct fs_exec_buffers {
+    void *buf[2];                      /* the block buffers */
+    void *kbuf[FS_OOC_MAX_KEPT][2];    /* each kept file's blocks read beside them */
+} fs_exec_buffers;
+
+/* Frees b's buffers (none: nothing to do). */
+void fs_exec_buffers_free(fs_exec_buffers *b);
+
 typedef struct fs_exec_args {
     MPI_Comm comm;
     const fs_ooc_plan *plan;
@@ -66,6 +78,8 @@ typedef struct fs_exec_args {
                                          (FFTSHARD_IO_THREAD=off: it does not) */
     double tolerance;                 /* --check's (0: by precision) */
     fs_check_result *check;           /* --check's figures (NULL: no --check) */
+    fs_exec_buffers *buffers;         /* the dataset's, kept from run to run (freed after
+                                         its last, or a failure) */
     int result, results;              /* the passes of result `result` of `results`: 0 runs
                                          every pass, k > 0 the results' passes alone (the
                                          figures added to the first's) */

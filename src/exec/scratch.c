@@ -56,8 +56,12 @@ fs_status fs_scratch_begin(MPI_Comm comm, const char *output_file, const char *d
     int split = s->final ? fs_atomic_split_path(s->final, &s->dir, &base) : -1;
     free(base);
     create_args a = {s->final, n, s->path};
-    fs_status st = fs_error_agree(comm, split == 0 ? FS_OK
-                                                   : fs_error_set(FS_ERR_RUNTIME, "out of memory"));
+    fs_status st = fs_error_agree(comm, split != 0 ? fs_error_set(FS_ERR_RUNTIME, "out of memory")
+                                        : n > FS_SCRATCH_FILES
+                                            ? fs_error_set(FS_ERR_RUNTIME, "out of core: %d "
+                                                           "scratch files, more than %d", n,
+                                                           FS_SCRATCH_FILES)
+                                            : FS_OK);
     if (st == FS_OK && n)
         st = fs_root_decides(comm, create_on_root, &a);
     s->n = n;

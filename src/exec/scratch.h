@@ -23,9 +23,11 @@
 
 #include "core/errors.h"
 #include "core/layout.h"
+#include "plan/outofcore.h"
 #include "plan/transform.h"
 
-#define FS_SCRATCH_FILES 3 /* a pass reads one and writes another; the kept file */
+/* a pass reads one and writes another; the kept files (--vector's: one per INPUT) */
+#define FS_SCRATCH_FILES (FS_OOC_KEPT_FILE + FS_OOC_MAX_KEPT)
 
 typedef struct fs_scratch {
     char *final;                     /* the name the temporaries are made for, */

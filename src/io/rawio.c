@@ -115,12 +115,28 @@ static int settle(pending *p, int64_t keep)
     return 0;
 }
 
+#define PAGE_GAP 4096                /* bytes between two short writes noted as one */
+#define MERGED_MOST ((off_t)1 << 20) /* the span of writes noted as one at most */
+
 /* A range just written with drop_behind (bytes of it this thread's):
  * started to the disk and noted. */
 static int start_write(pending *p, int fd, off_t at, off_t len, int64_t bytes)
 {
     if (sync_file_range(fd, at, len, SYNC_FILE_RANGE_WRITE) != 0 && !unsupported(errno))
         return -1;
+    /* a short run less than a page past the last one noted extends it (up to
+     * MERGED_MOST): the strided runs of a block, a few elements each (a
+     * pencil's rows), would otherwise note hundreds of thousands, megabytes
+     * of records, before FS_RAWIO_DIRTY_BYTES are on their way; long runs
+     * stay apart, settled one by one */
+    extent *last = p->n ? &p->e[(p->head + p->n - 1) % p->cap] : NULL;
+    if (last && last->fd == fd && len < PAGE_GAP && at >= last->at &&
+        at - (last->at + last->len) < PAGE_GAP && at + len - last->at <= MERGED_MOST) {
+        last->len = at + len > last->at + last->len ? at + len - last->at : last->len;
+        last->bytes += bytes;
+        p->bytes += bytes;
+        return settle(p, FS_RAWIO_DIRTY_BYTES);
+    }
     if (p->n == p->cap) {
         int64_t cap = p->cap ? 2 * p->cap : 64;
         extent *e = malloc((size_t)cap * sizeof *e);
