@@ -351,6 +351,17 @@ print(json.load(open(sys.argv[1]))["memory"]["peak_bytes_max"] / 1048576)' r.jso
     dry_vs_real 1 alltoall slab r3.h5 --dct=1
 }
 
+# Long lines of 2-D and 3-D arrays whose lengths have prime factors above
+# FFTW's codelets (61: 40687 = 23 x 29 x 61; 823: 36212 = 4 x 11 x 823):
+# their plans hold about three lines beyond the allowance.
+@test "dry run at or above the real peak, within 10%: long lines with prime factors between 16 and 1024" {
+    [ -e p3.h5 ] || mkdata 2 -q 40687x11x8 p3.h5
+    [ -e p2.h5 ] || mkdata 2 -q 36212x97 p2.h5
+    export AT_OR_ABOVE=1
+    dry_vs_real 1 alltoall slab p3.h5 --check
+    dry_vs_real 2 xorswap slab p2.h5 --inverse
+}
+
 # Small arrays, where the allowances weigh most: HDF5 reads and writes the
 # boxes of slabs straight to and from the data buffer (no I/O buffer of the
 # data's size, as the figure counted up to 4 MiB before), and a real field's

@@ -356,10 +356,15 @@ static int64_t long_line_bytes(const fs_transform *t)
  * complex ones 7.4 to 9.2 lines on one rank, 4.3 to 6.2 on several, as
  * the planner picks the plans it pads to; the real ones of single
  * precision up to 3.5 and 6.8); the 1-D four-step's lines are its factors
- * n1 and n2. An
+ * n1 and n2. A long line (MEDIUM_LINE or more points) of a 2-D or 3-D
+ * array whose largest prime factor is above FFTW's codelets (16) holds 3
+ * lines (40687x11x8 with --check, 36212x97 on 2 ranks: 1.0 and 1.3 MiB
+ * beyond the plans' allowance), a halved real axis 1.5. An
  * inverse plan beside the forward one shares its tables: it adds 0.7 of
  * that in a round trip, 0.3 with --check or the correlation function
  * (inverse_tenths). */
+#define MEDIUM_LINE 4096
+#define CODELET_FACTOR 16
 static int64_t inverse_tenths(const fs_transform_request *rq, const fs_footprint_keeps *keeps)
 {
     return rq->round_trip ? 7 : keeps->undo || keeps->check ? 3 : 0;
@@ -378,9 +383,12 @@ static int64_t prime_line_bytes(const fs_transform *t)
     for (int a = 0; a < t->in_ndim; a++) {
         int64_t n = line_length(t, a);
         int r2r_line = t->r2r[a] != FS_AXIS_FFT && n > LONG_LINE; /* in line_tenths */
-        if (t->transform_axis[a] && n > 1 && !r2r_line && largest_factor(n) > PRIME_FACTOR)
+        int64_t p = t->transform_axis[a] && n > 1 && !r2r_line ? largest_factor(n) : 1;
+        if (p > PRIME_FACTOR)
             bytes += n * cb * (a == t->real_axis ? (t->padded ? 36 : 70)
                                : t->grid[0] * t->grid[1] > 1 ? 65 : 95) / 10;
+        else if (p > CODELET_FACTOR && t->in_ndim > 1 && n >= MEDIUM_LINE)
+            bytes += n * cb * (a == t->real_axis ? 15 : 30) / 10;
     }
     return bytes;
 }
