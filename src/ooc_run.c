@@ -146,13 +146,15 @@ void fs_ooc_run_print(FILE *out, const fs_ooc_plan *o, const char *dir)
         fprintf(out, "%s%s: %s, read %.1f MB, write %.1f MB%s\n", fs_ooc_pass_name(i), runs, text,
                 o->pass[i].read_bytes / 1e6, o->pass[i].written_bytes / 1e6, predicted);
     }
-    double others = 0; /* --vector: the other INPUTs' turns, their forward passes alone */
-    for (int i = 0; o->keeps == FS_OOC_KEEP_EACH && i < o->first_result; i++)
-        others += (o->inputs - 1) * o->pass[i].predicted_s;
-    if (o->keeps == FS_OOC_KEEP_EACH && o->inputs > 2)
+    /* --vector: the other INPUTs' turns (a kept file each), their forward passes alone */
+    int others_n = o->keeps == FS_OOC_KEEP_EACH ? o->nkept - 1 : 0;
+    double others = 0;
+    for (int i = 0; i < o->first_result; i++)
+        others += others_n * o->pass[i].predicted_s;
+    if (others_n > 1)
         fprintf(out, "the other %d INPUTs: passes 1 to %d each, their forward results kept\n",
-                o->inputs - 1, o->first_result);
-    else if (o->keeps == FS_OOC_KEEP_EACH && o->inputs == 2)
+                others_n, o->first_result);
+    else if (others_n == 1)
         fprintf(out, "the other INPUT: passes 1 to %d, its forward result kept\n",
                 o->first_result);
     fprintf(out, "memory per rank (out of core): %d blocks %.1f MiB + plans and I/O ~%.1f MiB + "

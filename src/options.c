@@ -396,12 +396,14 @@ void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,
                        .mem_source = node->mem_source, .forced = c->ooc.forced,
                        .in_memory = c->ooc.in_memory,
                        .round_trip = n.field, .check = c->check.on, .bins = n.forward,
-                       .kept = n.keeps_each ? FS_OOC_KEEP_EACH : n.keep_first ? FS_OOC_KEEP_FIRST : 0,
+                       .kept = n.keeps_each   ? FS_OOC_KEEP_EACH
+                               : n.keep_first ? FS_OOC_KEEP_FIRST
+                                              : 0,
                        .inputs = n.inputs ? n.inputs : c->ninputs, .results = n.results,
-                       /* a dry run shows the last INPUT's turn: the results' passes */
-                       .input = f.dry_run && n.keeps_each ? (n.inputs ? n.inputs : 1) - 1 : 0,
                        .writes_transform = !c->stages.shared.spectrum_only,
                        .read_rate = c->ooc.read_rate, .write_rate = c->ooc.write_rate};
+    if (f.dry_run && n.keeps_each) /* the last INPUT's turn: the results' passes */
+        a->input = a->inputs - 1;
     const char *stage = fs_stages_block_wise(&c->stages, &f);
     if (stage)
         snprintf(a->cannot, sizeof a->cannot, "cannot compute %s", stage);

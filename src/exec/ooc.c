@@ -82,8 +82,6 @@ static fs_status alloc_buffers(fs_exec_data *x, int kept)
             return fs_error_set(FS_ERR_RUNTIME, "out of memory: %zu bytes for a block of the "
                                 "out-of-core passes", bytes);
     }
-    memcpy(x->buf, b->buf, sizeof x->buf);
-    memcpy(x->kbuf, b->kbuf, sizeof x->kbuf);
     return FS_OK;
 }
 

@@ -19,9 +19,10 @@
  * counted in the first pass and refused at its end, before OUTPUT holds
  * anything of the transform.
  *
- * Owns the block buffers, the FFTW plans of the blocks' shapes and the I/O
- * thread of a pass; the scratch files, OUTPUT and the stages are the
- * caller's. */
+ * Owns the FFTW plans of the blocks' shapes and the I/O thread of a pass,
+ * and makes and frees the block buffers (fs_exec_buffers, held by the
+ * caller between a dataset's runs); the scratch files, OUTPUT and the
+ * stages are the caller's. */
 #ifndef FS_OOC_H
 #define FS_OOC_H
 

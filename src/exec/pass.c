@@ -87,10 +87,11 @@ static fs_status plan_shapes(pass_run *r)
         so->shape = box;
         so->nops = vt->nops[s];
         for (int i = 0; i < so->nops && st == FS_OK; i++) {
-            st = fs_op_new(&vt->ops[s][i], &box, vt->prec, r->x->buf[0], r->a->fftw_flags,
-                           &so->fwd[i]);
+            st = fs_op_new(&vt->ops[s][i], &box, vt->prec, r->a->buffers->buf[0],
+                           r->a->fftw_flags, &so->fwd[i]);
             if (st == FS_OK && r->ps->inverse)
-                st = fs_op_inverse(so->fwd[i], r->x->buf[0], r->a->fftw_flags, &so->inv[i]);
+                st = fs_op_inverse(so->fwd[i], r->a->buffers->buf[0], r->a->fftw_flags,
+                                   &so->inv[i]);
         }
     }
     return st;
@@ -191,7 +192,7 @@ static fs_status queue_kept_reads(pass_run *r, int j)
 {
     fs_status st = FS_OK;
     for (int f = 0; f < r->ps->with_kept && st == FS_OK; f++)
-        st = queue_kept(r, j, r->kept_slot[f], r->x->kbuf[f][j % 2]);
+        st = queue_kept(r, j, r->kept_slot[f], r->a->buffers->kbuf[f][j % 2]);
     return st;
 }
 
@@ -199,7 +200,7 @@ static fs_status queue_kept_reads(pass_run *r, int j)
 static fs_status queue_read(pass_run *r, int j)
 {
     fs_box box = block_box(r, j);
-    void *buf = r->x->buf[j % 2];
+    void *buf = r->a->buffers->buf[j % 2];
     fs_status st = FS_OK;
     if (fs_box_elems(&box) == 0) {
         /* nothing */
@@ -236,7 +237,7 @@ static fs_status source(pass_run *r, int j)
 {
     fs_exec_data *x = r->x;
     fs_box box = block_box(r, j);
-    void *buf = x->buf[j % 2];
+    void *buf = x->a->buffers->buf[j % 2];
     double t0 = MPI_Wtime();
     fs_status st = FS_OK;
     fs_io_map rm = fs_transform_read_map(x->vt, &box);
@@ -314,7 +315,7 @@ static fs_status process(pass_run *r, int j, fs_status st)
     fs_exec_data *x = r->x;
     const fs_ooc_pass *ps = r->ps;
     fs_box box = block_box(r, j);
-    void *data = x->buf[j % 2];
+    void *data = x->a->buffers->buf[j % 2];
     x->turn.data = data;
     int changes = ps->operate || ps->inverse;
     if (st == FS_OK && ps->forward)
@@ -328,7 +329,7 @@ static fs_status process(pass_run *r, int j, fs_status st)
         (changes || (ps->write_output && r->out_slot < 0)))
         st = fs_rawio_wait(r->io, fs_rawio_submitted(r->io));
     for (int f = 0; f < ps->with_kept; f++)
-        r->kept_each[f] = x->kbuf[f][j % 2];
+        r->kept_each[f] = x->a->buffers->kbuf[f][j % 2];
     x->turn.kept = ps->with_kept ? r->kept_each[0] : NULL;
     x->turn.kept_each = ps->with_kept ? r->kept_each : NULL;
     if (st == FS_OK && ps->bin)

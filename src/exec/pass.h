@@ -18,9 +18,6 @@ typedef struct fs_exec_data {
     const fs_transform *vt;            /* the plan's, over its virtual ranks */
     int rank, k;                       /* this rank's blocks: rank k .. rank k + k - 1 */
     size_t cb;                         /* bytes of a working element */
-    void *buf[2];                      /* the block buffers */
-    void *kbuf[FS_OOC_MAX_KEPT][2];    /* each kept file's blocks read beside them (NULL:
-                                          not read) */
     int in_raw;                        /* INPUT read with pread (else through HDF5) */
     int64_t in_offset;                 /* its dataset's first byte in the file */
     int out_raw;                       /* OUTPUT's result written with pwrite */

@@ -192,8 +192,6 @@ static void make_passes(const fs_ooc_args *a, fs_ooc_plan *p)
             p->nscratch = p->pass[i].to + 1;
     p->keeps = a->kept;
     p->nkept = each ? a->inputs : a->kept ? 1 : 0;
-    p->inputs = a->inputs;
-    p->input = a->input;
 }
 
 /* Each pass's bytes, and its time at the disk's rate. */

@@ -118,8 +118,8 @@ typedef struct fs_ooc_plan {
     int nscratch;             /* scratch files (1 or 2: a pass reads one and writes the other) */
     int64_t scratch_bytes;    /* each of them: the working array */
     int keeps;                /* FS_OOC_KEEP_FIRST, FS_OOC_KEEP_EACH (0: nothing kept), */
-    int nkept;                /* in this many kept files, FS_OOC_KEPT_FILE on */
-    int inputs, input;        /* the args' */
+    int nkept;                /* in this many kept files, FS_OOC_KEPT_FILE on (KEEP_EACH:
+                                 one per INPUT) */
     int first_result;         /* the first of the results' passes (npasses: none) */
     int nbuffers;             /* the block buffers: 2, and 2 per kept file read beside */
     int64_t buffer_bytes;     /* each of the block buffers */

@@ -143,7 +143,8 @@ static void print_passes(FILE *out, const fs_report_info *info, const totals *t)
         if (p->pass[i].runs > 1)
             snprintf(runs, sizeof runs, " (%d runs)", p->pass[i].runs);
         fprintf(out, "  %s%s, %s: read %.1f MB, wrote %.1f MB in %.3f s, %.3f GB/s",
-                fs_ooc_pass_name(i), runs, text, pt[i].read_bytes / 1e6, pt[i].written_bytes / 1e6, pt[i].seconds,
+                fs_ooc_pass_name(i), runs, text, pt[i].read_bytes / 1e6,
+                pt[i].written_bytes / 1e6, pt[i].seconds,
                 pt[i].seconds > 0 ? moved / pt[i].seconds / 1e9 : 0.0);
         if (pt[i].disk_s > 0)
             fprintf(out, "; %.2f x the disk's time (%.3f s)", pt[i].seconds / pt[i].disk_s,
