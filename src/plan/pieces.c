@@ -78,9 +78,10 @@ int64_t fs_pieces_plans_bytes(const fs_transform *t, const fs_box *first, const 
 int64_t fs_pieces_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
                                 int *count)
 {
-    fs_io_map rm = fs_transform_read_map(t, first);
+    fs_io_map rm = fs_transform_read_map(t, first), wm = fs_transform_write_map(t, last);
     *count = 0;
-    if (t->nstages == 1 && fs_io_map_is_plain(&rm, first))
+    /* the write goes in pieces only from memory laid out as OUTPUT's rows */
+    if ((t->nstages == 1 && fs_io_map_is_plain(&rm, first)) || !fs_io_map_is_plain(&wm, last))
         return 0;
     fs_piece_cut c = fs_pieces_cut(t, t->nstages - 1, last, FS_PIECES_LAST, FS_OVERLAP_PIECE_BYTES);
     *count = c.axis < 0 ? 0 : c.n < FS_PIECE_BUFFERS ? (int)c.n : FS_PIECE_BUFFERS;

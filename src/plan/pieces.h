@@ -46,7 +46,8 @@ fs_piece_cut fs_pieces_cut(const fs_transform *t, int s, const fs_box *box, fs_p
 
 /* The staging buffers the I/O overlap allocates on a rank whose first and
  * last boxes are these: *count (out) of the bytes returned each (0: no
- * write in pieces, as for one stage whose read goes in pieces). */
+ * write in pieces, as for one stage whose read goes in pieces, or a last
+ * box whose memory is not laid out as OUTPUT's rows). */
 int64_t fs_pieces_staging_bytes(const fs_transform *t, const fs_box *first, const fs_box *last,
                                 int *count);
 
