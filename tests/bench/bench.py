@@ -10,7 +10,7 @@ the exchange strategies alone next to MPI_Alltoall.
                          [--only-operators] [--only-r2r] [--no-poisson]
                          [--only-poisson] [--no-ooc] [--only-ooc]
                          [--ooc-size 384x320x256] [--ooc-args OPTS] [--ooc-baseline EXE]
-                         [--ooc-cgroup LIMIT]
+                         [--ooc-cgroup LIMIT] [--ooc-disk WRITE[:READ]]
 
 Environment: MPIEXEC, FFTSHARD, FFTSHARD_MKDATA, BENCH_EXCHANGE, BENCH_HELLO (set by
 `make bench`), BENCH_DIR (scratch directory for the inputs, default a new
@@ -594,6 +594,8 @@ def main():
     ap.add_argument("--ooc-baseline", help="another fftshard binary for the out-of-core rows")
     ap.add_argument("--ooc-cgroup", help="a memory limit (e.g. 256M) every out-of-core row "
                     "runs under, in a cgroup v1 of its own")
+    ap.add_argument("--ooc-disk", help="WRITE[:READ] bytes/s (e.g. 110M:500M): the disk "
+                    "throttled so while the out-of-core rows run (blkio v1, root)")
     args = ap.parse_args()
     strategies = args.strategies.split(",")
     mpiexec, exe, mkdata = env("MPIEXEC"), env("FFTSHARD"), env("FFTSHARD_MKDATA")

@@ -20,6 +20,12 @@ shared). Before every timed command the page cache is written back and,
 where this process may (root), dropped: the header says whether it was.
 --ooc-cgroup=LIMIT runs every timed command in a memory cgroup of LIMIT (v1,
 which counts the page cache; root), and gives each one's peak usage.
+--ooc-disk=WRITE[:READ] throttles the disk that holds the work directory to
+WRITE (and READ) bytes per second (suffixes K, M, G: powers of 1000) while
+the rows run, through the root blkio cgroup (v1; root): every process's I/O
+to that disk, the kernel's write-back too, so that a fast disk moves data as
+a slower one would (the job bound by the disk, not the cores); the limits it
+found are put back after.
 --ooc-args adds options to the out-of-core command (e.g. "--mem-per-rank=64M":
 smaller blocks, more of them); --ooc-baseline=EXE adds the rows of a second fftshard binary (the same
 command, taken in the same turns), for a before/after within one run.
@@ -120,6 +126,51 @@ class Cgroup:
 CGROUP = Cgroup(None)
 
 
+def _rate(text):
+    """'110M' -> 110000000 (bytes per second, powers of 1000)."""
+    scale = {"K": 10**3, "M": 10**6, "G": 10**9}
+    t = text.strip().upper()
+    return int(float(t[:-1]) * scale[t[-1]]) if t[-1:] in scale else int(t)
+
+
+class DiskThrottle:
+    """--ooc-disk: the work directory's disk throttled for every process
+    (blkio v1 at the root, which the kernel's write-back obeys too), the
+    limits found there put back by restore()."""
+
+    ROOT = "/sys/fs/cgroup/blkio"
+    FILES = ("blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device")
+
+    def __init__(self, spec, work):
+        self.saved, self.text = {}, None
+        if not spec:
+            return
+        rates = [_rate(r) for r in spec.split(":")]
+        st = os.stat(work)
+        dev = "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+        sysdev = "/sys/dev/block/" + dev
+        if os.path.exists(os.path.join(sysdev, "partition")):  # the whole disk's numbers
+            with open(os.path.join(os.path.realpath(sysdev), "..", "dev")) as f:
+                dev = f.read().strip()
+        for name, rate in zip(self.FILES, rates):
+            path = os.path.join(self.ROOT, name)
+            with open(path) as f:
+                self.saved[path] = [line for line in f.read().splitlines()
+                                    if line.split()[0] == dev] or [dev + " 0"]
+            with open(path, "w") as f:
+                f.write("%s %d\n" % (dev, rate))
+        self.text = "the disk %s throttled to %s (blkio, every process)" % (
+            dev, " and ".join("%s %.0f MB/s" % (w, r / 1e6)
+                              for w, r in zip(("writes", "reads"), rates)))
+
+    def restore(self):
+        for path, lines in self.saved.items():
+            for line in lines:
+                with open(path, "w") as f:
+                    f.write(line + "\n")
+        self.saved = {}
+
+
 def _timed(cmd, environ=None):
     t0 = time.perf_counter()
     p = subprocess.run(CGROUP.wrap(cmd), capture_output=True, text=True, env=environ)
@@ -210,14 +261,18 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
     """The out-of-core section (see the module's text)."""
     global CGROUP
     CGROUP = Cgroup(args.ooc_cgroup)
+    disk = None
     try:
-        _ooc_rows(args, mpiexec, exe, mkdata, work, environ)
+        disk = DiskThrottle(args.ooc_disk, work)
+        _ooc_rows(args, mpiexec, exe, mkdata, work, environ, disk.text)
     finally:
+        if disk:
+            disk.restore()
         CGROUP.remove()
         CGROUP = Cgroup(None)
 
 
-def _ooc_rows(args, mpiexec, exe, mkdata, work, environ):
+def _ooc_rows(args, mpiexec, exe, mkdata, work, environ, throttled):
     size = args.ooc_size
     n = [int(s) for s in size.split("x")]
     gb = n[0] * n[1] * n[2] * 16 / 1e9
@@ -275,6 +330,8 @@ def _ooc_rows(args, mpiexec, exe, mkdata, work, environ):
               "dropped" if dropped else "written back only (not dropped: not root)"))
     print("# GB/s: the two passes' bytes (read and written twice, %.2f GB) over the wall time"
           % (4 * gb))
+    if throttled:
+        print("# " + throttled)
     if CGROUP.path:
         print("# every command in a memory cgroup of %s (v1: it counts the page cache); "
               "peak MiB: its largest usage" % args.ooc_cgroup)
