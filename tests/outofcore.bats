@@ -112,6 +112,26 @@ for name in ("p.json", "q.json"):
     assert_no_temporaries
 }
 
+# A budget below every plan: the run goes on (--mem-per-rank), with blocks
+# of 1 MiB at least, not of one pencil each (65536 blocks of 4 KiB for
+# 256^3 on 2 ranks: hours, and I/O records eight times the plan).
+@test "--mem-per-rank below every out-of-core plan: blocks of 1 MiB at least, the in-memory run's file" {
+    mkdata 2 -q 128x96x64 a.h5
+    run --separate-stderr fftshard 2 --dry-run --out-of-core --mem-per-rank=20M --report=d.json a.h5 o.h5
+    assert_failure 1
+    [[ $stderr == *"not enough memory"* ]] || fail "$stderr"
+    run python_serial -c 'import json; r = json.load(open("d.json"))
+print(r["mem_per_rank"]["fits"], r["out_of_core"]["block_bytes"] >= 2**20, r["out_of_core"]["blocks"] > 2)'
+    assert_output "False True True"
+    fftshard 2 --quiet --out-of-core --mem-per-rank=20M --report=r.json a.h5 o.h5
+    run python_serial -c 'import json; d = json.load(open("d.json")); r = json.load(open("r.json"))
+print(r["out_of_core"]["blocks"] == d["out_of_core"]["blocks"],
+      r["memory"]["peak_bytes_max"] <= d["out_of_core"]["memory_per_rank_bytes"])'
+    assert_output "True True"
+    fftshard 2 --quiet --in-memory a.h5 m.h5
+    same o.h5 m.h5 2e-15
+}
+
 @test "--scratch=DIR: the scratch goes there and is gone after; a DIR that is not one is refused" {
     oracle make c.h5 24x20x16:complex128
     mkdir scr

@@ -81,19 +81,29 @@ static fs_status plan_blocks(const fs_ooc_args *a, int64_t k, fs_ooc_plan *p)
 
 /* The least k whose plan fits (doubling, then halving the interval); when
  * none does (p->fits 0), the least whose blocks are as small as they get
- * (more virtual ranks than the array has rows to split leave some empty). */
+ * (more virtual ranks than the array has rows to split leave some empty)
+ * down to LEAST_BLOCK_BYTES: a budget below every plan's made blocks of one
+ * 4 KiB pencil, 65536 of them for 256^3 complex128 on 2 ranks, whose I/O
+ * records outgrew the plan eight times over while the run crawled (1 MiB
+ * blocks: 7.3 s, the peak within the plan). */
+#define LEAST_BLOCK_BYTES ((int64_t)1 << 20)
 static fs_status least_blocks(const fs_ooc_args *a, fs_ooc_plan *p)
 {
     int64_t hi = 1, lo = 0, P = a->rq->nranks;
     fs_status st = plan_blocks(a, hi, p);
+    fs_ooc_plan least = *p; /* the last of blocks no smaller than LEAST_BLOCK_BYTES */
     while (st == FS_OK && !p->fits && 2 * hi * P <= MAX_BLOCKS) {
         fs_ooc_plan more = *p;
         if ((st = plan_blocks(a, 2 * hi, &more)) != FS_OK || more.buffer_bytes >= p->buffer_bytes)
             break;
         *p = more;
+        if (more.buffer_bytes >= LEAST_BLOCK_BYTES)
+            least = more;
         lo = hi;
         hi *= 2;
     }
+    if (st == FS_OK && !p->fits)
+        *p = least;
     if (st != FS_OK || !p->fits)
         return st;
     while (hi - lo > 1) { /* hi fits, lo does not (or is 0) */
