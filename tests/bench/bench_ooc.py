@@ -135,20 +135,26 @@ def _rate(text):
 
 class DiskThrottle:
     """--ooc-disk: the work directory's disk throttled for every process
-    (blkio v1 at the root, which the kernel's write-back obeys too), the
-    limits found there put back by restore()."""
+    (blkio v1 at the root, which the kernel's write-back obeys too) by
+    apply(), the limits found there put back by restore() (each saved
+    before it is set: restore() puts back what was set even when a later one
+    failed)."""
 
     ROOT = "/sys/fs/cgroup/blkio"
     FILES = ("blkio.throttle.write_bps_device", "blkio.throttle.read_bps_device")
 
-    def __init__(self, spec, work):
+    def __init__(self):
         self.saved, self.text = {}, None
+
+    def apply(self, spec, work):
         if not spec:
             return
         rates = [_rate(r) for r in spec.split(":")]
         st = os.stat(work)
         dev = "%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
         sysdev = "/sys/dev/block/" + dev
+        if not os.path.exists(sysdev):
+            raise SystemExit("--ooc-disk: %s is on no block device (%s)" % (work, dev))
         if os.path.exists(os.path.join(sysdev, "partition")):  # the whole disk's numbers
             with open(os.path.join(os.path.realpath(sysdev), "..", "dev")) as f:
                 dev = f.read().strip()
@@ -261,13 +267,12 @@ def ooc_rows(args, mpiexec, exe, mkdata, work, environ):
     """The out-of-core section (see the module's text)."""
     global CGROUP
     CGROUP = Cgroup(args.ooc_cgroup)
-    disk = None
+    disk = DiskThrottle()
     try:
-        disk = DiskThrottle(args.ooc_disk, work)
+        disk.apply(args.ooc_disk, work)
         _ooc_rows(args, mpiexec, exe, mkdata, work, environ, disk.text)
     finally:
-        if disk:
-            disk.restore()
+        disk.restore()
         CGROUP.remove()
         CGROUP = Cgroup(None)
 
