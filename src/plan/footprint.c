@@ -360,24 +360,39 @@ static int64_t long_line_bytes(const fs_transform *t)
  * array whose largest prime factor is above FFTW's codelets (16) holds 3
  * lines (40687x11x8 with --check, 36212x97 on 2 ranks: 1.0 and 1.3 MiB
  * beyond the plans' allowance), a halved real axis 1.5. An
- * inverse plan beside the forward one shares its tables: it adds 0.7 of
- * that in a round trip, 0.3 with --check or the correlation function
- * (inverse_tenths). */
+ * inverse plan beside the forward one adds lines of its own, whatever the
+ * forward's class: 5.6 in a round trip, 2.1 with --check or the
+ * correlation function (1.3 and 0.1 in the padded real layout, whose
+ * inverse finds the forward's tables), as measured for seven primes from
+ * 262139 to 1999993 and 1000015 (5 x 200003), single and double, on 1 to
+ * 4 ranks (they were taken as 0.7 and 0.3 of the forward's lines: up to
+ * 1.36 times the peak with --check); a medium line's inverse adds
+ * 0.7 and 0.3 of its lines (inverse_of). */
 #define MEDIUM_LINE 4096
 #define CODELET_FACTOR 16
-static int64_t inverse_tenths(const fs_transform_request *rq, const fs_footprint_keeps *keeps)
+typedef enum { NO_INVERSE, CHECK_INVERSE, ROUND_TRIP } inverse_of;
+
+static inverse_of inverse_plan(const fs_transform_request *rq, const fs_footprint_keeps *keeps)
 {
-    return rq->round_trip ? 7 : keeps->undo || keeps->check ? 3 : 0;
+    return rq->round_trip ? ROUND_TRIP : keeps->undo || keeps->check ? CHECK_INVERSE : NO_INVERSE;
 }
 
-static int64_t prime_line_bytes(const fs_transform *t)
+/* Tenths of a line: the forward's, and what its inverse adds. */
+static int64_t prime_tenths(int64_t forward, inverse_of inv)
 {
+    static const int64_t inverse[2][3] = {{0, 21, 56}, {0, 1, 13}}; /* others, padded real */
+    return forward + inverse[forward == 36][inv];
+}
+
+static int64_t prime_line_bytes(const fs_transform *t, inverse_of inv)
+{
+    static const int64_t medium_share[3] = {10, 13, 17}; /* tenths of the forward's */
     int64_t bytes = 0, cb = (int64_t)fs_complex_bytes(t->prec);
     if (t->fold) {
         int64_t f[2] = {t->n1, t->n2};
         for (int i = 0; i < 2; i++)
             if (f[i] > 1 && largest_factor(f[i]) > PRIME_FACTOR)
-                bytes += f[i] * cb * 95 / 10;
+                bytes += f[i] * cb * prime_tenths(95, inv) / 10;
         return bytes;
     }
     for (int a = 0; a < t->in_ndim; a++) {
@@ -385,10 +400,10 @@ static int64_t prime_line_bytes(const fs_transform *t)
         int r2r_line = t->r2r[a] != FS_AXIS_FFT && n > LONG_LINE; /* in line_tenths */
         int64_t p = t->transform_axis[a] && n > 1 && !r2r_line ? largest_factor(n) : 1;
         if (p > PRIME_FACTOR)
-            bytes += n * cb * (a == t->real_axis ? (t->padded ? 36 : 70)
-                               : t->grid[0] * t->grid[1] > 1 ? 65 : 95) / 10;
+            bytes += n * cb * prime_tenths(a == t->real_axis ? (t->padded ? 36 : 70)
+                                           : t->grid[0] * t->grid[1] > 1 ? 65 : 95, inv) / 10;
         else if (p > CODELET_FACTOR && t->in_ndim > 1 && n >= MEDIUM_LINE)
-            bytes += n * cb * (a == t->real_axis ? 15 : 30) / 10;
+            bytes += n * cb * (a == t->real_axis ? 15 : 30) * medium_share[inv] / 100;
     }
     return bytes;
 }
@@ -453,7 +468,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
     out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
                           long_line_bytes(&t) + fast_line_bytes(&t) +
-                          prime_line_bytes(&t) * (10 + inverse_tenths(rq, keeps)) / 10 +
+                          prime_line_bytes(&t, inverse_plan(rq, keeps)) +
                           staging_io_bytes(&t, keeps, ops != NULL, later);
     /* --check reads the input again in pieces (at most the array). */
     if (keeps->check)
