@@ -378,7 +378,7 @@ fs_footprint_keeps fs_options_keeps(const fs_run_config *c, const fs_transform_r
     fs_stage_bytes b = fs_stages_footprint(&c->stages, &f, rq);
     return (fs_footprint_keeps){c->check.on, n.keep_first + n.buffers, n.undo, b.held, b.end,
                                 n.keep_first, n.field && c->stages.shared.spectrum_only,
-                                n.buffers_gone};
+                                n.buffers_gone, b.sums};
 }
 
 void fs_options_ooc_args(const fs_run_config *c, const fs_transform_request *rq,

@@ -155,15 +155,11 @@ def largest_factor(m):
 
 
 def known_off(k):
-    """The cases fftshard(1) (--dry-run) names as off the figure: --paint,
-    whose figure counts the exchange buffers as resident while it paints
-    and the particles a rank may receive as if every one came to it (up to
-    1.4 times the peak on 2 to 4 ranks), and the sums per bin too (up to
-    1.5 times with the spectrum of a long 1-D series); a 1-D series whose
-    length has a prime factor above 1024 (FFTW's buffers as the most any
-    such length took: up to 1.5 times). Shown, not counted."""
+    """The cases fftshard(1) (--dry-run) names as off the figure: a 1-D
+    series whose length has a prime factor above 1024 (FFTW's buffers as the
+    most any such length took: up to 1.5 times). Shown, not counted."""
     one_d = "x" not in k["shape"]
-    return k["op"].startswith("paint") or (one_d and largest_factor(int(k["shape"])) > 1024)
+    return one_d and largest_factor(int(k["shape"])) > 1024
 
 
 def case_name(k):

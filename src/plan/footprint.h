@@ -31,6 +31,8 @@ typedef struct fs_footprint {
                                           end adds to the larger of it and cross_bytes */
     int64_t source_phase_bytes;        /* the whole while a source makes the boxes
                                           (fs_footprint_add_source; 0: none) */
+    int64_t before_bytes;              /* what is resident before the first INPUT's boxes
+                                          are made (fs_footprint_add_source's base) */
 } fs_footprint;
 
 /* What a run keeps besides one transform's own memory. */
@@ -52,6 +54,8 @@ typedef struct fs_footprint_keeps {
     int gone;           /* of the kept results, those freed before the inverse's first
                            exchange (fs_stage_needs.buffers_gone): the inverse exchanges'
                            buffers, untouched till then, take their place */
+    int64_t stage_sums_bytes; /* of stage_bytes, the sums per bin: untouched pages till
+                                 the first result is binned (fs_stage_bytes.sums) */
 } fs_footprint_keeps;
 
 /* The footprint of a run of rq (planned as ops needs it: with block hooks
@@ -69,12 +73,13 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
 
 /* A source that makes the first-stage boxes instead of the read (--paint's
  * particles, sources/) and holds `bytes` of buffers while it does: that
- * comes before the sums' reduction, the staging and the write, with the
- * data buffer, the libraries, FFTW's plans, the kept results, the stages'
- * sums and the exchange buffers resident (taken whole: measured, a part of
- * the exchange's is, as much as a quarter on 2 ranks); it frees them before
- * the transform. The total becomes the larger of that phase
- * (source_phase_bytes) and the rest. */
+ * comes before the transform, with what is resident then (before_bytes:
+ * the libraries, the data buffer, FFTW's plans, the kept results, the
+ * stages' tables, of the exchanges' buffers the second array that their
+ * planning touched; for an INPUT after the first, whose turn comes after
+ * the first's exchanges and binning, all of the exchanges' buffers and the
+ * sums per bin); it frees them before the transform. The total becomes the
+ * larger of that phase (source_phase_bytes) and the rest. */
 void fs_footprint_add_source(fs_footprint *fp, int64_t bytes);
 
 /* The parts of every run's memory that the out-of-core plan counts too:

@@ -330,20 +330,26 @@ fs_status fs_paint_mesh_flush(fs_paint_mesh *m)
     return m->pend_n ? flush(m) : FS_OK;
 }
 
-fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n)
+int64_t fs_paint_mesh_capacity(const fs_paint_mesh *m)
 {
-    fs_status st = FS_OK;
-    for (int64_t j = 0; j < n && st == FS_OK; j++) {
-        const double *x = rows + j * m->stride;
-        double *u = m->pend + m->pend_n++ * m->stride;
+    return m->pend_cap;
+}
+
+double *fs_paint_mesh_reserve(fs_paint_mesh *m, int64_t n, fs_status *st)
+{
+    *st = m->pend_cap - m->pend_n < n ? flush(m) : FS_OK; /* empty even when it fails */
+    return m->pend + m->pend_n * m->stride;
+}
+
+fs_status fs_paint_mesh_add(fs_paint_mesh *m, int64_t n)
+{
+    for (int64_t j = 0; j < n; j++) { /* in place: u = x n / L */
+        double *u = m->pend + (m->pend_n + j) * m->stride;
         for (int a = 0; a < m->ndim; a++)
-            u[a] = cell_units(m, x[a], a);
-        if (m->weighted)
-            u[m->ndim] = x[m->ndim];
-        if (m->pend_n == m->pend_cap)
-            st = flush(m);
+            u[a] = cell_units(m, u[a], a);
     }
-    return st;
+    m->pend_n += n;
+    return m->pend_n == m->pend_cap ? flush(m) : FS_OK;
 }
 
 int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x)
@@ -518,12 +524,18 @@ static int64_t table_slots(int64_t bound)
  * PEND_CELLS cells, so that each cache line of the meshes read when they
  * are painted serves several particles (fewer rows cost a sweep of the
  * meshes per few particles); at least a round's (min_rows) or
- * PEND_MIN_ROWS, whichever is less, at most PEND_MAX_BYTES. */
-static int64_t pending_rows(int64_t cells, int stride, int64_t min_rows)
+ * PEND_MIN_ROWS, whichever is less, and a row from each of the nranks
+ * ranks (what they send is received here), at most PEND_MAX_BYTES; more
+ * than a round, whole rounds (what one rank reads comes a round at a time:
+ * a part of one past the last whole would never be filled). */
+static int64_t pending_rows(int64_t cells, int stride, int64_t min_rows, int nranks)
 {
     int64_t rows = cells / PEND_CELLS, most = PEND_MAX_BYTES / (8 * stride);
     int64_t least = min_rows < PEND_MIN_ROWS ? min_rows : PEND_MIN_ROWS;
+    least = least > nranks ? least : nranks;
     rows = rows < most ? rows : most;
+    if (min_rows > 0 && rows > min_rows)
+        rows -= rows % min_rows;
     return rows > least ? rows : least;
 }
 
@@ -539,7 +551,7 @@ int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int 
             most = n > most ? n : most;
             for (int a = 0; a < map.file_box.ndim; a++)
                 cells *= map.file_box.count[a];
-            n = pending_rows(cells, stride, min_rows);
+            n = pending_rows(cells, stride, min_rows, t->grid[0] * t->grid[1]);
             n = n < received ? n : received;
             rows = n > rows ? n : rows;
         }
@@ -572,7 +584,7 @@ static fs_status take_view(fs_paint_mesh *m, const fs_io_map *map)
  * kernels' leftmost cell b - PAD lies in [-1, n + 1] (u in [0, n],
  * shifted by at most 1), its window's last at most p - 1 further: the
  * tables reach n + PAD + 8. */
-static fs_status take_tables(fs_paint_mesh *m, int64_t min_rows)
+static fs_status take_tables(fs_paint_mesh *m, int64_t min_rows, int nranks)
 {
     int64_t cells = 1;
     for (int a = 0; a < m->vdim; a++)
@@ -583,7 +595,7 @@ static fs_status take_tables(fs_paint_mesh *m, int64_t min_rows)
     m->per[0] = (double)m->nb[0] / m->nd[0];
     m->per[1] = m->nb[1] > 1 ? (double)m->nb[1] / m->nd[1] : 0.0;
     m->at = malloc(sizeof(int64_t) * (size_t)(m->nb[0] * m->nb[1] + 1));
-    m->pend_cap = pending_rows(cells, m->stride, min_rows);
+    m->pend_cap = pending_rows(cells, m->stride, min_rows, nranks);
     m->pend = malloc(sizeof(double) * (size_t)(m->pend_cap * m->stride));
     m->sorted = malloc(sizeof(double) * (size_t)(m->pend_cap * m->stride));
     if (!m->at || !m->pend || !m->sorted)
@@ -657,7 +669,7 @@ fs_status fs_paint_mesh_new(const fs_paint_mesh_args *a, fs_paint_mesh **out)
     if (st == FS_OK)
         st = take_owners(m, t);
     if (st == FS_OK)
-        st = take_tables(m, a->min_rows);
+        st = take_tables(m, a->min_rows, t->grid[0] * t->grid[1]);
     int64_t bound = ghost_cells(t, m->count, m->p - 1 + (m->nmesh > 1));
     for (int k = 0; k < m->nmesh && st == FS_OK; k++) {
         ghosts *g = &m->g[k];

@@ -45,20 +45,32 @@ void fs_paint_mesh_free(fs_paint_mesh **m);
 /* The rank that paints a particle at x (ndim coordinates in [0, L)). */
 int fs_paint_mesh_owner(const fs_paint_mesh *m, const double *x);
 
-/* n particles to paint, rows of ndim + weighted doubles: the ndim
- * coordinates in [0, L), then with weighted their weight (else 1). They
- * are kept, in mesh units, until the pending rows are full (about a row
- * per PEND_CELLS cells of the box, mesh.c), then ordered by cell and
- * painted: particles painted in the order of their cells find the mesh's
- * cache lines in the cache, and each line read serves several particles.
- * FS_ERR_RUNTIME when a particle reaches a cell no other rank was planned
- * to own (a particle this rank does not own). */
-fs_status fs_paint_mesh_paint(fs_paint_mesh *m, const double *rows, int64_t n);
+/* Particles to paint are received straight into the pending rows: rows
+ * of ndim + weighted doubles, the ndim coordinates in [0, L), then with
+ * weighted their weight (else 1). They are kept, in mesh units, until the
+ * pending rows are full (about a row per PEND_CELLS cells of the box,
+ * mesh.c), then ordered by cell and painted: particles painted in the
+ * order of their cells find the mesh's cache lines in the cache, and each
+ * line read serves several particles. */
+
+/* The pending rows' capacity: the most that one reserve can ask. */
+int64_t fs_paint_mesh_capacity(const fs_paint_mesh *m);
+
+/* Where n more rows go (n at most the capacity): the pending ones are
+ * painted first when they leave less room, *st (out) that painting's
+ * status, FS_ERR_RUNTIME when a particle reaches a cell no other rank was
+ * planned to own (a particle this rank does not own); the room is there
+ * whatever the status. */
+double *fs_paint_mesh_reserve(fs_paint_mesh *m, int64_t n, fs_status *st);
+
+/* The n rows written where fs_paint_mesh_reserve said, taken to paint
+ * (painted now if they fill the pending rows: that status). */
+fs_status fs_paint_mesh_add(fs_paint_mesh *m, int64_t n);
 
 /* The rows that can still wait before the pending ones are painted. */
 int64_t fs_paint_mesh_room(const fs_paint_mesh *m);
 
-/* The pending rows painted now (fs_paint_mesh_paint's status). */
+/* The pending rows painted now (fs_paint_mesh_reserve's status). */
 fs_status fs_paint_mesh_flush(fs_paint_mesh *m);
 
 /* Collective: the pending particles painted, the ghost cells added to
@@ -71,8 +83,9 @@ void fs_paint_mesh_scale(fs_paint_mesh *m, double a, double b);
 
 /* The bytes of the ghost cells' tables and the pending rows (of stride
  * doubles, at least min_rows; resident as far as the at most `received`
- * rows a rank paints fill them) of the rank of t that needs most, for a
- * window of order p with the shifted mesh or not: for the footprint. */
+ * rows a rank paints fill them: the particles are received into them) of
+ * the rank of t that needs most, for a window of order p with the shifted
+ * mesh or not: for the footprint. */
 int64_t fs_paint_mesh_bytes(const fs_transform *t, int window, int shifted, int stride,
                             int64_t min_rows, int64_t received);
 

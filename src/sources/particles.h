@@ -10,9 +10,10 @@
  * tables. Then, for each INPUT, every rank reads an equal share of the
  * particle rows in rounds of bounded size (io/h5io.h's hyperslab reads,
  * one file or --shards), sends each particle to the rank whose first-stage
- * box holds its leftmost cell (one exchange per round, in pieces no larger
- * than a round whatever the particles' distribution), paints the ones it
- * received with the window on its box, and adds what fell on other ranks'
+ * box holds its leftmost cell (one exchange per round, in pieces that fit
+ * the rows each rank keeps waiting whatever the particles' distribution,
+ * received straight into them), paints the ones it received with the
+ * window on its box, and adds what fell on other ranks'
  * cells (the ghost cells past its box) to their owners at the end
  * (fs_particles_fill). The mesh holds delta = rho / mean(rho) - 1, the density
  * or the weighted sum (--paint-field). With --interlace a second mesh,

@@ -24,7 +24,7 @@ typedef struct router {
     int allow_nonfinite, weighted, stride;
     int64_t rows;                   /* per round */
     int64_t per_dest;               /* rows to one rank per piece */
-    double *pos, *wts, *send, *recv;
+    double *pos, *wts, *send;
     int *dest;
     int *counts;                    /* 4 P: sent and received (doubles), their displacements */
     int64_t *nper, *at;             /* rows of this round per rank, where each goes */
@@ -44,34 +44,29 @@ int64_t fs_paint_route_rows(int stride)
 
 int64_t fs_paint_route_bytes(int stride, int nranks, int64_t rows, int64_t *received)
 {
-    /* as fs_paint_route sizes them: a round, pieces of per_dest rows to each
-     * rank, the received room at least one row per rank */
-    int64_t round = fs_paint_route_rows(stride), cap = round > nranks ? round : nranks;
-    int64_t per_dest = round / nranks > 0 ? round / nranks : 1;
-    /* what the largest share fills: of a round, and of a piece from each rank
-     * (every particle may go to the same rank) */
+    /* as fs_paint_route sizes them: a round; what the largest share fills
+     * of it */
+    int64_t round = fs_paint_route_rows(stride);
     int64_t share = rows < 0 ? round : (rows + nranks - 1) / nranks;
-    int64_t m = share < round ? share : round, piece = m < per_dest ? m : per_dest;
-    int64_t recv = piece * nranks < cap ? piece * nranks : cap;
+    int64_t m = share < round ? share : round;
     if (received)
         *received = rows < 0 ? INT64_MAX : rows;
-    /* read (positions and weights), sent, their ranks; received (mesh.c
-     * keeps the rows to paint) */
-    return m * (16 * stride + 4) + recv * 8 * stride + (int64_t)nranks * 32;
+    /* read (positions and weights), sent, their ranks (the received rows
+     * are mesh.c's pending ones) */
+    return m * (16 * stride + 4) + (int64_t)nranks * 32;
 }
 
 static fs_status router_new(router *rt)
 {
-    int64_t n = rt->rows, recv = n > rt->nranks ? n : rt->nranks;
+    int64_t n = rt->rows;
     rt->pos = malloc(sizeof(double) * (size_t)(n * rt->tab->ndim));
     rt->wts = malloc(sizeof(double) * (size_t)n);
     rt->send = malloc(sizeof(double) * (size_t)(n * rt->stride));
-    rt->recv = malloc(sizeof(double) * (size_t)(recv * rt->stride));
     rt->dest = malloc(sizeof(int) * (size_t)n);
     rt->counts = malloc(sizeof(int) * 4 * (size_t)rt->nranks);
     rt->nper = malloc(sizeof(int64_t) * 2 * (size_t)rt->nranks);
     rt->at = rt->nper + rt->nranks;
-    if (!rt->pos || !rt->wts || !rt->send || !rt->recv || !rt->dest || !rt->counts || !rt->nper)
+    if (!rt->pos || !rt->wts || !rt->send || !rt->dest || !rt->counts || !rt->nper)
         return fs_error_set(FS_ERR_RUNTIME, "out of memory for the particles' rounds");
     return FS_OK;
 }
@@ -81,7 +76,6 @@ static void router_free(router *rt)
     free(rt->pos);
     free(rt->wts);
     free(rt->send);
-    free(rt->recv);
     free(rt->dest);
     free(rt->counts);
     free(rt->nper);
@@ -165,7 +159,7 @@ static void sort_rows(router *rt, int64_t m)
 }
 
 /* Piece s of the sorted rows: at most per_dest rows to each rank, sent,
- * received and painted. */
+ * received into the pending rows and painted when they are full. */
 static fs_status send_piece(router *rt, int64_t s)
 {
     int P = rt->nranks, *sc = rt->counts, *rc = sc + P, *sd = sc + 2 * P, *rd = sc + 3 * P;
@@ -185,11 +179,14 @@ static fs_status send_piece(router *rt, int64_t s)
         rd[r] = (int)total;
         total += rc[r];
     }
-    if (MPI_Alltoallv(rt->send, sc, sd, MPI_DOUBLE, rt->recv, rc, rd, MPI_DOUBLE, rt->comm) !=
+    fs_status painted; /* the pending rows, painted to make room (a failure leaves it) */
+    double *into = fs_paint_mesh_reserve(rt->mesh, total / rt->stride, &painted);
+    if (MPI_Alltoallv(rt->send, sc, sd, MPI_DOUBLE, into, rc, rd, MPI_DOUBLE, rt->comm) !=
         MPI_SUCCESS)
         return fs_error_set(FS_ERR_RUNTIME, "MPI_Alltoallv of the particles failed");
     rt->st->received += total / rt->stride;
-    return fs_paint_mesh_paint(rt->mesh, rt->recv, total / rt->stride);
+    fs_status st = fs_paint_mesh_add(rt->mesh, total / rt->stride);
+    return painted != FS_OK ? painted : st;
 }
 
 /* The round's rows to their ranks, in as many pieces as the rank with the
@@ -275,7 +272,12 @@ fs_status fs_paint_route(MPI_Comm comm, const fs_paint_table *tab, fs_paint_mesh
         st = fs_error_set(FS_ERR_RUNTIME, "MPI_Comm_rank failed");
     rt.stride = tab->ndim + rt.weighted;
     rt.rows = fs_paint_route_rows(rt.stride);
-    rt.per_dest = rt.rows / rt.nranks > 0 ? rt.rows / rt.nranks : 1;
+    /* a piece fits every rank's pending rows (at least a row per rank) */
+    int64_t room = fs_paint_mesh_capacity(mesh);
+    room = room < rt.rows ? room : rt.rows;
+    if (st == FS_OK)
+        st = fs_allreduce(comm, MPI_IN_PLACE, &room, 1, MPI_INT64_T, MPI_MIN);
+    rt.per_dest = room / rt.nranks > 0 ? room / rt.nranks : 1;
     fs_finite_begin(&rt.fin_pos, tab->pos->ndim, tab->pos->shape, 0);
     if (tab->wts)
         fs_finite_begin(&rt.fin_wts, tab->wts->ndim, tab->wts->shape, 0);

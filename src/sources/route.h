@@ -7,11 +7,12 @@
  * many reads as the largest share needs, an empty one when its share is
  * done), checks and wraps them, sorts them by the rank that paints them
  * (mesh.h's owner) and sends them in one MPI_Alltoallv per round, cut in
- * pieces of at most round_bytes / P per destination so that no rank ever
- * receives more than a round (the pieces' count agreed by a reduction);
- * what a rank receives goes to the mesh's pending rows (mesh.h), painted
- * when they are full. Nothing else is kept between rounds: the memory is
- * three rounds' buffers and the pending rows whatever N. */
+ * pieces of at most room / P rows per destination, room the least over
+ * the ranks of the mesh's pending rows and a round, so that what a rank
+ * receives fits there (the pieces' count agreed by a reduction): it is
+ * received straight into them (mesh.h), painted when they are full.
+ * Nothing else is kept between rounds: the memory is two rounds' buffers
+ * (read and sorted) and the pending rows whatever N. */
 #ifndef FS_PAINT_ROUTE_H
 #define FS_PAINT_ROUTE_H
 
@@ -63,9 +64,9 @@ int64_t fs_paint_route_rows(int stride);
 
 /* The bytes of one rank's buffers, resident, for a table of `rows` rows
  * (negative: unknown, every round whole) of `stride` doubles on nranks
- * ranks: the read, sent and received rows of a round, which a rank's share
- * of a small table fills only in part; *received (out, or NULL): the most
- * rows a rank can receive in all (what the pending rows hold at most). */
+ * ranks: the read and sent rows of a round, which a rank's share of a
+ * small table fills only in part; *received (out, or NULL): the most rows
+ * a rank can receive in all (what the pending rows hold at most). */
 int64_t fs_paint_route_bytes(int stride, int nranks, int64_t rows, int64_t *received);
 
 #endif

@@ -122,13 +122,13 @@ static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const
     if (!c || take_plan(c, opts, f, t) != FS_OK) {
         destroy(c);
         fs_error_clear();
-        return (fs_stage_bytes){0, 0};
+        return (fs_stage_bytes){0, 0, 0};
     }
     int64_t nb = c->bins.nbins, sums = nb * c->nq * 8;
     int64_t reduce = fs_allreduce_sum_bytes(nb * c->nq, t->grid[0] * t->grid[1]);
     int64_t write = nb * 16;
     destroy(c);
-    return (fs_stage_bytes){sums + (nb + 1) * 8, reduce > write ? reduce : write};
+    return (fs_stage_bytes){sums + (nb + 1) * 8, reduce > write ? reduce : write, sums};
 }
 
 /* data[j] = (other ? other[j] conj data[j] : |data[j]|^2) * f, n complex. */

@@ -596,10 +596,11 @@ static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const
     if (!s || take_plan(s, opts, &r, t) != FS_OK) {
         destroy(s);
         fs_error_clear();
-        return (fs_stage_bytes){0, 0};
+        return (fs_stage_bytes){0, 0, 0};
     }
     int64_t nb = s->bins.nbins, mu = s->los >= 0 ? s->nmu : 0;
     int64_t sums = (int64_t)fs_spectrum_cells(s) * s->nfam, bytes = sums * (1 + mu) * 8;
+    int64_t sums_bytes = bytes;
     bytes += (nb + 1) * 8 * (s->lattice ? 2 : 1) + (s->lut ? (s->mmax + 1) * (int64_t)sizeof *s->lut : 0);
     fs_box b = fs_transform_box(t, t->nstages - 1, 0, 0);
     int64_t tables = 52 * (t->fold ? b.count[0] : b.count[b.ndim - 1]);
@@ -608,9 +609,11 @@ static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const
     int64_t reduce = fs_allreduce_sum_bytes(mu ? sums * mu : sums, t->grid[0] * t->grid[1]);
     int64_t write = nb * (mu ? mu : 1) * (s->nslices + 1) * 8;
     destroy(s);
-    return (fs_stage_bytes){bytes, tables > reduce && tables > write ? tables
-                                   : reduce > write                      ? reduce
-                                                                         : write};
+    return (fs_stage_bytes){bytes,
+                            tables > reduce && tables > write ? tables
+                            : reduce > write                  ? reduce
+                                                              : write,
+                            sums_bytes};
 }
 
 /* data (and other, --cross's first) binned by c: box b of the result

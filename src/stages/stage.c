@@ -245,7 +245,7 @@ fs_status fs_stages_check(fs_stage_config *sc, const fs_stage_facts *f)
 fs_stage_bytes fs_stages_footprint(const fs_stage_config *sc, const fs_stage_facts *f,
                                    const fs_transform_request *rq)
 {
-    fs_stage_bytes all = {0, 0};
+    fs_stage_bytes all = {0, 0, 0};
     fs_stage_facts mine = *f;
     mine.shared = &sc->shared;
     mine.field = fs_stages_field(sc, &mine);
@@ -260,6 +260,7 @@ fs_stage_bytes fs_stages_footprint(const fs_stage_config *sc, const fs_stage_fac
         if (fs_stage_active(sc, s) && fs_stage_table[s]->footprint) {
             fs_stage_bytes b = fs_stage_table[s]->footprint(sc->opts[s], &mine, &t);
             all.held += b.held;
+            all.sums += b.sums;
             all.end = b.end > all.end ? b.end : all.end;
         }
     return all;

@@ -253,9 +253,10 @@ typedef struct fs_stage_out {
 /* What a rank holds for a stage of its own, the same on every rank:
  * `held` from the stage's creation to the run's end (sums per bin, their
  * edges), `end` only at the end, once the kept results are freed (MPI's copy
- * in the reduction, the tables the stage writes). */
+ * in the reduction, the tables the stage writes); `sums`, of held, the sums
+ * per bin, calloc's untouched pages till the first result is binned. */
 typedef struct fs_stage_bytes {
-    int64_t held, end;
+    int64_t held, end, sums;
 } fs_stage_bytes;
 
 typedef struct fs_stage_ops {
