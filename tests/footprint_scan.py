@@ -157,7 +157,8 @@ def largest_factor(m):
 def known_off(k):
     """The cases fftshard(1) (--dry-run) names as off the figure: a 1-D
     series whose length has a prime factor above 1024 (FFTW's buffers as the
-    most any such length took: up to 1.5 times). Shown, not counted."""
+    most any such length took: up to 1.5 times, 1.65 with its spectrum).
+    Shown, not counted."""
     one_d = "x" not in k["shape"]
     return one_d and largest_factor(int(k["shape"])) > 1024
 

@@ -378,11 +378,12 @@ static inverse_of inverse_plan(const fs_transform_request *rq, const fs_footprin
     return rq->round_trip ? ROUND_TRIP : keeps->undo || keeps->check ? CHECK_INVERSE : NO_INVERSE;
 }
 
-/* Tenths of a line: the forward's, and what its inverse adds. */
-static int64_t prime_tenths(int64_t forward, inverse_of inv)
+/* Tenths of a line: the forward's, and what its inverse adds (padded: in
+ * FFTW's padded real layout). */
+static int64_t prime_tenths(int64_t forward, int padded, inverse_of inv)
 {
     static const int64_t inverse[2][3] = {{0, 21, 56}, {0, 1, 13}}; /* others, padded real */
-    return forward + inverse[forward == 36][inv];
+    return forward + inverse[padded][inv];
 }
 
 static int64_t prime_line_bytes(const fs_transform *t, inverse_of inv)
@@ -393,16 +394,18 @@ static int64_t prime_line_bytes(const fs_transform *t, inverse_of inv)
         int64_t f[2] = {t->n1, t->n2};
         for (int i = 0; i < 2; i++)
             if (f[i] > 1 && largest_factor(f[i]) > PRIME_FACTOR)
-                bytes += f[i] * cb * prime_tenths(95, inv) / 10;
+                bytes += f[i] * cb * prime_tenths(95, 0, inv) / 10;
         return bytes;
     }
     for (int a = 0; a < t->in_ndim; a++) {
         int64_t n = line_length(t, a);
         int r2r_line = t->r2r[a] != FS_AXIS_FFT && n > LONG_LINE; /* in line_tenths */
         int64_t p = t->transform_axis[a] && n > 1 && !r2r_line ? largest_factor(n) : 1;
+        int padded = a == t->real_axis && t->padded;
+        int64_t forward = padded ? 36 : a == t->real_axis ? 70
+                          : t->grid[0] * t->grid[1] > 1 ? 65 : 95;
         if (p > PRIME_FACTOR)
-            bytes += n * cb * prime_tenths(a == t->real_axis ? (t->padded ? 36 : 70)
-                                           : t->grid[0] * t->grid[1] > 1 ? 65 : 95, inv) / 10;
+            bytes += n * cb * prime_tenths(forward, padded, inv) / 10;
         else if (p > CODELET_FACTOR && t->in_ndim > 1 && n >= MEDIUM_LINE)
             bytes += n * cb * (a == t->real_axis ? 15 : 30) * medium_share[inv] / 100;
     }
