@@ -526,6 +526,7 @@ struct fs_compute_pieces {
     int npiece_specs;
     fs_op *whole[FS_MAX_OPS];           /* FIRST: after the pieces; LAST: before */
     int nwhole;
+    int borrowed[FS_MAX_OPS];           /* whole[i] is the stage's own operation */
     fs_op **ops;                        /* FIRST: n x npiece_specs, in place */
     void *buf[FS_PIECE_BUFFERS];        /* LAST: staging, and the plans on it */
     fs_op *buf_ops[FS_PIECE_BUFFERS][FS_MAX_OPS];
@@ -533,12 +534,27 @@ struct fs_compute_pieces {
     size_t buf_bytes;
 };
 
+/* A whole-box operation: the stage's own where one is planned alike (a
+ * 1-D series' FFT), else planned on data. */
+static fs_status plan_whole(fs_compute_pieces *p, const fs_op_spec *whole, fs_op *const *stage,
+                            int nstage)
+{
+    for (int i = 0; i < nstage; i++)
+        if (stage[i] && fs_op_plans_alike(stage[i], whole, &p->box)) {
+            p->borrowed[p->nwhole] = 1;
+            p->whole[p->nwhole++] = stage[i];
+            return FS_OK;
+        }
+    return fs_op_new(whole, &p->box, p->prec, p->data, p->flags, &p->whole[p->nwhole++]);
+}
+
 /* The stage's operations split into those on each piece (every axis but
  * the cut one, the scaling, the window) and those on the whole box (the
  * cut axis; for FIRST the scaling too, after it); the whole ones planned on
  * data. The zeros of a padding (limit) are where they were for the first
  * operations to run alone: FIRST's pieces. */
-static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int n)
+static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int n,
+                             fs_op *const *stage)
 {
     fs_status st = FS_OK;
     for (int i = 0; i < n && st == FS_OK; i++) {
@@ -561,7 +577,7 @@ static fs_status split_specs(fs_compute_pieces *p, const fs_op_spec *specs, int 
         if (specs[i].kind == FS_OP_SCALE ? !scale_whole : rest)
             p->piece_specs[p->npiece_specs++] = piece;
         if (cut || scale_whole)
-            st = fs_op_new(&whole, &p->box, p->prec, p->data, p->flags, &p->whole[p->nwhole++]);
+            st = plan_whole(p, &whole, stage, n);
     }
     return st;
 }
@@ -650,7 +666,7 @@ fs_status fs_compute_pieces_new(const fs_compute *c, fs_pieces_kind kind, void *
     p->flags = c->fftw_flags;
     p->data = data;
     p->keep = keep;
-    fs_status st = split_specs(p, c->t->ops[s], c->t->nops[s]);
+    fs_status st = split_specs(p, c->t->ops[s], c->t->nops[s], c->op[s]);
     if (st == FS_OK)
         st = kind == FS_PIECES_FIRST ? plan_in_place(p) : plan_staged(p);
     if (st != FS_OK)
@@ -665,7 +681,8 @@ void fs_compute_pieces_free(fs_compute_pieces **pp)
     if (!p)
         return;
     for (int i = 0; i < FS_MAX_OPS; i++) {
-        fs_op_free(&p->whole[i]);
+        if (!p->borrowed[i])
+            fs_op_free(&p->whole[i]);
         fs_op_free(&p->rest_ops[i]);
         for (int k = 0; k < FS_PIECE_BUFFERS; k++)
             fs_op_free(&p->buf_ops[k][i]);

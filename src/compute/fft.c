@@ -711,6 +711,30 @@ double fs_op_flops(const fs_op *op)
     return op ? op->flops : 0;
 }
 
+static int same_box(const fs_box *a, const fs_box *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int k = 0; k < a->ndim; k++)
+        if (a->start[k] != b->start[k] || a->count[k] != b->count[k])
+            return 0;
+    return 1;
+}
+
+int fs_op_plans_alike(const fs_op *op, const fs_op_spec *spec, const fs_box *box)
+{
+    const fs_op_spec *o = &op->spec;
+    if ((spec->kind != FS_OP_C2C && spec->kind != FS_OP_R2R) || o->kind != spec->kind ||
+        o->sign != spec->sign || o->ortho != spec->ortho || o->reals != spec->reals ||
+        !same_box(&op->box, box))
+        return 0;
+    for (int k = 0; k < box->ndim; k++)
+        if (o->axes[k] != spec->axes[k] || o->limit[k] || spec->limit[k] ||
+            (spec->kind == FS_OP_R2R && spec->axes[k] && o->r2r[k] != spec->r2r[k]))
+            return 0;
+    return 1;
+}
+
 void fs_op_free(fs_op **pop)
 {
     fs_op *op = *pop;

@@ -57,6 +57,11 @@ int fs_op_fusable(const fs_op *op, const fs_op *inv);
 fs_status fs_op_execute_fused(fs_op *op, fs_op *inv, void *data, fs_lines_fn fn, void *ctx);
 /* 5 N log2 N of the transforms in it, for progress rates (0 for others). */
 double fs_op_flops(const fs_op *op);
+/* Whether op transforms the axes of spec (a C2C or R2R of no padding
+ * limit) on box in the same way: an operation planned alike, which the I/O
+ * overlap's whole-box operations borrow (a 1-D series' FFT is one plan, not
+ * two: a prime length's holds 3 to 4.3 lines). */
+int fs_op_plans_alike(const fs_op *op, const fs_op_spec *spec, const fs_box *box);
 void fs_op_free(fs_op **op);
 
 /* The same C2C transform on many blocks of varying shape and address: the
