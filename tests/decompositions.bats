@@ -21,3 +21,16 @@ load decomp
 @test "the halved last axis split in the first stage: --correlate against numpy" {
     decomp_matrix first-real correlate
 }
+
+# A rank that owns no column of the 1-D four-step (2 x 20011 points on 3
+# ranks: two columns) reread the input for --check one row at a time, every
+# rank opening the file for each of its 20011 rows (more than two minutes;
+# 1000018 points: hours); it reads no row, and the check takes a second.
+@test "--check of a 1-D four-step with fewer columns than ranks: no reread row by row, numpy's FFT kept" {
+    oracle make in.h5 40022:complex128
+    run timeout 60 "$MPIEXEC" -n 3 "$FFTSHARD" -q --check --report=r.json in.h5 out.h5
+    assert_success
+    run python_serial -c 'import json; print(json.load(open("r.json"))["check"]["passed"])'
+    assert_output True
+    oracle check "in=in.h5 out=out.h5 ranks=3 transpose=default"
+}

@@ -172,7 +172,9 @@ static fs_status compare_with_input(const fs_check_args *a, cmp_ctx *cmp)
 {
     const fs_transform *t = a->t;
     fs_io_map rm = fs_transform_read_map(t, a->first);
-    int64_t rows = rm.file_box.count[0], row_elems = row_mem_elems(&rm);
+    /* a rank whose box is empty (fewer columns than ranks) reads no rows */
+    int64_t row_elems = row_mem_elems(&rm);
+    int64_t rows = fs_box_elems(&rm.file_box) > 0 ? rm.file_box.count[0] : 0;
     size_t eb = fs_dtype_bytes(rm.mem_type);
     int64_t per_piece = row_elems > 0 ? FS_CHECK_PIECE_BYTES / (row_elems * (int64_t)eb) : 1;
     per_piece = per_piece > rows ? rows : per_piece;
