@@ -6,6 +6,7 @@
 #include "compute/r2r.h"
 #include "compute/pointwise.h"
 #include "compute/sharedbuf.h"
+#include "plan/domain.h"
 
 #include <complex.h>
 #include <fftw3.h>
@@ -401,20 +402,6 @@ static void *plan_c2c(fs_precision p, const guru *g, void *data, int sign, unsig
     return fftw_plan_guru64_dft(g->rank, g->dims, g->howmany, g->loops, data, data, sign, flags);
 }
 
-/* The indices of the box below the spec's limits (the zeros of a padding
- * lie beyond them), along each axis; whether any falls short. */
-static int live_counts(const fs_op_spec *spec, const fs_box *box, int64_t *live)
-{
-    int pruned = 0;
-    for (int k = 0; k < box->ndim; k++) {
-        int64_t l = spec->limit[k] - box->start[k];
-        live[k] = spec->limit[k] <= 0 ? box->count[k] : l < 0 ? 0 : l < box->count[k] ? l
-                                                                          : box->count[k];
-        pruned |= live[k] < box->count[k];
-    }
-    return pruned;
-}
-
 static int64_t plans_made, plans_from_wisdom; /* this process's FFTW plans (fs_fft_plan_counts) */
 
 /* Plan op into a new object; 0 on success, -1 when FFTW gave no plan or
@@ -435,7 +422,7 @@ static int op_make(const fs_op_spec *spec, const fs_box *box, fs_precision prec,
         *out = op;
         return 0;
     }
-    int pruned = live_counts(spec, box, op->live);
+    int pruned = fs_domain_live_counts(spec, box, op->live);
     guru g;
     int axes1[FS_LAYOUT_MAX_DIMS] = {0};
     switch (spec->kind) {
@@ -711,28 +698,16 @@ double fs_op_flops(const fs_op *op)
     return op ? op->flops : 0;
 }
 
-static int same_box(const fs_box *a, const fs_box *b)
-{
-    if (a->ndim != b->ndim)
-        return 0;
-    for (int k = 0; k < a->ndim; k++)
-        if (a->start[k] != b->start[k] || a->count[k] != b->count[k])
-            return 0;
-    return 1;
-}
-
 int fs_op_plans_alike(const fs_op *op, const fs_op_spec *spec, const fs_box *box)
 {
     const fs_op_spec *o = &op->spec;
-    if ((spec->kind != FS_OP_C2C && spec->kind != FS_OP_R2R) || o->kind != spec->kind ||
-        o->sign != spec->sign || o->ortho != spec->ortho || o->reals != spec->reals ||
-        !same_box(&op->box, box))
-        return 0;
-    for (int k = 0; k < box->ndim; k++)
-        if (o->axes[k] != spec->axes[k] || o->limit[k] || spec->limit[k] ||
-            (spec->kind == FS_OP_R2R && spec->axes[k] && o->r2r[k] != spec->r2r[k]))
-            return 0;
-    return 1;
+    int alike = (spec->kind == FS_OP_C2C || spec->kind == FS_OP_R2R) && o->kind == spec->kind &&
+                o->sign == spec->sign && o->ortho == spec->ortho && o->reals == spec->reals &&
+                fs_box_equal(&op->box, box);
+    for (int k = 0; alike && k < box->ndim; k++)
+        alike = o->axes[k] == spec->axes[k] && !o->limit[k] && !spec->limit[k] &&
+                (spec->kind != FS_OP_R2R || !spec->axes[k] || o->r2r[k] == spec->r2r[k]);
+    return alike;
 }
 
 void fs_op_free(fs_op **pop)

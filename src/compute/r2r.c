@@ -4,6 +4,7 @@
 
 #include "compute/r2r.h"
 #include "compute/dctfft.h"
+#include "plan/fftwmem.h"
 
 #include <fftw3.h>
 #include <math.h>
@@ -40,24 +41,6 @@ static fs_r2r_plan *wrap(fs_precision prec, void *fftw, fs_dctfft *fast)
     return p;
 }
 
-/* scipy.fft's types as FFTW's kinds: the same unnormalized sums
- * (fftshard(1), COSINE AND SINE TRANSFORMS). */
-static fftw_r2r_kind fftw_kind(fs_r2r k)
-{
-    switch (k) {
-    case FS_DCT1: return FFTW_REDFT00;
-    case FS_DCT2: return FFTW_REDFT10;
-    case FS_DCT3: return FFTW_REDFT01;
-    case FS_DCT4: return FFTW_REDFT11;
-    case FS_DST1: return FFTW_RODFT00;
-    case FS_DST2: return FFTW_RODFT10;
-    case FS_DST3: return FFTW_RODFT01;
-    case FS_DST4: return FFTW_RODFT11;
-    case FS_AXIS_FFT: break;
-    }
-    return FFTW_R2HC;
-}
-
 /* FFTW's guru plan of rank transforms and howmany loops over reals. */
 static void *plan_guru(fs_precision prec, int rank, const fftw_iodim64 *dims, int howmany,
                        const fftw_iodim64 *loops, void *data, const fftw_r2r_kind *kinds,
@@ -79,7 +62,7 @@ fs_r2r_plan *fs_r2r_plan_lines(fs_precision prec, const fs_op_spec *spec, int ax
     fftw_iodim64 dim = {n, comps, comps};
     fftw_iodim64 loops[2] = {{howmany, (ptrdiff_t)dist * comps, (ptrdiff_t)dist * comps},
                              {2, 1, 1}};
-    fftw_r2r_kind k = fftw_kind(kind);
+    fftw_r2r_kind k = fs_fftw_r2r_kind(kind);
     return wrap(prec, plan_guru(prec, 1, &dim, comps == 2 ? 2 : 1, loops, data, &k, flags), NULL);
 }
 
@@ -99,7 +82,7 @@ fs_r2r_plan *fs_r2r_plan_box(fs_precision prec, const fs_op_spec *spec, const fs
             continue;
         fftw_iodim64 d = {box->count[k], strides[k] * comps, strides[k] * comps};
         if (spec->axes[k]) {
-            kinds[rank] = fftw_kind(spec->r2r[k]);
+            kinds[rank] = fs_fftw_r2r_kind(spec->r2r[k]);
             dims[rank++] = d;
             *flops += 2.5 * total * log2((double)box->count[k] > 1 ? (double)box->count[k] : 1);
         } else {

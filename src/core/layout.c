@@ -48,6 +48,14 @@ int64_t fs_box_elems(const fs_box *b)
     return n;
 }
 
+int fs_box_equal(const fs_box *a, const fs_box *b)
+{
+    int equal = a->ndim == b->ndim;
+    for (int k = 0; equal && k < a->ndim; k++)
+        equal = a->start[k] == b->start[k] && a->count[k] == b->count[k];
+    return equal;
+}
+
 fs_box fs_box_intersect(const fs_box *a, const fs_box *b)
 {
     fs_box r;

@@ -35,6 +35,8 @@ fs_box fs_box_full(int ndim, const int64_t *shape);
  * nparts (axis < 0: part 0 holds everything, the others nothing). */
 fs_box fs_box_split(int ndim, const int64_t *shape, int axis, int nparts, int part);
 int64_t fs_box_elems(const fs_box *b);
+/* Whether a and b are the same box (rank, start and count). */
+int fs_box_equal(const fs_box *a, const fs_box *b);
 /* Intersection of two boxes (an empty box has some count 0). */
 fs_box fs_box_intersect(const fs_box *a, const fs_box *b);
 /* Nonzero when `inner` (global coordinates, inside `outer`) occupies one

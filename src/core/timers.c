@@ -46,16 +46,48 @@ void fs_timers_add(fs_timers *total, const fs_timers *t)
     total->io.write_hidden_s += t->io.write_hidden_s;
 }
 
-int64_t fs_peak_memory_bytes(void)
+/* VmHWM and VmRSS of this process in bytes (0 when unknown). */
+static void memory_status(int64_t *peak, int64_t *resident)
 {
+    *peak = *resident = 0;
     FILE *f = fopen("/proc/self/status", "r");
     if (!f)
-        return 0;
+        return;
     char line[256];
-    int64_t kib = 0;
     while (fgets(line, sizeof line, f))
         if (strncmp(line, "VmHWM:", 6) == 0)
-            kib = strtoll(line + 6, NULL, 10);
+            *peak = strtoll(line + 6, NULL, 10) * 1024;
+        else if (strncmp(line, "VmRSS:", 6) == 0)
+            *resident = strtoll(line + 6, NULL, 10) * 1024;
     fclose(f);
-    return kib * 1024;
+}
+
+static int64_t peak_before_restart; /* the peak fs_peak_memory_restart let go */
+
+int64_t fs_peak_memory_bytes(void)
+{
+    int64_t peak, resident;
+    memory_status(&peak, &resident);
+    return peak > peak_before_restart ? peak : peak_before_restart;
+}
+
+int64_t fs_peak_memory_restart(void)
+{
+    int64_t peak, resident;
+    memory_status(&peak, &resident);
+    FILE *f = peak > 0 ? fopen("/proc/self/clear_refs", "w") : NULL;
+    if (!f)
+        return -1;
+    peak_before_restart = peak > peak_before_restart ? peak : peak_before_restart;
+    int cleared = fputs("5", f) >= 0;
+    cleared &= fclose(f) == 0;
+    memory_status(&peak, &resident);
+    return cleared ? resident : -1;
+}
+
+int64_t fs_peak_memory_since(int64_t resident)
+{
+    int64_t peak, now;
+    memory_status(&peak, &now);
+    return resident < 0 || peak <= 0 ? -1 : peak > resident ? peak - resident : 0;
 }

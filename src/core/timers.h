@@ -49,7 +49,16 @@ void fs_timer_stop(fs_timers *t, fs_phase phase);
  * times its own total). */
 void fs_timers_add(fs_timers *total, const fs_timers *t);
 
-/* Peak resident memory of this process in bytes (VmHWM), 0 if unknown. */
+/* Peak resident memory of this process in bytes (VmHWM, or the peak
+ * before the last fs_peak_memory_restart where that was more), 0 if
+ * unknown. */
 int64_t fs_peak_memory_bytes(void);
+/* Let the kernel's peak (VmHWM) count again from the resident memory now
+ * (/proc/self/clear_refs), the peak so far kept for fs_peak_memory_bytes:
+ * the resident bytes now, or -1 when the kernel does not let it. */
+int64_t fs_peak_memory_restart(void);
+/* How far the resident memory rose above `resident` (fs_peak_memory_restart's
+ * return) since then; -1 when unknown. */
+int64_t fs_peak_memory_since(int64_t resident);
 
 #endif

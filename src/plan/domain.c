@@ -316,6 +316,18 @@ void fs_domain_limits(const fs_transform *t, fs_op_spec *op)
             op->limit[k] = t->read_shape[k];
 }
 
+int fs_domain_live_counts(const fs_op_spec *op, const fs_box *box, int64_t *live)
+{
+    int pruned = 0;
+    for (int k = 0; k < box->ndim; k++) {
+        int64_t l = op->limit[k] - box->start[k];
+        live[k] = op->limit[k] <= 0 ? box->count[k] : l < 0 ? 0 : l < box->count[k] ? l
+                                                                      : box->count[k];
+        pruned |= live[k] < box->count[k];
+    }
+    return pruned;
+}
+
 /* The axis of t's first stage whose split fs_domain_split_length cuts to
  * the data's length (-1: none). */
 static int live_split_axis(const struct fs_transform *t)

@@ -119,6 +119,9 @@ struct fs_op_spec fs_domain_window_op(const struct fs_transform *t);
 /* The limits of an operation of t's first stage: the zeros of the padding
  * (none without it, nor for the four-step). */
 void fs_domain_limits(const struct fs_transform *t, struct fs_op_spec *op);
+/* The indices of box below op's limits (the zeros of a padding lie beyond
+ * them), along each axis, in live; whether any falls short. */
+int fs_domain_live_counts(const struct fs_op_spec *op, const fs_box *box, int64_t *live);
 
 /* The length of the axis that stage s splits over grid dimension g
  * (t->split[s][g] >= 0): the whole axis, but in free space's first stage

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "plan/footprint.h"
+#include "plan/fftwmem.h"
 
 #include "core/buffer.h"
 #include "io/h5io.h"
@@ -309,8 +310,10 @@ static int64_t largest_factor(int64_t m)
  * transform of 2 (n -+ 1) points, p that length's: 2.3 lines where p <= 5
  * (1.95 to 2.03), 6.2 up to 65536 (1.74 to 5.93), 7.5 above where
  * p < n / 2 (3.5 to 7.33) and 10.5 where not (5.9 to 10.24). Lengths of
- * the same class take from a third of that to all of it. Shorter lines
- * are inside PLANS_BYTES. */
+ * the same class take from a third of that to all of it: the figure of a
+ * line that series_bytes cannot measure (longer than
+ * FS_FFTWMEM_MAX_LINE_BYTES, or of a 2-D or 3-D array). Shorter lines are
+ * inside PLANS_BYTES. */
 #define LONG_LINE ((int64_t)1 << 16)
 #define PRIME_FACTOR 1024
 static int line_tenths(const fs_transform *t, int a, int64_t n)
@@ -348,7 +351,8 @@ static int64_t long_line_bytes(const fs_transform *t)
 }
 
 /* FFTW's buffers for the lines of an axis whose largest prime factor is
- * above PRIME_FACTOR (Rader's and Bluestein's algorithms): up to 9.5
+ * above PRIME_FACTOR (Rader's and Bluestein's algorithms), where
+ * series_bytes does not measure them: up to 9.5
  * lines of n complex values for a complex transform on one rank, 6.5 on
  * one of several (gathered there: 3 lines fewer, whatever the prime), 7
  * for the halved axis of a real one through a complex transform, 3.6 in
@@ -409,6 +413,75 @@ static int64_t prime_line_bytes(const fs_transform *t, inverse_of inv)
         else if (p > CODELET_FACTOR && t->in_ndim > 1 && n >= MEDIUM_LINE)
             bytes += n * cb * (a == t->real_axis ? 15 : 30) * medium_share[inv] / 100;
     }
+    return bytes;
+}
+
+/* What --check's second read holds besides its piece where it is a moment
+ * of its own (the input open again: HDF5's and MPI-IO's buffers): DCT-IV
+ * of 1859904 float32 points on one rank peaked 0.4 to 0.6 MiB above the
+ * figure without it. */
+#define CHECK_OPEN_BYTES ((int64_t)1 << 20)
+
+/* A line of n points of kind as fftwmem.h measures it: its plans' bytes
+ * (the forward's, the inverse's beside it), *exec raised to what running
+ * them allocates and RSS_SLACK_BYTES (the kernel counts a thread's pages
+ * 64 at a time: a measure can fall short by that much), each rounded up
+ * to MEASURE_GRAIN (malloc's count of the plans moves by a few hundred
+ * bytes from one process to the next). Where the kernel does not let the
+ * running be seen, the most measured: 2 lines of n complex values for a
+ * complex transform, 2.5 for a real one in the padded layout with its
+ * inverse (2.0 alone), 5 lines of the reals for a cosine or sine transform
+ * (1.0 to 5.0). 0 when not measured. */
+#define RSS_SLACK_BYTES ((int64_t)256 << 10)
+#define MEASURE_GRAIN ((int64_t)64 << 10)
+static int64_t grain(int64_t bytes)
+{
+    return (bytes + MEASURE_GRAIN - 1) / MEASURE_GRAIN * MEASURE_GRAIN;
+}
+static int64_t measured_line(const fs_transform *t, int64_t n, fs_line_kind kind, fs_r2r r2r,
+                             inverse_of inv, int64_t *exec)
+{
+    fs_fftwmem m = fs_fftwmem_line(n, kind, r2r, t->prec, inv != NO_INVERSE);
+    if (!m.forward)
+        return 0;
+    int64_t cb = (int64_t)fs_complex_bytes(t->prec);
+    int64_t most = kind == FS_LINE_C2C   ? n * cb * 2
+                   : kind == FS_LINE_R2C ? n * cb * 25 / 10
+                                         : n * cb / 2 * 5;
+    int64_t e = m.exec >= 0 ? grain(m.exec + RSS_SLACK_BYTES) : most;
+    *exec = e > *exec ? e : *exec;
+    return grain(m.forward + (inv != NO_INVERSE ? m.inverse : 0));
+}
+
+/* A 1-D series' line of more than LONG_LINE points whose FFTW plans no
+ * table by class can follow (a prime factor above PRIME_FACTOR; a cosine or
+ * sine transform whose FFT length has one above 5, or with an inverse:
+ * 1048576 points' DCT-II with --check was 1.22 times the peak), whole on
+ * the rank that transforms it: as measured (measured_line), which costs a
+ * transform of the line; *exec what its running allocates, there only
+ * while it runs. 0 where the tables apply: a shorter line (its plans are a
+ * few MiB at most), lengths of small factors, a line too long to be
+ * measured, and the four-step's lines, whose plans the overlap and the twiddles multiply
+ * (1000015 = 5 x 200003 on 2 ranks: 2 plans of 200003 points, 4 with
+ * --check; 1000018 = 2 x 500009: 1 and 2). */
+static int64_t series_bytes(const fs_transform *t, inverse_of inv, int64_t *exec)
+{
+    *exec = 0;
+    if (t->in_ndim != 1 || t->fold || !t->transform_axis[0])
+        return 0;
+    int64_t n = line_length(t, 0);
+    fs_r2r r2r = t->r2r[0];
+    fs_line_kind kind = r2r != FS_AXIS_FFT                 ? FS_LINE_R2R
+                        : t->real_axis == 0 && t->padded ? FS_LINE_R2C
+                                                          : FS_LINE_C2C;
+    int64_t fft_n = r2r == FS_DCT1 ? 2 * (n - 1) : r2r == FS_DST1 ? 2 * (n + 1) : n;
+    int64_t p = largest_factor(fft_n);
+    int tabled = kind == FS_LINE_R2R ? p <= 5 && inv == NO_INVERSE : p <= PRIME_FACTOR;
+    if (n <= LONG_LINE || tabled)
+        return 0;
+    int64_t bytes = measured_line(t, n, kind, r2r, inv, exec);
+    if (!bytes)
+        *exec = 0;
     return bytes;
 }
 
@@ -489,14 +562,31 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
                                                  ? keeps->stage_end_bytes - out->cross_bytes
                                                  : 0);
     int64_t later = out->exchange_bytes + out->cross_bytes + out->green_bytes + out->stage_bytes;
-    out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + need.staging_bytes +
-                          long_line_bytes(&t) + fast_line_bytes(&t) +
-                          prime_line_bytes(&t, inverse_plan(rq, keeps)) +
-                          staging_io_bytes(&t, keeps, ops != NULL, later);
-    /* --check reads the input again in pieces (at most the array). */
-    if (keeps->check)
-        out->plans_io_bytes += out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
-                                                                        : FS_CHECK_PIECE_BYTES;
+    int64_t exec, series = series_bytes(&t, inverse_plan(rq, keeps), &exec);
+    out->plans_io_bytes = PLANS_BYTES + (keeps->undo ? UNDO_BYTES : 0) + fast_line_bytes(&t) +
+                          (series ? series
+                                  : long_line_bytes(&t) +
+                                        prime_line_bytes(&t, inverse_plan(rq, keeps)));
+    /* What comes and goes besides: the staging of the read and the write
+     * (the overlapped write's pieces, touched as they are written), and
+     * --check's second read of the input in pieces (at most the array),
+     * after the transforms. A series' FFT buffers are there only while it
+     * runs, when none of them is, nor the sums per bin, touched only as
+     * results are binned, nor the stages' end. */
+    int64_t around = need.staging_bytes + staging_io_bytes(&t, keeps, ops != NULL, later);
+    int64_t check = !keeps->check                               ? 0
+                    : out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
+                                                              : FS_CHECK_PIECE_BYTES;
+    if (exec && check)
+        check += CHECK_OPEN_BYTES;
+    if (exec) {
+        int64_t after = out->stage_bytes - keeps->stage_bytes + keeps->stage_sums_bytes;
+        around += after + check;
+        out->stage_bytes -= after;
+    } else {
+        out->plans_io_bytes += check;
+    }
+    out->plans_io_bytes += exec > around ? exec : around;
     out->total_bytes = out->array_bytes + out->exchange_bytes + out->plans_io_bytes +
                        out->library_bytes + out->cross_bytes + out->green_bytes +
                        out->stage_bytes;

@@ -681,6 +681,23 @@ static void needs(const void *opts, const fs_stage_facts *f, int naxes, fs_stage
     n->walls = 1; /* --boundary: sine and cosine axes, k = pi j / L (kgrid.h) */
 }
 
+/* What a rank holds for the stage (the footprint hook, stage.h): while it
+ * operates, beside the inverse transform, a row and the tables of k^2 and
+ * of the factors along each axis of the rank's box (two doubles per index
+ * each; the four-step's along its first axis): a 1-D series' are two lines
+ * of its complex values. */
+static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const fs_transform *t)
+{
+    (void)opts, (void)f;
+    fs_box b = fs_transform_box(t, t->nstages - 1, 0, 0);
+    int64_t indices = 0, longest = 1;
+    for (int a = 0; a < b.ndim; a++) {
+        indices += !t->fold || a == 0 ? b.count[a] : 0;
+        longest = b.count[a] > longest ? b.count[a] : longest;
+    }
+    return (fs_stage_bytes){2 * (int64_t)sizeof(double) * (indices + longest), 0, 0};
+}
+
 const fs_stage_ops fs_stage_operators = {
     .name = "operators",
     .report_member = NULL,
@@ -693,6 +710,7 @@ const fs_stage_ops fs_stage_operators = {
     .option = fs_operators_option,
     .check = fs_operators_check,
     .needs = needs,
+    .footprint = footprint,
     .create = create,
     .create_collective = 1,
     .record = record,

@@ -603,7 +603,11 @@ static fs_stage_bytes footprint(const void *opts, const fs_stage_facts *f, const
     int64_t sums_bytes = bytes;
     bytes += (nb + 1) * 8 * (s->lattice ? 2 : 1) + (s->lut ? (s->mmax + 1) * (int64_t)sizeof *s->lut : 0);
     fs_box b = fs_transform_box(t, t->nstages - 1, 0, 0);
-    int64_t tables = 52 * (t->fold ? b.count[0] : b.count[b.ndim - 1]);
+    /* a row's scratch (scratch_new): the parts binning touches, k, w, the
+     * powers and the bins; the lattice's squares, the cross powers and mu
+     * where they are used (malloc's pages untouched are not resident) */
+    int64_t row_bytes = 28 + 8 * ((s->lattice != 0) + (s->cross != 0) + (mu > 0));
+    int64_t tables = row_bytes * (t->fold ? b.count[0] : b.count[b.ndim - 1]);
     for (int a = 0; a < b.ndim; a++)
         tables += (t->fold ? 40 : 48) * b.count[a];
     int64_t reduce = fs_allreduce_sum_bytes(mu ? sums * mu : sums, t->grid[0] * t->grid[1]);
