@@ -438,6 +438,7 @@ static int64_t grain(int64_t bytes)
 {
     return (bytes + MEASURE_GRAIN - 1) / MEASURE_GRAIN * MEASURE_GRAIN;
 }
+
 static int64_t measured_line(const fs_transform *t, int64_t n, fs_line_kind kind, fs_r2r r2r,
                              inverse_of inv, int64_t *exec)
 {
@@ -461,9 +462,9 @@ static int64_t measured_line(const fs_transform *t, int64_t n, fs_line_kind kind
  * transform of the line; *exec what its running allocates, there only
  * while it runs. 0 where the tables apply: a shorter line (its plans are a
  * few MiB at most), lengths of small factors, a line too long to be
- * measured, and the four-step's lines, whose plans the overlap and the twiddles multiply
- * (1000015 = 5 x 200003 on 2 ranks: 2 plans of 200003 points, 4 with
- * --check; 1000018 = 2 x 500009: 1 and 2). */
+ * measured, and the four-step's lines, whose plans its overlap and
+ * twiddles multiply (1000015 = 5 x 200003 on 2 ranks: 2 plans of 200003
+ * points, 4 with --check; 1000018 = 2 x 500009: 1 and 2). */
 static int64_t series_bytes(const fs_transform *t, inverse_of inv, int64_t *exec)
 {
     *exec = 0;
@@ -577,11 +578,9 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     int64_t check = !keeps->check                               ? 0
                     : out->array_bytes < FS_CHECK_PIECE_BYTES ? out->array_bytes
                                                               : FS_CHECK_PIECE_BYTES;
-    if (exec && check)
-        check += CHECK_OPEN_BYTES;
     if (exec) {
         int64_t after = out->stage_bytes - keeps->stage_bytes + keeps->stage_sums_bytes;
-        around += after + check;
+        around += after + check + (check ? CHECK_OPEN_BYTES : 0);
         out->stage_bytes -= after;
     } else {
         out->plans_io_bytes += check;
