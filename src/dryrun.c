@@ -426,8 +426,10 @@ static void print_memory(FILE *out, const dry_plan *p)
         snprintf(cross, sizeof cross, " + %s %.1f MiB", p->kept, mib((double)m->cross_bytes));
     if (m->green_bytes) /* --boundary=free's table (not with kept results) */
         snprintf(cross, sizeof cross, " + Green's function %.1f MiB", mib((double)m->green_bytes));
-    if (m->stage_bytes)
-        snprintf(sums, sizeof sums, " + sums per bin %.1f MiB", mib((double)m->stage_bytes));
+    if (mib((double)m->stage_bytes) >= 0.05) /* --apply's tables of a 3-D box: KiB */
+        snprintf(sums, sizeof sums, " + %s %.1f MiB",
+                 m->stage_sums_bytes ? "sums per bin" : "operators' tables",
+                 mib((double)m->stage_bytes));
     if (p->paint_bytes) /* the painting's phase and the rest's: the larger */
         snprintf(paint, sizeof paint, "; painting: particles %.1f MiB, in all %.1f MiB",
                  mib((double)p->paint_bytes), mib((double)m->source_phase_bytes));

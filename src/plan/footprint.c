@@ -560,6 +560,7 @@ fs_status fs_footprint_of(const fs_transform_request *rq, const fs_exchange_ops 
     /* the kept results are malloc's, not fs_buffer_alloc's: no huge pages */
     out->cross_bytes = keeps->cross * need.kept_elems * (int64_t)fs_dtype_bytes(t.work_type);
     out->green_bytes = rq->free_space ? resident(green_bytes(rq)) : 0;
+    out->stage_sums_bytes = keeps->stage_sums_bytes;
     /* the stages' end comes once the kept results are freed: the larger counts */
     out->stage_bytes = keeps->stage_bytes + (keeps->stage_end_bytes > out->cross_bytes
                                                  ? keeps->stage_end_bytes - out->cross_bytes

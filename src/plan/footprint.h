@@ -27,6 +27,7 @@ typedef struct fs_footprint {
     int64_t array_bytes, exchange_bytes, plans_io_bytes, library_bytes, total_bytes;
     int64_t cross_bytes;               /* the kept copies of forward results (keeps.cross) */
     int64_t green_bytes;               /* --boundary=free: the Green's function's table */
+    int64_t stage_sums_bytes;          /* of the stages' own, the sums per bin (keeps) */
     int64_t stage_bytes;               /* the stages' own: keeps.stage_bytes, and what their
                                           end adds to the larger of it and cross_bytes */
     int64_t source_phase_bytes;        /* the whole while a source makes the boxes
