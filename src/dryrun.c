@@ -427,17 +427,15 @@ static void print_memory(FILE *out, const dry_plan *p)
     if (m->green_bytes) /* --boundary=free's table (not with kept results) */
         snprintf(cross, sizeof cross, " + Green's function %.1f MiB", mib((double)m->green_bytes));
     if (mib((double)m->stage_bytes) >= 0.05) /* --apply's tables of a 3-D box: KiB */
-        snprintf(sums, sizeof sums, " + %s %.1f MiB",
-                 m->stage_sums_bytes ? "sums per bin" : "operators' tables",
-                 mib((double)m->stage_bytes));
+        snprintf(sums, sizeof sums, " + %s %.1f MiB", m->stage_sums_bytes ? "sums per bin"
+                 : "operators' tables", mib((double)m->stage_bytes));
     if (p->paint_bytes) /* the painting's phase and the rest's: the larger */
         snprintf(paint, sizeof paint, "; painting: particles %.1f MiB, in all %.1f MiB",
                  mib((double)p->paint_bytes), mib((double)m->source_phase_bytes));
     fprintf(out, "memory per rank (%s): array %.1f MiB + exchange %.1f MiB + plans and I/O ~%.1f MiB + "
-            "libraries ~%.0f MiB%s%s%s = about %.1f MiB\n",
-            who, mib((double)m->array_bytes), mib((double)m->exchange_bytes),
-            mib((double)m->plans_io_bytes), mib((double)m->library_bytes), cross, sums, paint,
-            mib((double)m->total_bytes));
+            "libraries ~%.0f MiB%s%s%s = about %.1f MiB\n", who, mib((double)m->array_bytes),
+            mib((double)m->exchange_bytes), mib((double)m->plans_io_bytes),
+            mib((double)m->library_bytes), cross, sums, paint, mib((double)m->total_bytes));
     if (p->opts->strategy.mem_per_rank)
         fprintf(out, "--mem-per-rank %.1f MiB: %s%s\n", mib((double)p->opts->strategy.mem_per_rank),
                 fits(p) ? "fits" : "does NOT fit", p->ooc.on ? " out of core" : "");
